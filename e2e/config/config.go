@@ -1,0 +1,217 @@
+// Package config holds the harness configuration: one YAML file per target
+// cloud, decoded strictly (unknown keys are errors) and validated as a whole
+// (every problem is reported at once, with its key path and value).
+//
+// No secret lives here: credentials come from clouds.yaml / secure.yaml /
+// the OS_* environment through gophercloud's clouds package.
+package config
+
+import "time"
+
+// Config is the whole harness configuration for one target.
+type Config struct {
+	// File is the path the config was loaded from (not a YAML key).
+	File string `yaml:"-"`
+
+	Run         Run                 `yaml:"run"`
+	Cloud       Cloud               `yaml:"cloud"`
+	Image       Image               `yaml:"image"`
+	Flavor      Flavor              `yaml:"flavor"`
+	Network     Network             `yaml:"network"`
+	DataPort    DataPort            `yaml:"data_port"`
+	Placement   Placement           `yaml:"placement"`
+	GuestAccess GuestAccess         `yaml:"guest_access"`
+	SSH         SSH                 `yaml:"ssh"`
+	Hypervisors Hypervisors         `yaml:"hypervisors"`
+	Traffic     Traffic             `yaml:"traffic"`
+	Offload     Offload             `yaml:"offload"`
+	Intervals   map[string]Interval `yaml:"intervals"`
+	Thresholds  []Threshold         `yaml:"thresholds"`
+}
+
+// ExpectedPath is what the run must prove about the data path.
+type ExpectedPath string
+
+const (
+	// PathASAP2 means the traffic must be offloaded to the NIC (the seed's "NIC asap2" column).
+	PathASAP2 ExpectedPath = "asap2"
+	// PathBaseline means the traffic must stay on the software path (the seed's "NIC standard" column).
+	PathBaseline ExpectedPath = "baseline"
+)
+
+// Run holds knobs of one run.
+type Run struct {
+	NamePrefix   string       `yaml:"name_prefix"`   // every resource name starts with <prefix>-<run id>-; default "asap2e2e"
+	BuildLabel   string       `yaml:"build_label"`   // free text recorded in the report, e.g. "MOSK 25.2 rc3"
+	ExpectedPath ExpectedPath `yaml:"expected_path"` // asap2 | baseline
+	OutputDir    string       `yaml:"output_dir"`    // artifacts root; each run writes <output_dir>/<run id>/
+	KeepTopology bool         `yaml:"keep_topology"` // skip teardown (debugging); prints how to sweep later
+}
+
+// Cloud names clouds.yaml entries.
+type Cloud struct {
+	Tenant string `yaml:"tenant"` // clouds.yaml entry used for everything a tenant can do
+	Admin  string `yaml:"admin"`  // optional; needed for host pinning, hypervisor names, provider attributes, binding:profile
+	Region string `yaml:"region"` // optional region override
+}
+
+// Image is the guest image.
+type Image struct {
+	Name string `yaml:"name"` // existing Glance image name (or ID)
+}
+
+// Flavor is reused by name, or created when Create is true.
+type Flavor struct {
+	Name       string            `yaml:"name"`
+	Create     bool              `yaml:"create"`
+	VCPUs      int               `yaml:"vcpus"`
+	RAMMB      int               `yaml:"ram_mb"`
+	DiskGB     int               `yaml:"disk_gb"`
+	ExtraSpecs map[string]string `yaml:"extra_specs"`
+}
+
+// Network is the VXLAN tenant network the harness creates for the data ports.
+type Network struct {
+	CIDR string `yaml:"cidr"`
+	MTU  int    `yaml:"mtu"`  // 0 = let Neutron choose; otherwise requested and verified
+	Type string `yaml:"type"` // expected provider:network_type, verified with admin credentials; default "vxlan"
+}
+
+// BindingProfile says how the switchdev capability reaches the data port.
+type BindingProfile string
+
+const (
+	// ProfileSet sets binding:profile {"capabilities":["switchdev"]} explicitly (needs admin policy).
+	ProfileSet BindingProfile = "set"
+	// ProfileNova leaves binding:profile to Nova (recent Nova fills it from the VF's capabilities).
+	ProfileNova BindingProfile = "nova"
+)
+
+// DataPort describes the two ports the measured traffic crosses.
+type DataPort struct {
+	VNICType       string         `yaml:"vnic_type"`       // default "direct"
+	BindingProfile BindingProfile `yaml:"binding_profile"` // set | nova
+	PortSecurity   bool           `yaml:"port_security"`   // must stay false for offload; default false
+}
+
+// Placement puts the two servers on two different compute nodes.
+type Placement struct {
+	Policy           string   `yaml:"policy"`            // server group policy; default "anti-affinity"
+	Hosts            []string `yaml:"hosts"`             // optional exact pair of hypervisor names (needs admin)
+	AvailabilityZone string   `yaml:"availability_zone"` // optional
+}
+
+// GuestAccessMode is how the harness reaches the guests over SSH.
+type GuestAccessMode string
+
+const (
+	// AccessManagementNetwork: each guest gets a normal port on an existing
+	// network that the harness can route to; SSH goes to that fixed IP.
+	AccessManagementNetwork GuestAccessMode = "management_network"
+	// AccessFloatingIP: as management_network, plus a floating IP from FloatingNetwork.
+	AccessFloatingIP GuestAccessMode = "floating_ip"
+	// AccessJump: SSH through a jump host to the guest's management fixed IP.
+	AccessJump GuestAccessMode = "jump"
+)
+
+// GuestAccess says how guests are reached.
+type GuestAccess struct {
+	Mode              GuestAccessMode `yaml:"mode"`
+	ManagementNetwork string          `yaml:"management_network"` // existing network name or ID
+	FloatingNetwork   string          `yaml:"floating_network"`   // external network, for mode floating_ip
+	Jump              *SSHEndpoint    `yaml:"jump"`               // for mode jump
+	User              string          `yaml:"user"`               // guest login user, e.g. "ubuntu"
+	Keypair           string          `yaml:"keypair"`            // existing Nova keypair; empty = the harness creates one from ssh.public_key
+}
+
+// SSHEndpoint is one SSH server.
+type SSHEndpoint struct {
+	Address string       `yaml:"address"` // host or IP
+	Port    int          `yaml:"port"`    // default 22
+	User    string       `yaml:"user"`
+	Jump    *SSHEndpoint `yaml:"jump"` // optional further jump
+}
+
+// SSH holds client settings shared by every connection.
+type SSH struct {
+	PrivateKey string `yaml:"private_key"` // path; empty = use the SSH agent (SSH_AUTH_SOCK)
+	PublicKey  string `yaml:"public_key"`  // path; used when the harness creates the keypair; default <private_key>.pub
+	UseAgent   bool   `yaml:"use_agent"`
+	// KnownHosts is a known_hosts file; empty = trust on first use, with every
+	// key recorded in the run's artifacts.
+	KnownHosts string `yaml:"known_hosts"`
+	// InsecureIgnoreHostKey accepts any host key. Explicit, logged opt-in; recorded in the report.
+	InsecureIgnoreHostKey bool `yaml:"insecure_ignore_host_key"`
+}
+
+// Hypervisors says how to reach compute nodes by their hypervisor name.
+type Hypervisors struct {
+	User  string                 `yaml:"user"` // default "root"
+	Sudo  bool                   `yaml:"sudo"` // prefix privileged commands with sudo -n
+	Port  int                    `yaml:"port"` // default 22
+	Jump  *SSHEndpoint           `yaml:"jump"`
+	Hosts map[string]SSHEndpoint `yaml:"hosts"` // hypervisor name (as Nova reports it) -> endpoint
+}
+
+// Traffic selects the iperf3 profiles and how they run.
+type Traffic struct {
+	Profiles []string      `yaml:"profiles"` // profile IDs (see iperf3.Catalogue); empty = all
+	Duration time.Duration `yaml:"duration"` // per run; default 30s
+	Omit     time.Duration `yaml:"omit"`     // iperf3 -O; default 0
+	Repeats  int           `yaml:"repeats"`  // default 1
+	Port     int           `yaml:"port"`     // first iperf3 server port; default 5201
+	// MaxStreamsPerProcess splits a profile's streams over several iperf3
+	// processes on consecutive ports. 0 = automatic (split only for
+	// single-threaded iperf3 < 3.16 when streams exceed the guest's vCPUs).
+	MaxStreamsPerProcess int `yaml:"max_streams_per_process"`
+}
+
+// Offload configures the complementary checks.
+type Offload struct {
+	Checks        []string      `yaml:"checks"`         // subset of tc, representor, dpctl; default all three
+	FloodPings    int           `yaml:"flood_pings"`    // ping -f count before the checks; default 1000
+	FlowDuration  time.Duration `yaml:"flow_duration"`  // sustained flow the checks observe; default 20s
+	CaptureWindow time.Duration `yaml:"capture_window"` // representor tcpdump window inside the flow; default 5s
+	// CaptureFirstPackets is how many packets of a flow may reach the
+	// representor before offload takes over; default 10.
+	CaptureFirstPackets int `yaml:"capture_first_packets"`
+}
+
+// Interval is a named wait: how long at most, how often to look.
+type Interval struct {
+	Timeout time.Duration `yaml:"timeout"`
+	Poll    time.Duration `yaml:"poll"`
+}
+
+// Threshold is a pass/fail rule evaluated on the results (see issue 5).
+type Threshold struct {
+	Name    string  `yaml:"name"`
+	Profile string  `yaml:"profile"` // profile ID
+	Path    string  `yaml:"path"`    // asap2 | baseline
+	Metric  string  `yaml:"metric"`  // delivered_bps | loss_percent | gain
+	Op      string  `yaml:"op"`      // ">=" | "<="
+	Value   float64 `yaml:"value"`
+}
+
+// Names of every wait the harness does. Each has a default and may be
+// overridden under `intervals:`; an unknown name there is an error.
+const (
+	IntervalServerActive = "server_active" // server reaches ACTIVE
+	IntervalPortActive   = "port_active"   // port status ACTIVE after boot
+	IntervalDelete       = "delete"        // a deleted resource is gone
+	IntervalSSHReady     = "ssh_ready"     // a guest answers SSH after boot
+	IntervalAPIRetry     = "api_retry"     // retries of safe API calls on 5xx / dropped connection
+	IntervalIperfServer  = "iperf_server"  // iperf3 server listening
+	IntervalCommand      = "command"       // default bound of one remote command
+)
+
+// DefaultIntervals are used for every name not given in the file.
+var DefaultIntervals = map[string]Interval{
+	IntervalServerActive: {Timeout: 10 * time.Minute, Poll: 3 * time.Second},
+	IntervalPortActive:   {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalDelete:       {Timeout: 5 * time.Minute, Poll: 2 * time.Second},
+	IntervalSSHReady:     {Timeout: 10 * time.Minute, Poll: 5 * time.Second},
+	IntervalAPIRetry:     {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalIperfServer:  {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
+	IntervalCommand:      {Timeout: 2 * time.Minute, Poll: time.Second},
+}

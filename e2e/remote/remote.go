@@ -1,0 +1,70 @@
+// Package remote runs commands on guests and hypervisors.
+//
+// Everything above this package (iperf3, offload checks, environment
+// collection) talks to a Runner, never to an SSH client directly, so it can be
+// unit-tested with a fake Runner and used over SSH in a real run.
+package remote
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Result is what one remote command produced.
+type Result struct {
+	Target   string        // who ran it, e.g. "guest server-a (198.18.20.5)"
+	Cmd      string        // the command line as sent
+	Stdout   []byte        // complete standard output
+	Stderr   []byte        // complete standard error
+	ExitCode int           // remote exit status; -1 when the command was killed or the transport failed
+	Duration time.Duration // wall time of the command
+}
+
+// OK reports whether the command exited with status 0.
+func (r Result) OK() bool { return r.ExitCode == 0 }
+
+// Err returns nil when the command exited 0, otherwise an error that names the
+// target, the command, the exit code and the start of stderr.
+func (r Result) Err() error {
+	if r.ExitCode == 0 {
+		return nil
+	}
+	return &ExitError{Result: r}
+}
+
+// ExitError is a remote command that exited non-zero.
+type ExitError struct{ Result Result }
+
+func (e *ExitError) Error() string {
+	stderr := string(e.Result.Stderr)
+	if len(stderr) > 400 {
+		stderr = stderr[:400] + "..."
+	}
+	return fmt.Sprintf("%s: %q exited %d: %s", e.Result.Target, e.Result.Cmd, e.Result.ExitCode, stderr)
+}
+
+// Runner executes shell command lines on one remote machine.
+//
+// Run returns a transport error (connection lost, context cancelled) as err;
+// a command that ran and exited non-zero is NOT an error of Run: check
+// Result.ExitCode or Result.Err(). Cancelling ctx must stop the remote command
+// (no orphan process is left on the remote side).
+type Runner interface {
+	// Name identifies the remote side in logs and errors.
+	Name() string
+	// Run runs cmd to completion (or until ctx is cancelled).
+	Run(ctx context.Context, cmd string) (Result, error)
+	// Start runs cmd in the background; the returned Process is stopped by
+	// Stop or by cancelling ctx.
+	Start(ctx context.Context, cmd string) (Process, error)
+}
+
+// Process is a command started with Runner.Start.
+type Process interface {
+	// Wait blocks until the command exits and returns its complete result.
+	Wait() (Result, error)
+	// Stop asks the remote command to end (SIGTERM, then SIGKILL after a grace
+	// period), then waits for it; it returns what Wait would return.
+	Stop() (Result, error)
+}
