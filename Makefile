@@ -1,0 +1,51 @@
+# asap2-e2e: end-to-end validation of NVIDIA ASAP² Direct in MOSK clouds.
+#
+#   make test                    unit tests (no cloud needed)
+#   make e2e CONFIG=target.yaml  the suites against a cloud
+#   make lab                     the whole job on the local lab (install, up, suites, report, down)
+
+SHELL        := /bin/bash
+GO           ?= go
+CONFIG       ?=
+OUT          ?= $(CURDIR)/out
+LABELS       ?=
+FOCUS        ?=
+SUITES       ?= ./suites/perf
+GINKGO_FLAGS ?=
+FUZZTIME     ?= 60s
+
+export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
+
+.PHONY: all build vet test fuzz e2e smoke lab clean
+
+all: vet test
+
+build:
+	$(GO) build ./...
+
+vet:
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test -count=1 ./...
+
+# Bounded fuzzing of every parser (each target for FUZZTIME).
+fuzz:
+	@bash tools/fuzz-all.sh $(FUZZTIME)
+
+# Run the suites against a target. Labels select what runs, e.g.
+#   make e2e CONFIG=mosk.yaml LABELS='tcp && !baseline'
+e2e:
+	@test -n "$(CONFIG)" || { echo "usage: make e2e CONFIG=<harness config file> [LABELS=...] [FOCUS=...]" >&2; exit 2; }
+	@mkdir -p $(OUT)
+	ASAP2E2E_CONFIG=$(abspath $(CONFIG)) ASAP2E2E_OUTPUT_DIR=$(OUT) \
+	  $(GO) tool ginkgo -v --timeout=6h --junit-report=junit.xml --output-dir=$(OUT) \
+	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(GINKGO_FLAGS) $(SUITES)
+
+smoke:
+	$(MAKE) e2e SUITES=./suites/smoke
+
+include lab/lab.mk
+
+clean:
+	rm -rf $(OUT)
