@@ -18,6 +18,7 @@ type Result struct {
 	Stdout   []byte        // complete standard output
 	Stderr   []byte        // complete standard error
 	ExitCode int           // remote exit status; -1 when the command was killed or the transport failed
+	Signal   string        // signal that ended the remote command ("TERM", "KILL"), when the server reported one
 	Duration time.Duration // wall time of the command
 }
 

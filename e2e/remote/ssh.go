@@ -1,0 +1,529 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+)
+
+// Defaults for DialOptions fields left zero.
+const (
+	// DefaultConnectTimeout bounds one TCP connect plus SSH handshake of one hop.
+	DefaultConnectTimeout = 20 * time.Second
+	// DefaultKillGrace is how long a stopped command gets between TERM and KILL.
+	DefaultKillGrace = 5 * time.Second
+)
+
+func logWarn(msg string) { log.Print(msg) }
+
+// Hop is one SSH server on the way to (or being) the target.
+type Hop struct {
+	Address string // host or IP
+	Port    int    // 0 = 22
+	User    string
+}
+
+func (h Hop) addr() string {
+	port := h.Port
+	if port == 0 {
+		port = 22
+	}
+	return net.JoinHostPort(h.Address, strconv.Itoa(port))
+}
+
+func (h Hop) String() string { return h.User + "@" + h.addr() }
+
+// Auth says how the client authenticates. Both may be set: the key file is
+// offered first, then the agent's keys.
+type Auth struct {
+	// KeyFile is an unencrypted private key (OpenSSH, PEM or PKCS#8).
+	// Passphrase-protected keys belong in the agent.
+	KeyFile string
+	// Agent uses the SSH agent at AgentSocket, or $SSH_AUTH_SOCK when empty.
+	Agent       bool
+	AgentSocket string
+}
+
+// DialOptions configures Dial.
+type DialOptions struct {
+	// Name identifies the target in logs, errors and Result.Target, e.g.
+	// "guest server-a (198.18.20.5)". Default: user@host:port.
+	Name   string
+	Target Hop
+	// Jumps are the jump hosts, the first dialled directly, each next one
+	// through the previous, the target through the last.
+	Jumps    []Hop
+	Auth     Auth
+	HostKeys *HostKeys // required
+	// Log receives every command run through the client; nil = no log.
+	Log *CommandLog
+	// Sudo runs every command as `sudo -n` (hypervisors with a non-root user).
+	Sudo bool
+	// Ready is the retry loop while the target boots: attempts until
+	// Ready.Timeout, Ready.Poll apart (normally the "ssh_ready" interval).
+	// A zero Timeout means one attempt. A refused host key is never retried.
+	Ready config.Interval
+	// ConnectTimeout bounds one connect + handshake per hop; 0 = DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// KillGrace is the time between TERM and KILL when a command is stopped;
+	// 0 = DefaultKillGrace.
+	KillGrace time.Duration
+}
+
+// Client is an SSH connection to one target (through its jump hosts). It
+// implements Runner and is safe for concurrent use.
+type Client struct {
+	name     string
+	target   Hop
+	log      *CommandLog
+	sudo     bool
+	grace    time.Duration
+	timeout  time.Duration
+	hostKeys *HostKeys
+
+	conns []*ssh.Client // jump hosts first, target last
+}
+
+var _ Runner = (*Client)(nil)
+
+// Dial connects to the target through its jump hosts, retrying until
+// o.Ready.Timeout while the target is not reachable yet.
+func Dial(ctx context.Context, o DialOptions) (*Client, error) {
+	if o.HostKeys == nil {
+		return nil, fmt.Errorf("ssh dial %s: no host key policy given", o.Target)
+	}
+	if o.Target.Address == "" || o.Target.User == "" {
+		return nil, fmt.Errorf("ssh dial: target needs address and user, got %q", o.Target.String())
+	}
+	for i, j := range o.Jumps {
+		if j.Address == "" || j.User == "" {
+			return nil, fmt.Errorf("ssh dial %s: jump host %d needs address and user, got %q", o.Target, i+1, j.String())
+		}
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = DefaultKillGrace
+	}
+	if o.Name == "" {
+		o.Name = o.Target.String()
+	}
+	path := o.Target.String()
+	if len(o.Jumps) > 0 {
+		var hops []string
+		for _, j := range o.Jumps {
+			hops = append(hops, j.String())
+		}
+		path += " via " + strings.Join(hops, " -> ")
+	}
+
+	start := time.Now()
+	var deadline time.Time
+	if o.Ready.Timeout > 0 {
+		deadline = start.Add(o.Ready.Timeout)
+	}
+	attempts := 0
+	for {
+		attempts++
+		conns, err := dialChain(ctx, o)
+		if err == nil {
+			return &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
+				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, conns: conns}, nil
+		}
+		var hk *HostKeyError
+		if errors.As(err, &hk) || errors.Is(err, errPermanent) {
+			return nil, fmt.Errorf("ssh %s (%s): %w", o.Name, path, err)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ssh %s (%s): gave up after %d attempts: %w (last error: %v)", o.Name, path, attempts, ctx.Err(), err)
+		}
+		if deadline.IsZero() || !time.Now().Add(o.Ready.Poll).Before(deadline) {
+			if deadline.IsZero() {
+				return nil, fmt.Errorf("ssh %s (%s): %w", o.Name, path, err)
+			}
+			return nil, fmt.Errorf("ssh %s (%s): not reachable within %s (%d attempts, every %s): %w",
+				o.Name, path, o.Ready.Timeout, attempts, o.Ready.Poll, err)
+		}
+		t := time.NewTimer(o.Ready.Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("ssh %s (%s): gave up after %d attempts: %w (last error: %v)", o.Name, path, attempts, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// errPermanent marks dial errors a retry cannot fix (unreadable key file...).
+var errPermanent = errors.New("permanent")
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string        { return e.err.Error() }
+func (e permanentError) Unwrap() []error      { return []error{e.err, errPermanent} }
+func permanent(format string, a ...any) error { return permanentError{fmt.Errorf(format, a...)} }
+
+// dialChain connects every hop once.
+func dialChain(ctx context.Context, o DialOptions) ([]*ssh.Client, error) {
+	hops := append(append([]Hop(nil), o.Jumps...), o.Target)
+	var conns []*ssh.Client
+	closeAll := func() {
+		for i := len(conns) - 1; i >= 0; i-- {
+			conns[i].Close()
+		}
+	}
+	for i, hop := range hops {
+		cfg, cleanup, err := clientConfig(hop, o)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		hctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+		var raw net.Conn
+		if i == 0 {
+			d := net.Dialer{}
+			raw, err = d.DialContext(hctx, "tcp", hop.addr())
+		} else {
+			raw, err = conns[i-1].DialContext(hctx, "tcp", hop.addr())
+		}
+		if err != nil {
+			cancel()
+			cleanup()
+			closeAll()
+			via := ""
+			if i > 0 {
+				via = " via " + hops[i-1].String()
+			}
+			return nil, fmt.Errorf("connecting to %s%s: %w", hop.addr(), via, err)
+		}
+		// Deadlines are not supported on channels through a jump host, so a
+		// stuck handshake is ended by closing the connection.
+		stop := context.AfterFunc(hctx, func() { raw.Close() })
+		c, chans, reqs, err := ssh.NewClientConn(raw, hop.addr(), cfg)
+		stopped := stop()
+		cleanup()
+		if err == nil && !stopped {
+			c.Close()
+			err = fmt.Errorf("handshake interrupted: %w", context.Cause(hctx))
+		}
+		cancel()
+		if err != nil {
+			raw.Close()
+			closeAll()
+			if hctx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w (no handshake within %s)", err, o.ConnectTimeout)
+			}
+			return nil, fmt.Errorf("ssh handshake with %s: %w", hop, err)
+		}
+		conns = append(conns, ssh.NewClient(c, chans, reqs))
+	}
+	return conns, nil
+}
+
+// clientConfig builds the per-hop config; cleanup releases the agent connection.
+func clientConfig(hop Hop, o DialOptions) (*ssh.ClientConfig, func(), error) {
+	var methods []ssh.AuthMethod
+	cleanup := func() {}
+	if o.Auth.KeyFile != "" {
+		pem, err := os.ReadFile(o.Auth.KeyFile)
+		if err != nil {
+			return nil, cleanup, permanent("reading private key %s: %w", o.Auth.KeyFile, err)
+		}
+		signer, err := ssh.ParsePrivateKey(pem)
+		if err != nil {
+			var pm *ssh.PassphraseMissingError
+			if errors.As(err, &pm) {
+				return nil, cleanup, permanent("private key %s is passphrase-protected: load it into ssh-agent and enable the agent instead", o.Auth.KeyFile)
+			}
+			return nil, cleanup, permanent("parsing private key %s: %w", o.Auth.KeyFile, err)
+		}
+		methods = append(methods, ssh.PublicKeys(signer))
+	}
+	if o.Auth.Agent {
+		sock := o.Auth.AgentSocket
+		if sock == "" {
+			sock = os.Getenv("SSH_AUTH_SOCK")
+		}
+		if sock == "" {
+			return nil, cleanup, permanent("ssh agent requested but SSH_AUTH_SOCK is not set")
+		}
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("connecting to ssh agent at %s: %w", sock, err)
+		}
+		cleanup = func() { conn.Close() }
+		methods = append(methods, ssh.PublicKeysCallback(agent.NewClient(conn).Signers))
+	}
+	if len(methods) == 0 {
+		return nil, cleanup, permanent("no SSH authentication configured: set a private key file or enable the agent")
+	}
+	return &ssh.ClientConfig{
+		User:              hop.User,
+		Auth:              methods,
+		HostKeyCallback:   o.HostKeys.callback(hop.addr()),
+		HostKeyAlgorithms: o.HostKeys.algorithms(hop.addr()),
+		Timeout:           o.ConnectTimeout,
+	}, cleanup, nil
+}
+
+// Name identifies the remote side.
+func (c *Client) Name() string { return c.name }
+
+// HostKeys is the policy the client was dialled with.
+func (c *Client) HostKeys() *HostKeys { return c.hostKeys }
+
+// Close closes the target connection and then the jump host connections.
+func (c *Client) Close() error {
+	var errs []error
+	for i := len(c.conns) - 1; i >= 0; i-- {
+		if err := c.conns[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("closing ssh %s: %w", c.name, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (c *Client) conn() *ssh.Client { return c.conns[len(c.conns)-1] }
+
+// Run runs cmd (a sh command line) to completion or until ctx is cancelled.
+func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
+	p, err := c.start(ctx, cmd, false)
+	if err != nil {
+		return Result{Target: c.name, Cmd: cmd, ExitCode: -1}, err
+	}
+	return p.Wait()
+}
+
+// Start runs cmd in the background; Stop or cancelling ctx stops it.
+func (c *Client) Start(ctx context.Context, cmd string) (Process, error) {
+	return c.start(ctx, cmd, true)
+}
+
+func (c *Client) start(ctx context.Context, cmd string, background bool) (*process, error) {
+	startTime := time.Now()
+	fail := func(err error) (*process, error) {
+		err = fmt.Errorf("%s: %q: %w", c.name, cmd, err)
+		c.log.Record(Result{Target: c.name, Cmd: cmd, ExitCode: -1}, startTime, c.sudo, background, err)
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("not started: %w", err))
+	}
+	sess, err := c.conn().NewSession()
+	if err != nil {
+		return fail(fmt.Errorf("opening session: %w", err))
+	}
+	marker := newMarker()
+	p := &process{
+		c: c, ctx: ctx, cmd: cmd, background: background, start: startTime,
+		sess: sess, stderr: newPGIDWriter(marker),
+		stopReq: make(chan struct{}), done: make(chan struct{}), exited: make(chan error, 1),
+	}
+	sess.Stdout = &p.stdout
+	sess.Stderr = p.stderr
+	p.stdin, err = sess.StdinPipe()
+	if err != nil {
+		sess.Close()
+		return fail(fmt.Errorf("opening stdin: %w", err))
+	}
+	if err := sess.Start(wrapCommand(cmd, marker, c.grace, c.sudo)); err != nil {
+		sess.Close()
+		return fail(fmt.Errorf("starting: %w", err))
+	}
+	go func() { p.exited <- sess.Wait() }()
+	go p.supervise()
+	return p, nil
+}
+
+// signalGroup sends signal to a remote process group over a fresh session.
+func (c *Client) signalGroup(pgid int, signal string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	start := time.Now()
+	line := killCommand(pgid, signal, c.sudo)
+	sess, err := c.conn().NewSession()
+	if err != nil {
+		err = fmt.Errorf("%s: sending %s to process group %d: opening session: %w", c.name, signal, pgid, err)
+		c.log.Record(Result{Target: c.name, Cmd: line, ExitCode: -1}, start, false, false, err)
+		return err
+	}
+	defer sess.Close()
+	var out lockedBuffer
+	sess.Stdout, sess.Stderr = &out, &out
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(line) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	res := Result{Target: c.name, Cmd: line, Stdout: out.bytes(), Duration: time.Since(start)}
+	res.ExitCode, res.Signal = exitOf(err)
+	if err != nil {
+		err = fmt.Errorf("%s: sending %s to process group %d: %w", c.name, signal, pgid, err)
+	}
+	c.log.Record(res, start, false, false, err)
+	return err
+}
+
+// exitOf maps a session error to exit code and signal; -1 = no exit status.
+func exitOf(err error) (int, string) {
+	if err == nil {
+		return 0, ""
+	}
+	var ee *ssh.ExitError
+	if errors.As(err, &ee) {
+		if ee.Signal() != "" {
+			return -1, ee.Signal()
+		}
+		return ee.ExitStatus(), ""
+	}
+	return -1, ""
+}
+
+// process is one remote command started by Client.
+type process struct {
+	c          *Client
+	ctx        context.Context
+	cmd        string
+	background bool
+	start      time.Time
+
+	sess   *ssh.Session
+	stdin  io.WriteCloser
+	stdout lockedBuffer
+	stderr *pgidWriter
+
+	stopOnce sync.Once
+	stopReq  chan struct{}
+	exited   chan error // session.Wait's result
+
+	done chan struct{}
+	res  Result
+	err  error
+}
+
+func (p *process) Wait() (Result, error) {
+	<-p.done
+	return p.res, p.err
+}
+
+func (p *process) Stop() (Result, error) {
+	p.stopOnce.Do(func() { close(p.stopReq) })
+	return p.Wait()
+}
+
+// supervise waits for the command, or stops it when asked or cancelled.
+func (p *process) supervise() {
+	var waitErr error
+	var why error // non-nil when stopped because the context ended
+	var notes []string
+	select {
+	case waitErr = <-p.exited:
+	case <-p.ctx.Done():
+		why = context.Cause(p.ctx)
+		waitErr, notes = p.kill()
+	case <-p.stopReq:
+		waitErr, notes = p.kill()
+	}
+	p.stdin.Close()
+	p.sess.Close()
+
+	res := Result{
+		Target:   p.c.name,
+		Cmd:      p.cmd,
+		Stdout:   p.stdout.bytes(),
+		Stderr:   p.stderr.bytes(),
+		Duration: time.Since(p.start),
+	}
+	res.ExitCode, res.Signal = exitOf(waitErr)
+	var err error
+	switch {
+	case why != nil:
+		res.ExitCode = -1
+		err = fmt.Errorf("%s: %q stopped: %w", p.c.name, p.cmd, why)
+	case waitErr != nil && res.ExitCode == -1 && res.Signal == "":
+		err = fmt.Errorf("%s: %q: no exit status (connection lost?): %w", p.c.name, p.cmd, waitErr)
+	}
+	if len(notes) > 0 {
+		if err != nil {
+			err = fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
+		} else {
+			err = fmt.Errorf("%s: %q: %s", p.c.name, p.cmd, strings.Join(notes, "; "))
+		}
+	}
+	p.res, p.err = res, err
+	p.c.log.Record(res, p.start, p.c.sudo, p.background, err)
+	close(p.done)
+}
+
+// kill stops the remote command: TERM to its process group, KILL after the
+// grace period, then waits for the session to end. It returns the session's
+// result and notes about anything that did not go as planned.
+func (p *process) kill() (error, []string) {
+	var notes []string
+	grace := time.NewTimer(p.c.grace)
+	defer grace.Stop()
+
+	// The group id arrives on the first stderr line; a command cancelled
+	// right after Start may not have printed it yet.
+	graceOver := false
+	pgid, ok := p.stderr.id()
+	if !ok {
+		select {
+		case <-p.stderr.ready:
+			pgid, ok = p.stderr.id()
+		case err := <-p.exited:
+			return err, nil
+		case <-grace.C:
+			graceOver = true
+			notes = append(notes, "the remote process group id was not reported within the grace period; relying on the remote watchdog")
+		}
+	}
+	if ok {
+		if err := p.c.signalGroup(pgid, "TERM"); err != nil {
+			notes = append(notes, err.Error())
+		}
+	}
+	// Ending stdin makes the remote watchdog stop the group as well.
+	p.stdin.Close()
+	if !graceOver {
+		select {
+		case err := <-p.exited:
+			return err, notes
+		case <-grace.C:
+		}
+	}
+	if ok {
+		if err := p.c.signalGroup(pgid, "KILL"); err != nil {
+			notes = append(notes, err.Error())
+		}
+	}
+	last := time.NewTimer(p.c.timeout)
+	defer last.Stop()
+	select {
+	case err := <-p.exited:
+		return err, notes
+	case <-last.C:
+	}
+	notes = append(notes, fmt.Sprintf("the session did not end within %s after KILL; closed it", p.c.timeout))
+	p.sess.Close()
+	return <-p.exited, notes
+}

@@ -1,0 +1,172 @@
+package remote
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// How a remote command is made stoppable.
+//
+// OpenSSH ignores "signal" channel requests for commands without a pty, and
+// killing one process leaves its children (iperf3 servers, tcpdump) behind.
+// So every command runs inside a small POSIX sh wrapper that
+//
+//  1. makes sure it leads its own process group (sshd already starts exec
+//     commands as session leaders; otherwise it re-executes itself under
+//     setsid, which then does not fork, so the exit status is preserved);
+//  2. prints "<marker> <pgid>" as the first line of stderr; the client strips
+//     that line and keeps the id;
+//  3. starts a watchdog in the group that blocks reading the session's stdin:
+//     when stdin ends (the client closed it, or the connection dropped and
+//     sshd closed the pipe) it sends TERM to the group, waits the grace
+//     period if the command was still running, then KILL;
+//  4. runs the caller's command with stdin from /dev/null.
+//
+// On cancellation the client also sends TERM and then KILL to the group over
+// a fresh session, so stopping works even if the watchdog could not.
+// Result.Cmd and the command log show the caller's command only.
+
+// stage1 runs under /bin/sh: $1 = stage2 script, $2 = grace seconds,
+// $3 = marker, $4 = the command.
+const stage1 = `s=$1; shift; g=; read -r _ _ _ _ g _ </proc/$$/stat 2>/dev/null; ` +
+	`if [ "$g" = "$$" ]; then exec /bin/sh -c "$s" asap2e2e "$@"; fi; ` +
+	`if command -v setsid >/dev/null 2>&1; then exec setsid /bin/sh -c "$s" asap2e2e "$@"; fi; ` +
+	`echo "asap2e2e: not a process group leader and setsid is missing: refusing to run a command that could not be stopped" >&2; exit 127`
+
+// stage2 runs as process group leader: $1 = grace seconds, $2 = marker, $3 = the command.
+const stage2 = `echo "$2 $$" >&2; exec 3<&0; ` +
+	`{ trap '' TERM; cat <&3 >/dev/null 2>&1; a=; kill -0 $$ 2>/dev/null && a=1; kill -s TERM -- -$$; ` +
+	`if [ -n "$a" ]; then sleep "$1"; fi; kill -s KILL -- -$$; } </dev/null >/dev/null 2>&1 & ` +
+	`exec 3<&- </dev/null; exec /bin/sh -c "$3"`
+
+// shellQuote quotes s for any POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// wrapCommand returns the line sent to the server for cmd.
+func wrapCommand(cmd, marker string, grace time.Duration, sudo bool) string {
+	secs := int(math.Ceil(grace.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	prefix := "exec "
+	if sudo {
+		prefix = "exec sudo -n "
+	}
+	return prefix + "/bin/sh -c " + shellQuote(stage1) + " asap2e2e " + shellQuote(stage2) + " " +
+		strconv.Itoa(secs) + " " + shellQuote(marker) + " " + shellQuote(cmd)
+}
+
+// killCommand signals a whole process group.
+func killCommand(pgid int, signal string, sudo bool) string {
+	c := fmt.Sprintf("kill -s %s -- -%d 2>/dev/null; true", signal, pgid)
+	if sudo {
+		return "sudo -n /bin/sh -c " + shellQuote(c)
+	}
+	return c
+}
+
+// newMarker returns a marker no command output will contain by accident.
+func newMarker() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand does not fail on Linux; fall back to the clock.
+		return "ASAP2E2E-PGID-" + strconv.FormatInt(time.Now().UnixNano(), 16)
+	}
+	return "ASAP2E2E-PGID-" + hex.EncodeToString(b)
+}
+
+// maxPreMarker bounds how much stderr is held back while looking for the
+// marker line; longer lines pass through unchanged.
+const maxPreMarker = 4096
+
+// pgidWriter is the session's stderr: it removes the wrapper's marker line,
+// records the process group id, and keeps everything else.
+type pgidWriter struct {
+	marker string
+
+	mu    sync.Mutex
+	out   bytes.Buffer // stderr as the command wrote it
+	line  []byte       // pending partial line before the marker is found
+	found bool
+	pgid  int
+	ready chan struct{} // closed when the marker was seen
+}
+
+func newPGIDWriter(marker string) *pgidWriter {
+	return &pgidWriter{marker: marker, ready: make(chan struct{})}
+}
+
+func (w *pgidWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.found {
+		w.out.Write(p)
+		return len(p), nil
+	}
+	w.line = append(w.line, p...)
+	for !w.found {
+		i := bytes.IndexByte(w.line, '\n')
+		if i < 0 {
+			if len(w.line) > maxPreMarker {
+				w.out.Write(w.line)
+				w.line = w.line[:0]
+			}
+			break
+		}
+		l := w.line[:i]
+		if rest, ok := bytes.CutPrefix(l, []byte(w.marker+" ")); ok {
+			if n, err := strconv.Atoi(string(bytes.TrimSpace(rest))); err == nil && n > 1 {
+				w.pgid = n
+				w.found = true
+				close(w.ready)
+				w.out.Write(w.line[i+1:])
+				w.line = nil
+				break
+			}
+		}
+		w.out.Write(w.line[:i+1])
+		w.line = w.line[i+1:]
+	}
+	return len(p), nil
+}
+
+// bytes returns stderr without the marker line (call after the session ended).
+func (w *pgidWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := append([]byte(nil), w.out.Bytes()...)
+	return append(out, w.line...)
+}
+
+func (w *pgidWriter) id() (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pgid, w.found
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and a later reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.b.Bytes()...)
+}
