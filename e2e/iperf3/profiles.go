@@ -1,0 +1,183 @@
+// Package iperf3 holds the methodology's traffic profiles, a pure parser of
+// `iperf3 -J` client output (iperf3 3.9 through current), the arithmetic to
+// combine a profile split over several iperf3 processes, interval statistics,
+// and a runner that drives iperf3 on two guests through remote.Runner.
+//
+// Definitions used everywhere in this package (they follow the methodology,
+// shared/seeds/asap2-direct-performance.txt):
+//
+//   - Offered: the rate the sender generated (iperf3 sender summary).
+//   - Delivered: the rate that arrived at the peer (iperf3 receiver summary).
+//   - Loss (UDP): the share of datagrams that did not arrive, see Result.LossPercent.
+//   - TCP rows are a single rate: goodput = delivered; loss is 0 by definition
+//     (retransmissions hide drops) and Retransmits is reported beside it.
+package iperf3
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Protocol is the transport of a profile or a parsed run.
+type Protocol string
+
+// Protocols iperf3 reports in start.test_start.protocol.
+const (
+	TCP Protocol = "TCP"
+	UDP Protocol = "UDP"
+)
+
+// Table names the methodology table a profile's row belongs to.
+type Table string
+
+// The three result tables of the methodology.
+const (
+	TableTCP          Table = "TCP throughput"
+	TableUDPUnlimited Table = "UDP unlimited offered load (-u -b0)"
+	TableUDPCapped    Table = "UDP capped load (500 Mbit/s per stream)"
+)
+
+// Profile is one row of the methodology: what iperf3 is asked to do.
+type Profile struct {
+	// ID is stable and used in config files and results (e.g. "tcp-p15").
+	ID string `json:"id"`
+	// Name is the spec name; it follows the seed so that
+	// `ginkgo -focus "TCP.*15 streams"` selects it.
+	Name string `json:"name"`
+	// Row is the row label exactly as the seed's table prints it.
+	Row      string   `json:"row"`
+	Protocol Protocol `json:"protocol"`
+	// Streams is iperf3 -P.
+	Streams int `json:"streams"`
+	// BitratePerStream is iperf3 -b in bit/s. iperf3 applies -b to each
+	// stream separately (man iperf3: "If there are multiple streams (-P
+	// flag), the throughput limit is applied separately to each stream";
+	// src/iperf_api.c iperf_check_throttle compares each stream's own
+	// bytes_sent against settings->rate). 0 means unlimited: for UDP the
+	// runner passes -b 0, for TCP no -b at all.
+	BitratePerStream int64 `json:"bitrate_per_stream_bps"`
+	// Length is iperf3 -l (payload bytes per datagram / write); 0 = iperf3's default.
+	Length int   `json:"length"`
+	Table  Table `json:"table"`
+}
+
+// OfferedCapBps is the aggregate target of a capped profile
+// (BitratePerStream × Streams), 0 for unlimited profiles.
+func (p Profile) OfferedCapBps() int64 { return p.BitratePerStream * int64(p.Streams) }
+
+// ClientArgs are the profile's iperf3 client flags for a process carrying
+// streams streams (the runner may split a profile over several processes).
+func (p Profile) ClientArgs(streams int) []string {
+	args := []string{"-P", strconv.Itoa(streams)}
+	if p.Protocol == UDP {
+		args = append(args, "-u", "-b", strconv.FormatInt(p.BitratePerStream, 10))
+	} else if p.BitratePerStream > 0 {
+		args = append(args, "-b", strconv.FormatInt(p.BitratePerStream, 10))
+	}
+	if p.Length > 0 {
+		args = append(args, "-l", strconv.Itoa(p.Length))
+	}
+	return args
+}
+
+const (
+	capped500M = 500_000_000
+	len700     = 700
+)
+
+func tcpProfile(n int) Profile {
+	return Profile{
+		ID:       fmt.Sprintf("tcp-p%d", n),
+		Name:     fmt.Sprintf("TCP %s (-P%d)", streamsWord(n), n),
+		Row:      fmt.Sprintf("%s (`-P%d`)", streamsWord(n), n),
+		Protocol: TCP, Streams: n, Table: TableTCP,
+	}
+}
+
+func udpUnlimited(n, length int) Profile {
+	p := Profile{Protocol: UDP, Streams: n, Length: length, Table: TableUDPUnlimited}
+	if length == 0 {
+		p.ID = fmt.Sprintf("udp-b0-p%d", n)
+		p.Name = fmt.Sprintf("UDP unlimited %s (-P%d)", streamsWord(n), n)
+		p.Row = fmt.Sprintf("%s (`-P%d`)", streamsWord(n), n)
+	} else {
+		p.ID = fmt.Sprintf("udp-b0-p%d-l%d", n, length)
+		p.Name = fmt.Sprintf("UDP unlimited %s, %d B (-P%d -l%d)", streamsWord(n), length, n, length)
+		p.Row = fmt.Sprintf("%s, %d B (`-P%d -l%d`)", streamsWord(n), length, n, length)
+	}
+	return p
+}
+
+func udpCapped(n, length int) Profile {
+	p := Profile{Protocol: UDP, Streams: n, BitratePerStream: capped500M, Length: length, Table: TableUDPCapped}
+	if length == 0 {
+		p.ID = fmt.Sprintf("udp-500m-p%d", n)
+		p.Name = fmt.Sprintf("UDP capped 500M %s", streamsWord(n))
+		p.Row = streamsWord(n)
+	} else {
+		p.ID = fmt.Sprintf("udp-500m-p%d-l%d", n, length)
+		p.Name = fmt.Sprintf("UDP capped 500M %s, %d B", streamsWord(n), length)
+		p.Row = fmt.Sprintf("%s, %d B", streamsWord(n), length)
+	}
+	return p
+}
+
+func streamsWord(n int) string {
+	if n == 1 {
+		return "1 stream"
+	}
+	return fmt.Sprintf("%d streams", n)
+}
+
+// Catalogue returns the methodology's 14 profiles in the seed's table order.
+// The slice is a fresh copy on every call.
+func Catalogue() []Profile {
+	return []Profile{
+		tcpProfile(1), tcpProfile(15), tcpProfile(30),
+		udpUnlimited(1, 0), udpUnlimited(15, 0), udpUnlimited(30, 0),
+		udpUnlimited(15, len700), udpUnlimited(30, len700),
+		udpCapped(1, 0), udpCapped(15, 0), udpCapped(30, 0),
+		udpCapped(1, len700), udpCapped(15, len700), udpCapped(30, len700),
+	}
+}
+
+// Lookup returns the catalogue profile with the given ID.
+func Lookup(id string) (Profile, bool) {
+	for _, p := range Catalogue() {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Profile{}, false
+}
+
+// ValidateIDs checks profile IDs (e.g. from config traffic.profiles) and
+// returns one error per problem: unknown IDs (listing the valid ones) and
+// duplicates. Nil means all IDs are valid.
+func ValidateIDs(ids []string) []error {
+	var errs []error
+	seen := map[string]int{}
+	for i, id := range ids {
+		if _, ok := Lookup(id); !ok {
+			errs = append(errs, fmt.Errorf("profiles[%d]: unknown iperf3 profile, got %q (valid: %s)", i, id, validIDs()))
+			continue
+		}
+		if j, dup := seen[id]; dup {
+			errs = append(errs, fmt.Errorf("profiles[%d]: duplicate of profiles[%d], got %q", i, j, id))
+			continue
+		}
+		seen[id] = i
+	}
+	return errs
+}
+
+func validIDs() string {
+	s := ""
+	for i, p := range Catalogue() {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.ID
+	}
+	return s
+}
