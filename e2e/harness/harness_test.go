@@ -1,0 +1,44 @@
+package harness
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRunIDRoundTrip(t *testing.T) {
+	start := time.Date(2026, 12, 2, 9, 15, 30, 0, time.UTC)
+	id, err := NewRunID(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ValidRunID(id) {
+		t.Fatalf("NewRunID produced %q, which ValidRunID rejects", id)
+	}
+	got, err := RunIDTime(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(start) {
+		t.Fatalf("RunIDTime(%q) = %v, want %v", id, got, start)
+	}
+	for _, bad := range []string{"", "20261202-091530-3fa2", "20261202t091530-3FA2", "x20261202t091530-3fa2"} {
+		if ValidRunID(bad) {
+			t.Errorf("ValidRunID(%q) = true, want false", bad)
+		}
+		if _, err := RunIDTime(bad); err == nil {
+			t.Errorf("RunIDTime(%q): want an error", bad)
+		}
+	}
+}
+
+func TestTimingsKeepsFirstSeenOrderAndSums(t *testing.T) {
+	var tm Timings
+	tm.Add(PhaseProvisioning, 2*time.Second)
+	tm.Add(PhaseTraffic, 30*time.Second)
+	tm.Add(PhaseProvisioning, time.Second)
+	got := tm.Snapshot()
+	if len(got) != 2 || got[0].Phase != PhaseProvisioning || got[0].Spent != 3*time.Second ||
+		got[1].Phase != PhaseTraffic || got[1].Spent != 30*time.Second {
+		t.Fatalf("Snapshot() = %+v", got)
+	}
+}
