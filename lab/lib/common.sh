@@ -1,0 +1,38 @@
+# Shared definitions for lab/up.sh, lab/down.sh, lab/status.sh (sourced, bash).
+# Layout: docs/DESIGN.md "The local lab". Every name starts with asap2lab, every address is in 198.18.0.0/15.
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
+LAB_SHARE=${LAB_SHARE:-/usr/local/share/asap2lab}
+# Debian's OpenStack libraries live in /usr/bin/python3's dist-packages: a pyenv/local python must not win.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C.UTF-8
+
+CTL_BR=asap2lab-ctl;   CTL_IP=198.18.0.1
+MGMT_BR=asap2lab-mgmt; MGMT_IP=198.19.128.1
+TOR_NS=asap2lab-tor
+HVS="1 2"
+UL_MTU=9000
+DB_PORT=13306; RABBIT_PORT=35672; RABBIT_DIST_PORT=35673; EPMD_PORT=34369
+KS_URL=http://$CTL_IP:5000
+
+RUN=$LAB_STATE/run        # pidfiles (one per process group), sockets
+PIDS=$RUN/pids
+ETC=$LAB_STATE/etc
+DATA=$LAB_STATE/data
+LOGS=$LAB_STATE/logs
+SSHD=$LAB_STATE/ssh       # lab key, host keys, known_hosts
+
+hv_ns()    { echo asap2lab-hv$1; }
+hv_host()  { echo compute$1; }
+hv_ctlip() { echo 198.18.0.1$1; }
+hv_ulip()  { echo 198.18.1.1$1; }
+hv_rundir(){ echo $LAB_STATE/hv$1/ovs; }
+
+# A process belongs to this lab iff its environment carries ASAP2LAB_PROC=$LAB_STATE.
+lab_marker() { echo "ASAP2LAB_PROC=$LAB_STATE"; }
+is_lab_pid() {
+  local p=$1
+  [ -r /proc/$p/environ ] || return 1
+  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qxF "$(lab_marker)"
+}
+alive() { [ -r /proc/$1/stat ] && ! awk '{exit ($3=="Z")?0:1}' /proc/$1/stat 2>/dev/null; }

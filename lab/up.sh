@@ -1,0 +1,593 @@
+#!/bin/bash
+# Bring the asap2lab up: a real OpenStack Zed control plane on 198.18.0.1 plus two namespace
+# compute hosts (asap2lab-hv1/2) with their own OVS, Neutron OVS agent and sshd.
+# Layout: docs/DESIGN.md "The local lab"; contract with the virt driver: lab/README.md.
+# Idempotent: on a healthy lab it says so and exits 0; on leftovers of a crash it runs down.sh first.
+# Env: LAB_STATE (default /var/lib/asap2lab), LAB_READY_TIMEOUT (s, default 240),
+#      LAB_ALLOW_FALLBACK_DRIVER=1 to run without lab/nova/asap2lab_driver.py (control plane only).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+[ "$(id -u)" = 0 ] || { echo "up.sh: must run as root" >&2; exit 1; }
+
+T0=$(date +%s.%N)
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
+say() { echo "[lab-up +$(since "$T0")s] $*"; }
+CUR_PHASE=
+phase() {
+  CUR_PHASE=$1; shift
+  local t; t=$(date +%s.%N)
+  say "$CUR_PHASE ..."
+  "$@"
+  say "$CUR_PHASE done in $(since "$t")s"
+  CUR_PHASE=
+}
+on_err() {
+  local rc=$?
+  echo "[lab-up +$(since "$T0")s] FAILED (rc $rc) in phase '${CUR_PHASE:-?}' at line ${BASH_LINENO[0]}; logs: $LOGS" >&2
+  echo "[lab-up] the half-built lab stays for inspection; 'make -f lab/lab.mk lab-down' removes it" >&2
+  exit $rc
+}
+trap on_err ERR
+
+# One up/down at a time (lock on the lab directory itself: no lock file to leave behind).
+if [ -z "${ASAP2LAB_LOCKED:-}" ]; then
+  exec 9<"$LAB_DIR"
+  flock -w 600 9 || { echo "up.sh: another lab up/down holds the lock on $LAB_DIR" >&2; exit 1; }
+  export ASAP2LAB_LOCKED=1
+fi
+
+# ------------------------------------------------------------------ helpers
+# start NAME CMD...: own session and process group (PGID = PID, recorded), lab marker in the
+# environment, output to $LOGS/NAME.out. down.sh ends the whole group.
+start() {
+  local name=$1; shift
+  ASAP2LAB_PROC=$LAB_STATE setsid "$@" >>"$LOGS/$name.out" 2>&1 </dev/null &
+  echo $! >"$PIDS/$name.pid"
+}
+running() { local f=$PIDS/$1.pid; [ -s "$f" ] && alive "$(cat "$f")" && is_lab_pid "$(cat "$f")"; }
+# wait_for WHAT TIMEOUT_S CMD...: poll CMD every 0.5 s; fail with WHAT after the timeout.
+wait_for() {
+  local what=$1 timeout=$2; shift 2
+  local deadline=$(( $(date +%s) + timeout ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then echo "up.sh: timed out after ${timeout}s waiting for $what" >&2; return 1; fi
+    sleep 0.5
+  done
+}
+port_open() { (echo >"/dev/tcp/$1/$2") 2>/dev/null; }
+tcp_up() { port_open "$CTL_IP" "$1"; }
+vsctl() { local n=$1; shift; ovs-vsctl --timeout=30 --db="unix:$(hv_rundir "$n")/db.sock" "$@"; }
+PYRUN=$LAB_DIR/lib/pyrun   # "$PYRUN" NAME MODULE ARGS...: a Python entry point Debian ships no script for
+mysql_lab() { mysql --no-defaults -S "$RUN/mysqld.sock" -u root "$@"; }
+
+# ------------------------------------------------------------------ already up?
+healthy() {
+  [ -f "$RUN/up.done" ] || return 1
+  local f
+  for f in "$PIDS"/*.pid; do
+    [ -e "$f" ] || return 1
+    running "$(basename "$f" .pid)" || return 1
+  done
+  curl -fsS -m 5 -o /dev/null "$KS_URL/v3" || return 1
+}
+if healthy; then
+  say "lab already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
+  exit 0
+fi
+if [ -e "$LAB_STATE" ] || ip netns list | grep -q '^asap2lab' || ip -o link show | grep -q ': asap2lab'; then
+  say "leftovers of an earlier lab found: cleaning with down.sh first"
+  bash "$LAB_DIR/down.sh"
+fi
+
+DRIVER_DIR=$LAB_DIR/nova
+if [ ! -f "$DRIVER_DIR/asap2lab_driver.py" ]; then
+  if [ "${LAB_ALLOW_FALLBACK_DRIVER:-0}" = 1 ]; then
+    DRIVER_DIR=$LAB_DIR/fallback
+    say "WARNING: lab/nova/asap2lab_driver.py missing: using lab/fallback (no guest namespaces, control plane only)"
+  else
+    echo "up.sh: $DRIVER_DIR/asap2lab_driver.py missing (set LAB_ALLOW_FALLBACK_DRIVER=1 for a control-plane-only lab)" >&2
+    exit 1
+  fi
+fi
+for f in nova-common/api-paste.ini glance-common/glance-api-paste.ini neutron-common/api-paste.ini; do
+  [ -s "$LAB_SHARE/paste/$f" ] || { echo "up.sh: $LAB_SHARE/paste/$f missing: run 'make -f lab/lab.mk lab-install'" >&2; exit 1; }
+done
+
+mkdir -p "$PIDS" "$ETC" "$DATA" "$LOGS" "$SSHD"
+chmod 700 "$LAB_STATE"
+rand() { head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 20; }
+ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
+DB="mysql+pymysql://os:$DB_PW@$CTL_IP:$DB_PORT"
+TRANSPORT="rabbit://asap2lab:$SVC_PW@$CTL_IP:$RABBIT_PORT/"
+
+# ------------------------------------------------------------------ phase: network
+do_network() {
+  ip link add "$CTL_BR" type bridge
+  ip addr add "$CTL_IP/24" dev "$CTL_BR"
+  ip link set "$CTL_BR" up
+  ip link add "$MGMT_BR" type bridge
+  ip addr add "$MGMT_IP/24" dev "$MGMT_BR"
+  ip link set "$MGMT_BR" up
+  # the "ToR": a switch in its own namespace joining the hypervisors' underlay ports at MTU 9000
+  ip netns add "$TOR_NS"
+  ip -n "$TOR_NS" link set lo up
+  ip -n "$TOR_NS" link add br-ul mtu $UL_MTU type bridge
+  ip -n "$TOR_NS" link set br-ul up
+  local n H
+  for n in $HVS; do
+    H=$(hv_ns "$n")
+    ip netns add "$H"
+    ip -n "$H" link set lo up
+    ip netns exec "$H" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    # control: ctl0 (198.18.0.1N) <-> asap2lab-cN in bridge asap2lab-ctl
+    ip link add "asap2lab-c$n" type veth peer name ctl0 netns "$H"
+    ip link set "asap2lab-c$n" master "$CTL_BR" up
+    ip -n "$H" addr add "$(hv_ctlip "$n")/24" dev ctl0
+    ip -n "$H" link set ctl0 up
+    # management uplink: mgmt-up (port of br-mgmt) <-> asap2lab-mN in bridge asap2lab-mgmt
+    ip link add "asap2lab-m$n" type veth peer name mgmt-up netns "$H"
+    ip link set "asap2lab-m$n" master "$MGMT_BR" up
+    ip -n "$H" link set mgmt-up up
+    # underlay: ul0 (port of br-phy) <-> hvN in the ToR bridge
+    ip -n "$TOR_NS" link add "hv$n" mtu $UL_MTU type veth peer name ul0 netns "$H" mtu $UL_MTU
+    ip -n "$TOR_NS" link set "hv$n" master br-ul up
+    ip -n "$H" link set ul0 up
+    # the userspace datapath reads from AF_PACKET sockets: no offloaded checksums/segments on its ports
+    ip netns exec "$H" ethtool -K ul0 tx off tso off gso off >/dev/null
+    ip netns exec "$H" ethtool -K mgmt-up tx off tso off gso off >/dev/null
+  done
+}
+
+# ------------------------------------------------------------------ phase: hypervisor OVS
+ovs_start() {
+  local n=$1 D; D=$(hv_rundir "$n")
+  mkdir -p "$D" "$DATA/hv$n"
+  ovsdb-tool create "$DATA/hv$n/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+  start "hv$n-ovsdb-server" "$LAB_DIR/lib/hv-exec" "$n" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
+    ovsdb-server "$DATA/hv$n/conf.db" --remote="punix:$D/db.sock" --pidfile="$D/ovsdb-server.pid" \
+    --unixctl="$D/ovsdb-server.ctl" --log-file="$LOGS/hv$n-ovsdb-server.log" -vconsole:off --no-chdir
+  wait_for "hv$n ovsdb-server socket" 30 test -S "$D/db.sock"
+  vsctl "$n" --no-wait init
+  vsctl "$n" --no-wait set Open_vSwitch . external_ids:hostname="$(hv_host "$n")" \
+    external_ids:system-id="$(hv_host "$n")" \
+    other_config:userspace-tso-enable=true
+  # userspace-tso-enable is read once at start: it must be in the db before ovs-vswitchd runs
+  start "hv$n-ovs-vswitchd" "$LAB_DIR/lib/hv-exec" "$n" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
+    ovs-vswitchd "unix:$D/db.sock" --pidfile="$D/ovs-vswitchd.pid" \
+    --log-file="$LOGS/hv$n-ovs-vswitchd.log" -vconsole:off --no-chdir
+  wait_for "hv$n ovs-vswitchd" 30 test -S "$D/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl"
+  # br-phy owns the underlay port; the VXLAN local_ip lives on its internal port, so the userspace
+  # datapath routes and ARP-resolves the tunnel next hop itself
+  vsctl "$n" -- add-br br-phy -- set bridge br-phy datapath_type=netdev fail_mode=standalone \
+    -- set interface br-phy mtu_request=$UL_MTU \
+    -- add-port br-phy ul0 -- set interface ul0 mtu_request=$UL_MTU
+  ip -n "$(hv_ns "$n")" addr add "$(hv_ulip "$n")/24" dev br-phy
+  ip -n "$(hv_ns "$n")" link set br-phy up
+  # physnet mgmt: Neutron's agent patches br-int to br-mgmt (bridge_mappings mgmt:br-mgmt)
+  vsctl "$n" -- add-br br-mgmt -- set bridge br-mgmt datapath_type=netdev fail_mode=standalone \
+    -- add-port br-mgmt mgmt-up
+  ip -n "$(hv_ns "$n")" link set br-mgmt up
+}
+do_ovs() {
+  local n
+  for n in $HVS; do ovs_start "$n"; done
+  # the underlay must carry 9000-byte frames unfragmented between the two hypervisors
+  wait_for "jumbo ping hv1 -> hv2 over the underlay" 20 \
+    ip netns exec "$(hv_ns 1)" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip 2)"
+}
+
+# ------------------------------------------------------------------ phase: MariaDB + RabbitMQ
+do_infra() {
+  mkdir -p "$DATA/mysql" "$DATA/rabbit" "$DATA/rabbit-home" "$LOGS/rabbit"
+  mysql_install_db --no-defaults --datadir="$DATA/mysql" --user=root --skip-test-db \
+    --auth-root-authentication-method=socket >"$LOGS/mysql_install_db.log" 2>&1
+  start mariadbd /usr/sbin/mariadbd --no-defaults --datadir="$DATA/mysql" --socket="$RUN/mysqld.sock" \
+    --port=$DB_PORT --bind-address=$CTL_IP --user=root --pid-file="$RUN/mariadbd.pid" \
+    --log-error="$LOGS/mariadbd.log" --skip-log-bin --innodb-buffer-pool-size=128M \
+    --innodb-flush-log-at-trx-commit=0 --max-connections=1000 --character-set-server=utf8mb4 \
+    --skip-name-resolve
+  # RabbitMQ: its own epmd (foreground, so it stays in our process group), node, ports, files
+  echo '[].' >"$ETC/rabbit_enabled_plugins"
+  cat >"$ETC/rabbitmq.conf" <<EOF
+listeners.tcp.1 = $CTL_IP:$RABBIT_PORT
+loopback_users = none
+default_user = asap2lab
+default_pass = $SVC_PW
+log.file.level = warning
+EOF
+  cat >"$ETC/rabbit-env.sh" <<EOF
+export HOME=$DATA/rabbit-home
+export RABBITMQ_NODENAME=asap2lab@localhost RABBITMQ_NODE_IP_ADDRESS=$CTL_IP RABBITMQ_NODE_PORT=$RABBIT_PORT
+export RABBITMQ_DIST_PORT=$RABBIT_DIST_PORT ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$EPMD_PORT
+export RABBITMQ_MNESIA_BASE=$DATA/rabbit RABBITMQ_LOG_BASE=$LOGS/rabbit RABBITMQ_PID_FILE=$RUN/rabbitmq.pid
+export RABBITMQ_CONFIG_FILE=$ETC/rabbitmq RABBITMQ_ENABLED_PLUGINS_FILE=$ETC/rabbit_enabled_plugins
+export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+export ERL_CRASH_DUMP=$LOGS/rabbit/erl_crash.dump
+EOF
+  start epmd /usr/bin/epmd -address 127.0.0.1 -port $EPMD_PORT
+  (source "$ETC/rabbit-env.sh"; start rabbitmq /usr/lib/rabbitmq/bin/rabbitmq-server)
+  wait_for "MariaDB socket" 60 mysql_lab -e 'select 1'
+  {
+    echo "CREATE USER 'os'@'$CTL_IP' IDENTIFIED BY '$DB_PW';"
+    local d
+    for d in keystone glance placement nova_api nova nova_cell0 neutron; do
+      echo "CREATE DATABASE $d CHARACTER SET utf8mb4; GRANT ALL ON $d.* TO 'os'@'$CTL_IP';"
+    done
+    echo "FLUSH PRIVILEGES;"
+  } | mysql_lab
+  wait_for "RabbitMQ on $CTL_IP:$RABBIT_PORT" 120 tcp_up $RABBIT_PORT
+}
+
+# ------------------------------------------------------------------ phase: configuration files
+authtoken() { # [keystone_authtoken] for service user $1
+  cat <<EOF
+[keystone_authtoken]
+www_authenticate_uri = $KS_URL
+auth_url = $KS_URL
+auth_type = password
+project_domain_name = Default
+user_domain_name = Default
+project_name = service
+username = $1
+password = $SVC_PW
+region_name = RegionOne
+service_token_roles_required = true
+EOF
+}
+svcauth() { # [$1] keystoneauth section for service user $2
+  cat <<EOF
+[$1]
+auth_url = $KS_URL
+auth_type = password
+project_domain_name = Default
+user_domain_name = Default
+project_name = service
+username = $2
+password = $SVC_PW
+region_name = RegionOne
+EOF
+}
+do_configs() {
+  mkdir -p "$ETC"/{keystone,glance,placement,nova,neutron} \
+    "$DATA"/{keystone,nova,neutron,locks} "$DATA"/glance/{images,staging,tasks}
+  cp "$LAB_SHARE/paste/nova-common/api-paste.ini" "$ETC/nova/api-paste.ini"
+  cp "$LAB_SHARE/paste/neutron-common/api-paste.ini" "$ETC/neutron/api-paste.ini"
+  cp "$LAB_SHARE/paste/glance-common/glance-api-paste.ini" "$ETC/glance/glance-api-paste.ini"
+
+  cat >"$ETC/keystone/keystone.conf" <<EOF
+[DEFAULT]
+log_file = $LOGS/keystone.log
+[database]
+connection = $DB/keystone
+[token]
+provider = fernet
+[fernet_tokens]
+key_repository = $DATA/keystone/fernet-keys
+[fernet_receipts]
+key_repository = $DATA/keystone/fernet-keys
+[credential]
+key_repository = $DATA/keystone/credential-keys
+EOF
+
+  cat >"$ETC/placement/placement.conf" <<EOF
+[DEFAULT]
+log_file = $LOGS/placement.log
+[api]
+auth_strategy = keystone
+[placement_database]
+connection = $DB/placement
+$(authtoken placement)
+EOF
+
+  cat >"$ETC/glance/glance-api.conf" <<EOF
+[DEFAULT]
+bind_host = $CTL_IP
+bind_port = 9292
+workers = 1
+log_file = $LOGS/glance-api.log
+enabled_backends = file:file
+[database]
+connection = $DB/glance
+[glance_store]
+default_backend = file
+[file]
+filesystem_store_datadir = $DATA/glance/images
+[os_glance_staging_store]
+filesystem_store_datadir = $DATA/glance/staging
+[os_glance_tasks_store]
+filesystem_store_datadir = $DATA/glance/tasks
+[paste_deploy]
+flavor = keystone
+config_file = $ETC/glance/glance-api-paste.ini
+[oslo_concurrency]
+lock_path = $DATA/locks
+$(authtoken glance)
+EOF
+
+  cat >"$ETC/neutron/neutron.conf" <<EOF
+[DEFAULT]
+core_plugin = ml2
+service_plugins =
+auth_strategy = keystone
+transport_url = $TRANSPORT
+bind_host = $CTL_IP
+bind_port = 9696
+api_workers = 1
+rpc_workers = 1
+rpc_state_report_workers = 1
+global_physnet_mtu = $UL_MTU
+state_path = $DATA/neutron
+api_paste_config = $ETC/neutron/api-paste.ini
+notify_nova_on_port_status_changes = true
+notify_nova_on_port_data_changes = true
+[database]
+connection = $DB/neutron
+[oslo_concurrency]
+lock_path = $DATA/locks
+[agent]
+root_helper =
+report_interval = 10
+$(authtoken neutron)
+$(svcauth nova nova)
+EOF
+  cat >"$ETC/neutron/ml2_conf.ini" <<EOF
+[ml2]
+type_drivers = flat,vxlan
+tenant_network_types = vxlan
+mechanism_drivers = openvswitch
+extension_drivers = port_security
+path_mtu = $UL_MTU
+physical_network_mtus = mgmt:1500
+[ml2_type_flat]
+flat_networks = mgmt
+[ml2_type_vxlan]
+vni_ranges = 1:4000
+[securitygroup]
+enable_security_group = true
+firewall_driver = noop
+EOF
+  local n D
+  for n in $HVS; do
+    cat >"$ETC/neutron/ovs-agent-hv$n.ini" <<EOF
+[DEFAULT]
+host = $(hv_host "$n")
+log_file = $LOGS/hv$n-neutron-openvswitch-agent.log
+[agent]
+tunnel_types = vxlan
+root_helper =
+report_interval = 10
+[ovs]
+local_ip = $(hv_ulip "$n")
+datapath_type = netdev
+integration_bridge = br-int
+tunnel_bridge = br-tun
+bridge_mappings = mgmt:br-mgmt
+of_listen_address = 127.0.0.1
+of_listen_port = 6633
+ovsdb_connection = unix:/run/openvswitch/db.sock
+[securitygroup]
+enable_security_group = true
+firewall_driver = noop
+EOF
+  done
+
+  cat >"$ETC/nova/nova.conf" <<EOF
+[DEFAULT]
+transport_url = $TRANSPORT
+my_ip = $CTL_IP
+state_path = $DATA/nova
+enabled_apis = osapi_compute
+osapi_compute_listen = $CTL_IP
+osapi_compute_listen_port = 8774
+osapi_compute_workers = 1
+compute_driver = asap2lab_driver.Asap2LabDriver
+instance_name_template = instance-%08x
+[api]
+auth_strategy = keystone
+[wsgi]
+api_paste_config = $ETC/nova/api-paste.ini
+[api_database]
+connection = $DB/nova_api
+[database]
+connection = $DB/nova
+[conductor]
+workers = 1
+[scheduler]
+workers = 1
+discover_hosts_in_cells_interval = 2
+[filter_scheduler]
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,PciPassthroughFilter
+[pci]
+# the lab driver reports fake ConnectX-6 Dx VFs (15b3:101e, capability switchdev) on every host;
+# physical_network null: usable by tunnelled (vxlan) networks, as OVS hardware offload needs
+device_spec = {"vendor_id": "15b3", "product_id": "101e", "physical_network": null}
+[quota]
+instances = 20
+cores = 64
+ram = 262144
+[oslo_concurrency]
+lock_path = $DATA/locks
+[vnc]
+enabled = false
+[glance]
+region_name = RegionOne
+$(authtoken nova)
+$(svcauth placement placement)
+$(svcauth neutron neutron)
+$(svcauth service_user nova)
+send_service_user_token = false
+EOF
+  for n in $HVS; do
+    mkdir -p "$DATA/nova-$(hv_host "$n")"
+    cat >"$ETC/nova/nova-$(hv_host "$n").conf" <<EOF
+[DEFAULT]
+host = $(hv_host "$n")
+my_ip = $(hv_ctlip "$n")
+state_path = $DATA/nova-$(hv_host "$n")
+[oslo_concurrency]
+lock_path = $DATA/nova-$(hv_host "$n")/locks
+EOF
+  done
+
+  cat >"$LAB_STATE/clouds.yaml" <<EOF
+# asap2lab clouds (written by lab/up.sh; passwords are new at every lab-up)
+clouds:
+  asap2lab:
+    auth:
+      auth_url: $KS_URL/v3
+      username: demo
+      password: $DEMO_PW
+      project_name: demo
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: RegionOne
+    identity_api_version: 3
+    interface: public
+  asap2lab-admin:
+    auth:
+      auth_url: $KS_URL/v3
+      username: admin
+      password: $ADMIN_PW
+      project_name: admin
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: RegionOne
+    identity_api_version: 3
+    interface: public
+EOF
+  chmod 600 "$LAB_STATE/clouds.yaml"
+}
+
+# ------------------------------------------------------------------ phase: databases + Keystone
+db_syncs() { # all schemas but Keystone's, in parallel; output in $LOGS/*-db-sync.log
+  local pids=() rc=0 p
+  placement-manage --config-file "$ETC/placement/placement.conf" db sync >"$LOGS/placement-db-sync.log" 2>&1 & pids+=($!)
+  "$PYRUN" glance-manage glance.cmd.manage --config-file "$ETC/glance/glance-api.conf" db_sync >"$LOGS/glance-db-sync.log" 2>&1 & pids+=($!)
+  "$PYRUN" neutron-db-manage neutron.db.migration.cli --config-file "$ETC/neutron/neutron.conf" \
+    --config-file "$ETC/neutron/ml2_conf.ini" upgrade heads >"$LOGS/neutron-db-sync.log" 2>&1 & pids+=($!)
+  ( c=(--config-file "$ETC/nova/nova.conf")
+    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" api_db sync
+    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 map_cell0
+    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 create_cell --name=cell1 --verbose
+    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" db sync ) >"$LOGS/nova-db-sync.log" 2>&1 & pids+=($!)
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  [ $rc = 0 ] || { echo "up.sh: a db sync failed: see $LOGS/*-db-sync.log" >&2; return 1; }
+}
+keystone_up() {
+  local c=(--config-file "$ETC/keystone/keystone.conf")
+  keystone-manage "${c[@]}" db_sync
+  keystone-manage "${c[@]}" fernet_setup --keystone-user root --keystone-group root
+  keystone-manage "${c[@]}" credential_setup --keystone-user root --keystone-group root
+  keystone-manage "${c[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
+    --bootstrap-admin-url "$KS_URL/v3/" --bootstrap-internal-url "$KS_URL/v3/" \
+    --bootstrap-public-url "$KS_URL/v3/" --bootstrap-region-id RegionOne
+  # uwsgi's plain http-socket mishandles keep-alive with keystoneauth: answer with Connection: close
+  start keystone uwsgi --plugin python3 --http-socket "$CTL_IP:5000" --wsgi-file /usr/bin/keystone-wsgi-public \
+    --master --processes 2 --threads 1 --lazy-apps --die-on-term --add-header "Connection: close" \
+    --env "OS_KEYSTONE_CONFIG_FILES=$ETC/keystone/keystone.conf" --logto "$LOGS/keystone-uwsgi.log"
+  wait_for "Keystone on $KS_URL" 60 curl -fsS -m 3 -o /dev/null "$KS_URL/v3"
+  ASAP2LAB_KS_URL=$KS_URL ASAP2LAB_ENDPOINT_HOST=$CTL_IP ASAP2LAB_ADMIN_PW=$ADMIN_PW \
+    ASAP2LAB_SERVICE_PW=$SVC_PW ASAP2LAB_DEMO_PW=$DEMO_PW python3 "$LAB_DIR/lib/keystone_setup.py"
+}
+do_databases() {
+  # 2 cores: the four schema migrations run while Keystone is bootstrapped
+  db_syncs & local sync=$!
+  keystone_up
+  wait $sync
+}
+
+# ------------------------------------------------------------------ phase: API services
+do_services() {
+  start placement uwsgi --plugin python3 --http-socket "$CTL_IP:8778" --wsgi-file /usr/bin/placement-api \
+    --master --processes 1 --threads 4 --die-on-term --add-header "Connection: close" \
+    --env "OS_PLACEMENT_CONFIG_DIR=$ETC/placement" --logto "$LOGS/placement-uwsgi.log"
+  start glance-api "$PYRUN" glance-api glance.cmd.api --config-file "$ETC/glance/glance-api.conf"
+  start neutron-server "$PYRUN" neutron-server neutron.cmd.eventlet.server --config-file "$ETC/neutron/neutron.conf" \
+    --config-file "$ETC/neutron/ml2_conf.ini" --log-file "$LOGS/neutron-server.log"
+  local nc=(--config-file "$ETC/nova/nova.conf")
+  start nova-api "$PYRUN" nova-api nova.cmd.api "${nc[@]}" --log-file "$LOGS/nova-api.log"
+  start nova-conductor "$PYRUN" nova-conductor nova.cmd.conductor "${nc[@]}" --log-file "$LOGS/nova-conductor.log"
+  start nova-scheduler "$PYRUN" nova-scheduler nova.cmd.scheduler "${nc[@]}" --log-file "$LOGS/nova-scheduler.log"
+}
+
+# ------------------------------------------------------------------ phase: hypervisor services
+sshd_start() {
+  local n=$1 key=$SSHD/hv$n-host-ed25519
+  ssh-keygen -q -t ed25519 -N '' -C "asap2lab-hv$n" -f "$key"
+  cat >"$ETC/sshd-hv$n.conf" <<EOF
+# sshd of hypervisor $(hv_host "$n") (netns $(hv_ns "$n")), written by lab/up.sh
+ListenAddress $(hv_ctlip "$n"):22
+HostKey $key
+PidFile $RUN/hv$n-sshd.pid
+AuthorizedKeysFile $SSHD/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UsePAM no
+StrictModes no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+MaxStartups 50:30:100
+MaxSessions 50
+LogLevel INFO
+EOF
+  start "hv$n-sshd" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
+    /usr/sbin/sshd -D -f "$ETC/sshd-hv$n.conf" -E "$LOGS/hv$n-sshd.log"
+}
+do_hypervisors() {
+  ssh-keygen -q -t ed25519 -N '' -C asap2lab-harness -f "$SSHD/id_ed25519"
+  cp "$SSHD/id_ed25519.pub" "$SSHD/authorized_keys"
+  chmod 600 "$SSHD/authorized_keys"
+  : >"$SSHD/known_hosts"
+  local n
+  for n in $HVS; do
+    start "hv$n-neutron-openvswitch-agent" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
+      "$PYRUN" neutron-openvswitch-agent neutron.cmd.eventlet.plugins.ovs_neutron_agent \
+      --config-file "$ETC/neutron/neutron.conf" --config-file "$ETC/neutron/ovs-agent-hv$n.ini"
+    sshd_start "$n"
+    echo "$(hv_ctlip "$n") $(cut -d' ' -f1-2 "$SSHD/hv$n-host-ed25519.pub")" >>"$SSHD/known_hosts"
+    start "nova-compute-$(hv_host "$n")" env \
+      ASAP2LAB_HOST="$(hv_host "$n")" ASAP2LAB_HV_NETNS="$(hv_ns "$n")" ASAP2LAB_OVS_RUNDIR="$(hv_rundir "$n")" \
+      ASAP2LAB_STATE="$LAB_STATE" ASAP2LAB_LOG_DIR="$LOGS" ASAP2LAB_MGMT_BRIDGE="$MGMT_BR" \
+      ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" \
+      python3 "$LAB_DIR/lib/nova-compute.py" --config-file "$ETC/nova/nova.conf" \
+      --config-file "$ETC/nova/nova-$(hv_host "$n").conf" --log-file "$LOGS/nova-compute-$(hv_host "$n").log"
+  done
+}
+
+# ------------------------------------------------------------------ phase: ready
+hv_ssh() {
+  local n=$1; shift
+  ssh -q -i "$SSHD/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=3 \
+    -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$SSHD/known_hosts" "root@$(hv_ctlip "$n")" "$@"
+}
+do_ready() {
+  local p n
+  for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
+  export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
+  python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
+  # the agent has built br-int / br-tun; SSH with stock tools sees this hypervisor's OVS
+  for n in $HVS; do
+    wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun
+  done
+}
+do_resources() {
+  local img=$DATA/asap2lab-guest.raw
+  truncate -s 1M "$img"
+  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml python3 "$LAB_DIR/lib/cloud_setup.py" resources "$img"
+}
+
+phase "network (bridges, ToR, hypervisor netns)" do_network
+phase "hypervisor OVS (netdev, br-phy MTU $UL_MTU, br-mgmt)" do_ovs
+phase "MariaDB + RabbitMQ" do_infra
+phase "configuration" do_configs
+phase "schemas + Keystone" do_databases
+phase "Placement, Glance, Neutron, Nova services" do_services
+phase "hypervisor services (OVS agents, sshd, nova-compute)" do_hypervisors
+phase "wait until ready" do_ready
+phase "lab resources (image, mgmt network)" do_resources
+date -u +%FT%TZ >"$RUN/up.done"
+say "UP in $(since "$T0")s. clouds: $LAB_STATE/clouds.yaml (asap2lab, asap2lab-admin); ssh key $SSHD/id_ed25519, known_hosts $SSHD/known_hosts"
+free -m | sed 's/^/[lab-up] /'
