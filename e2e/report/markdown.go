@@ -1,0 +1,494 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Options tune the renderers.
+type Options struct {
+	// Title of the document; default "ASAP² Direct performance report".
+	Title string
+	// SeedLayout renders the result tables with exactly the seed's four
+	// columns; by default an "Evidence" column is added, stating per row
+	// what the offload checks proved (and the spread over repeats).
+	SeedLayout bool
+	// Thresholds are evaluated rules to show; when nil, the rules stored in
+	// the results files are shown.
+	Thresholds []ThresholdResult
+}
+
+func (o Options) title() string {
+	if o.Title != "" {
+		return o.Title
+	}
+	return "ASAP² Direct performance report"
+}
+
+// Markdown renders the set in the seed's layout plus repeats, offload
+// evidence, thresholds, environment and timing sections.
+func Markdown(s *Set, o Options) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", o.title())
+	b.WriteString(runsParagraph(s))
+	b.WriteString("\n## Results\n\n")
+	b.WriteString("TCP rows are iperf3's goodput. UDP cells are offered / delivered / loss; gains compare delivered bandwidth (median over repeats).\n\n")
+	tables := BuildTables(s)
+	if len(tables) == 0 {
+		b.WriteString("No profile results.\n")
+	}
+	for _, t := range tables {
+		if t.Note != "" {
+			b.WriteString(t.Note + "\n\n")
+		}
+		fmt.Fprintf(&b, "### %s\n\n", t.Title)
+		b.WriteString(MarkdownTable(t, o.SeedLayout))
+		b.WriteString("\n")
+	}
+	writeSpread(&b, s)
+	writeChecks(&b, s)
+	writeThresholds(&b, s, o)
+	writeEnvironment(&b, s)
+	writeTimings(&b, s)
+	writeErrors(&b, s)
+	return b.String()
+}
+
+// MarkdownTable renders one table; seedLayout drops the Evidence column.
+func MarkdownTable(t Table, seedLayout bool) string {
+	header := append([]string(nil), t.Header...)
+	if !seedLayout {
+		header = append(header, "Evidence")
+	}
+	rows := make([][]string, 0, len(t.Rows))
+	for _, r := range t.Rows {
+		cells := []string{r.Label, r.ASAP2Cell, r.BaselineCell, r.GainCell}
+		if !seedLayout {
+			cells = append(cells, r.EvidenceCell)
+		}
+		rows = append(rows, cells)
+	}
+	return mdTable(header, rows)
+}
+
+func mdTable(header []string, rows [][]string) string {
+	var b strings.Builder
+	line := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	line(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	b.WriteString("|" + strings.Join(sep, "|") + "|\n")
+	for _, r := range rows {
+		line(r)
+	}
+	return b.String()
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\n", " ")
+	if s == "" {
+		return Dash
+	}
+	return s
+}
+
+func pathName(p Path) string {
+	switch p {
+	case PathASAP2:
+		return "ASAP²"
+	case PathBaseline:
+		return "Baseline"
+	}
+	return string(p)
+}
+
+func fileLabel(f *Results) string {
+	return fmt.Sprintf("%s run %s", pathName(f.Config.ExpectedPath), f.RunID)
+}
+
+func runsParagraph(s *Set) string {
+	var b strings.Builder
+	for _, f := range s.Files {
+		state := "incomplete (no finish time: the run was interrupted or is still going)"
+		if f.FinishedAt != nil {
+			state = "finished " + f.FinishedAt.UTC().Format(time.RFC3339)
+		}
+		build := f.Config.BuildLabel
+		if build == "" {
+			build = f.Environment.BuildLabel
+		}
+		fmt.Fprintf(&b, "- %s: cloud `%s`, build `%s`, started %s, %s; %d profile result(s).\n",
+			fileLabel(f), orDash(firstNonEmpty(f.Config.Cloud, f.Environment.Cloud)), orDash(build),
+			f.StartedAt.UTC().Format(time.RFC3339), state, len(f.Profiles))
+	}
+	return b.String()
+}
+
+func writeSpread(b *strings.Builder, s *Set) {
+	profiles := s.Profiles()
+	if len(profiles) == 0 {
+		return
+	}
+	b.WriteString("## Repeats and interval statistics\n\n")
+	b.WriteString("Delivered rate per profile and path over repeats (median, min–max, coefficient of variation), and over every iperf3 interval of every repeat (min / median / max, and the worst interval).\n\n")
+	var rows [][]string
+	for _, p := range sortedProfiles(profiles) {
+		sm := p.Summary
+		status := "stable"
+		switch {
+		case sm.Delivered.N == 0:
+			status = "no successful repeat"
+		case sm.Unstable:
+			status = "UNSTABLE: " + sm.UnstableReason
+		case sm.Delivered.N == 1:
+			status = "single run"
+		}
+		if sm.Failed > 0 {
+			status += fmt.Sprintf("; %d repeat(s) failed", sm.Failed)
+		}
+		row := []string{profileTitle(p), pathName(p.Path), fmt.Sprintf("%d", sm.Delivered.N), Dash, Dash, Dash, Dash, Dash, status}
+		if sm.Delivered.N > 0 {
+			row[3] = FormatBps(sm.Delivered.Median)
+		}
+		if sm.Delivered.N > 1 {
+			row[4] = FormatBps(sm.Delivered.Min) + " – " + FormatBps(sm.Delivered.Max)
+			row[5] = FormatPercent(sm.Delivered.CVPercent)
+		}
+		if iv := sm.Intervals; iv != nil {
+			row[6] = FormatBps(iv.MinBps) + " / " + FormatBps(iv.MedianBps) + " / " + FormatBps(iv.MaxBps)
+			row[7] = fmt.Sprintf("%s at %.0f–%.0f s", FormatBps(iv.Worst.Bps), iv.Worst.Start, iv.Worst.End)
+		}
+		rows = append(rows, row)
+	}
+	b.WriteString(mdTable([]string{"Profile", "Path", "Runs", "Delivered median", "Min – max", "CV", "Intervals min / median / max", "Worst interval", "Status"}, rows))
+	b.WriteString("\n")
+}
+
+// profileTitle is a short human name: the profile's Name, else its label.
+func profileTitle(p *ProfileResult) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	sh := ShapeOf(p)
+	k := tableOf(sh)
+	proto := strings.ToUpper(sh.Protocol)
+	if k.kind == TableUDPCapped {
+		return fmt.Sprintf("UDP %s/stream, %s", FormatBpsShort(sh.BitrateBps), RowLabel(k.kind, sh))
+	}
+	return proto + " " + RowLabel(k.kind, sh)
+}
+
+// sortedProfiles orders profiles by table, seed row order, then path.
+func sortedProfiles(ps []*ProfileResult) []*ProfileResult {
+	out := append([]*ProfileResult(nil), ps...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := ShapeOf(out[i]), ShapeOf(out[j])
+		ka, kb := tableOf(a), tableOf(b)
+		if ka != kb {
+			if ka.kind != kb.kind {
+				return ka.kind < kb.kind
+			}
+			return ka.capBps < kb.capBps
+		}
+		if a != b {
+			if a.LengthBytes != b.LengthBytes {
+				return a.LengthBytes < b.LengthBytes
+			}
+			return a.Streams < b.Streams
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+func writeChecks(b *strings.Builder, s *Set) {
+	b.WriteString("## Offload checks\n\n")
+	b.WriteString("The complementary checks ran in their own window (flood ping, then a sustained flow), never during a measured iperf3 window.\n\n")
+	for _, f := range s.Files {
+		fmt.Fprintf(b, "### %s\n\n", fileLabel(f))
+		ev := Judge(f.Offload, f.Config.Checks, "run")
+		fmt.Fprintf(b, "Overall: **%s** (%s).\n\n", ev.Status, ev.Detail)
+		if len(f.Offload) == 0 {
+			continue
+		}
+		var rows [][]string
+		for _, c := range f.Offload {
+			rows = append(rows, []string{c.Name, orDash(c.Flow), c.Verdict, orDash(c.Reason), orDash(strings.Join(c.EvidenceFiles, ", "))})
+		}
+		b.WriteString(mdTable([]string{"Check", "Flow", "Verdict", "Reason", "Evidence files"}, rows))
+		b.WriteString("\n")
+	}
+}
+
+func thresholdsOf(s *Set, o Options) []ThresholdResult {
+	if o.Thresholds != nil {
+		return o.Thresholds
+	}
+	var out []ThresholdResult
+	for _, f := range s.Files {
+		out = append(out, f.Thresholds...)
+	}
+	return out
+}
+
+// ThresholdRuleText is the rule in words: "tcp-p30 asap2 delivered_bps >= 22.5 Gbit/s".
+func ThresholdRuleText(t ThresholdResult) string {
+	parts := []string{t.Profile}
+	if t.Metric != MetricGain && t.Path != "" {
+		parts = append(parts, t.Path)
+	}
+	parts = append(parts, t.Metric, t.Op, formatMetric(t.Metric, t.Value))
+	return strings.Join(parts, " ")
+}
+
+func writeThresholds(b *strings.Builder, s *Set, o Options) {
+	ts := thresholdsOf(s, o)
+	if len(ts) == 0 {
+		return
+	}
+	pass := 0
+	var rows [][]string
+	for _, t := range ts {
+		res := "FAIL"
+		if t.Pass {
+			res = "pass"
+			pass++
+		}
+		rows = append(rows, []string{t.Name, ThresholdRuleText(t), res, t.Reason})
+	}
+	fmt.Fprintf(b, "## Thresholds\n\n%d of %d passed.\n\n", pass, len(ts))
+	b.WriteString(mdTable([]string{"Threshold", "Rule", "Result", "Reason"}, rows))
+	b.WriteString("\n")
+}
+
+// EnvironmentRows are the environment facts per file: item, then one value
+// per file in s.Files order.
+func EnvironmentRows(s *Set) [][]string {
+	get := []struct {
+		item string
+		fn   func(f *Results) string
+	}{
+		{"Run ID", func(f *Results) string { return f.RunID }},
+		{"Cloud", func(f *Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }},
+		{"Build", func(f *Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }},
+		{"Expected path", func(f *Results) string { return string(f.Config.ExpectedPath) }},
+		{"Hypervisor pair", func(f *Results) string {
+			var n []string
+			for _, h := range f.Environment.Hypervisors {
+				n = append(n, h.Name)
+			}
+			return strings.Join(n, " ↔ ")
+		}},
+		{"NIC driver", func(f *Results) string {
+			return hvJoin(f, func(h Hypervisor) string {
+				if h.NICDriverVersion != "" {
+					return h.NICDriver + " " + h.NICDriverVersion
+				}
+				return h.NICDriver
+			})
+		}},
+		{"NIC firmware", func(f *Results) string { return hvJoin(f, func(h Hypervisor) string { return h.NICFirmware }) }},
+		{"OVS", func(f *Results) string { return hvJoin(f, func(h Hypervisor) string { return h.OVSVersion }) }},
+		{"Host kernel", func(f *Results) string { return hvJoin(f, func(h Hypervisor) string { return h.Kernel }) }},
+		{"iperf3", func(f *Results) string { return iperfVersions(f) }},
+		{"MTU", func(f *Results) string {
+			if f.Environment.MTU == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%d", f.Environment.MTU)
+		}},
+		{"Guest kernel", func(f *Results) string { return f.Environment.GuestKernel }},
+		{"Host keys", func(f *Results) string {
+			if f.Environment.InsecureHostKeys {
+				return "NOT verified (insecure opt-in)"
+			}
+			return "verified"
+		}},
+	}
+	rows := make([][]string, 0, len(get))
+	for _, g := range get {
+		row := []string{g.item}
+		for _, f := range s.Files {
+			row = append(row, orDash(g.fn(f)))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".
+func hvJoin(f *Results, fn func(Hypervisor) string) string {
+	hs := f.Environment.Hypervisors
+	if len(hs) == 0 {
+		return ""
+	}
+	same := true
+	for _, h := range hs[1:] {
+		if fn(h) != fn(hs[0]) {
+			same = false
+		}
+	}
+	if same {
+		return fn(hs[0])
+	}
+	var parts []string
+	for _, h := range hs {
+		parts = append(parts, h.Name+": "+orDash(fn(h)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func iperfVersions(f *Results) string {
+	var vs []string
+	for _, g := range f.Environment.Guests {
+		if g.Iperf3Version != "" && !containsString(vs, g.Iperf3Version) {
+			vs = append(vs, g.Iperf3Version)
+		}
+	}
+	if len(vs) == 0 {
+		for _, p := range f.Profiles {
+			for _, r := range p.Runs {
+				if r.Iperf3Version != "" && !containsString(vs, r.Iperf3Version) {
+					vs = append(vs, r.Iperf3Version)
+				}
+			}
+		}
+	}
+	if len(vs) <= 1 {
+		return strings.Join(vs, "")
+	}
+	var parts []string
+	for _, g := range f.Environment.Guests {
+		parts = append(parts, g.Name+": "+orDash(g.Iperf3Version))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func writeEnvironment(b *strings.Builder, s *Set) {
+	if len(s.Files) == 0 {
+		return
+	}
+	b.WriteString("## Environment\n\n")
+	header := []string{"Item"}
+	for _, f := range s.Files {
+		header = append(header, fileLabel(f))
+	}
+	b.WriteString(mdTable(header, EnvironmentRows(s)))
+	b.WriteString("\n")
+}
+
+// TimingRows are the phase durations per file (seconds), with a total row.
+func TimingRows(s *Set) [][]string {
+	var phases []string
+	for _, f := range s.Files {
+		for _, t := range f.Timings {
+			if !containsString(phases, t.Phase) {
+				phases = append(phases, t.Phase)
+			}
+		}
+	}
+	if len(phases) == 0 {
+		return nil
+	}
+	var rows [][]string
+	totals := make([]float64, len(s.Files))
+	for _, ph := range phases {
+		row := []string{ph}
+		for i, f := range s.Files {
+			sum, found := 0.0, false
+			for _, t := range f.Timings {
+				if t.Phase == ph {
+					sum += t.Seconds
+					found = true
+				}
+			}
+			if found {
+				row = append(row, formatSeconds(sum))
+				totals[i] += sum
+			} else {
+				row = append(row, Dash)
+			}
+		}
+		rows = append(rows, row)
+	}
+	total := []string{"total"}
+	for _, t := range totals {
+		total = append(total, formatSeconds(t))
+	}
+	return append(rows, total)
+}
+
+func formatSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
+	return d.String()
+}
+
+func writeTimings(b *strings.Builder, s *Set) {
+	rows := TimingRows(s)
+	if rows == nil {
+		return
+	}
+	b.WriteString("## Timing\n\n")
+	header := []string{"Phase"}
+	for _, f := range s.Files {
+		header = append(header, fileLabel(f))
+	}
+	b.WriteString(mdTable(header, rows))
+	b.WriteString("\n")
+}
+
+func writeErrors(b *strings.Builder, s *Set) {
+	var lines []string
+	for _, f := range s.Files {
+		for _, e := range f.Errors {
+			lines = append(lines, fmt.Sprintf("- %s: %s", fileLabel(f), e))
+		}
+		for _, p := range f.Profiles {
+			for _, r := range p.Runs {
+				if r.Error != "" {
+					lines = append(lines, fmt.Sprintf("- %s: %s repeat %d: %s", fileLabel(f), profileTitle(&p), r.Repeat, r.Error))
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("## Errors\n\n" + strings.Join(lines, "\n") + "\n")
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return Dash
+	}
+	return s
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func containsString(xs []string, v string) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

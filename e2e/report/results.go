@@ -1,0 +1,208 @@
+// Package report holds the results of a run (a versioned JSON schema written
+// atomically after every profile), their statistics (repeats, intervals),
+// threshold evaluation, the regression comparison of two runs, and the
+// renderers: markdown in the methodology's own table layout and one
+// self-contained HTML file with inline SVG charts.
+//
+// The package depends on no other harness package: the integration code
+// copies parsed iperf3 results and offload verdicts into these plain types.
+// The schema is documented in SCHEMA.md.
+package report
+
+import "time"
+
+// SchemaVersion is the version of the results JSON this package writes and reads.
+const SchemaVersion = 1
+
+// Path is the data path a run is expected to exercise.
+type Path string
+
+const (
+	// PathASAP2 is the offloaded path (the seed's "NIC asap2" column).
+	PathASAP2 Path = "asap2"
+	// PathBaseline is the software path (the seed's "NIC standard" column).
+	PathBaseline Path = "baseline"
+)
+
+// Protocols of a profile.
+const (
+	ProtoTCP = "tcp"
+	ProtoUDP = "udp"
+)
+
+// Verdicts of an offload check.
+const (
+	VerdictOffloaded    = "offloaded"
+	VerdictSoftware     = "software"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Timing phases the harness records (others are allowed and kept in order).
+const (
+	PhaseProvisioning = "provisioning"
+	PhaseBoot         = "boot"
+	PhaseSSHWait      = "ssh_wait"
+	PhaseTraffic      = "traffic"
+	PhaseChecks       = "checks"
+	PhaseTeardown     = "teardown"
+)
+
+// Results is one results file: one run of the harness against one cloud.
+type Results struct {
+	SchemaVersion int       `json:"schema_version"`
+	RunID         string    `json:"run_id"`
+	StartedAt     time.Time `json:"started_at"`
+	// FinishedAt is nil while the run is in progress (or was killed).
+	FinishedAt  *time.Time        `json:"finished_at,omitempty"`
+	Config      ConfigSummary     `json:"config"`
+	Environment Environment       `json:"environment"`
+	Profiles    []ProfileResult   `json:"profiles"`
+	Offload     []CheckResult     `json:"offload"`
+	Timings     []Timing          `json:"timings"`
+	Thresholds  []ThresholdResult `json:"thresholds"`
+	Errors      []string          `json:"errors"`
+}
+
+// ConfigSummary is what of the configuration explains the numbers.
+type ConfigSummary struct {
+	Cloud           string   `json:"cloud"`
+	BuildLabel      string   `json:"build_label"`
+	ExpectedPath    Path     `json:"expected_path"`
+	Profiles        []string `json:"profiles"`
+	DurationSeconds float64  `json:"duration_seconds"`
+	Repeats         int      `json:"repeats"`
+	// Checks are the offload checks the run was configured to do (tc,
+	// representor, dpctl); a configured check without a result is shown as
+	// missing, never hidden.
+	Checks []string `json:"checks"`
+	// CVLimitPercent marks a profile unstable when the coefficient of
+	// variation of its delivered rate over repeats exceeds it; 0 = no limit.
+	CVLimitPercent float64 `json:"cv_limit_percent,omitempty"`
+	// LineRateBps is the physical line rate (e.g. 25e9); optional, used to
+	// say "near line rate" beside a gain.
+	LineRateBps float64 `json:"line_rate_bps,omitempty"`
+}
+
+// Environment is what the run ran on.
+type Environment struct {
+	Cloud      string `json:"cloud"`
+	BuildLabel string `json:"build_label"`
+	// Hypervisors are the two compute nodes: the iperf3 server's first.
+	Hypervisors []Hypervisor `json:"hypervisors"`
+	Guests      []Guest      `json:"guests"`
+	// MTU is the data network's MTU as Neutron reports it.
+	MTU         int    `json:"mtu"`
+	GuestKernel string `json:"guest_kernel,omitempty"`
+	// InsecureHostKeys is true when SSH host keys were not verified (explicit opt-in).
+	InsecureHostKeys bool `json:"insecure_host_keys"`
+}
+
+// Hypervisor is one compute node and its uplink NIC.
+type Hypervisor struct {
+	Name             string `json:"name"`
+	NIC              string `json:"nic,omitempty"`                // interface ethtool was asked about
+	NICDriver        string `json:"nic_driver"`                   // ethtool -i "driver"
+	NICDriverVersion string `json:"nic_driver_version,omitempty"` // ethtool -i "version"
+	NICFirmware      string `json:"nic_firmware"`                 // ethtool -i "firmware-version"
+	NICBusInfo       string `json:"nic_bus_info,omitempty"`       // ethtool -i "bus-info"
+	OVSVersion       string `json:"ovs_version"`
+	Kernel           string `json:"kernel"`
+}
+
+// Guest is one instance.
+type Guest struct {
+	Name          string `json:"name"`
+	Role          string `json:"role"` // "server" or "client"
+	Hypervisor    string `json:"hypervisor,omitempty"`
+	Iperf3Version string `json:"iperf3_version"`
+	Kernel        string `json:"kernel,omitempty"`
+}
+
+// ProfileResult is one iperf3 profile on one path, with every repeat.
+type ProfileResult struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Protocol string `json:"protocol"` // tcp | udp
+	Streams  int    `json:"streams"`
+	// BitrateBps is the per-stream target (-b); 0 = unlimited (-b0 or TCP default).
+	BitrateBps float64 `json:"bitrate_bps"`
+	// LengthBytes is the payload length (-l); 0 = iperf3's default.
+	LengthBytes     int           `json:"length_bytes,omitempty"`
+	Path            Path          `json:"path"`
+	DurationSeconds float64       `json:"duration_seconds,omitempty"`
+	Runs            []Run         `json:"runs"`
+	Summary         Summary       `json:"summary"`
+	Offload         []CheckResult `json:"offload"`
+}
+
+// Run is one repeat of a profile.
+type Run struct {
+	Repeat       int       `json:"repeat"` // 1-based
+	StartedAt    time.Time `json:"started_at,omitzero"`
+	OfferedBps   float64   `json:"offered_bps"`   // sender rate
+	DeliveredBps float64   `json:"delivered_bps"` // receiver rate
+	LossPercent  float64   `json:"loss_percent"`  // UDP: share that did not arrive, 0..100
+	Retransmits  int64     `json:"retransmits"`   // TCP
+	// Intervals is iperf3's per-interval series (receiver side where known).
+	Intervals     []Interval     `json:"intervals"`
+	IntervalStats *IntervalStats `json:"interval_stats,omitempty"`
+	Iperf3Version string         `json:"iperf3_version,omitempty"`
+	EvidenceFile  string         `json:"evidence_file,omitempty"` // the raw iperf3 -J output(s)
+	// Error is set when this repeat failed; it is excluded from statistics.
+	Error string `json:"error,omitempty"`
+}
+
+// Interval is one iperf3 reporting interval.
+type Interval struct {
+	Start float64 `json:"start"` // seconds since the test start
+	End   float64 `json:"end"`
+	Bps   float64 `json:"bps"`
+}
+
+// IntervalStats summarises a per-interval series: how much the average hides.
+type IntervalStats struct {
+	Count     int      `json:"count"`
+	MinBps    float64  `json:"min_bps"`
+	MedianBps float64  `json:"median_bps"`
+	MaxBps    float64  `json:"max_bps"`
+	Worst     Interval `json:"worst"` // the interval with the lowest rate
+}
+
+// Stat is a statistic over the successful repeats of a profile.
+type Stat struct {
+	N         int     `json:"n"`
+	Median    float64 `json:"median"`
+	Min       float64 `json:"min"`
+	Max       float64 `json:"max"`
+	Mean      float64 `json:"mean"`
+	CVPercent float64 `json:"cv_percent"` // sample standard deviation / mean * 100; 0 when N < 2
+}
+
+// Summary is computed from Runs by Summarize.
+type Summary struct {
+	Runs        int  `json:"runs"`   // successful repeats
+	Failed      int  `json:"failed"` // repeats with an error
+	Delivered   Stat `json:"delivered_bps"`
+	Offered     Stat `json:"offered_bps"`
+	Loss        Stat `json:"loss_percent"`
+	Retransmits Stat `json:"retransmits"`
+	// Intervals pools every interval of every successful repeat.
+	Intervals      *IntervalStats `json:"intervals,omitempty"`
+	Unstable       bool           `json:"unstable"`
+	UnstableReason string         `json:"unstable_reason,omitempty"`
+}
+
+// CheckResult is the verdict of one complementary offload check.
+type CheckResult struct {
+	Name          string   `json:"name"`           // tc | representor | dpctl
+	Flow          string   `json:"flow,omitempty"` // what traffic it observed: flood_ping, tcp, udp
+	Verdict       string   `json:"verdict"`        // offloaded | software | inconclusive
+	Reason        string   `json:"reason"`
+	EvidenceFiles []string `json:"evidence_files,omitempty"`
+}
+
+// Timing is the wall-clock time of one phase.
+type Timing struct {
+	Phase   string  `json:"phase"`
+	Seconds float64 `json:"seconds"`
+}

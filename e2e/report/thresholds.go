@@ -1,0 +1,162 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ThresholdRule is a pass/fail rule. It has exactly the fields of
+// config.Threshold, so the integration converts with ThresholdRule(t).
+type ThresholdRule struct {
+	Name    string  `json:"name" yaml:"name"`
+	Profile string  `json:"profile" yaml:"profile"` // profile ID
+	Path    string  `json:"path" yaml:"path"`       // asap2 | baseline (ignored for gain)
+	Metric  string  `json:"metric" yaml:"metric"`   // one of the Metric* constants
+	Op      string  `json:"op" yaml:"op"`           // ">=" | "<="
+	Value   float64 `json:"value" yaml:"value"`
+}
+
+// Threshold metrics. All are taken from the median over successful repeats.
+const (
+	MetricDelivered   = "delivered_bps"
+	MetricOffered     = "offered_bps"
+	MetricLoss        = "loss_percent"
+	MetricRetransmits = "retransmits"
+	MetricGain        = "gain"       // asap2 delivered / baseline delivered
+	MetricCV          = "cv_percent" // CV of delivered over repeats
+)
+
+// ThresholdResult is one evaluated rule.
+type ThresholdResult struct {
+	Name    string   `json:"name"`
+	Profile string   `json:"profile"`
+	Path    string   `json:"path,omitempty"`
+	Metric  string   `json:"metric"`
+	Op      string   `json:"op"`
+	Value   float64  `json:"value"`
+	Actual  *float64 `json:"actual,omitempty"` // nil when there was nothing to measure
+	Pass    bool     `json:"pass"`
+	Reason  string   `json:"reason"`
+}
+
+// ValidateRule reports what is wrong with a rule, or nil.
+func ValidateRule(r ThresholdRule) error {
+	var p []string
+	if r.Profile == "" {
+		p = append(p, "profile: must be set")
+	}
+	switch r.Metric {
+	case MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricCV:
+		if r.Path != string(PathASAP2) && r.Path != string(PathBaseline) {
+			p = append(p, fmt.Sprintf("path: must be asap2 or baseline, got %q", r.Path))
+		}
+	case MetricGain:
+	default:
+		p = append(p, fmt.Sprintf("metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, got %q", r.Metric))
+	}
+	if r.Op != ">=" && r.Op != "<=" {
+		p = append(p, fmt.Sprintf("op: must be >= or <=, got %q", r.Op))
+	}
+	if math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
+		p = append(p, fmt.Sprintf("value: must be a finite number, got %v", r.Value))
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	return fmt.Errorf("threshold %q: %s", r.Name, strings.Join(p, "; "))
+}
+
+// EvaluateThresholds evaluates every rule against the set. A rule whose
+// data is missing (profile not run, every repeat failed, no baseline for a
+// gain) fails with the reason: a gate never passes on nothing.
+func EvaluateThresholds(rules []ThresholdRule, s *Set) []ThresholdResult {
+	out := make([]ThresholdResult, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, evaluate(r, s))
+	}
+	return out
+}
+
+func evaluate(r ThresholdRule, s *Set) ThresholdResult {
+	res := ThresholdResult{Name: r.Name, Profile: r.Profile, Path: r.Path, Metric: r.Metric, Op: r.Op, Value: r.Value}
+	if res.Name == "" {
+		res.Name = fmt.Sprintf("%s %s %s %s %v", r.Profile, r.Path, r.Metric, r.Op, r.Value)
+	}
+	if err := ValidateRule(r); err != nil {
+		res.Reason = "invalid rule: " + err.Error()
+		return res
+	}
+	var actual float64
+	var what string
+	if r.Metric == MetricGain {
+		a, b := s.Profile(r.Profile, PathASAP2), s.Profile(r.Profile, PathBaseline)
+		switch {
+		case a == nil || a.Summary.Delivered.N == 0:
+			res.Reason = fmt.Sprintf("no successful asap2 result for profile %s", r.Profile)
+			return res
+		case b == nil || b.Summary.Delivered.N == 0:
+			res.Reason = fmt.Sprintf("no successful baseline result for profile %s", r.Profile)
+			return res
+		case b.Summary.Delivered.Median <= 0:
+			res.Reason = fmt.Sprintf("baseline delivered nothing for profile %s", r.Profile)
+			return res
+		}
+		actual = a.Summary.Delivered.Median / b.Summary.Delivered.Median
+		what = fmt.Sprintf("gain %.2f× (asap2 %s / baseline %s)", actual,
+			FormatBps(a.Summary.Delivered.Median), FormatBps(b.Summary.Delivered.Median))
+	} else {
+		p := s.Profile(r.Profile, Path(r.Path))
+		if p == nil {
+			res.Reason = fmt.Sprintf("no %s result for profile %s", r.Path, r.Profile)
+			return res
+		}
+		sm := p.Summary
+		if sm.Delivered.N == 0 {
+			res.Reason = fmt.Sprintf("profile %s %s has no successful repeat (%d failed)", r.Profile, r.Path, sm.Failed)
+			return res
+		}
+		switch r.Metric {
+		case MetricDelivered:
+			actual, what = sm.Delivered.Median, "delivered "+FormatBps(sm.Delivered.Median)
+		case MetricOffered:
+			actual, what = sm.Offered.Median, "offered "+FormatBps(sm.Offered.Median)
+		case MetricLoss:
+			actual, what = sm.Loss.Median, "loss "+FormatLoss(sm.Loss.Median)
+		case MetricRetransmits:
+			actual, what = sm.Retransmits.Median, fmt.Sprintf("retransmits %.0f", sm.Retransmits.Median)
+		case MetricCV:
+			actual, what = sm.Delivered.CVPercent, "delivered CV "+FormatPercent(sm.Delivered.CVPercent)
+		}
+		what += fmt.Sprintf(" (median of %d)", sm.Delivered.N)
+		if r.Metric == MetricCV {
+			what = fmt.Sprintf("delivered CV %s over %d repeats", FormatPercent(sm.Delivered.CVPercent), sm.Delivered.N)
+		}
+	}
+	res.Actual = &actual
+	if r.Op == ">=" {
+		res.Pass = actual >= r.Value
+	} else {
+		res.Pass = actual <= r.Value
+	}
+	verb := "meets"
+	if !res.Pass {
+		verb = "violates"
+	}
+	res.Reason = fmt.Sprintf("%s %s %s %s", what, verb, r.Op, formatMetric(r.Metric, r.Value))
+	return res
+}
+
+func formatMetric(metric string, v float64) string {
+	switch metric {
+	case MetricDelivered, MetricOffered:
+		return FormatBps(v)
+	case MetricLoss:
+		return FormatLoss(v)
+	case MetricCV:
+		return FormatPercent(v)
+	case MetricGain:
+		return fmt.Sprintf("%g×", v)
+	}
+	return fmt.Sprintf("%g", v)
+}

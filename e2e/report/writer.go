@@ -1,0 +1,211 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Writer owns one results file and rewrites it atomically after every change,
+// so a run killed at any moment leaves the last complete state on disk.
+// All methods are safe for concurrent use.
+type Writer struct {
+	path    string
+	cvLimit float64
+	mu      sync.Mutex
+	res     Results
+}
+
+// NewWriter starts a results file at path from initial (its SchemaVersion is
+// set to SchemaVersion) and writes it once, so a run that dies during
+// provisioning still leaves its environment and errors behind.
+func NewWriter(path string, initial Results) (*Writer, error) {
+	if path == "" {
+		return nil, errors.New("results writer: empty path")
+	}
+	initial.SchemaVersion = SchemaVersion
+	w := &Writer{path: path, cvLimit: initial.Config.CVLimitPercent, res: clone(initial)}
+	if err := w.flushLocked(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path is the file the writer owns.
+func (w *Writer) Path() string { return w.path }
+
+// PutProfile records a profile's result (replacing an earlier one with the
+// same ID and path, appending otherwise), recomputes its summary and writes
+// the file.
+func (w *Writer) PutProfile(p ProfileResult) error {
+	return w.Update(func(r *Results) {
+		p = cloneProfile(p)
+		Summarize(&p, r.Config.CVLimitPercent)
+		for i := range r.Profiles {
+			if r.Profiles[i].ID == p.ID && r.Profiles[i].Path == p.Path {
+				r.Profiles[i] = p
+				return
+			}
+		}
+		r.Profiles = append(r.Profiles, p)
+	})
+}
+
+// AddTiming appends a phase's duration and writes the file.
+func (w *Writer) AddTiming(phase string, d time.Duration) error {
+	return w.Update(func(r *Results) {
+		r.Timings = append(r.Timings, Timing{Phase: phase, Seconds: d.Seconds()})
+	})
+}
+
+// AddError records a run-level error and writes the file.
+func (w *Writer) AddError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return w.Update(func(r *Results) { r.Errors = append(r.Errors, err.Error()) })
+}
+
+// Finish sets FinishedAt and writes the file.
+func (w *Writer) Finish(at time.Time) error {
+	return w.Update(func(r *Results) { t := at.UTC(); r.FinishedAt = &t })
+}
+
+// Update applies fn to the results under the writer's lock and writes the
+// file. fn must not keep references to r after it returns.
+func (w *Writer) Update(fn func(r *Results)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fn(&w.res)
+	w.res.SchemaVersion = SchemaVersion
+	return w.flushLocked()
+}
+
+// Snapshot returns a deep copy of the current results.
+func (w *Writer) Snapshot() Results {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return clone(w.res)
+}
+
+func (w *Writer) flushLocked() error {
+	data, err := json.MarshalIndent(&w.res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results %s: encode: %w", w.path, err)
+	}
+	return WriteFileAtomic(w.path, append(data, '\n'), 0o644)
+}
+
+// WriteFileAtomic writes data to a temporary file in path's directory,
+// fsyncs it, renames it over path and fsyncs the directory: a reader sees
+// either the old or the new content, never a partial file.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err = tmp.Chmod(perm); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
+	}
+	if err = tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("fsync %s: %w", tmp.Name(), err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", tmp.Name(), path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir %s for fsync: %w", dir, err)
+	}
+	defer d.Close()
+	if err = d.Sync(); err != nil {
+		return fmt.Errorf("fsync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// clone deep-copies results (every slice and pointer is copied).
+func clone(r Results) Results {
+	out := r
+	if r.FinishedAt != nil {
+		t := *r.FinishedAt
+		out.FinishedAt = &t
+	}
+	out.Config.Profiles = slices.Clone(r.Config.Profiles)
+	out.Config.Checks = slices.Clone(r.Config.Checks)
+	out.Environment.Hypervisors = slices.Clone(r.Environment.Hypervisors)
+	out.Environment.Guests = slices.Clone(r.Environment.Guests)
+	if r.Profiles != nil {
+		out.Profiles = make([]ProfileResult, len(r.Profiles))
+		for i, p := range r.Profiles {
+			out.Profiles[i] = cloneProfile(p)
+		}
+	}
+	out.Offload = cloneChecks(r.Offload)
+	out.Timings = slices.Clone(r.Timings)
+	if r.Thresholds != nil {
+		out.Thresholds = make([]ThresholdResult, len(r.Thresholds))
+		for i, t := range r.Thresholds {
+			if t.Actual != nil {
+				a := *t.Actual
+				t.Actual = &a
+			}
+			out.Thresholds[i] = t
+		}
+	}
+	out.Errors = slices.Clone(r.Errors)
+	return out
+}
+
+func cloneProfile(p ProfileResult) ProfileResult {
+	out := p
+	if p.Runs != nil {
+		out.Runs = make([]Run, len(p.Runs))
+		for i, r := range p.Runs {
+			r.Intervals = slices.Clone(r.Intervals)
+			if r.IntervalStats != nil {
+				s := *r.IntervalStats
+				r.IntervalStats = &s
+			}
+			out.Runs[i] = r
+		}
+	}
+	if p.Summary.Intervals != nil {
+		s := *p.Summary.Intervals
+		out.Summary.Intervals = &s
+	}
+	out.Offload = cloneChecks(p.Offload)
+	return out
+}
+
+func cloneChecks(cs []CheckResult) []CheckResult {
+	if cs == nil {
+		return nil
+	}
+	out := make([]CheckResult, len(cs))
+	for i, c := range cs {
+		c.EvidenceFiles = slices.Clone(c.EvidenceFiles)
+		out[i] = c
+	}
+	return out
+}
