@@ -308,7 +308,7 @@ func (r *Result) fillUDP(end *rawEnd) error {
 		if r.SenderPackets > 0 && r.ReceiverSeconds > 0 {
 			arrived := float64(r.SenderPackets-r.LostPackets) / float64(r.SenderPackets)
 			r.BytesReceived = int64(math.Round(float64(r.BytesSent) * arrived))
-			r.DeliveredBps = float64(r.BytesReceived) * 8 / r.ReceiverSeconds
+			r.DeliveredBps = finite(float64(r.BytesReceived) * 8 / r.ReceiverSeconds)
 		}
 		r.DeliveredDerived = true
 		r.Warnings = append(r.Warnings, "UDP output has only end.sum (iperf3 < 3.11): delivered is derived from the sender's bytes and the receiver's lost/total packets")
