@@ -1,0 +1,208 @@
+// Package offload holds the three complementary checks that decide whether the
+// measured traffic between the two guests ran on the hardware path (ASAP²,
+// OVS TC offload into the NIC eSwitch) or on the software path:
+//
+//  1. TC flower rules on the representor and the VXLAN device
+//     (`tc -s filter show dev DEV ingress`, JSON or text form);
+//  2. a capture on the representor during a sustained flow (tcpdump);
+//  3. `ovs-appctl dpctl/dump-flows -m type=offloaded`.
+//
+// Each check is a pure parser, a pure verdict function and a runner over
+// remote.Runner that returns the raw outputs so the caller can save them.
+// Nothing here calls Ginkgo or Gomega.
+package offload
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+)
+
+// Verdict is what one check concluded about the data path.
+type Verdict string
+
+// The three verdicts.
+const (
+	// Offloaded: the evidence shows the flow forwarded by the NIC.
+	Offloaded Verdict = "offloaded"
+	// Software: the evidence shows the flow forwarded by the host (OVS in the
+	// kernel or in user space), i.e. the seed's "NIC standard" path.
+	Software Verdict = "software"
+	// Inconclusive: the evidence is missing, contradictory or unreadable.
+	Inconclusive Verdict = "inconclusive"
+)
+
+// Check names, used as Check.Name.
+const (
+	CheckNameTC          = "tc"
+	CheckNameRepresentor = "representor"
+	CheckNameDpctl       = "dpctl"
+)
+
+// EvidenceFile is one raw output a check looked at; the caller writes it to
+// the run's artifacts (Output is exactly the command's standard output, so the
+// file can be re-analysed with `go run ./tools/evidence`).
+type EvidenceFile struct {
+	Name     string // file name to save under, e.g. "tc-rep1-sample1.json"
+	Cmd      string // the command line as sent to the hypervisor
+	Output   []byte // standard output
+	Stderr   []byte // standard error (tcpdump prints its summary here)
+	ExitCode int    // remote exit status
+	Target   string // the Runner that ran it
+}
+
+// Check is the outcome of one complementary check.
+type Check struct {
+	Name     string
+	Verdict  Verdict
+	Reason   string
+	Evidence []EvidenceFile
+}
+
+// Expected paths, as in the config's `expect` values.
+const (
+	PathASAP2    = "asap2"
+	PathBaseline = "baseline"
+)
+
+// ExpectPath compares the checks with the path a run expects.
+//
+// An `asap2` run fails when any check says software or inconclusive. A
+// `baseline` run fails when any check says offloaded, and also when no check
+// positively says software (all inconclusive proves nothing about the path).
+// The error lists every offending check with its reason.
+func ExpectPath(path string, checks []Check) error {
+	if len(checks) == 0 {
+		return fmt.Errorf("expected path %q: no offload check ran", path)
+	}
+	var bad []string
+	switch path {
+	case PathASAP2:
+		for _, c := range checks {
+			if c.Verdict != Offloaded {
+				bad = append(bad, fmt.Sprintf("%s: %s: %s", c.Name, c.Verdict, c.Reason))
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("expected path asap2 (offloaded), but %d of %d checks disagree:\n  %s",
+				len(bad), len(checks), strings.Join(bad, "\n  "))
+		}
+	case PathBaseline:
+		software := 0
+		for _, c := range checks {
+			switch c.Verdict {
+			case Offloaded:
+				bad = append(bad, fmt.Sprintf("%s: %s: %s", c.Name, c.Verdict, c.Reason))
+			case Software:
+				software++
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("expected path baseline (software), but %d of %d checks say offloaded:\n  %s",
+				len(bad), len(checks), strings.Join(bad, "\n  "))
+		}
+		if software == 0 {
+			var all []string
+			for _, c := range checks {
+				all = append(all, fmt.Sprintf("%s: %s: %s", c.Name, c.Verdict, c.Reason))
+			}
+			return fmt.Errorf("expected path baseline (software), but no check shows the software path:\n  %s",
+				strings.Join(all, "\n  "))
+		}
+	default:
+		return fmt.Errorf("expected path: unknown value %q (want %q or %q)", path, PathASAP2, PathBaseline)
+	}
+	return nil
+}
+
+// normalizeMAC returns the lower-case colon form of a 6-byte MAC address.
+func normalizeMAC(s string) (string, error) {
+	hw, err := net.ParseMAC(strings.TrimSpace(s))
+	if err != nil {
+		return "", fmt.Errorf("MAC address %q: %w", s, err)
+	}
+	if len(hw) != 6 {
+		return "", fmt.Errorf("MAC address %q: want 6 bytes, got %d", s, len(hw))
+	}
+	return hw.String(), nil
+}
+
+// macSet normalizes a list of MAC addresses; an empty list means "any".
+type macSet map[string]bool
+
+func newMACSet(macs []string) (macSet, error) {
+	set := macSet{}
+	var errs []error
+	for _, m := range macs {
+		n, err := normalizeMAC(m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		set[n] = true
+	}
+	return set, errors.Join(errs...)
+}
+
+// has reports whether mac (any case, optionally with a full /48 or
+// /ff:ff:ff:ff:ff:ff mask) is in the set. An empty set matches any MAC.
+func (s macSet) has(mac string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	n, ok := fullMaskMAC(mac)
+	return ok && s[n]
+}
+
+func (s macSet) String() string {
+	if len(s) == 0 {
+		return "any MAC"
+	}
+	list := make([]string, 0, len(s))
+	for m := range s {
+		list = append(list, m)
+	}
+	sort.Strings(list)
+	return strings.Join(list, ", ")
+}
+
+// fullMaskMAC strips an exact-match mask from a MAC as tc and OVS print it
+// ("aa:..:ff", "aa:..:ff/48", "aa:..:ff/ff:ff:ff:ff:ff:ff"); a partial mask is
+// not an exact match and reports false.
+func fullMaskMAC(s string) (string, bool) {
+	addr, mask, hasMask := strings.Cut(strings.TrimSpace(s), "/")
+	if hasMask && mask != "48" && !strings.EqualFold(mask, "ff:ff:ff:ff:ff:ff") {
+		return "", false
+	}
+	n, err := normalizeMAC(addr)
+	if err != nil {
+		return "", false
+	}
+	return n, true
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			strings.ContainsRune("-_.:/=@+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// firstLine returns the first non-empty line of b, trimmed, for messages.
+func firstLine(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 200 {
+				l = l[:200] + "..."
+			}
+			return l
+		}
+	}
+	return ""
+}

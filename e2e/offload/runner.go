@@ -1,0 +1,376 @@
+package offload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+)
+
+// Commands the checks run on a hypervisor (also used by tests and docs).
+const (
+	cmdDpctlOffloaded = "ovs-appctl dpctl/dump-flows -m type=offloaded"
+	cmdDpctlAll       = "ovs-appctl dpctl/dump-flows -m"
+)
+
+// TCCommand is the JSON form of the TC listing for dev; TCTextCommand the
+// text form for tc versions without usable JSON.
+func TCCommand(dev string) string {
+	return "tc -s -j filter show dev " + shellQuote(dev) + " ingress"
+}
+
+// TCTextCommand is the text form of TCCommand.
+func TCTextCommand(dev string) string {
+	return "tc -s filter show dev " + shellQuote(dev) + " ingress"
+}
+
+// FindInterfaceCommand lists the OVS interface names whose
+// external_ids:iface-id is portID (the Neutron port id).
+func FindInterfaceCommand(portID string) string {
+	return "ovs-vsctl --bare --columns=name find Interface " + shellQuote("external_ids:iface-id="+portID)
+}
+
+// TCInput configures CheckTC.
+type TCInput struct {
+	// Devices to examine: the guest's representor and the VXLAN device
+	// (decap rules live there, e.g. "vxlan_sys_4789").
+	Devices []string
+	// MACs of the two guests' data ports.
+	MACs []string
+	// Samples taken during the sustained flow (>= 1; 2 or more to see the
+	// hardware counters grow) and the spacing between them.
+	Samples int
+	Spacing time.Duration
+}
+
+// CheckTC lists the ingress TC filters of every device Samples times,
+// Spacing apart, during a sustained flow, and judges them with JudgeTC. The
+// JSON form is tried first; when tc fails on it or prints JSON that does not
+// parse (old iproute2), the text form is used. A tool failure on the
+// hypervisor is an inconclusive verdict, not an error: err is only for bad
+// input, a transport failure or a cancelled context.
+func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
+	c := Check{Name: CheckNameTC}
+	if len(in.Devices) == 0 {
+		return c, errors.New("tc check: no device to examine")
+	}
+	if in.Samples < 1 {
+		return c, fmt.Errorf("tc check: samples must be >= 1, got %d", in.Samples)
+	}
+	if _, err := newMACSet(in.MACs); err != nil {
+		return c, fmt.Errorf("tc check: %w", err)
+	}
+	obs := make([]TCObservation, len(in.Devices))
+	for i, dev := range in.Devices {
+		obs[i].Device = dev
+		r, err := hv.Run(ctx, "tc qdisc show dev "+shellQuote(dev)+" ingress")
+		if err != nil {
+			return c, fmt.Errorf("tc check on %s: %w", hv.Name(), err)
+		}
+		c.Evidence = append(c.Evidence, evidence("tc-qdisc-"+fileSafe(dev)+".txt", r))
+		if r.OK() {
+			has := bytes.Contains(r.Stdout, []byte("qdisc ingress")) || bytes.Contains(r.Stdout, []byte("qdisc clsact"))
+			obs[i].IngressQdisc = &has
+		}
+	}
+	for s := 0; s < in.Samples; s++ {
+		if s > 0 {
+			if err := waitFor(ctx, in.Spacing); err != nil {
+				return c, fmt.Errorf("tc check: %w", err)
+			}
+		}
+		for i, dev := range in.Devices {
+			if obs[i].Problem != "" {
+				continue
+			}
+			dump, ev, problem, err := tcSample(ctx, hv, dev, s+1)
+			c.Evidence = append(c.Evidence, ev...)
+			if err != nil {
+				return c, err
+			}
+			if problem != "" {
+				obs[i].Problem = problem
+				continue
+			}
+			obs[i].Samples = append(obs[i].Samples, dump)
+		}
+	}
+	c.Verdict, c.Reason = JudgeTC(obs, in.MACs)
+	return c, nil
+}
+
+// tcSample reads one device once: JSON first, text as fallback.
+func tcSample(ctx context.Context, hv remote.Runner, dev string, n int) (TCDump, []EvidenceFile, string, error) {
+	var ev []EvidenceFile
+	base := fmt.Sprintf("tc-%s-sample%d", fileSafe(dev), n)
+	r, err := hv.Run(ctx, TCCommand(dev))
+	if err != nil {
+		return TCDump{}, ev, "", fmt.Errorf("tc check on %s: %w", hv.Name(), err)
+	}
+	ev = append(ev, evidence(base+".json", r))
+	if problem, final := tcProblem(dev, r); final {
+		return TCDump{}, ev, problem, nil
+	} else if noQdisc(r) {
+		return TCDump{Format: "json", Filters: []TCFilter{}}, ev, "", nil
+	} else if problem == "" {
+		if d, perr := ParseTCJSON(r.Stdout); perr == nil {
+			return d, ev, "", nil
+		}
+	}
+	// The JSON form failed or did not parse: the text form.
+	r, err = hv.Run(ctx, TCTextCommand(dev))
+	if err != nil {
+		return TCDump{}, ev, "", fmt.Errorf("tc check on %s: %w", hv.Name(), err)
+	}
+	ev = append(ev, evidence(base+".txt", r))
+	if problem, _ := tcProblem(dev, r); problem != "" {
+		return TCDump{}, ev, problem, nil
+	}
+	if noQdisc(r) {
+		return TCDump{Format: "text", Filters: []TCFilter{}}, ev, "", nil
+	}
+	d, perr := ParseTCText(r.Stdout)
+	if perr != nil {
+		return TCDump{}, ev, fmt.Sprintf("cannot read `%s` output: %v", TCTextCommand(dev), perr), nil
+	}
+	return d, ev, "", nil
+}
+
+// noQdisc: newer kernels answer a filter listing on a device without an
+// ingress qdisc with "Cannot find specified qdisc"; that is an empty listing.
+func noQdisc(r remote.Result) bool {
+	return bytes.Contains(r.Stderr, []byte("Cannot find specified qdisc"))
+}
+
+// tcProblem turns a failed tc run into a reason; final means the text form
+// will not do better (missing tool or device).
+func tcProblem(dev string, r remote.Result) (problem string, final bool) {
+	if r.OK() || noQdisc(r) {
+		return "", false
+	}
+	msg := firstLine(r.Stderr)
+	if msg == "" {
+		msg = firstLine(r.Stdout)
+	}
+	switch {
+	case r.ExitCode == 127 || strings.Contains(msg, "command not found"):
+		return "tc is not installed on the hypervisor: " + msg, true
+	case strings.Contains(msg, "Cannot find device"):
+		return fmt.Sprintf("device %s does not exist on the hypervisor (%s)", dev, msg), true
+	}
+	return fmt.Sprintf("tc exited %d: %s", r.ExitCode, msg), false
+}
+
+// RepresentorInput configures CheckRepresentor.
+type RepresentorInput struct {
+	// PortID is the guest's Neutron port id; the representor is the OVS
+	// interface with external_ids:iface-id=PortID. Representor, when set,
+	// skips that lookup.
+	PortID      string
+	Representor string
+	// LocalMAC is the guest behind this representor, PeerMAC the other guest.
+	LocalMAC, PeerMAC string
+	// Protocol of the sustained flow: "tcp", "udp", "icmp" or "" for any IP.
+	Protocol string
+	// Window is how long to capture (tcpdump runs under `timeout -s INT`).
+	Window time.Duration
+	// FirstPackets is how many packets of the flow may reach the representor
+	// before offload takes over.
+	FirstPackets int
+	// MaxPackets bounds the capture (tcpdump -c); must exceed FirstPackets.
+	MaxPackets int
+}
+
+// FindRepresentor returns the OVS interface whose iface-id is portID.
+func FindRepresentor(ctx context.Context, hv remote.Runner, portID string) (string, EvidenceFile, error) {
+	cmd := FindInterfaceCommand(portID)
+	r, err := hv.Run(ctx, cmd)
+	if err != nil {
+		return "", EvidenceFile{}, fmt.Errorf("find representor of port %s on %s: %w", portID, hv.Name(), err)
+	}
+	ev := evidence("ovs-vsctl-find-iface-"+fileSafe(portID)+".txt", r)
+	if err := r.Err(); err != nil {
+		return "", ev, fmt.Errorf("find representor of port %s: %w", portID, err)
+	}
+	names, err := ParseInterfaceNames(r.Stdout)
+	if err != nil {
+		return "", ev, fmt.Errorf("find representor of port %s on %s: %w", portID, hv.Name(), err)
+	}
+	switch len(names) {
+	case 0:
+		return "", ev, fmt.Errorf("find representor of port %s: no OVS interface on %s has external_ids:iface-id=%s", portID, hv.Name(), portID)
+	case 1:
+		return names[0], ev, nil
+	}
+	return "", ev, fmt.Errorf("find representor of port %s: %d OVS interfaces on %s have that iface-id: %s", portID, len(names), hv.Name(), strings.Join(names, ", "))
+}
+
+// CaptureCommand is the capture CheckRepresentor runs.
+func CaptureCommand(rep, filter string, window time.Duration, maxPackets int) string {
+	secs := strconv.FormatFloat(window.Seconds(), 'f', -1, 64)
+	return fmt.Sprintf("timeout -s INT %ss tcpdump -nn -e -tt -l -i %s -c %d %s", secs, shellQuote(rep), maxPackets, shellQuote(filter))
+}
+
+// CheckRepresentor captures on the guest's representor during a sustained
+// flow and judges it with JudgeCapture. Start it while the flow runs. A
+// failed lookup or capture is an inconclusive verdict; err is for bad input,
+// transport failure or a cancelled context.
+//
+// An empty capture only means "offloaded" if the flow really ran: confirm it
+// with ConfirmFlow once the flow's own result is known.
+func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput) (Check, error) {
+	c := Check{Name: CheckNameRepresentor}
+	filter, err := CaptureFilter(in.LocalMAC, in.PeerMAC, in.Protocol)
+	if err != nil {
+		return c, fmt.Errorf("representor check: %w", err)
+	}
+	switch {
+	case in.Window <= 0:
+		return c, fmt.Errorf("representor check: capture window must be > 0, got %s", in.Window)
+	case in.FirstPackets < 0:
+		return c, fmt.Errorf("representor check: first packets must be >= 0, got %d", in.FirstPackets)
+	case in.MaxPackets <= in.FirstPackets:
+		return c, fmt.Errorf("representor check: max packets (%d) must exceed first packets (%d)", in.MaxPackets, in.FirstPackets)
+	case in.PortID == "" && in.Representor == "":
+		return c, errors.New("representor check: neither port id nor representor given")
+	}
+	rep := in.Representor
+	if rep == "" {
+		name, ev, err := FindRepresentor(ctx, hv, in.PortID)
+		c.Evidence = append(c.Evidence, ev)
+		if err != nil {
+			if ev.Cmd == "" { // transport failure or cancelled: no command result
+				return c, err
+			}
+			c.Verdict, c.Reason = Inconclusive, err.Error()
+			return c, nil
+		}
+		rep = name
+	}
+	r, err := hv.Run(ctx, CaptureCommand(rep, filter, in.Window, in.MaxPackets))
+	if err != nil {
+		return c, fmt.Errorf("representor check on %s: %w", hv.Name(), err)
+	}
+	c.Evidence = append(c.Evidence, evidence("tcpdump-"+fileSafe(rep)+".txt", r))
+	window := in.Window
+	switch r.ExitCode {
+	case 124: // the window ended: tcpdump got SIGINT and printed its summary
+	case 0: // MaxPackets reached before the window ended: rate from timestamps
+		window = 0
+	default:
+		msg := firstLine(r.Stderr)
+		if r.ExitCode == 127 {
+			msg = "tcpdump or timeout is not installed on the hypervisor: " + msg
+		}
+		c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("capture on %s exited %d: %s", rep, r.ExitCode, msg)
+		return c, nil
+	}
+	out := append(append([]byte{}, r.Stdout...), r.Stderr...)
+	capt, perr := ParseTcpdump(out)
+	if perr != nil {
+		c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("capture on %s: %v", rep, perr)
+		return c, nil
+	}
+	v, why, _ := JudgeCapture(capt, []string{in.LocalMAC, in.PeerMAC}, in.FirstPackets, window)
+	c.Verdict, c.Reason = v, "representor "+rep+": "+why
+	return c, nil
+}
+
+// ConfirmFlow downgrades an offloaded representor verdict to inconclusive
+// when the sustained flow it observed did not run (an empty capture proves
+// nothing then). ran and what describe the flow's own result, e.g. from the
+// iperf3 run: ran = delivered bytes > 0.
+func ConfirmFlow(c Check, ran bool, what string) Check {
+	if c.Name == CheckNameRepresentor && c.Verdict == Offloaded && !ran {
+		c.Verdict = Inconclusive
+		c.Reason = fmt.Sprintf("the sustained flow did not run (%s), so an empty capture proves nothing; %s", what, c.Reason)
+	}
+	return c
+}
+
+// DpctlInput configures CheckDpctl.
+type DpctlInput struct {
+	MACs    []string
+	Samples int // >= 1; 2 or more to see counters grow
+	Spacing time.Duration
+}
+
+// CheckDpctl samples `ovs-appctl dpctl/dump-flows -m type=offloaded` (and the
+// full `-m` dump, for the software flows) Samples times, Spacing apart,
+// during a sustained flow, and judges them with JudgeDpctl.
+func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, error) {
+	c := Check{Name: CheckNameDpctl}
+	if in.Samples < 1 {
+		return c, fmt.Errorf("dpctl check: samples must be >= 1, got %d", in.Samples)
+	}
+	if _, err := newMACSet(in.MACs); err != nil {
+		return c, fmt.Errorf("dpctl check: %w", err)
+	}
+	s := DpctlSamples{OffloadedIsTyped: true}
+	for i := 0; i < in.Samples; i++ {
+		if i > 0 {
+			if err := waitFor(ctx, in.Spacing); err != nil {
+				return c, fmt.Errorf("dpctl check: %w", err)
+			}
+		}
+		for _, q := range []struct {
+			cmd, name string
+			dst       *[][]DpctlFlow
+		}{
+			{cmdDpctlOffloaded, fmt.Sprintf("dpctl-offloaded-sample%d.txt", i+1), &s.Offloaded},
+			{cmdDpctlAll, fmt.Sprintf("dpctl-all-sample%d.txt", i+1), &s.All},
+		} {
+			r, err := hv.Run(ctx, q.cmd)
+			if err != nil {
+				return c, fmt.Errorf("dpctl check on %s: %w", hv.Name(), err)
+			}
+			c.Evidence = append(c.Evidence, evidence(q.name, r))
+			if !r.OK() {
+				c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("`%s` exited %d: %s", q.cmd, r.ExitCode, firstLine(r.Stderr))
+				return c, nil
+			}
+			flows, perr := ParseDpctl(r.Stdout)
+			if perr != nil {
+				c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("cannot read `%s` output: %v", q.cmd, perr)
+				return c, nil
+			}
+			*q.dst = append(*q.dst, flows)
+		}
+	}
+	c.Verdict, c.Reason = JudgeDpctl(s, in.MACs)
+	return c, nil
+}
+
+func evidence(name string, r remote.Result) EvidenceFile {
+	return EvidenceFile{Name: name, Cmd: r.Cmd, Output: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Target: r.Target}
+}
+
+// fileSafe keeps a device name or id usable as a file name part.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// waitFor waits d (the configured sample spacing) or until ctx ends.
+func waitFor(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

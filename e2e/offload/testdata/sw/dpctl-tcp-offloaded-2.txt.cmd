@@ -1,0 +1,2 @@
+ovs-appctl dpctl/dump-flows -m type=offloaded
+exit 0

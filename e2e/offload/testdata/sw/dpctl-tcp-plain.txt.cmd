@@ -1,0 +1,2 @@
+ovs-appctl dpctl/dump-flows
+exit 0

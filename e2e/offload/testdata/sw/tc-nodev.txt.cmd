@@ -1,0 +1,2 @@
+tc -s filter show dev offrec-nosuch ingress
+exit 1

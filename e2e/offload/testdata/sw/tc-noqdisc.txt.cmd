@@ -1,0 +1,2 @@
+tc -s filter show dev offrec-rep1 ingress
+exit 0

@@ -1,0 +1,2 @@
+tc qdisc show dev offrec-rep1 ingress
+exit 0
