@@ -6,7 +6,12 @@
 // the OS_* environment through gophercloud's clouds package.
 package config
 
-import "time"
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
 
 // Config is the whole harness configuration for one target.
 type Config struct {
@@ -27,6 +32,15 @@ type Config struct {
 	Offload     Offload             `yaml:"offload"`
 	Intervals   map[string]Interval `yaml:"intervals"`
 	Thresholds  []Threshold         `yaml:"thresholds"`
+
+	// bad holds key paths that failed to decode: validation says nothing
+	// more about them (their zero value is not what the file says).
+	bad map[string]bool
+	// env maps a key path to the environment variable that set it.
+	env map[string]string
+	// set holds every key path present in the file (defaults fill only
+	// absent keys, so an explicit 0 is validated, never replaced).
+	set map[string]bool
 }
 
 // ExpectedPath is what the run must prove about the data path.
@@ -214,4 +228,29 @@ var DefaultIntervals = map[string]Interval{
 	IntervalAPIRetry:     {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
 	IntervalIperfServer:  {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
 	IntervalCommand:      {Timeout: 2 * time.Minute, Poll: time.Second},
+}
+
+// IntervalNames returns the known interval names, sorted.
+func IntervalNames() []string {
+	names := make([]string, 0, len(DefaultIntervals))
+	for name := range DefaultIntervals {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Interval returns the named interval: the file's value, else the default.
+// An unknown name is a programming error and panics (names are the
+// Interval* constants).
+func (c *Config) Interval(name string) Interval {
+	if iv, ok := c.Intervals[name]; ok {
+		if _, known := DefaultIntervals[name]; known {
+			return iv
+		}
+	}
+	if iv, ok := DefaultIntervals[name]; ok {
+		return iv
+	}
+	panic(fmt.Sprintf("config: unknown interval %q (known: %s)", name, strings.Join(IntervalNames(), ", ")))
 }

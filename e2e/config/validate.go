@@ -1,0 +1,560 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net/netip"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// maxKeyFileSize bounds the key and known_hosts files Validate reads.
+const maxKeyFileSize = 1 << 20
+
+// Enumerations accepted by Validate.
+var (
+	ExpectedPaths     = []string{string(PathASAP2), string(PathBaseline)}
+	BindingProfiles   = []string{string(ProfileSet), string(ProfileNova)}
+	GuestAccessModes  = []string{string(AccessManagementNetwork), string(AccessFloatingIP), string(AccessJump)}
+	VNICTypes         = []string{"direct", "normal"}
+	NetworkTypes      = []string{"vxlan", "geneve", "gre", "vlan", "flat"}
+	PlacementPolicies = []string{"anti-affinity", "soft-anti-affinity"}
+	ThresholdMetrics  = []string{"delivered_bps", "loss_percent", "gain"}
+	ThresholdOps      = []string{">=", "<="}
+)
+
+var namePrefixRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// Validate checks the whole configuration and returns every problem at once
+// as a Problems error (nil when the configuration is valid). It reads the SSH
+// key and known_hosts files the configuration names, and $SSH_AUTH_SOCK when
+// ssh.use_agent is true (or the WithGetenv replacement).
+func (c *Config) Validate(opts ...Option) error {
+	if probs := c.validate(newOptions(opts)); len(probs) > 0 {
+		return probs
+	}
+	return nil
+}
+
+type validator struct {
+	c     *Config
+	o     options
+	probs Problems
+}
+
+func (v *validator) suppressed(path string) bool {
+	for b := range v.c.bad {
+		if path == b || isUnder(path, b) || isUnder(b, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func isUnder(path, parent string) bool {
+	return parent != "" && (strings.HasPrefix(path, parent+".") || strings.HasPrefix(path, parent+"["))
+}
+
+func (v *validator) label(path string) string {
+	if env, ok := v.c.env[path]; ok {
+		return path + " (from $" + env + ")"
+	}
+	return path
+}
+
+// bad records a problem with the offending value.
+func (v *validator) bad(path, msg string, value any) {
+	if v.suppressed(path) {
+		return
+	}
+	v.probs = append(v.probs, Problem{File: v.c.File, Path: v.label(path), Message: msg, Value: formatValue(value), HasValue: true})
+}
+
+// missing records a problem without a value (a required key is absent or empty).
+func (v *validator) missing(path, msg string) {
+	if v.suppressed(path) {
+		return
+	}
+	v.probs = append(v.probs, Problem{File: v.c.File, Path: v.label(path), Message: msg})
+}
+
+func (v *validator) required(path, value, why string) bool {
+	if strings.TrimSpace(value) == "" {
+		msg := "is required"
+		if why != "" {
+			msg += " (" + why + ")"
+		}
+		v.missing(path, msg)
+		return false
+	}
+	return true
+}
+
+func (v *validator) oneOf(path, value string, allowed []string) bool {
+	for _, a := range allowed {
+		if value == a {
+			return true
+		}
+	}
+	v.bad(path, "must be one of "+strings.Join(allowed, ", "), value)
+	return false
+}
+
+func (v *validator) positive(path string, n int) {
+	if n <= 0 {
+		v.bad(path, "must be > 0", n)
+	}
+}
+
+func (v *validator) positiveDuration(path string, d time.Duration) {
+	if d <= 0 {
+		v.bad(path, "must be > 0", d)
+	}
+}
+
+func (v *validator) port(path string, p int) {
+	if p < 1 || p > 65535 {
+		v.bad(path, "must be between 1 and 65535", p)
+	}
+}
+
+func (c *Config) validate(o options) Problems {
+	v := &validator{c: c, o: o}
+	v.run()
+	v.cloud()
+	v.image()
+	v.flavor()
+	v.network()
+	v.dataPort()
+	v.placement()
+	v.guestAccess()
+	v.ssh()
+	v.hypervisors()
+	v.traffic()
+	v.offload()
+	v.intervals()
+	v.thresholds()
+	return v.probs
+}
+
+func (v *validator) run() {
+	r := v.c.Run
+	if v.required("run.name_prefix", r.NamePrefix, "") && !namePrefixRE.MatchString(r.NamePrefix) {
+		v.bad("run.name_prefix", "must be 1 to 20 characters of a-z, 0-9 and '-', starting with a letter", r.NamePrefix)
+	}
+	if v.required("run.expected_path", string(r.ExpectedPath), "asap2 or baseline; or set $"+EnvExpectedPath) {
+		v.oneOf("run.expected_path", string(r.ExpectedPath), ExpectedPaths)
+	}
+	v.required("run.output_dir", r.OutputDir, "")
+}
+
+func (v *validator) cloud() {
+	v.required("cloud.tenant", v.c.Cloud.Tenant, "a clouds.yaml entry; $"+EnvCloud+" is used when the file leaves it out")
+}
+
+func (v *validator) image() {
+	v.required("image.name", v.c.Image.Name, "an existing Glance image name or ID")
+}
+
+func (v *validator) flavor() {
+	f := v.c.Flavor
+	v.required("flavor.name", f.Name, "")
+	if f.Create {
+		if v.c.Cloud.Admin == "" {
+			v.bad("flavor.create", "needs cloud.admin (creating a flavor is an admin operation)", true)
+		}
+		v.positive("flavor.vcpus", f.VCPUs)
+		v.positive("flavor.ram_mb", f.RAMMB)
+		v.positive("flavor.disk_gb", f.DiskGB)
+		keys := make([]string, 0, len(f.ExtraSpecs))
+		for k := range f.ExtraSpecs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if strings.TrimSpace(k) == "" {
+				v.bad("flavor.extra_specs", "has an empty key", k)
+			}
+		}
+		return
+	}
+	for _, k := range []string{"vcpus", "ram_mb", "disk_gb", "extra_specs"} {
+		if v.c.has("flavor." + k) {
+			var val any
+			switch k {
+			case "vcpus":
+				val = f.VCPUs
+			case "ram_mb":
+				val = f.RAMMB
+			case "disk_gb":
+				val = f.DiskGB
+			default:
+				val = f.ExtraSpecs
+			}
+			v.bad("flavor."+k, "only used with flavor.create: true (an existing flavor is reused as it is)", val)
+		}
+	}
+}
+
+func (v *validator) network() {
+	n := v.c.Network
+	if v.required("network.cidr", n.CIDR, "the tenant data subnet, e.g. 198.18.10.0/24") {
+		prefix, err := netip.ParsePrefix(n.CIDR)
+		switch {
+		case err != nil:
+			v.bad("network.cidr", "must be a CIDR such as 198.18.10.0/24", n.CIDR)
+		case prefix.Masked() != prefix:
+			v.bad("network.cidr", "has host bits set (the network is "+prefix.Masked().String()+")", n.CIDR)
+		case prefix.Addr().Is4() && prefix.Bits() > 29, prefix.Addr().Is6() && prefix.Bits() > 125:
+			v.bad("network.cidr", "is too small: needs room for the gateway, DHCP and two servers", n.CIDR)
+		}
+	}
+	if n.MTU != 0 && (n.MTU < 68 || n.MTU > 9216) {
+		v.bad("network.mtu", "must be 0 (Neutron chooses) or between 68 and 9216", n.MTU)
+	}
+	v.oneOf("network.type", n.Type, NetworkTypes)
+}
+
+func (v *validator) dataPort() {
+	d := v.c.DataPort
+	vnicOK := v.oneOf("data_port.vnic_type", d.VNICType, VNICTypes)
+	switch {
+	case d.VNICType == "normal" && d.BindingProfile != "":
+		v.bad("data_port.binding_profile", "only used with data_port.vnic_type direct", d.BindingProfile)
+	case d.VNICType == "direct":
+		if v.oneOf("data_port.binding_profile", string(d.BindingProfile), BindingProfiles) &&
+			d.BindingProfile == ProfileSet && v.c.Cloud.Admin == "" {
+			v.bad("data_port.binding_profile", `"set" needs cloud.admin (binding:profile is admin-only under the default policy; "nova" needs no admin)`, d.BindingProfile)
+		}
+	}
+	if v.c.Run.ExpectedPath == PathASAP2 {
+		if vnicOK && d.VNICType != "direct" {
+			v.bad("data_port.vnic_type", `must be "direct" when run.expected_path is asap2`, d.VNICType)
+		}
+		if d.PortSecurity {
+			v.bad("data_port.port_security", "must be false when run.expected_path is asap2 (security groups keep the flows off the NIC)", true)
+		}
+	}
+}
+
+func (v *validator) placement() {
+	p := v.c.Placement
+	v.oneOf("placement.policy", p.Policy, PlacementPolicies)
+	if len(p.Hosts) == 0 {
+		return
+	}
+	if len(p.Hosts) != 2 {
+		v.bad("placement.hosts", "must name exactly 2 hypervisors", p.Hosts)
+	} else if p.Hosts[0] == p.Hosts[1] {
+		v.bad("placement.hosts", "must name 2 different hypervisors", p.Hosts)
+	}
+	for i, h := range p.Hosts {
+		if strings.TrimSpace(h) == "" {
+			v.missing(fmt.Sprintf("placement.hosts[%d]", i), "is empty")
+		}
+	}
+	if v.c.Cloud.Admin == "" {
+		v.bad("placement.hosts", "needs cloud.admin (creating a server on a named host is an admin operation)", p.Hosts)
+	}
+	if len(v.c.Offload.Checks) > 0 && len(v.c.Hypervisors.Hosts) > 0 {
+		for i, h := range p.Hosts {
+			if _, ok := v.c.Hypervisors.Hosts[h]; !ok && h != "" {
+				v.bad(fmt.Sprintf("placement.hosts[%d]", i), "is not in hypervisors.hosts (the offload checks need SSH to it)", h)
+			}
+		}
+	}
+}
+
+func (v *validator) guestAccess() {
+	g := v.c.GuestAccess
+	if v.oneOf("guest_access.mode", string(g.Mode), GuestAccessModes) {
+		v.required("guest_access.management_network", g.ManagementNetwork, "an existing network the harness reaches, directly or through the jump host")
+		if g.Mode == AccessFloatingIP {
+			v.required("guest_access.floating_network", g.FloatingNetwork, "the external network of the floating IPs")
+		} else if g.FloatingNetwork != "" {
+			v.bad("guest_access.floating_network", "only used with guest_access.mode floating_ip", g.FloatingNetwork)
+		}
+		if g.Mode == AccessJump {
+			if g.Jump == nil {
+				v.missing("guest_access.jump", "is required with guest_access.mode jump")
+			}
+		} else if g.Jump != nil {
+			v.bad("guest_access.jump", "only used with guest_access.mode jump", g.Jump.Address)
+		}
+	}
+	v.endpoint("guest_access.jump", g.Jump, true)
+	v.required("guest_access.user", g.User, "the guest image's login user, e.g. ubuntu")
+}
+
+// endpoint checks an SSH endpoint and its jump chain.
+func (v *validator) endpoint(path string, e *SSHEndpoint, needUser bool) {
+	for depth := 0; e != nil; depth++ {
+		if depth >= 8 {
+			v.missing(path, "jump chain longer than 8 hosts")
+			return
+		}
+		v.required(path+".address", e.Address, "")
+		v.port(path+".port", e.Port)
+		if needUser {
+			v.required(path+".user", e.User, "")
+		}
+		path += ".jump"
+		e = e.Jump
+		needUser = true
+	}
+}
+
+func (v *validator) ssh() {
+	s := v.c.SSH
+	switch {
+	case s.PrivateKey == "" && !s.UseAgent:
+		v.missing("ssh.private_key", "is required unless ssh.use_agent is true")
+	case s.PrivateKey != "":
+		if data, ok := v.readFile("ssh.private_key", s.PrivateKey); ok {
+			if _, err := ssh.ParseRawPrivateKey(data); err != nil {
+				var pm *ssh.PassphraseMissingError
+				if errors.As(err, &pm) {
+					if !s.UseAgent {
+						v.bad("ssh.private_key", "is protected by a passphrase: add it to ssh-agent and set ssh.use_agent: true (no passphrase belongs in this file)", s.PrivateKey)
+					}
+				} else {
+					v.bad("ssh.private_key", "is not an SSH private key ("+err.Error()+")", s.PrivateKey)
+				}
+			}
+		}
+	}
+	if s.UseAgent && v.o.getenv("SSH_AUTH_SOCK") == "" {
+		v.bad("ssh.use_agent", "needs an agent but $SSH_AUTH_SOCK is not set", true)
+	}
+	if v.c.GuestAccess.Keypair == "" {
+		if s.PublicKey == "" {
+			v.missing("ssh.public_key", "is required when guest_access.keypair is empty (the harness creates the keypair from it)")
+		} else if data, ok := v.readFile("ssh.public_key", s.PublicKey); ok {
+			if _, _, _, _, err := ssh.ParseAuthorizedKey(data); err != nil {
+				v.bad("ssh.public_key", "is not an SSH public key ("+err.Error()+")", s.PublicKey)
+			}
+		}
+	}
+	if s.KnownHosts != "" {
+		if s.InsecureIgnoreHostKey {
+			v.bad("ssh.insecure_ignore_host_key", "cannot be true together with ssh.known_hosts (choose one)", true)
+		}
+		if _, ok := v.readFile("ssh.known_hosts", s.KnownHosts); ok {
+			if _, err := knownhosts.New(s.KnownHosts); err != nil {
+				v.bad("ssh.known_hosts", "is not a known_hosts file ("+err.Error()+")", s.KnownHosts)
+			}
+		}
+	}
+}
+
+// readFile reads a small regular file named by the config, recording why it
+// cannot be read.
+func (v *validator) readFile(path, name string) ([]byte, bool) {
+	st, err := os.Stat(name)
+	if err != nil {
+		v.bad(path, "is not readable ("+describeFSError(err)+")", name)
+		return nil, false
+	}
+	if !st.Mode().IsRegular() {
+		v.bad(path, "is not a regular file", name)
+		return nil, false
+	}
+	if st.Size() > maxKeyFileSize {
+		v.bad(path, fmt.Sprintf("is larger than %d bytes", maxKeyFileSize), name)
+		return nil, false
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		v.bad(path, "is not readable ("+describeFSError(err)+")", name)
+		return nil, false
+	}
+	return data, true
+}
+
+func describeFSError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func (v *validator) hypervisors() {
+	h := v.c.Hypervisors
+	v.required("hypervisors.user", h.User, "")
+	v.port("hypervisors.port", h.Port)
+	v.endpoint("hypervisors.jump", h.Jump, true)
+	checks := len(v.c.Offload.Checks) > 0
+	if checks && len(h.Hosts) == 0 {
+		v.missing("hypervisors.hosts", "must map each compute node's hypervisor name to its SSH address when offload.checks is not empty (the checks run there)")
+	}
+	if checks && v.c.Cloud.Admin == "" {
+		v.bad("offload.checks", "need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them)", v.c.Offload.Checks)
+	}
+	names := make([]string, 0, len(h.Hosts))
+	for name := range h.Hosts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		e := h.Hosts[name]
+		p := joinMapKey("hypervisors.hosts", name)
+		if strings.TrimSpace(name) == "" {
+			v.bad("hypervisors.hosts", "has an empty hypervisor name", name)
+		}
+		v.required(p+".address", e.Address, "")
+		v.port(p+".port", e.Port)
+		v.required(p+".user", e.User, "")
+		if v.c.has(p + ".jump") {
+			v.endpoint(p+".jump", e.Jump, true)
+		}
+	}
+}
+
+func (v *validator) traffic() {
+	t := v.c.Traffic
+	v.profiles("traffic.profiles", t.Profiles)
+	v.positiveDuration("traffic.duration", t.Duration)
+	if t.Omit < 0 {
+		v.bad("traffic.omit", "must be >= 0", t.Omit)
+	} else if t.Duration > 0 && t.Omit >= t.Duration {
+		v.bad("traffic.omit", "must be shorter than traffic.duration ("+t.Duration.String()+")", t.Omit)
+	}
+	if t.Duration > 0 && t.Duration%time.Second != 0 {
+		v.bad("traffic.duration", "must be whole seconds (iperf3 -t)", t.Duration)
+	}
+	if t.Omit > 0 && t.Omit%time.Second != 0 {
+		v.bad("traffic.omit", "must be whole seconds (iperf3 -O)", t.Omit)
+	}
+	if t.Repeats < 1 {
+		v.bad("traffic.repeats", "must be >= 1", t.Repeats)
+	}
+	v.port("traffic.port", t.Port)
+	if t.MaxStreamsPerProcess < 0 {
+		v.bad("traffic.max_streams_per_process", "must be >= 0 (0 = automatic)", t.MaxStreamsPerProcess)
+	}
+}
+
+// profiles checks profile IDs: non-empty, not repeated, and known when the
+// caller gave KnownProfiles.
+func (v *validator) profiles(path string, ids []string) {
+	seen := map[string]bool{}
+	for i, id := range ids {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case strings.TrimSpace(id) == "":
+			v.missing(p, "is empty")
+		case seen[id]:
+			v.bad(p, "is repeated", id)
+		default:
+			v.profile(p, id)
+		}
+		seen[id] = true
+	}
+}
+
+func (v *validator) profile(path, id string) {
+	if !v.o.profilesSet {
+		return
+	}
+	for _, k := range v.o.profiles {
+		if k == id {
+			return
+		}
+	}
+	v.bad(path, "is not a known profile (known: "+strings.Join(v.o.profiles, ", ")+")", id)
+}
+
+func (v *validator) offload() {
+	o := v.c.Offload
+	seen := map[string]bool{}
+	for i, c := range o.Checks {
+		p := fmt.Sprintf("offload.checks[%d]", i)
+		if seen[c] {
+			v.bad(p, "is repeated", c)
+			continue
+		}
+		seen[c] = true
+		v.oneOf(p, c, AllChecks)
+	}
+	v.positive("offload.flood_pings", o.FloodPings)
+	v.positiveDuration("offload.flow_duration", o.FlowDuration)
+	v.positiveDuration("offload.capture_window", o.CaptureWindow)
+	if o.CaptureWindow > 0 && o.FlowDuration > 0 && o.CaptureWindow >= o.FlowDuration {
+		v.bad("offload.capture_window", "must be shorter than offload.flow_duration ("+o.FlowDuration.String()+")", o.CaptureWindow)
+	}
+	if o.CaptureFirstPackets < 0 {
+		v.bad("offload.capture_first_packets", "must be >= 0", o.CaptureFirstPackets)
+	}
+}
+
+func (v *validator) intervals() {
+	names := make([]string, 0, len(v.c.Intervals))
+	for name := range v.c.Intervals {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		iv := v.c.Intervals[name]
+		p := joinMapKey("intervals", name)
+		if _, ok := DefaultIntervals[name]; !ok {
+			v.missing(p, "unknown interval (known: "+strings.Join(IntervalNames(), ", ")+")")
+			continue
+		}
+		v.positiveDuration(p+".timeout", iv.Timeout)
+		v.positiveDuration(p+".poll", iv.Poll)
+		if iv.Timeout > 0 && iv.Poll > 0 && iv.Timeout < iv.Poll {
+			v.bad(p+".timeout", "must be >= "+p+".poll ("+iv.Poll.String()+")", iv.Timeout)
+		}
+	}
+}
+
+func (v *validator) thresholds() {
+	names := map[string]bool{}
+	for i, t := range v.c.Thresholds {
+		p := fmt.Sprintf("thresholds[%d]", i)
+		if v.required(p+".name", t.Name, "") {
+			if names[t.Name] {
+				v.bad(p+".name", "is repeated", t.Name)
+			}
+			names[t.Name] = true
+		}
+		if v.required(p+".profile", t.Profile, "") {
+			v.profile(p+".profile", t.Profile)
+		}
+		metricOK := v.required(p+".metric", t.Metric, strings.Join(ThresholdMetrics, ", ")) &&
+			v.oneOf(p+".metric", t.Metric, ThresholdMetrics)
+		if v.required(p+".op", t.Op, ">= or <=") {
+			v.oneOf(p+".op", t.Op, ThresholdOps)
+		}
+		if metricOK {
+			if t.Metric == "gain" {
+				if t.Path != "" {
+					v.bad(p+".path", "must be empty for metric gain (gain compares asap2 with baseline)", t.Path)
+				}
+			} else if v.required(p+".path", t.Path, "asap2 or baseline") {
+				v.oneOf(p+".path", t.Path, ExpectedPaths)
+			}
+		}
+		switch {
+		case math.IsNaN(t.Value) || math.IsInf(t.Value, 0):
+			v.bad(p+".value", "must be a finite number", t.Value)
+		case !v.c.has(p + ".value"):
+			v.missing(p+".value", "is required")
+		case t.Metric == "loss_percent" && (t.Value < 0 || t.Value > 100):
+			v.bad(p+".value", "must be between 0 and 100 for loss_percent", t.Value)
+		case t.Metric == "delivered_bps" && t.Value <= 0:
+			v.bad(p+".value", "must be > 0 for delivered_bps", t.Value)
+		case t.Metric == "gain" && t.Value <= 0:
+			v.bad(p+".value", "must be > 0 for gain (a ratio, 1.0 = equal)", t.Value)
+		}
+	}
+}
