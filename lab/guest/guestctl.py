@@ -33,6 +33,7 @@ ASAP2LAB_HV_NETNS, ASAP2LAB_OVS_RUNDIR (the hypervisor OVS run dir holding db.so
 The plug spec (JSON):
   {"uuid": "...", "hostname": "vm-1", "mode": "veth"|"internal",
    "authorized_keys": "ssh-ed25519 AAAA... comment\\n",
+   "nova": {...}  (optional, opaque: recorded in guest.json, e.g. name and flavor sizes),
    "nics": [{"port_id": "...", "mac": "fa:16:3e:00:00:01", "bridge": "br-int", "mtu": 8950,
              "ips": ["198.18.10.5/24"], "gateway": "198.18.10.1" | null,
              "routes": [{"cidr": "198.18.20.0/24", "gateway": "198.18.10.254"}]}]}
@@ -253,8 +254,11 @@ def parse_spec(data):
                          'ovs_port': rep_name(port) if port else ''})
     if errs:
         raise GuestError('invalid plug spec: ' + '; '.join(errs))
+    nova = spec.get('nova') or {}
+    if not isinstance(nova, dict):
+        raise GuestError('invalid plug spec: nova must be an object, got %r' % (nova,))
     return {'uuid': uuid.lower(), 'mode': mode, 'hostname': hostname,
-            'authorized_keys': keys, 'nics': out_nics}
+            'authorized_keys': keys, 'nics': out_nics, 'nova': nova}
 
 
 # ----------------------------------------------------------------------------- console

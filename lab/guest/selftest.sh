@@ -17,6 +17,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 GUESTCTL="$HERE/guestctl.py"
+source "$HERE/testhv.sh"
 PY=/usr/bin/python3
 IPERF_SECONDS=${IPERF_SECONDS:-5}
 GUEST_MTU=${GUEST_MTU:-8950}
@@ -51,33 +52,15 @@ teardown() {
   local rc=$?
   set +e
   for u in $UA $UB; do gctl unplug --uuid $u >/dev/null 2>&1; done
-  for d in ovs-vswitchd ovsdb-server; do
-    if [ -s $OVSD/$d.pid ]; then
-      p=$(cat $OVSD/$d.pid)
-      kill $p 2>/dev/null
-      for _ in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.05; done
-    fi
-  done
-  ip netns delete $HV 2>/dev/null
+  testhv_down $HV $OVSD
   rm -rf "$T"
   exit $rc
 }
 trap teardown EXIT
 
 # ---------------------------------------------------------------- throwaway hypervisor
-mkdir -p $OVSD $STATE
-ip netns add $HV
-ip -n $HV link set lo up
-ovsdb-tool create $OVSD/conf.db /usr/share/openvswitch/vswitch.ovsschema
-ip netns exec $HV env OVS_RUNDIR=$OVSD OVS_LOGDIR=$OVSD OVS_DBDIR=$OVSD ovsdb-server $OVSD/conf.db \
-  --remote=punix:$OVSD/db.sock --pidfile=$OVSD/ovsdb-server.pid --log-file=$OVSD/ovsdb-server.log \
-  -vconsole:off --detach --no-chdir
-vsctl --no-wait init
-# Read when ovs-vswitchd starts: without it an internal port moved to another netns drops frames > 1500.
-vsctl --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
-ip netns exec $HV env OVS_RUNDIR=$OVSD OVS_LOGDIR=$OVSD OVS_DBDIR=$OVSD ovs-vswitchd unix:$OVSD/db.sock \
-  --pidfile=$OVSD/ovs-vswitchd.pid --log-file=$OVSD/ovs-vswitchd.log -vconsole:off --detach --no-chdir
-vsctl add-br br-int -- set bridge br-int datapath_type=netdev fail_mode=standalone
+mkdir -p $STATE
+testhv_up $HV $OVSD >$T/testhv.log 2>&1 || { cat $T/testhv.log >&2; echo "selftest: throwaway hypervisor $HV failed" >&2; exit 1; }
 log "hypervisor $HV up (OVS rundir $OVSD)"
 
 ssh-keygen -q -t ed25519 -N '' -C asap2lab-selftest -f $T/id_ed25519

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""drivertest: exercise Asap2LabDriver with Debian's nova (Zed), without an OpenStack.
+
+Run by lab/nova/selftest.sh, which provides a throwaway hypervisor and sets ASAP2LAB_HV_NETNS,
+ASAP2LAB_OVS_RUNDIR, ASAP2LAB_STATE plus DRIVERTEST_KEY (a private key file whose .pub is the
+servers' keypair) and DRIVERTEST_OVS_DB. Checks, each printed as ok/FAIL:
+  - the driver loads the way nova-compute loads it (nova.virt.<compute_driver>) via the shim's
+    path extension, and init_host refuses to start without its environment;
+  - get_available_resource: 64 vCPU / 128 GiB / 2000 GB, PCI devices that Nova's own PciDevice
+    object and a [pci] device_spec {vendor 15b3, product 101e, physical_network null} accept,
+    with vendor_id fitting MySQL's VARCHAR(4) column and switchdev in network_caps;
+  - update_provider_tree: VCPU max_unit 64 (a 16 vCPU flavor fits);
+  - spawn of two servers built from real Nova objects (veth by default; internal by flavor extra
+    spec lab:plug=internal; server metadata lab_plug=veth overriding the flavor), with a direct
+    VIF on a jumbo network: guests answer ping and SSH with the keypair, get_console_output has the
+    host key block, power_off/power_on/reboot work;
+  - destroy leaves nothing; destroy and cleanup again do not fail.
+"""
+import json
+import os
+import subprocess
+import sys
+import uuid as uuidlib
+
+import nova.cmd  # noqa: F401  eventlet monkey patching, as in nova-compute
+import nova.virt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+nova.virt.__path__.append(HERE)
+
+from nova import conf as nova_conf  # noqa: E402
+from nova.compute import power_state  # noqa: E402
+from nova import context as nova_context  # noqa: E402
+from nova import exception  # noqa: E402
+from nova.network import model  # noqa: E402
+from nova import objects  # noqa: E402
+from nova.pci import devspec  # noqa: E402
+from nova.virt import driver as virt_driver  # noqa: E402
+from nova.virt import fake  # noqa: E402
+
+CONF = nova_conf.CONF
+FAILS = []
+
+
+def check(what, cond, detail=''):
+    print('%s: %s%s' % ('ok' if cond else 'FAIL', what, (' (%s)' % detail) if detail and not cond else ''))
+    if not cond:
+        FAILS.append(what)
+
+
+def sh(*args, ns=None, check_rc=False):
+    cmd = (['ip', 'netns', 'exec', ns] if ns else []) + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if check_rc and r.returncode:
+        raise RuntimeError('%s: %s' % (' '.join(cmd), r.stderr))
+    return r
+
+
+def make_instance(ctx, n, key_data, extra_specs=None, metadata=None):
+    flavor = objects.Flavor(id=n, flavorid=str(n), name='f%d' % n, vcpus=16, memory_mb=4096, root_gb=10,
+                            ephemeral_gb=0, swap=0, extra_specs=extra_specs or {})
+    inst = objects.Instance(context=ctx, id=n, uuid=str(uuidlib.uuid4()), hostname='asap2lab-t-vm%d' % n,
+                            flavor=flavor, metadata=metadata or {}, key_data=key_data,
+                            keypairs=objects.KeyPairList(objects=[]), image_ref='', vm_state='building',
+                            power_state=power_state.NOSTATE, task_state=None, host='compute1',
+                            node='compute1', system_metadata={})
+    return inst
+
+
+def make_network_info(n):
+    port = str(uuidlib.uuid4())
+    subnet = model.Subnet(cidr='198.18.77.0/24', gateway=model.IP(address='198.18.77.1', type='gateway'),
+                          ips=[model.FixedIP(address='198.18.77.%d' % (20 + n))],
+                          routes=[model.Route(cidr='198.18.78.0/24', gateway=model.IP(address='198.18.77.254'))])
+    net = model.Network(id=str(uuidlib.uuid4()), bridge='br-int', label='asap2lab-t-net',
+                        subnets=[subnet], meta={'mtu': 8950, 'tunneled': True})
+    vif = model.VIF(id=port, address='fa:16:3e:77:01:%02x' % n, network=net, type='ovs',
+                    vnic_type='direct', devname='tap' + port[:11],
+                    details={'bridge_name': 'br-int', 'port_filter': True, 'datapath_type': 'netdev',
+                             'connectivity': 'l2', 'ovs_hybrid_plug': False},
+                    profile={'pci_vendor_info': '15b3:101e', 'pci_slot': '0000:81:00.%d' % (1 + n),
+                             'physical_network': None, 'capabilities': ['switchdev']})
+    return model.NetworkInfo([vif])
+
+
+def ssh_cmd(key, ip, command, ns):
+    return sh('ssh', '-i', key, '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5',
+              '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR',
+              'root@' + ip, command, ns=ns)
+
+
+def main():
+    CONF([], project='nova', default_config_files=[])
+    objects.register_all()
+    ctx = nova_context.get_admin_context()
+    key = os.environ['DRIVERTEST_KEY']
+    with open(key + '.pub') as f:
+        pub = f.read()
+    db = os.environ['DRIVERTEST_OVS_DB']
+    hv = os.environ['ASAP2LAB_HV_NETNS']
+    state = os.environ['ASAP2LAB_STATE']
+
+    # ---- loading, as nova-compute does it
+    saved = {k: os.environ.pop(k) for k in ('ASAP2LAB_HV_NETNS',)}
+    drv = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+    try:
+        drv.init_host('compute1')
+        check('init_host refuses to start without ASAP2LAB_HV_NETNS', False)
+    except exception.NovaException as e:
+        check('init_host refuses to start without ASAP2LAB_HV_NETNS', 'ASAP2LAB_HV_NETNS' in str(e), str(e))
+    os.environ.update(saved)
+    drv = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+    check('load_compute_driver gives an Asap2LabDriver',
+          type(drv).__name__ == 'Asap2LabDriver' and isinstance(drv, fake.FakeDriver))
+    drv.init_host('compute1')
+
+    # ---- resources
+    res = drv.get_available_resource('compute1')
+    check('vcpus/memory/disk 64/131072/2000',
+          (res['vcpus'], res['memory_mb'], res['local_gb']) == (64, 131072, 2000), str(res))
+    devs = json.loads(res['pci_passthrough_devices'])
+    vfs = [d for d in devs if d['dev_type'] == 'type-VF']
+    pfs = [d for d in devs if d['dev_type'] == 'type-PF']
+    check('1 PF + 8 VFs reported', (len(pfs), len(vfs)) == (1, 8), '%d PF %d VF' % (len(pfs), len(vfs)))
+    check('vendor/product ids fit VARCHAR(4)', all(len(d['vendor_id']) <= 4 and len(d['product_id']) <= 4
+                                                   for d in devs))
+    check('distinct PCI addresses', len({d['address'] for d in devs}) == len(devs))
+    spec = devspec.PciDeviceSpec({'vendor_id': '15b3', 'product_id': '101e', 'physical_network': None})
+    for d in devs:
+        pdev = objects.PciDevice.create(ctx, dict(d))
+        if d['dev_type'] == 'type-VF':
+            check('VF %s: accepted by PciDevice, switchdev in network_caps, matches device_spec' % d['address'],
+                  'switchdev' in pdev.network_caps and spec.match(d) and pdev.parent_addr == pfs[0]['address'],
+                  str(pdev.network_caps))
+        else:
+            check('PF %s accepted by PciDevice, not matched by the VF device_spec' % d['address'],
+                  not spec.match(d))
+    check('nodename other than ours gives {}', drv.get_available_resource('nope') == {})
+
+    from nova.compute import provider_tree
+    pt = provider_tree.ProviderTree()
+    pt.new_root('compute1', str(uuidlib.uuid4()))
+    drv.update_provider_tree(pt, 'compute1')
+    inv = pt.data('compute1').inventory
+    check('placement VCPU total/max_unit 64', inv['VCPU']['total'] == 64 and inv['VCPU']['max_unit'] == 64)
+
+    # ---- spawn: A default (veth), B flavor says internal, C flavor says internal but metadata veth
+    servers = []
+    for n, specs, md, want in ((1, {}, {}, 'veth'), (2, {'lab:plug': 'internal'}, {}, 'internal'),
+                               (3, {'lab:plug': 'internal'}, {'lab_plug': 'veth'}, 'veth')):
+        inst = make_instance(ctx, n, pub, specs, md)
+        ni = make_network_info(n)
+        drv.spawn(ctx, inst, None, [], None, {}, network_info=ni)
+        gdir = os.path.join(state, 'guests', inst.uuid)
+        with open(os.path.join(gdir, 'plug-mode')) as f:
+            mode = f.read().strip()
+        check('server %d spawned with plug mode %s' % (n, want), mode == want, mode)
+        check('server %d power state RUNNING' % n, drv.get_info(inst).state == power_state.RUNNING)
+        servers.append((inst, ni))
+    a, b = servers[0][0], servers[1][0]
+    nsa = 'asap2lab-vm-' + a.uuid
+    r = sh('ping', '-c', '2', '-i', '0.2', '-W', '2', '-M', 'do', '-s', '8922', '-q', '198.18.77.22', ns=nsa)
+    check('jumbo ping server 1 (veth) -> server 2 (internal)', r.returncode == 0, r.stdout + r.stderr)
+    r = sh('ip', 'route', 'show', ns=nsa)
+    check('gateway and host route from the subnet installed',
+          'default via 198.18.77.1' in r.stdout and '198.18.78.0/24 via 198.18.77.254' in r.stdout, r.stdout)
+    r = ssh_cmd(key, '198.18.77.22', 'hostname', nsa)
+    check('ssh into server 2 with the keypair', r.stdout.strip() == 'asap2lab-t-vm2', r.stdout + r.stderr)
+    ids = subprocess.run(['ovs-vsctl', '--db=' + db, 'get', 'Interface', 'rep' + servers[1][1][0]['id'][:11],
+                          'external_ids'], capture_output=True, text=True).stdout
+    check('server 2 OVS port carries iface-id/vm-uuid', servers[1][1][0]['id'] in ids and b.uuid in ids, ids)
+
+    out = drv.get_console_output(ctx, b)
+    check('get_console_output has the host key fingerprint block',
+          b'-----BEGIN SSH HOST KEY FINGERPRINTS-----' in out and b'ec2: 256 SHA256:' in out, out[-300:])
+
+    drv.power_off(b)
+    r = sh('ping', '-c', '1', '-W', '1', '-q', '198.18.77.22', ns=nsa)
+    check('power_off: server 2 unreachable, state SHUTDOWN',
+          r.returncode != 0 and drv.get_info(b).state == power_state.SHUTDOWN)
+    drv.power_on(ctx, b, servers[1][1])
+    r = ssh_cmd(key, '198.18.77.22', 'true', nsa)
+    check('power_on: ssh into server 2 again', r.returncode == 0, r.stderr)
+    drv.reboot(ctx, b, servers[1][1], 'SOFT')
+    r = ssh_cmd(key, '198.18.77.22', 'true', nsa)
+    check('reboot: ssh into server 2 again', r.returncode == 0, r.stderr)
+
+    # ---- destroy
+    for inst, ni in servers:
+        drv.destroy(ctx, inst, ni)
+        drv.cleanup(ctx, inst, ni)
+        drv.destroy(ctx, inst, ni)
+        check('server %d destroyed: netns and state gone, destroy/cleanup repeatable' % inst.id,
+              not os.path.exists('/run/netns/asap2lab-vm-' + inst.uuid)
+              and not os.path.exists(os.path.join(state, 'guests', inst.uuid)))
+    ports = subprocess.run(['ovs-vsctl', '--db=' + db, 'list-ports', 'br-int'], capture_output=True, text=True)
+    check('no OVS ports left', ports.returncode == 0 and ports.stdout.strip() == '', ports.stdout + ports.stderr)
+    left = sh('ip', '-o', 'link', 'show', ns=hv).stdout
+    check('no representors left', 'rep' not in left, left)
+    try:
+        drv.get_console_output(ctx, a)
+        check('console of a destroyed server is not available', False)
+    except exception.ConsoleNotAvailable:
+        check('console of a destroyed server is not available', True)
+    try:
+        spec_bad = make_instance(ctx, 9, pub, {'lab:plug': 'sriov'})
+        drv.spawn(ctx, spec_bad, None, [], None, {}, network_info=make_network_info(9))
+        check('bad lab:plug value refused', False)
+    except exception.InstanceDeployFailure as e:
+        check('bad lab:plug value refused', 'lab:plug' in str(e), str(e))
+
+    print('drivertest: %s' % ('PASS' if not FAILS else '%d FAILED: %s' % (len(FAILS), FAILS)))
+    return 1 if FAILS else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
