@@ -220,11 +220,12 @@ func dialChain(ctx context.Context, o DialOptions) ([]*ssh.Client, error) {
 			c.Close()
 			err = fmt.Errorf("handshake interrupted: %w", context.Cause(hctx))
 		}
+		timedOut := hctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		if err != nil {
 			raw.Close()
 			closeAll()
-			if hctx.Err() != nil && ctx.Err() == nil {
+			if timedOut {
 				err = fmt.Errorf("%w (no handshake within %s)", err, o.ConnectTimeout)
 			}
 			return nil, fmt.Errorf("ssh handshake with %s: %w", hop, err)
@@ -236,14 +237,17 @@ func dialChain(ctx context.Context, o DialOptions) ([]*ssh.Client, error) {
 
 // clientConfig builds the per-hop config; cleanup releases the agent connection.
 func clientConfig(hop Hop, o DialOptions) (*ssh.ClientConfig, func(), error) {
-	var methods []ssh.AuthMethod
+	// All keys go into one publickey method: the client tries each method
+	// name only once, so a second publickey method would never be used.
+	var fileSigner ssh.Signer
+	var agentClient agent.ExtendedAgent
 	cleanup := func() {}
 	if o.Auth.KeyFile != "" {
 		pem, err := os.ReadFile(o.Auth.KeyFile)
 		if err != nil {
 			return nil, cleanup, permanent("reading private key %s: %w", o.Auth.KeyFile, err)
 		}
-		signer, err := ssh.ParsePrivateKey(pem)
+		fileSigner, err = ssh.ParsePrivateKey(pem)
 		if err != nil {
 			var pm *ssh.PassphraseMissingError
 			if errors.As(err, &pm) {
@@ -251,7 +255,6 @@ func clientConfig(hop Hop, o DialOptions) (*ssh.ClientConfig, func(), error) {
 			}
 			return nil, cleanup, permanent("parsing private key %s: %w", o.Auth.KeyFile, err)
 		}
-		methods = append(methods, ssh.PublicKeys(signer))
 	}
 	if o.Auth.Agent {
 		sock := o.Auth.AgentSocket
@@ -266,14 +269,28 @@ func clientConfig(hop Hop, o DialOptions) (*ssh.ClientConfig, func(), error) {
 			return nil, cleanup, fmt.Errorf("connecting to ssh agent at %s: %w", sock, err)
 		}
 		cleanup = func() { conn.Close() }
-		methods = append(methods, ssh.PublicKeysCallback(agent.NewClient(conn).Signers))
+		agentClient = agent.NewClient(conn)
 	}
-	if len(methods) == 0 {
+	if fileSigner == nil && agentClient == nil {
 		return nil, cleanup, permanent("no SSH authentication configured: set a private key file or enable the agent")
+	}
+	signers := func() ([]ssh.Signer, error) {
+		var out []ssh.Signer
+		if fileSigner != nil {
+			out = append(out, fileSigner)
+		}
+		if agentClient != nil {
+			s, err := agentClient.Signers()
+			if err != nil {
+				return nil, fmt.Errorf("listing ssh agent keys: %w", err)
+			}
+			out = append(out, s...)
+		}
+		return out, nil
 	}
 	return &ssh.ClientConfig{
 		User:              hop.User,
-		Auth:              methods,
+		Auth:              []ssh.AuthMethod{ssh.PublicKeysCallback(signers)},
 		HostKeyCallback:   o.HostKeys.callback(hop.addr()),
 		HostKeyAlgorithms: o.HostKeys.algorithms(hop.addr()),
 		Timeout:           o.ConnectTimeout,
