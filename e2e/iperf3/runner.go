@@ -1,0 +1,469 @@
+package iperf3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+)
+
+// Version is an iperf3 version as `iperf3 --version` or start.version print it.
+type Version struct {
+	Major, Minor int
+	Raw          string // e.g. "iperf 3.12 (cJSON 1.7.15)"
+}
+
+// MultiThreadedSince is the first iperf3 release that runs each stream in
+// its own thread (3.16, esnet/iperf release notes); older releases drive
+// every stream of a process from one thread, i.e. one CPU core.
+var MultiThreadedSince = Version{Major: 3, Minor: 16}
+
+// MultiThreaded reports whether this iperf3 gives every stream its own thread.
+func (v Version) MultiThreaded() bool {
+	return v.Major > MultiThreadedSince.Major || (v.Major == MultiThreadedSince.Major && v.Minor >= MultiThreadedSince.Minor)
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+var versionRE = regexp.MustCompile(`iperf (\d+)\.(\d+)`)
+
+// ParseVersion reads "iperf 3.12 (cJSON 1.7.15)\nLinux ..." (iperf3
+// --version) or "iperf 3.16" (start.version of the JSON).
+func ParseVersion(s string) (Version, error) {
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+		return Version{}, fmt.Errorf("no iperf3 version in %q", first)
+	}
+	major, err1 := strconv.Atoi(m[1])
+	minor, err2 := strconv.Atoi(m[2])
+	if err := errors.Join(err1, err2); err != nil {
+		return Version{}, fmt.Errorf("iperf3 version %q: %w", m[0], err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return Version{Major: major, Minor: minor, Raw: first}, nil
+}
+
+// RunInput is everything Run needs for one profile run.
+type RunInput struct {
+	Server, Client remote.Runner
+	// ServerAddr is the server guest's address on the measured (data)
+	// network; the server binds to it (-B) so traffic cannot take another NIC.
+	ServerAddr string
+	Profile    Profile
+	Duration   time.Duration // iperf3 -t, whole seconds >= 1
+	Omit       time.Duration // iperf3 -O, whole seconds >= 0
+	BasePort   int           // first server port; process i uses BasePort+i
+	// MaxStreamsPerProcess splits the streams over ceil(streams/max)
+	// processes; 0 = automatic: split over min(streams, GuestVCPUs)
+	// processes only when iperf3 is single-threaded (< 3.16).
+	MaxStreamsPerProcess int
+	GuestVCPUs           int // vCPUs of the guests (flavor); 0 = unknown
+	// ListenTimeout bounds the wait for the servers to listen, and the
+	// wait for them to exit after the clients are done; ListenPoll is how
+	// often listening is checked (config interval "iperf_server").
+	ListenTimeout, ListenPoll time.Duration
+}
+
+// ProcessRun is one iperf3 client/server pair of a run, with its raw output
+// for the evidence directory.
+type ProcessRun struct {
+	Port         int    `json:"port"`
+	Streams      int    `json:"streams"`
+	ServerCmd    string `json:"server_cmd"`
+	ClientCmd    string `json:"client_cmd"`
+	ClientJSON   []byte `json:"-"` // client stdout (iperf3 -J, with server_output_json)
+	ClientStderr []byte `json:"-"`
+	ServerJSON   []byte `json:"-"` // server stdout (iperf3 -s -J)
+	ServerStderr []byte `json:"-"`
+	ClientExit   int    `json:"client_exit"`
+	ServerExit   int    `json:"server_exit"`
+	Result       Result `json:"result"`
+	Error        string `json:"error,omitempty"`
+}
+
+// Measurement is the outcome of Run: the summed Result plus everything
+// needed to re-check it.
+type Measurement struct {
+	Profile       Profile      `json:"profile"`
+	Result        Result       `json:"result"`
+	ClientVersion Version      `json:"client_iperf3"`
+	ServerVersion Version      `json:"server_iperf3"`
+	Processes     []ProcessRun `json:"processes"`
+	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+var hostRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:%-]*$`)
+
+func (in RunInput) validate() error {
+	var errs []error
+	if in.Server == nil || in.Client == nil {
+		errs = append(errs, errors.New("server and client runners are required"))
+	}
+	if !hostRE.MatchString(in.ServerAddr) {
+		errs = append(errs, fmt.Errorf("server address: not an IP address or host name, got %q", in.ServerAddr))
+	}
+	if in.Profile.Streams < 1 || (in.Profile.Protocol != TCP && in.Profile.Protocol != UDP) {
+		errs = append(errs, fmt.Errorf("profile %q: needs TCP/UDP and >= 1 stream, got %s with %d", in.Profile.ID, in.Profile.Protocol, in.Profile.Streams))
+	}
+	if in.Duration < time.Second || in.Duration%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("duration: iperf3 -t takes whole seconds >= 1, got %s", in.Duration))
+	}
+	if in.Omit < 0 || in.Omit%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("omit: iperf3 -O takes whole seconds >= 0, got %s", in.Omit))
+	}
+	if in.MaxStreamsPerProcess < 0 || in.GuestVCPUs < 0 {
+		errs = append(errs, fmt.Errorf("max streams per process and guest vCPUs must be >= 0, got %d and %d", in.MaxStreamsPerProcess, in.GuestVCPUs))
+	}
+	if in.ListenTimeout <= 0 || in.ListenPoll <= 0 {
+		errs = append(errs, fmt.Errorf("listen timeout and poll must be > 0, got %s and %s", in.ListenTimeout, in.ListenPoll))
+	}
+	if in.BasePort < 1 || in.BasePort > 65535 {
+		errs = append(errs, fmt.Errorf("base port: must be 1..65535, got %d", in.BasePort))
+	}
+	return errors.Join(errs...)
+}
+
+// SplitStreams decides how many iperf3 processes carry a profile's streams
+// and how many streams each gets (as even as possible), with warnings about
+// single-threaded iperf3.
+func SplitStreams(streams, maxPerProcess, guestVCPUs int, v Version) (perProcess []int, warnings []string) {
+	n := 1
+	switch {
+	case maxPerProcess > 0:
+		n = (streams + maxPerProcess - 1) / maxPerProcess
+	case !v.MultiThreaded() && guestVCPUs > 1 && streams > 1:
+		n = min(streams, guestVCPUs)
+	}
+	n = max(1, min(n, streams))
+	for i := range n {
+		s := streams / n
+		if i < streams%n {
+			s++
+		}
+		perProcess = append(perProcess, s)
+	}
+	if !v.MultiThreaded() && perProcess[0] > 1 {
+		warnings = append(warnings, fmt.Sprintf(
+			"iperf3 %s is single-threaded (before %s): %d streams share one CPU core per process (%d process(es), guest vCPUs %s); the rate may be CPU bound — set traffic.max_streams_per_process or use iperf3 >= %s",
+			v, MultiThreadedSince, perProcess[0], n, vcpuText(guestVCPUs), MultiThreadedSince))
+	}
+	if guestVCPUs > 0 && n > guestVCPUs {
+		warnings = append(warnings, fmt.Sprintf("%d iperf3 processes on a guest with %d vCPUs", n, guestVCPUs))
+	}
+	return perProcess, warnings
+}
+
+func vcpuText(n int) string {
+	if n == 0 {
+		return "unknown"
+	}
+	return strconv.Itoa(n)
+}
+
+// ServerCommand is the iperf3 server command for one port: one test, JSON,
+// bound to the data address.
+func ServerCommand(addr string, port int) string {
+	return fmt.Sprintf("iperf3 -s -1 -J -B %s -p %d", addr, port)
+}
+
+// ClientCommand is the iperf3 client command for one process of a profile.
+// --get-server-output puts the server's (receiver's) intervals into the
+// client JSON (server_output_json), so the evidence has both sides.
+func ClientCommand(addr string, port int, p Profile, streams int, duration, omit time.Duration) string {
+	args := []string{"iperf3", "-c", addr, "-p", strconv.Itoa(port), "-J", "--get-server-output",
+		"-t", strconv.Itoa(int(duration / time.Second))}
+	if omit > 0 {
+		args = append(args, "-O", strconv.Itoa(int(omit/time.Second)))
+	}
+	args = append(args, p.ClientArgs(streams)...)
+	return strings.Join(args, " ")
+}
+
+// Run runs one profile: checks iperf3 on both guests, starts one server per
+// process on consecutive ports, waits until they listen, runs the clients
+// concurrently, parses and sums their output, and stops every server it
+// started before returning — on success, error and cancellation alike.
+//
+// The returned Measurement carries the raw JSON of every process even when
+// err is non-nil, so a failed run still leaves its evidence.
+func Run(ctx context.Context, in RunInput) (Measurement, error) {
+	m := Measurement{Profile: in.Profile}
+	if err := in.validate(); err != nil {
+		return m, fmt.Errorf("iperf3 run %s: %w", in.Profile.ID, err)
+	}
+	var err error
+	if m.ClientVersion, err = remoteVersion(ctx, in.Client); err != nil {
+		return m, err
+	}
+	if m.ServerVersion, err = remoteVersion(ctx, in.Server); err != nil {
+		return m, err
+	}
+	if m.ClientVersion.String() != m.ServerVersion.String() {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("iperf3 versions differ: client %s, server %s", m.ClientVersion, m.ServerVersion))
+	}
+	oldest := m.ClientVersion
+	if !m.ServerVersion.MultiThreaded() {
+		oldest = m.ServerVersion
+	}
+	split, warns := SplitStreams(in.Profile.Streams, in.MaxStreamsPerProcess, in.GuestVCPUs, oldest)
+	m.Warnings = append(m.Warnings, warns...)
+	if last := in.BasePort + len(split) - 1; last > 65535 {
+		return m, fmt.Errorf("iperf3 run %s: %d processes from base port %d exceed port 65535", in.Profile.ID, len(split), in.BasePort)
+	}
+	for i, s := range split {
+		port := in.BasePort + i
+		m.Processes = append(m.Processes, ProcessRun{
+			Port: port, Streams: s,
+			ServerCmd: ServerCommand(in.ServerAddr, port),
+			ClientCmd: ClientCommand(in.ServerAddr, port, in.Profile, s, in.Duration, in.Omit),
+		})
+	}
+
+	servers := make([]*server, 0, len(split))
+	clientsOK := false
+	defer func() {
+		// Stop every server started: give them ListenTimeout to finish on
+		// their own after a complete test (-1 exits after one test and
+		// writes its JSON), none after a failure or cancellation.
+		grace := time.Duration(0)
+		if clientsOK && ctx.Err() == nil {
+			grace = in.ListenTimeout
+		}
+		stopServers(servers, grace)
+		for i, s := range servers {
+			m.Processes[i].ServerJSON = s.res.Stdout
+			m.Processes[i].ServerStderr = s.res.Stderr
+			m.Processes[i].ServerExit = s.res.ExitCode
+		}
+	}()
+	for _, pr := range m.Processes {
+		p, err := in.Server.Start(ctx, pr.ServerCmd)
+		if err != nil {
+			return m, fmt.Errorf("%s: start %q: %w", in.Server.Name(), pr.ServerCmd, err)
+		}
+		servers = append(servers, newServer(p))
+	}
+	if err := waitListening(ctx, in, servers, m.Processes); err != nil {
+		return m, err
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(m.Processes))
+	var wg sync.WaitGroup
+	for i := range m.Processes {
+		wg.Add(1)
+		go func(pr *ProcessRun, i int) {
+			defer wg.Done()
+			errs[i] = runClient(cctx, in.Client, pr)
+			if errs[i] != nil {
+				cancel() // one failed process spoils the sum: stop the others now
+			}
+		}(&m.Processes[i], i)
+	}
+	wg.Wait()
+	if err := firstRealError(errs); err != nil {
+		return m, fmt.Errorf("iperf3 run %s: %w", in.Profile.ID, err)
+	}
+	clientsOK = true
+	results := make([]Result, len(m.Processes))
+	for i, pr := range m.Processes {
+		results[i] = pr.Result
+	}
+	m.Result = SumResults(results)
+	return m, nil
+}
+
+// firstRealError prefers the error that caused a cancellation over the
+// context errors of the clients it cancelled.
+func firstRealError(errs []error) error {
+	var first error
+	for _, e := range errs {
+		if e == nil {
+			continue
+		}
+		if !errors.Is(e, context.Canceled) {
+			return e
+		}
+		if first == nil {
+			first = e
+		}
+	}
+	return first
+}
+
+func remoteVersion(ctx context.Context, r remote.Runner) (Version, error) {
+	res, err := r.Run(ctx, "iperf3 --version")
+	if err != nil {
+		return Version{}, fmt.Errorf("%s: iperf3 --version: %w", r.Name(), err)
+	}
+	if err := res.Err(); err != nil {
+		return Version{}, fmt.Errorf("iperf3 missing or broken: %w", err)
+	}
+	v, err := ParseVersion(string(res.Stdout))
+	if err != nil {
+		return Version{}, fmt.Errorf("%s: iperf3 --version: %w", r.Name(), err)
+	}
+	return v, nil
+}
+
+func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun) error {
+	res, err := c.Run(ctx, pr.ClientCmd)
+	pr.ClientJSON, pr.ClientStderr, pr.ClientExit = res.Stdout, res.Stderr, res.ExitCode
+	if err != nil {
+		pr.Error = err.Error()
+		return fmt.Errorf("%s: port %d: %q: %w", c.Name(), pr.Port, pr.ClientCmd, err)
+	}
+	r, perr := Parse(res.Stdout)
+	pr.Result = r
+	switch {
+	case perr != nil && res.ExitCode != 0:
+		// iperf3's own message (JSON error field) explains more than the exit code.
+		var ie *IperfError
+		if errors.As(perr, &ie) {
+			err = fmt.Errorf("%s: port %d: %w (exit %d)", c.Name(), pr.Port, perr, res.ExitCode)
+		} else {
+			err = fmt.Errorf("port %d: %w; output: %v", pr.Port, res.Err(), perr)
+		}
+	case perr != nil:
+		// iperf3 3.12 exits 0 with an "error" field in -J mode (recorded:
+		// testdata/v3.12-server-busy.json, -refused.json).
+		err = fmt.Errorf("%s: port %d: %w", c.Name(), pr.Port, perr)
+	case res.ExitCode != 0:
+		err = fmt.Errorf("port %d: %w", pr.Port, res.Err())
+	}
+	if err != nil {
+		pr.Error = err.Error()
+	}
+	return err
+}
+
+// server is a started iperf3 server and the result of its Wait.
+type server struct {
+	p    remote.Process
+	done chan struct{}
+	res  remote.Result
+	err  error
+}
+
+func newServer(p remote.Process) *server {
+	s := &server{p: p, done: make(chan struct{})}
+	go func() {
+		s.res, s.err = p.Wait()
+		close(s.done)
+	}()
+	return s
+}
+
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopServers waits up to grace (shared) for the servers to exit on their
+// own, then stops the rest and waits for all of them.
+func stopServers(servers []*server, grace time.Duration) {
+	if grace > 0 && len(servers) > 0 {
+		deadline := time.NewTimer(grace)
+		defer deadline.Stop()
+		for _, s := range servers {
+			select {
+			case <-s.done:
+				continue
+			case <-deadline.C:
+			}
+			break
+		}
+	}
+	for _, s := range servers {
+		if !s.exited() {
+			_, _ = s.p.Stop() // its result also arrives through Wait
+		}
+		<-s.done
+	}
+}
+
+// waitListening polls the server guest until every port listens, a server
+// exits early (port in use, bad address), ListenTimeout passes, or ctx ends.
+func waitListening(ctx context.Context, in RunInput, servers []*server, prs []ProcessRun) error {
+	deadline := time.NewTimer(in.ListenTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(in.ListenPoll)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		for i, s := range servers {
+			if s.exited() {
+				return fmt.Errorf("%s: iperf3 server on port %d exited before the test (exit %d): %s%s",
+					in.Server.Name(), prs[i].Port, s.res.ExitCode, serverMessage(s.res.Stdout), strings.TrimSpace(string(s.res.Stderr)))
+			}
+		}
+		res, err := in.Server.Run(ctx, "ss -Hltn 2>/dev/null || netstat -ltn")
+		switch {
+		case err != nil:
+			lastErr = err
+		case res.ExitCode != 0:
+			lastErr = res.Err()
+		default:
+			missing := missingPorts(string(res.Stdout), prs)
+			if len(missing) == 0 {
+				return nil
+			}
+			lastErr = fmt.Errorf("not listening yet on port(s) %v", missing)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: waiting for iperf3 servers: %w", in.Server.Name(), context.Cause(ctx))
+		case <-deadline.C:
+			return fmt.Errorf("%s: iperf3 servers not listening after %s: %w", in.Server.Name(), in.ListenTimeout, lastErr)
+		case <-tick.C:
+		}
+	}
+}
+
+// missingPorts reads `ss -ltn` / `netstat -ltn` output (local address is
+// the 4th column in both) and returns the ports of prs not listening.
+func missingPorts(out string, prs []ProcessRun) []int {
+	listening := map[int]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		i := strings.LastIndexByte(f[3], ':')
+		if i < 0 {
+			continue
+		}
+		if p, err := strconv.Atoi(f[3][i+1:]); err == nil {
+			listening[p] = true
+		}
+	}
+	var missing []int
+	for _, pr := range prs {
+		if !listening[pr.Port] {
+			missing = append(missing, pr.Port)
+		}
+	}
+	return missing
+}
+
+// serverMessage extracts iperf3's error from a server's -J output, if any.
+func serverMessage(stdout []byte) string {
+	_, err := Parse(stdout)
+	var ie *IperfError
+	if errors.As(err, &ie) {
+		return ie.Message + " "
+	}
+	return ""
+}

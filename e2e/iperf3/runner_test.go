@@ -1,0 +1,403 @@
+package iperf3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+)
+
+// fakeGuest is a remote.Runner that plays iperf3 from recorded outputs
+// (testdata/*.json, see README.md): servers started with Start listen at
+// once (or never, or exit at once), clients return the JSON configured for
+// their port, and a server exits by itself when its client is done.
+type fakeGuest struct {
+	name        string
+	version     string // output of iperf3 --version
+	versionExit int
+	neverListen bool
+	serverDies  []byte                                          // stdout of a server that exits at start
+	client      func(ctx context.Context, port int) remote.Result // client behaviour per port
+
+	mu      sync.Mutex
+	ran     []string
+	servers map[int]*fakeProc
+	peer    *fakeGuest // the server guest, for a client guest
+}
+
+type fakeProc struct {
+	cmd     string
+	done    chan struct{}
+	once    sync.Once
+	res     remote.Result
+	stopped bool
+}
+
+func (p *fakeProc) finish(r remote.Result) { p.once.Do(func() { p.res = r; close(p.done) }) }
+func (p *fakeProc) Wait() (remote.Result, error) {
+	<-p.done
+	return p.res, nil
+}
+func (p *fakeProc) Stop() (remote.Result, error) {
+	p.stopped = true
+	p.finish(remote.Result{Cmd: p.cmd, ExitCode: -1})
+	return p.Wait()
+}
+
+var portRE = regexp.MustCompile(` -p (\d+)`)
+
+func portOf(cmd string) int {
+	m := portRE.FindStringSubmatch(cmd)
+	if m == nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(m[1])
+	return p
+}
+
+func (g *fakeGuest) Name() string { return g.name }
+
+func (g *fakeGuest) Run(ctx context.Context, cmd string) (remote.Result, error) {
+	g.mu.Lock()
+	g.ran = append(g.ran, cmd)
+	g.mu.Unlock()
+	switch {
+	case cmd == "iperf3 --version":
+		return remote.Result{Cmd: cmd, Stdout: []byte(g.version), ExitCode: g.versionExit,
+			Stderr: []byte(map[bool]string{true: "sh: 1: iperf3: not found"}[g.versionExit != 0])}, nil
+	case strings.HasPrefix(cmd, "ss "):
+		var b strings.Builder
+		b.WriteString("State  Recv-Q Send-Q Local Address:Port Peer Address:Port\n")
+		g.mu.Lock()
+		for port, p := range g.servers {
+			select {
+			case <-p.done:
+			default:
+				if !g.neverListen {
+					fmt.Fprintf(&b, "LISTEN 0      5      198.18.10.5:%d      0.0.0.0:*\n", port)
+				}
+			}
+		}
+		g.mu.Unlock()
+		return remote.Result{Cmd: cmd, Stdout: []byte(b.String())}, nil
+	case strings.HasPrefix(cmd, "iperf3 -c "):
+		port := portOf(cmd)
+		r := g.client(ctx, port)
+		r.Cmd = cmd
+		if ctx.Err() != nil {
+			return remote.Result{Cmd: cmd, ExitCode: -1}, ctx.Err()
+		}
+		// the real server (-1) exits after its test and prints its JSON
+		g.peer.mu.Lock()
+		if sp := g.peer.servers[port]; sp != nil {
+			sp.finish(remote.Result{Cmd: sp.cmd, Stdout: []byte(`{"server":"json"}`)})
+		}
+		g.peer.mu.Unlock()
+		return r, nil
+	}
+	return remote.Result{Cmd: cmd, ExitCode: 127}, nil
+}
+
+func (g *fakeGuest) Start(ctx context.Context, cmd string) (remote.Process, error) {
+	p := &fakeProc{cmd: cmd, done: make(chan struct{})}
+	g.mu.Lock()
+	g.ran = append(g.ran, "start: "+cmd)
+	if g.servers == nil {
+		g.servers = map[int]*fakeProc{}
+	}
+	g.servers[portOf(cmd)] = p
+	g.mu.Unlock()
+	if g.serverDies != nil {
+		p.finish(remote.Result{Cmd: cmd, Stdout: g.serverDies, ExitCode: 1})
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Stop()
+		case <-p.done:
+		}
+	}()
+	return p, nil
+}
+
+const v312 = "iperf 3.12 (cJSON 1.7.15)\nLinux vm 6.18.44 #1 SMP x86_64\nOptional features available: CPU affinity setting\n"
+const v316 = "iperf 3.16 (cJSON 1.7.15)\nLinux guest 6.8.0 x86_64\n"
+
+// recorded returns a client behaviour serving testdata files by port.
+func recorded(t *testing.T, byPort map[int]string) func(context.Context, int) remote.Result {
+	return func(_ context.Context, port int) remote.Result {
+		f, ok := byPort[port]
+		if !ok {
+			t.Errorf("client on unexpected port %d", port)
+			return remote.Result{ExitCode: 1}
+		}
+		return remote.Result{Stdout: load(t, f)}
+	}
+}
+
+func pair(serverVer, clientVer string, client func(context.Context, int) remote.Result) (*fakeGuest, *fakeGuest) {
+	s := &fakeGuest{name: "guest server-a", version: serverVer}
+	c := &fakeGuest{name: "guest client-b", version: clientVer, client: client, peer: s}
+	return s, c
+}
+
+func input(s, c *fakeGuest, id string) RunInput {
+	p, _ := Lookup(id)
+	return RunInput{Server: s, Client: c, ServerAddr: "198.18.10.5", Profile: p, Duration: 5 * time.Second,
+		BasePort: 5201, ListenTimeout: time.Minute, ListenPoll: time.Millisecond}
+}
+
+// every server started must have ended when Run returns
+func assertNoOrphans(t *testing.T, g *fakeGuest) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.servers) == 0 {
+		t.Error("no server was started")
+	}
+	for port, p := range g.servers {
+		select {
+		case <-p.done:
+		default:
+			t.Errorf("server on port %d still running after Run", port)
+		}
+	}
+}
+
+func TestRunSplitOverProcesses(t *testing.T) {
+	s, c := pair(v312, v312, recorded(t, map[int]string{5201: "v3.12-tcp-p15.json", 5202: "v3.12-tcp-p1.json"}))
+	in := input(s, c, "tcp-p15")
+	in.MaxStreamsPerProcess = 8
+	m, err := Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantClients := []string{
+		"iperf3 -c 198.18.10.5 -p 5201 -J --get-server-output -t 5 -P 8",
+		"iperf3 -c 198.18.10.5 -p 5202 -J --get-server-output -t 5 -P 7",
+	}
+	var clients []string
+	for _, cmd := range c.ran {
+		if strings.HasPrefix(cmd, "iperf3 -c") {
+			clients = append(clients, cmd)
+		}
+	}
+	slices.Sort(clients)
+	if !slices.Equal(clients, wantClients) {
+		t.Errorf("clients = %q\nwant %q", clients, wantClients)
+	}
+	if !slices.Contains(s.ran, "start: iperf3 -s -1 -J -B 198.18.10.5 -p 5201") || !slices.Contains(s.ran, "start: iperf3 -s -1 -J -B 198.18.10.5 -p 5202") {
+		t.Errorf("server commands: %q", s.ran)
+	}
+	if len(m.Processes) != 2 || m.Processes[0].Streams != 8 || m.Processes[1].Streams != 7 {
+		t.Fatalf("processes %+v", m.Processes)
+	}
+	// summed from the two recorded files
+	if !near(m.Result.DeliveredBps, 11506015965.548342+7485189016.197552, 1e-12) || m.Result.Retransmits != 606+8448 || m.Result.Processes != 2 {
+		t.Errorf("sum: delivered %v retransmits %d processes %d", m.Result.DeliveredBps, m.Result.Retransmits, m.Result.Processes)
+	}
+	if string(m.Processes[1].ClientJSON) != string(load(t, "v3.12-tcp-p1.json")) || string(m.Processes[0].ServerJSON) != `{"server":"json"}` {
+		t.Error("raw client/server JSON not kept for evidence")
+	}
+	for _, p := range s.servers {
+		if p.stopped {
+			t.Error("a server that finished its test was stopped instead of exiting on its own")
+		}
+	}
+	if m.ClientVersion.String() != "3.12" || !strings.Contains(strings.Join(m.Warnings, "\n"), "single-threaded") {
+		t.Errorf("version %v warnings %q", m.ClientVersion, m.Warnings)
+	}
+	assertNoOrphans(t, s)
+}
+
+func TestRunAutoSplitOnlyForSingleThreaded(t *testing.T) {
+	files := map[int]string{}
+	for p := 5201; p < 5205; p++ {
+		files[p] = "v3.12-tcp-p1.json"
+	}
+	s, c := pair(v312, v312, recorded(t, files))
+	in := input(s, c, "tcp-p15")
+	in.GuestVCPUs = 4
+	m, err := Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var split []int
+	for _, p := range m.Processes {
+		split = append(split, p.Streams)
+	}
+	if !slices.Equal(split, []int{4, 4, 4, 3}) {
+		t.Errorf("auto split on 3.12 with 4 vCPUs = %v", split)
+	}
+
+	s, c = pair(v316, v316, recorded(t, map[int]string{5201: "v3.12-tcp-p15.json"}))
+	in = input(s, c, "tcp-p15")
+	in.GuestVCPUs = 4
+	m, err = Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(m.Processes) != 1 || m.Processes[0].Streams != 15 || len(m.Warnings) != 0 {
+		t.Errorf("3.16: processes %+v warnings %q", m.Processes, m.Warnings)
+	}
+}
+
+func TestSplitStreams(t *testing.T) {
+	v12, _ := ParseVersion(v312)
+	v16, _ := ParseVersion(v316)
+	cases := []struct {
+		streams, max, vcpus int
+		v                   Version
+		want                []int
+		warn                bool
+	}{
+		{30, 0, 16, v12, []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1}, true},
+		{15, 0, 16, v12, slices.Repeat([]int{1}, 15), false},
+		{1, 0, 16, v12, []int{1}, false},
+		{30, 0, 0, v12, []int{30}, true}, // vCPUs unknown: no auto split, but warn
+		{30, 0, 16, v16, []int{30}, false},
+		{30, 8, 16, v16, []int{8, 8, 7, 7}, false},
+		{5, 10, 0, v12, []int{5}, true},
+	}
+	for _, c := range cases {
+		got, warns := SplitStreams(c.streams, c.max, c.vcpus, c.v)
+		if !slices.Equal(got, c.want) || (len(warns) > 0) != c.warn {
+			t.Errorf("SplitStreams(%d, %d, %d, %s) = %v %q, want %v warn=%v", c.streams, c.max, c.vcpus, c.v, got, warns, c.want, c.warn)
+		}
+	}
+	if _, err := ParseVersion("bash: iperf3: command not found"); err == nil {
+		t.Error("ParseVersion accepted garbage")
+	}
+	if v, err := ParseVersion("iperf 3.19.1+ (cJSON 1.7.15)"); err != nil || !v.MultiThreaded() || v.Minor != 19 {
+		t.Errorf("3.19.1+: %v %v", v, err)
+	}
+}
+
+func TestRunUDPCommandsCarryPerStreamRate(t *testing.T) {
+	s, c := pair(v316, v316, recorded(t, map[int]string{6000: "v3.12-udp-500m-p15-l700.json"}))
+	in := input(s, c, "udp-500m-p15-l700")
+	in.BasePort, in.Omit = 6000, 2*time.Second
+	m, err := Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := "iperf3 -c 198.18.10.5 -p 6000 -J --get-server-output -t 5 -O 2 -P 15 -u -b 500000000 -l 700"; m.Processes[0].ClientCmd != want {
+		t.Errorf("client %q\nwant %q", m.Processes[0].ClientCmd, want)
+	}
+	if !near(m.Result.LossPercent, 100*39903.0/797614, 1e-12) {
+		t.Errorf("loss %v", m.Result.LossPercent)
+	}
+}
+
+func TestRunServerBusy(t *testing.T) {
+	// iperf3 3.12 exits 0 here; the JSON error field is what fails the run
+	s, c := pair(v312, v312, recorded(t, map[int]string{5201: "v3.12-server-busy.json", 5202: "v3.12-tcp-p1.json"}))
+	in := input(s, c, "tcp-p15")
+	in.MaxStreamsPerProcess = 8
+	m, err := Run(context.Background(), in)
+	var ie *IperfError
+	if !errors.As(err, &ie) || ie.Message != "the server is busy running a test. try again later" {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "port 5201") || !strings.Contains(m.Processes[0].Error, "busy") {
+		t.Errorf("error does not name the port: %v / %q", err, m.Processes[0].Error)
+	}
+	assertNoOrphans(t, s)
+}
+
+func TestRunClientNonZeroExit(t *testing.T) {
+	s, c := pair(v312, v312, func(context.Context, int) remote.Result {
+		return remote.Result{ExitCode: 1, Stderr: []byte("iperf3: error - unable to connect to server: No route to host\n")}
+	})
+	_, err := Run(context.Background(), input(s, c, "tcp-p1"))
+	var xe *remote.ExitError
+	if !errors.As(err, &xe) || xe.Result.ExitCode != 1 || !strings.Contains(err.Error(), "No route to host") {
+		t.Fatalf("err = %v", err)
+	}
+	// non-zero exit with iperf3's JSON error: the message is kept
+	s, c = pair(v312, v312, func(context.Context, int) remote.Result {
+		return remote.Result{ExitCode: 1, Stdout: load(t, "v3.12-interrupted.json")}
+	})
+	_, err = Run(context.Background(), input(s, c, "tcp-p1"))
+	var ie *IperfError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "exit 1") {
+		t.Fatalf("err = %v", err)
+	}
+	assertNoOrphans(t, s)
+}
+
+func TestRunVersionMissing(t *testing.T) {
+	s, c := pair(v312, "", nil)
+	c.versionExit = 127
+	_, err := Run(context.Background(), input(s, c, "tcp-p1"))
+	if err == nil || !strings.Contains(err.Error(), "iperf3 missing") || len(s.servers) != 0 {
+		t.Fatalf("err = %v, servers started: %d", err, len(s.servers))
+	}
+}
+
+func TestRunServerExitsEarly(t *testing.T) {
+	s, c := pair(v312, v312, nil)
+	s.serverDies = []byte(`{"start":{"version":"iperf 3.12"},"intervals":[],"end":{},"error":"unable to start listener for connections: Address already in use"}`)
+	_, err := Run(context.Background(), input(s, c, "tcp-p1"))
+	if err == nil || !strings.Contains(err.Error(), "port 5201 exited before the test") || !strings.Contains(err.Error(), "Address already in use") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunNotListening(t *testing.T) {
+	s, c := pair(v312, v312, nil)
+	s.neverListen = true
+	in := input(s, c, "tcp-p1")
+	in.ListenTimeout = 20 * time.Millisecond
+	_, err := Run(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "not listening after 20ms") || !strings.Contains(err.Error(), "[5201]") {
+		t.Fatalf("err = %v", err)
+	}
+	assertNoOrphans(t, s)
+	for _, p := range s.servers {
+		if !p.stopped {
+			t.Error("server not stopped after listen timeout")
+		}
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	s, c := pair(v312, v312, func(cctx context.Context, _ int) remote.Result {
+		close(started)
+		<-cctx.Done()
+		return remote.Result{ExitCode: -1}
+	})
+	go func() { <-started; cancel() }()
+	_, err := Run(ctx, input(s, c, "tcp-p1"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	assertNoOrphans(t, s)
+}
+
+func TestRunInputValidation(t *testing.T) {
+	s, c := pair(v312, v312, nil)
+	in := input(s, c, "tcp-p1")
+	in.ServerAddr = "198.18.10.5; rm -rf /"
+	in.Duration = 1500 * time.Millisecond
+	in.BasePort = 0
+	_, err := Run(context.Background(), in)
+	for _, want := range []string{"server address", "whole seconds >= 1, got 1.5s", "base port"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	if len(c.ran) != 0 {
+		t.Error("commands ran despite invalid input")
+	}
+}
