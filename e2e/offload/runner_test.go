@@ -1,0 +1,217 @@
+package offload
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+)
+
+// The fake hypervisor answers with the recorded (testdata/sw) and public
+// (testdata/hw) outputs; see testdata/README.md for their sources.
+
+func TestCheckTCRecordedSoftware(t *testing.T) {
+	hv := &fakeRunner{results: map[string][]remote.Result{
+		"tc qdisc show dev offrec-rep1 ingress": {ok(readTestdata(t, "sw/tc-qdisc-noingress.txt"))},
+		TCCommand("offrec-rep1"):                {ok(readTestdata(t, "sw/tc-noqdisc.json"))},
+	}}
+	c, err := CheckTC(context.Background(), hv, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != CheckNameTC || c.Verdict != Software || !strings.Contains(c.Reason, "offrec-rep1: no ingress qdisc") {
+		t.Errorf("got %s %q", c.Verdict, c.Reason)
+	}
+	names := []string{}
+	for _, e := range c.Evidence {
+		names = append(names, e.Name)
+	}
+	if strings.Join(names, ",") != "tc-qdisc-offrec-rep1.txt,tc-offrec-rep1-sample1.json,tc-offrec-rep1-sample2.json" {
+		t.Errorf("evidence: %v", names)
+	}
+	if c.Evidence[1].Cmd != "tc -s -j filter show dev offrec-rep1 ingress" || string(c.Evidence[1].Output) != "[]\n" || c.Evidence[1].Target != "fake-hv" {
+		t.Errorf("evidence file: %+v", c.Evidence[1])
+	}
+}
+
+func TestCheckTCHardwareJSONAndTextFallback(t *testing.T) {
+	qdisc := ok([]byte("qdisc ingress ffff: parent ffff:fff1 ----------------\n"))
+	hv := &fakeRunner{results: map[string][]remote.Result{
+		"tc qdisc show dev vxlan_sys_4789 ingress": {qdisc},
+		"tc qdisc show dev enp8s0f0_1 ingress":     {qdisc},
+		TCCommand("vxlan_sys_4789"):                {ok(readTestdata(t, "hw/tc-mlx5-vxlan-decap.json")), ok(readTestdata(t, "hw/tc-mlx5-vxlan-decap-sample2.json"))},
+		// An old tc whose JSON for the encap rule does not parse: text is used.
+		TCCommand("enp8s0f0_1"):     {ok([]byte(`[{"protocol":"ip","pref":4,"kind":"flower","options":{"actions":[{"order":1 tunnel_key set`))},
+		TCTextCommand("enp8s0f0_1"): {ok(readTestdata(t, "hw/tc-mlx5-vf-rep-encap.txt")), ok(readTestdata(t, "hw/tc-mlx5-vf-rep-encap-sample2.txt"))},
+	}}
+	c, err := CheckTC(context.Background(), hv, TCInput{Devices: []string{"enp8s0f0_1", "vxlan_sys_4789"}, MACs: []string{mlxMACLocal, mlxMACRemote}, Samples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != Offloaded || !strings.Contains(c.Reason, "vxlan_sys_4789: 1 matching rules in hardware, hardware packets +21665") || !strings.Contains(c.Reason, "enp8s0f0_1: 1 matching rules in hardware, hardware packets +3135") {
+		t.Errorf("got %s %q", c.Verdict, c.Reason)
+	}
+	var txt int
+	for _, e := range c.Evidence {
+		if strings.HasSuffix(e.Name, ".txt") && strings.HasPrefix(e.Name, "tc-enp8s0f0_1-sample") {
+			txt++
+		}
+	}
+	if txt != 2 {
+		t.Errorf("text fallback evidence files: %d, want 2", txt)
+	}
+}
+
+func TestCheckTCToolProblems(t *testing.T) {
+	nodev := remote.Result{ExitCode: 1, Stderr: readTestdata(t, "sw/tc-nodev.txt.stderr")}
+	hv := &fakeRunner{results: map[string][]remote.Result{
+		"tc qdisc show dev offrec-nosuch ingress": {nodev},
+		TCCommand("offrec-nosuch"):                {nodev},
+	}}
+	c, err := CheckTC(context.Background(), hv, TCInput{Devices: []string{"offrec-nosuch"}, MACs: []string{recMAC1}, Samples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != Inconclusive || !strings.Contains(c.Reason, "device offrec-nosuch does not exist") {
+		t.Errorf("missing device: %s %q", c.Verdict, c.Reason)
+	}
+	for _, call := range hv.calls {
+		if call == TCTextCommand("offrec-nosuch") {
+			t.Error("text form tried for a missing device")
+		}
+	}
+	// Newer kernels: "Cannot find specified qdisc" is an empty listing.
+	hv = &fakeRunner{results: map[string][]remote.Result{
+		TCCommand("rep0"): {{ExitCode: 2, Stderr: []byte("Error: Cannot find specified qdisc on specified device.\n")}},
+	}}
+	c, err = CheckTC(context.Background(), hv, TCInput{Devices: []string{"rep0"}, MACs: []string{recMAC1}, Samples: 1})
+	if err != nil || c.Verdict != Software {
+		t.Errorf("no qdisc: %s %q %v", c.Verdict, c.Reason, err)
+	}
+	// Bad input and transport failure are errors.
+	if _, err := CheckTC(context.Background(), hv, TCInput{Devices: []string{"rep0"}, Samples: 0}); err == nil {
+		t.Error("samples 0 accepted")
+	}
+	if _, err := CheckTC(context.Background(), hv, TCInput{Samples: 1}); err == nil {
+		t.Error("no device accepted")
+	}
+	if _, err := CheckTC(context.Background(), &fakeRunner{err: errors.New("ssh: connection lost")}, TCInput{Devices: []string{"rep0"}, Samples: 1}); err == nil || !strings.Contains(err.Error(), "connection lost") {
+		t.Errorf("transport failure: %v", err)
+	}
+}
+
+func TestCheckSpacingHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	hv := &fakeRunner{results: map[string][]remote.Result{}}
+	// The first Run already sees the cancelled context.
+	if _, err := CheckDpctl(ctx, hv, DpctlInput{Samples: 2, Spacing: time.Hour}); !errors.Is(err, context.Canceled) {
+		t.Errorf("dpctl: %v", err)
+	}
+	// waitFor returns at once on a cancelled context, even for an hour.
+	if err := waitFor(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("waitFor: %v", err)
+	}
+}
+
+func TestCheckDpctl(t *testing.T) {
+	hv := &fakeRunner{results: map[string][]remote.Result{
+		cmdDpctlOffloaded: {ok(readTestdata(t, "sw/dpctl-tcp-offloaded-1.txt")), ok(readTestdata(t, "sw/dpctl-tcp-offloaded-2.txt"))},
+		cmdDpctlAll:       {ok(readTestdata(t, "sw/dpctl-tcp-all-1.txt")), ok(readTestdata(t, "sw/dpctl-tcp-all-2.txt"))},
+	}}
+	c, err := CheckDpctl(context.Background(), hv, DpctlInput{MACs: []string{recMAC1, recMAC2}, Samples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != Software || !strings.Contains(c.Reason, "dp:ovs") || len(c.Evidence) != 4 {
+		t.Errorf("recorded software path: %s %q (%d evidence files)", c.Verdict, c.Reason, len(c.Evidence))
+	}
+
+	hv = &fakeRunner{results: map[string][]remote.Result{
+		cmdDpctlOffloaded: {ok(readTestdata(t, "hw/dpctl-kubeovn-offloaded.txt")), ok(readTestdata(t, "hw/dpctl-kubeovn-offloaded-sample2.txt"))},
+		cmdDpctlAll:       {ok(readTestdata(t, "hw/dpctl-kubeovn-offloaded.txt")), ok(readTestdata(t, "hw/dpctl-kubeovn-offloaded-sample2.txt"))},
+	}}
+	c, err = CheckDpctl(context.Background(), hv, DpctlInput{MACs: []string{kubeMAC1, kubeMAC2}, Samples: 2})
+	if err != nil || c.Verdict != Offloaded {
+		t.Errorf("hardware path: %s %q %v", c.Verdict, c.Reason, err)
+	}
+
+	hv = &fakeRunner{results: map[string][]remote.Result{
+		cmdDpctlOffloaded: {{ExitCode: 1, Stderr: []byte("2026-12-02T09:00:00Z|00001|unixctl|WARN|failed to connect to /run/openvswitch/ovs-vswitchd.1.ctl\novs-appctl: cannot connect to \"/run/openvswitch/ovs-vswitchd.1.ctl\" (No such file or directory)\n")}},
+	}}
+	c, err = CheckDpctl(context.Background(), hv, DpctlInput{MACs: []string{kubeMAC1}, Samples: 2})
+	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "exited 1") {
+		t.Errorf("ovs-appctl failure: %s %q %v", c.Verdict, c.Reason, err)
+	}
+}
+
+func TestCheckRepresentor(t *testing.T) {
+	filter, _ := CaptureFilter(recMAC1, recMAC2, "tcp")
+	capture := CaptureCommand("offrec-rep1", filter, 2*time.Second, 300)
+	if capture != "timeout -s INT 2s tcpdump -nn -e -tt -l -i offrec-rep1 -c 300 '"+filter+"'" {
+		t.Errorf("capture command: %s", capture)
+	}
+	hv := &fakeRunner{results: map[string][]remote.Result{
+		FindInterfaceCommand("offrec-port-1"): {ok(readTestdata(t, "sw/ovs-vsctl-find-iface.txt"))},
+		capture:                               {{Stdout: readTestdata(t, "sw/tcpdump-rep-tcp.txt"), Stderr: readTestdata(t, "sw/tcpdump-rep-tcp.txt.stderr")}},
+	}}
+	in := RepresentorInput{PortID: "offrec-port-1", LocalMAC: recMAC1, PeerMAC: recMAC2, Protocol: "tcp", Window: 2 * time.Second, FirstPackets: 10, MaxPackets: 300}
+	c, err := CheckRepresentor(context.Background(), hv, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != Software || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets") {
+		t.Errorf("recorded capture: %s %q", c.Verdict, c.Reason)
+	}
+	if len(c.Evidence) != 2 || c.Evidence[1].Name != "tcpdump-offrec-rep1.txt" || len(c.Evidence[1].Stderr) == 0 {
+		t.Errorf("evidence: %+v", c.Evidence)
+	}
+
+	// Idle capture (window ended, exit 124): offloaded only until ConfirmFlow
+	// learns the flow did not run.
+	hv.results[capture] = []remote.Result{{ExitCode: 124, Stdout: readTestdata(t, "sw/tcpdump-rep-idle.txt"), Stderr: readTestdata(t, "sw/tcpdump-rep-idle.txt.stderr")}}
+	hv.results[FindInterfaceCommand("offrec-port-1")] = []remote.Result{ok(readTestdata(t, "sw/ovs-vsctl-find-iface.txt"))}
+	c, err = CheckRepresentor(context.Background(), hv, in)
+	if err != nil || c.Verdict != Offloaded {
+		t.Fatalf("idle capture: %s %q %v", c.Verdict, c.Reason, err)
+	}
+	if got := ConfirmFlow(c, true, "iperf3 delivered 1.2 Gbit/s"); got.Verdict != Offloaded {
+		t.Errorf("confirmed flow: %s", got.Verdict)
+	}
+	if got := ConfirmFlow(c, false, "iperf3 delivered 0 bytes"); got.Verdict != Inconclusive || !strings.Contains(got.Reason, "iperf3 delivered 0 bytes") {
+		t.Errorf("flow did not run: %s %q", got.Verdict, got.Reason)
+	}
+
+	// Port without representor; missing device; bad input.
+	hv = &fakeRunner{results: map[string][]remote.Result{
+		FindInterfaceCommand("no-such-port"): {ok(readTestdata(t, "sw/ovs-vsctl-find-iface-missing.txt"))},
+	}}
+	in.PortID = "no-such-port"
+	c, err = CheckRepresentor(context.Background(), hv, in)
+	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "no OVS interface on fake-hv has external_ids:iface-id=no-such-port") {
+		t.Errorf("missing port: %s %q %v", c.Verdict, c.Reason, err)
+	}
+	nodevCmd := CaptureCommand("offrec-nosuch", filter, 2*time.Second, 300)
+	hv = &fakeRunner{results: map[string][]remote.Result{
+		nodevCmd: {{ExitCode: 1, Stderr: readTestdata(t, "sw/tcpdump-nodev.txt.stderr")}},
+	}}
+	in.Representor = "offrec-nosuch"
+	c, err = CheckRepresentor(context.Background(), hv, in)
+	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "No such device") {
+		t.Errorf("missing device: %s %q %v", c.Verdict, c.Reason, err)
+	}
+	for name, bad := range map[string]RepresentorInput{
+		"no window":          {Representor: "r", LocalMAC: recMAC1, PeerMAC: recMAC2, FirstPackets: 1, MaxPackets: 10},
+		"max <= first":       {Representor: "r", LocalMAC: recMAC1, PeerMAC: recMAC2, Window: time.Second, FirstPackets: 10, MaxPackets: 10},
+		"no port, no rep":    {LocalMAC: recMAC1, PeerMAC: recMAC2, Window: time.Second, FirstPackets: 1, MaxPackets: 10},
+		"bad MAC":            {Representor: "r", LocalMAC: "x", PeerMAC: recMAC2, Window: time.Second, FirstPackets: 1, MaxPackets: 10},
+		"negative first pkt": {Representor: "r", LocalMAC: recMAC1, PeerMAC: recMAC2, Window: time.Second, FirstPackets: -1, MaxPackets: 10},
+	} {
+		if _, err := CheckRepresentor(context.Background(), hv, bad); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

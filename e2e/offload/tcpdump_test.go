@@ -1,0 +1,150 @@
+package offload
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Samples: testdata/sw/tcpdump-* and ovs-vsctl-* were recorded here by
+// testdata/record-software-path.sh (tcpdump 4.99.3 on the userspace-OVS
+// "representor" veth during iperf3); each NAME has NAME.stderr and NAME.cmd.
+
+// recordedCapture joins a recorded capture's stdout and stderr as the runner does.
+func recordedCapture(t *testing.T, name string) Capture {
+	t.Helper()
+	out := append(readTestdata(t, "sw/"+name), readTestdata(t, "sw/"+name+".stderr")...)
+	c, err := ParseTcpdump(out)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return c
+}
+
+func TestCaptureFilter(t *testing.T) {
+	got, err := CaptureFilter("02:00:C6:12:D2:01", recMAC2, "tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "((ether src 02:00:c6:12:d2:01 and ether dst 02:00:c6:12:d2:02) or (ether src 02:00:c6:12:d2:02 and ether dst 02:00:c6:12:d2:01)) and ip and tcp and not (udp port 67 or udp port 68)"
+	if got != want {
+		t.Errorf("filter:\n got %s\nwant %s", got, want)
+	}
+	// The recorded capture ran with exactly this filter and tcpdump accepted it (exit 0).
+	cmd := string(readTestdata(t, "sw/tcpdump-rep-tcp.txt.cmd"))
+	if !strings.Contains(cmd, want) || !strings.Contains(cmd, "exit 0") {
+		t.Errorf("recorded command does not use the filter or failed:\n%s", cmd)
+	}
+	if f, _ := CaptureFilter(recMAC1, recMAC2, ""); strings.Contains(f, "and tcp") || !strings.Contains(f, "and ip and not") {
+		t.Errorf("no protocol: %s", f)
+	}
+	for name, args := range map[string][3]string{
+		"bad MAC":      {"02:00:c6:12:d2", recMAC2, "tcp"},
+		"8-byte MAC":   {"02:00:c6:12:d2:01:00:00", recMAC2, "tcp"},
+		"same MACs":    {recMAC1, strings.ToUpper(recMAC1), "udp"},
+		"bad protocol": {recMAC1, recMAC2, "tcp or 1=1"},
+	} {
+		if f, err := CaptureFilter(args[0], args[1], args[2]); err == nil {
+			t.Errorf("%s: no error, got %q", name, f)
+		}
+	}
+}
+
+func TestParseTcpdumpRecorded(t *testing.T) {
+	c := recordedCapture(t, "tcpdump-rep-tcp.txt")
+	if len(c.Packets) != 300 || c.Captured != 300 || c.ReceivedFilter != 553 || c.DroppedKernel != 0 || c.Interface != "offrec-rep1" || len(c.Errors) != 0 || c.Skipped != 0 {
+		t.Errorf("summary: packets %d captured %d received %d dropped %d if %q errors %v skipped %d",
+			len(c.Packets), c.Captured, c.ReceivedFilter, c.DroppedKernel, c.Interface, c.Errors, c.Skipped)
+	}
+	p := c.Packets[0] // the recorded first line: an ACK from guest 2
+	if p.Src != recMAC2 || p.Dst != recMAC1 || p.EtherType != "IPv4" || p.Length != 94 || p.Time != 1796203236.871605 || !strings.HasPrefix(p.Summary, "198.18.210.2.5201 > 198.18.210.1.45104: Flags [.]") {
+		t.Errorf("first packet: %+v", p)
+	}
+	dirs := map[string]int{}
+	for _, p := range c.Packets {
+		dirs[p.Src+">"+p.Dst]++
+	}
+	if len(dirs) != 2 || dirs[recMAC1+">"+recMAC2] == 0 || dirs[recMAC2+">"+recMAC1] == 0 {
+		t.Errorf("directions: %v", dirs)
+	}
+	u := recordedCapture(t, "tcpdump-rep-udp-count.txt")
+	if len(u.Packets) != 200 || u.Captured != 200 || u.Interface != "offrec-rep2" {
+		t.Errorf("udp capture: %d packets, captured %d, if %q", len(u.Packets), u.Captured, u.Interface)
+	}
+	idle := recordedCapture(t, "tcpdump-rep-idle.txt")
+	if len(idle.Packets) != 0 || idle.Captured != 0 || idle.ReceivedFilter != 0 {
+		t.Errorf("idle capture: %+v", idle)
+	}
+	nodev := recordedCapture(t, "tcpdump-nodev.txt")
+	if len(nodev.Errors) != 1 || !strings.Contains(nodev.Errors[0], "No such device") || nodev.Captured != -1 {
+		t.Errorf("missing device: %+v", nodev)
+	}
+}
+
+func TestParseTcpdumpErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":       "",
+		"blank":       "\n \n",
+		"not tcpdump": "Cannot find device \"offrec-nosuch\"\n",
+		"dpctl dump":  string(readTestdata(t, "hw/dpctl-kubeovn-offloaded.txt")),
+	} {
+		if _, err := ParseTcpdump([]byte(in)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestJudgeCapture(t *testing.T) {
+	rec := []string{recMAC1, recMAC2}
+	tcp := recordedCapture(t, "tcpdump-rep-tcp.txt")
+	v, why, j := JudgeCapture(tcp, rec, 10, 0)
+	if v != Software || j.FlowPackets != 300 || j.Rate <= 0 || !strings.Contains(why, "300 packets") {
+		t.Errorf("recorded TCP flow: %s %q %+v", v, why, j)
+	}
+	// Over the window instead of timestamps: 300 packets in 2 s.
+	if _, _, j := JudgeCapture(tcp, rec, 10, 2*time.Second); j.Rate != 150 {
+		t.Errorf("rate over a 2s window: %v", j.Rate)
+	}
+	// Allowing more first packets than were seen flips the verdict.
+	if v, _, _ := JudgeCapture(tcp, rec, 300, 0); v != Offloaded {
+		t.Errorf("300 allowed: %s", v)
+	}
+	// Packets of other guests do not count.
+	if v, why, _ := JudgeCapture(tcp, []string{mlxMACLocal, mlxMACRemote}, 10, 0); v != Offloaded || !strings.Contains(why, "0 packets") {
+		t.Errorf("other MACs: %s %q", v, why)
+	}
+	idle := recordedCapture(t, "tcpdump-rep-idle.txt")
+	if v, _, _ := JudgeCapture(idle, rec, 10, time.Second); v != Offloaded {
+		t.Errorf("idle capture: %s", v)
+	}
+	if v, _, _ := JudgeCapture(recordedCapture(t, "tcpdump-nodev.txt"), rec, 10, time.Second); v != Inconclusive {
+		t.Errorf("missing device: %s", v)
+	}
+	// Summary says packets were captured but the packet lines are missing
+	// (tcpdump killed before it flushed stdout): trust the summary.
+	lost := Capture{Packets: []CapturedPacket{}, Captured: 4000, ReceivedFilter: 4100, DroppedKernel: 0}
+	if v, why, _ := JudgeCapture(lost, rec, 10, time.Second); v != Software || !strings.Contains(why, "4000 packets") {
+		t.Errorf("summary only: %s %q", v, why)
+	}
+	dropped := Capture{Packets: []CapturedPacket{}, Captured: 0, ReceivedFilter: 0, DroppedKernel: 5}
+	if v, _, _ := JudgeCapture(dropped, rec, 10, time.Second); v != Inconclusive {
+		t.Errorf("dropped by kernel: %s", v)
+	}
+	if v, _, _ := JudgeCapture(Capture{Captured: -1}, rec, 10, time.Second); v != Inconclusive {
+		t.Errorf("no summary, no packets: %s", v)
+	}
+}
+
+func TestParseInterfaceNames(t *testing.T) {
+	names, err := ParseInterfaceNames(readTestdata(t, "sw/ovs-vsctl-find-iface.txt"))
+	if err != nil || len(names) != 1 || names[0] != "offrec-rep1" {
+		t.Errorf("recorded: %v %v", names, err)
+	}
+	names, err = ParseInterfaceNames(readTestdata(t, "sw/ovs-vsctl-find-iface-missing.txt"))
+	if err != nil || len(names) != 0 {
+		t.Errorf("recorded missing: %v %v", names, err)
+	}
+	if _, err := ParseInterfaceNames([]byte("ovs-vsctl: unix:/run/openvswitch/db.sock: database connection failed (No such file or directory)\n")); err == nil {
+		t.Error("error text accepted as an interface name")
+	}
+}
