@@ -46,12 +46,11 @@ func ValidateRule(r ThresholdRule) error {
 	if r.Profile == "" {
 		p = append(p, "profile: must be set")
 	}
+	if r.Metric != MetricGain && r.Path != string(PathASAP2) && r.Path != string(PathBaseline) {
+		p = append(p, fmt.Sprintf("path: must be asap2 or baseline, got %q", r.Path))
+	}
 	switch r.Metric {
-	case MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricCV:
-		if r.Path != string(PathASAP2) && r.Path != string(PathBaseline) {
-			p = append(p, fmt.Sprintf("path: must be asap2 or baseline, got %q", r.Path))
-		}
-	case MetricGain:
+	case MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricCV, MetricGain:
 	default:
 		p = append(p, fmt.Sprintf("metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, got %q", r.Metric))
 	}

@@ -1,0 +1,239 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// CompareOptions set the regression gate.
+type CompareOptions struct {
+	// TolerancePercent: a candidate delivered median lower than the
+	// accepted one by more than this percentage is a regression.
+	TolerancePercent float64
+	// LossTolerancePoints: a UDP loss median higher than the accepted one
+	// by more than this many percentage points is a regression (unless
+	// IgnoreLoss).
+	LossTolerancePoints float64
+	IgnoreLoss          bool
+	// AllowMissing: a profile the accepted run has and the candidate lacks
+	// is reported but not a regression.
+	AllowMissing bool
+	// IgnoreEvidence: an evidence downgrade (e.g. asap2 "offload proven" ->
+	// "software") is reported but not a regression.
+	IgnoreEvidence bool
+}
+
+// Delta statuses.
+const (
+	DeltaOK         = "ok"
+	DeltaImproved   = "improved"
+	DeltaRegression = "REGRESSION"
+	DeltaMissing    = "missing"
+	DeltaNew        = "new"
+)
+
+// DeltaRow compares one profile shape on one path.
+type DeltaRow struct {
+	Profile            string  `json:"profile"` // human title
+	ID                 string  `json:"id"`
+	Path               Path    `json:"path"`
+	UDP                bool    `json:"udp"`
+	AcceptedDelivered  float64 `json:"accepted_delivered_bps"`
+	CandidateDelivered float64 `json:"candidate_delivered_bps"`
+	DeltaPercent       float64 `json:"delta_percent"` // candidate vs accepted delivered
+	AcceptedLoss       float64 `json:"accepted_loss_percent"`
+	CandidateLoss      float64 `json:"candidate_loss_percent"`
+	AcceptedEvidence   string  `json:"accepted_evidence"`
+	CandidateEvidence  string  `json:"candidate_evidence"`
+	Status             string  `json:"status"`
+	// Regression is true when this row fails the gate.
+	Regression bool     `json:"regression"`
+	Notes      []string `json:"notes,omitempty"`
+}
+
+// EnvDiff is one environment fact that differs between the runs of a path.
+type EnvDiff struct {
+	Path      Path   `json:"path"`
+	Item      string `json:"item"`
+	Accepted  string `json:"accepted"`
+	Candidate string `json:"candidate"`
+}
+
+// Comparison is the result of the regression gate.
+type Comparison struct {
+	Options     CompareOptions `json:"options"`
+	Accepted    []string       `json:"accepted_runs"`
+	Candidate   []string       `json:"candidate_runs"`
+	Rows        []DeltaRow     `json:"rows"`
+	Env         []EnvDiff      `json:"environment_differences"`
+	Regressions int            `json:"regressions"`
+}
+
+// Failed reports whether the gate fails.
+func (c Comparison) Failed() bool { return c.Regressions > 0 }
+
+// Compare gates candidate against accepted, per profile shape and path.
+func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
+	c := Comparison{Options: o}
+	for _, f := range accepted.Files {
+		c.Accepted = append(c.Accepted, f.RunID)
+	}
+	for _, f := range candidate.Files {
+		c.Candidate = append(c.Candidate, f.RunID)
+	}
+	seen := map[string]bool{}
+	for _, a := range sortedProfiles(accepted.Profiles()) {
+		key := fmt.Sprintf("%v|%s", ShapeOf(a), a.Path)
+		seen[key] = true
+		cand := candidate.ByShape(ShapeOf(a), a.Path)
+		c.Rows = append(c.Rows, compareOne(accepted, candidate, a, cand, o))
+	}
+	for _, p := range sortedProfiles(candidate.Profiles()) {
+		key := fmt.Sprintf("%v|%s", ShapeOf(p), p.Path)
+		if seen[key] {
+			continue
+		}
+		r := DeltaRow{Profile: profileTitle(p), ID: p.ID, Path: p.Path, UDP: ShapeOf(p).Protocol == ProtoUDP, Status: DeltaNew,
+			CandidateDelivered: p.Summary.Delivered.Median, CandidateLoss: p.Summary.Loss.Median,
+			CandidateEvidence: candidate.EvidenceFor(p).Status}
+		r.Notes = append(r.Notes, "not in the accepted run")
+		c.Rows = append(c.Rows, r)
+	}
+	for _, r := range c.Rows {
+		if r.Regression {
+			c.Regressions++
+		}
+	}
+	for _, path := range []Path{PathASAP2, PathBaseline} {
+		fa, fc := accepted.FileFor(path), candidate.FileFor(path)
+		if fa == nil || fc == nil {
+			continue
+		}
+		sa, _ := NewSet(fa)
+		sc, _ := NewSet(fc)
+		ra, rc := EnvironmentRows(sa), EnvironmentRows(sc)
+		for i := range ra {
+			switch ra[i][0] {
+			case "Run ID", "Expected path":
+				continue
+			}
+			if ra[i][1] != rc[i][1] {
+				c.Env = append(c.Env, EnvDiff{Path: path, Item: ra[i][0], Accepted: ra[i][1], Candidate: rc[i][1]})
+			}
+		}
+	}
+	return c
+}
+
+func compareOne(accepted, candidate *Set, a, cand *ProfileResult, o CompareOptions) DeltaRow {
+	r := DeltaRow{Profile: profileTitle(a), ID: a.ID, Path: a.Path, UDP: ShapeOf(a).Protocol == ProtoUDP,
+		AcceptedDelivered: a.Summary.Delivered.Median, AcceptedLoss: a.Summary.Loss.Median,
+		AcceptedEvidence: accepted.EvidenceFor(a).Status, Status: DeltaOK}
+	if a.Summary.Delivered.N == 0 {
+		r.Notes = append(r.Notes, "accepted run has no successful repeat: nothing to compare against")
+	}
+	if cand == nil || cand.Summary.Delivered.N == 0 {
+		r.Status = DeltaMissing
+		if cand == nil {
+			r.Notes = append(r.Notes, "profile not in the candidate run")
+		} else {
+			r.Notes = append(r.Notes, fmt.Sprintf("candidate has no successful repeat (%d failed)", cand.Summary.Failed))
+		}
+		r.Regression = !o.AllowMissing && a.Summary.Delivered.N > 0
+		return r
+	}
+	r.CandidateDelivered = cand.Summary.Delivered.Median
+	r.CandidateLoss = cand.Summary.Loss.Median
+	r.CandidateEvidence = candidate.EvidenceFor(cand).Status
+	if a.Summary.Delivered.N == 0 {
+		return r
+	}
+	if r.AcceptedDelivered > 0 {
+		r.DeltaPercent = (r.CandidateDelivered - r.AcceptedDelivered) / r.AcceptedDelivered * 100
+	} else if r.CandidateDelivered > 0 {
+		r.DeltaPercent = math.Inf(1)
+	}
+	switch {
+	case r.DeltaPercent < -o.TolerancePercent:
+		r.Status, r.Regression = DeltaRegression, true
+		r.Notes = append(r.Notes, fmt.Sprintf("delivered %s below the accepted run, beyond the %s tolerance", FormatPercent(-r.DeltaPercent), FormatPercent(o.TolerancePercent)))
+	case r.DeltaPercent > o.TolerancePercent:
+		r.Status = DeltaImproved
+	}
+	if r.UDP && !o.IgnoreLoss {
+		if d := r.CandidateLoss - r.AcceptedLoss; d > o.LossTolerancePoints {
+			r.Status, r.Regression = DeltaRegression, true
+			r.Notes = append(r.Notes, fmt.Sprintf("loss rose by %.3g points (%s → %s), beyond the %.3g-point tolerance",
+				d, FormatLoss(r.AcceptedLoss), FormatLoss(r.CandidateLoss), o.LossTolerancePoints))
+		}
+	}
+	if r.AcceptedEvidence != r.CandidateEvidence && Expected(a.Path, r.AcceptedEvidence) && !Expected(cand.Path, r.CandidateEvidence) {
+		r.Notes = append(r.Notes, fmt.Sprintf("evidence went from %q to %q", r.AcceptedEvidence, r.CandidateEvidence))
+		if !o.IgnoreEvidence {
+			r.Status, r.Regression = DeltaRegression, true
+		}
+	}
+	if cand.Summary.Unstable {
+		r.Notes = append(r.Notes, "candidate unstable: "+cand.Summary.UnstableReason)
+	}
+	if a.Summary.Unstable {
+		r.Notes = append(r.Notes, "accepted unstable: "+a.Summary.UnstableReason)
+	}
+	return r
+}
+
+// Markdown renders the delta table, the environment differences and the verdict.
+func (c Comparison) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Regression gate: candidate %s vs accepted %s\n\n", strings.Join(c.Candidate, "+"), strings.Join(c.Accepted, "+"))
+	loss := fmt.Sprintf("UDP loss +%.3g points", c.Options.LossTolerancePoints)
+	if c.Options.IgnoreLoss {
+		loss = "UDP loss not gated"
+	}
+	fmt.Fprintf(&b, "Tolerance: delivered −%s, %s.\n\n", FormatPercent(c.Options.TolerancePercent), loss)
+	var rows [][]string
+	for _, r := range c.Rows {
+		acc, cand := Dash, Dash
+		if r.Status != DeltaNew {
+			acc = FormatBps(r.AcceptedDelivered)
+		}
+		if r.Status != DeltaMissing {
+			cand = FormatBps(r.CandidateDelivered)
+		}
+		delta := Dash
+		if r.Status != DeltaNew && r.Status != DeltaMissing && !math.IsInf(r.DeltaPercent, 0) && r.AcceptedDelivered > 0 {
+			delta = fmt.Sprintf("%+.1f%%", r.DeltaPercent)
+		}
+		lossCell := Dash
+		if r.UDP {
+			la, lc := Dash, Dash
+			if r.Status != DeltaNew {
+				la = FormatLoss(r.AcceptedLoss)
+			}
+			if r.Status != DeltaMissing {
+				lc = FormatLoss(r.CandidateLoss)
+			}
+			lossCell = la + " → " + lc
+		}
+		ev := orDash(r.AcceptedEvidence) + " → " + orDash(r.CandidateEvidence)
+		rows = append(rows, []string{r.Profile, pathName(r.Path), acc, cand, delta, lossCell, ev, r.Status, strings.Join(r.Notes, "; ")})
+	}
+	b.WriteString(mdTable([]string{"Profile", "Path", "Accepted delivered", "Candidate delivered", "Δ delivered", "Loss", "Evidence", "Status", "Notes"}, rows))
+	b.WriteString("\n## Environment differences\n\n")
+	if len(c.Env) == 0 {
+		b.WriteString("None (NIC driver and firmware, OVS, kernels, iperf3, MTU, hypervisors are the same).\n")
+	} else {
+		var er [][]string
+		for _, e := range c.Env {
+			er = append(er, []string{pathName(e.Path), e.Item, e.Accepted, e.Candidate})
+		}
+		b.WriteString(mdTable([]string{"Path", "Item", "Accepted", "Candidate"}, er))
+	}
+	if c.Failed() {
+		fmt.Fprintf(&b, "\n**FAIL**: %d regression(s) beyond tolerance.\n", c.Regressions)
+	} else {
+		b.WriteString("\n**PASS**: no regression beyond tolerance.\n")
+	}
+	return b.String()
+}

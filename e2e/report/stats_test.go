@@ -1,0 +1,125 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestStatOf(t *testing.T) {
+	st := StatOf([]float64{10, 12, 11, 30})
+	if st.N != 4 || st.Min != 10 || st.Max != 30 || st.Median != 11.5 || st.Mean != 15.75 {
+		t.Errorf("got %+v", st)
+	}
+	// sample sd of {10,12,11,30} = sqrt(((5.75²+3.75²+4.75²+14.25²))/3) = 9.5351...
+	if !near(st.CVPercent, math.Sqrt((5.75*5.75+3.75*3.75+4.75*4.75+14.25*14.25)/3)/15.75*100) {
+		t.Errorf("cv = %v", st.CVPercent)
+	}
+	if one := StatOf([]float64{7}); one.CVPercent != 0 || one.Median != 7 {
+		t.Errorf("single: %+v", one)
+	}
+	if zero := StatOf(nil); zero.N != 0 {
+		t.Errorf("empty: %+v", zero)
+	}
+}
+
+// Interval statistics on the public veth series (seed_test.go): the
+// 100-second average hides a 193 Mbit/s second.
+func TestIntervalStatsVethSeries(t *testing.T) {
+	iv := series(81, vethSeries, 1)
+	st := IntervalStatsOf(iv)
+	if st.Count != 19 || st.MinBps != 193e6 || st.MaxBps != 272e6 || st.MedianBps != 239e6 {
+		t.Errorf("got %+v", st)
+	}
+	if st.Worst.Start != 96 || st.Worst.End != 97 {
+		t.Errorf("worst interval %+v, want 96-97 s", st.Worst)
+	}
+	// A trailing partial interval (iperf3 prints e.g. 100.00-100.01) is not
+	// the "worst second".
+	iv = append(iv, Interval{Start: 100, End: 100.01, Bps: 1e6})
+	if st2 := IntervalStatsOf(iv); st2.MinBps != 193e6 || st2.Count != 19 {
+		t.Errorf("partial interval counted: %+v", st2)
+	}
+	if IntervalStatsOf(nil) != nil {
+		t.Error("nil series must give nil stats")
+	}
+}
+
+func TestSummarizeRepeatsAndUnstable(t *testing.T) {
+	p := ProfileResult{ID: "tcp-p15", Protocol: ProtoTCP, Streams: 15, Runs: []Run{
+		{Repeat: 1, DeliveredBps: 22.7e9}, {Repeat: 2, DeliveredBps: 22.5e9}, {Repeat: 3, DeliveredBps: 18.0e9},
+		{Repeat: 4, Error: "iperf3: the server is busy"},
+	}}
+	Summarize(&p, 5)
+	s := p.Summary
+	if s.Runs != 3 || s.Failed != 1 || s.Delivered.Median != 22.5e9 || s.Delivered.Min != 18e9 || s.Delivered.Max != 22.7e9 {
+		t.Errorf("got %+v", s)
+	}
+	if !s.Unstable || !strings.Contains(s.UnstableReason, "exceeds the limit 5.0%") {
+		t.Errorf("want unstable, got %v %q (cv %.2f)", s.Unstable, s.UnstableReason, s.Delivered.CVPercent)
+	}
+	Summarize(&p, 20)
+	if p.Summary.Unstable {
+		t.Errorf("cv %.1f%% must be within a 20%% limit", p.Summary.Delivered.CVPercent)
+	}
+	Summarize(&p, 0)
+	if p.Summary.Unstable {
+		t.Error("limit 0 means no limit")
+	}
+}
+
+// Seed-formatted numbers (source: the seed's tables, see seed_test.go).
+func TestFormatting(t *testing.T) {
+	for in, want := range map[float64]string{16.5e9: "16.5 Gbit/s", 2.76e9: "2.76 Gbit/s", 891e6: "891 Mbit/s", 7.5e9: "7.50 Gbit/s",
+		999.7e6: "1.00 Gbit/s", 0: "0 bit/s", 1234: "1.23 Kbit/s", -1: Dash} {
+		if got := FormatBps(in); got != want {
+			t.Errorf("FormatBps(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[float64]string{27: "27%", 0.046: "0.046%", 0.00017: "0.00017%", 0.3: "0.3%", 0: "0%", 2.7: "2.7%",
+		0.0094: "0.0094%", 100: "100%", 9.96: "10%", 0.12345: "0.12%"} {
+		if got := FormatLoss(in); got != want {
+			t.Errorf("FormatLoss(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for _, c := range []struct {
+		in    float64
+		whole bool
+		want  string
+	}{{5.98, true, "~6×"}, {1.97, true, "~2×"}, {3.98, false, "~4.0×"}, {19.59, false, "~20×"}, {35.76, false, "~36×"}, {2.629, false, "~2.6×"}, {0.5, false, "~0.50×"}} {
+		if got := FormatGain(c.in, c.whole); got != c.want {
+			t.Errorf("FormatGain(%v, %v) = %q, want %q", c.in, c.whole, got, c.want)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	all := []string{"tc", "representor", "dpctl"}
+	off := func(n string) CheckResult { return CheckResult{Name: n, Verdict: VerdictOffloaded} }
+	sw := func(n string) CheckResult { return CheckResult{Name: n, Verdict: VerdictSoftware} }
+	cases := []struct {
+		name   string
+		checks []CheckResult
+		want   string
+		detail string
+	}{
+		{"all offloaded", []CheckResult{off("tc"), off("representor"), off("dpctl")}, EvidenceOffloadProven, ""},
+		{"one missing", []CheckResult{off("tc"), off("dpctl")}, EvidenceUnproven, "representor missing"},
+		{"none", nil, EvidenceUnproven, "representor missing"},
+		{"software", []CheckResult{sw("tc"), sw("representor"), sw("dpctl")}, EvidenceSoftware, ""},
+		{"contradiction", []CheckResult{off("tc"), sw("representor"), off("dpctl")}, EvidenceUnproven, "contradict"},
+		{"udp flow software", []CheckResult{off("tc"), off("representor"), off("dpctl"), {Name: "tc", Flow: "udp", Verdict: VerdictSoftware}}, EvidenceUnproven, "tc software"},
+		{"inconclusive", []CheckResult{off("tc"), off("representor"), {Name: "dpctl", Verdict: VerdictInconclusive}}, EvidenceUnproven, "dpctl inconclusive"},
+	}
+	for _, c := range cases {
+		ev := Judge(c.checks, all, "run")
+		if ev.Status != c.want || !strings.Contains(ev.Detail, c.detail) {
+			t.Errorf("%s: got %+v, want %s with %q", c.name, ev, c.want, c.detail)
+		}
+	}
+	if ev := Judge(nil, nil, "run"); ev.Status != EvidenceUnproven || ev.Detail != "no offload check ran" {
+		t.Errorf("nothing configured, nothing ran: %+v", ev)
+	}
+}
