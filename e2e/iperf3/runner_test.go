@@ -24,7 +24,7 @@ type fakeGuest struct {
 	version     string // output of iperf3 --version
 	versionExit int
 	neverListen bool
-	serverDies  []byte                                          // stdout of a server that exits at start
+	serverDies  []byte                                            // stdout of a server that exits at start
 	client      func(ctx context.Context, port int) remote.Result // client behaviour per port
 
 	mu      sync.Mutex
