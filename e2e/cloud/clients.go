@@ -1,0 +1,254 @@
+// Package cloud builds the gophercloud clients of a run from clouds.yaml:
+// one Set for the tenant entry and, when configured, one for the admin
+// entry. Every client shares a transport that retries safe requests on
+// 502/503/504 and dropped connections (bounded by the api_retry interval)
+// and logs through a Redactor, so no password or token reaches a log.
+//
+// Credentials are read by gophercloud's clouds package: clouds.yaml from
+// $OS_CLIENT_CONFIG_FILE, else ./, ~/.config/openstack/, /etc/openstack/;
+// secure.yaml from $OS_CLIENT_SECURE_FILE, else beside clouds.yaml; region from the entry, $OS_REGION_NAME or cloud.region;
+// interface from the entry or $OS_INTERFACE.
+package cloud
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+)
+
+// DefaultComputeMicroversion is set on the Compute clients: 2.26 brought
+// server tags, 2.74 host / hypervisor_hostname in a server create (host
+// pinning without the az:host form).
+const DefaultComputeMicroversion = "2.74"
+
+// Set is the clients of one clouds.yaml entry.
+type Set struct {
+	Cloud    string // clouds.yaml entry name
+	Region   string
+	Provider *gophercloud.ProviderClient
+	// Compute speaks Nova at ComputeMicroversion; it is this package's own
+	// copy: use WithMicroversion for another version, never mutate it.
+	Compute *gophercloud.ServiceClient
+	Network *gophercloud.ServiceClient
+	Image   *gophercloud.ServiceClient
+	// ComputeMaxMicroversion is the highest microversion Nova announced.
+	ComputeMaxMicroversion string
+}
+
+// Clients is the tenant Set and the optional admin Set of a run.
+type Clients struct {
+	Tenant *Set
+	Admin  *Set // nil when config.Cloud.Admin is empty
+	// Redactor masks the passwords, secrets and tokens of both entries;
+	// pass every line that may quote an API exchange through it.
+	Redactor *Redactor
+}
+
+// HasAdmin says whether admin clients exist.
+func (c *Clients) HasAdmin() bool { return c.Admin != nil }
+
+// Option adjusts NewClients.
+type Option func(*options)
+
+type options struct {
+	logf         Logf
+	requestLog   Logf
+	base         http.RoundTripper
+	retry        config.Interval
+	microversion string
+	parseOpts    []clouds.ParseOption
+	retryT       func(*RetryTransport) // tests: fake clock
+}
+
+// WithLogf sets where retry lines (and other notices) go; they pass through
+// the Redactor. Default: discarded.
+func WithLogf(logf Logf) Option { return func(o *options) { o.logf = logf } }
+
+// WithRequestLog logs every API request (method, URL, status, time, request
+// body), redacted. For debugging a cloud.
+func WithRequestLog(logf Logf) Option { return func(o *options) { o.requestLog = logf } }
+
+// WithRetry sets the bound of retries (config.IntervalAPIRetry of the run).
+// Default: config.DefaultIntervals[config.IntervalAPIRetry].
+func WithRetry(iv config.Interval) Option { return func(o *options) { o.retry = iv } }
+
+// WithTransport sets the base transport under the retrying one (tests,
+// fault injection, proxies). The clouds.yaml TLS settings then do not apply.
+func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.base = rt } }
+
+// WithComputeMicroversion replaces DefaultComputeMicroversion.
+func WithComputeMicroversion(v string) Option { return func(o *options) { o.microversion = v } }
+
+// WithParseOptions adds options of gophercloud's clouds.Parse (e.g.
+// clouds.WithLocations) to both entries.
+func WithParseOptions(opts ...clouds.ParseOption) Option {
+	return func(o *options) { o.parseOpts = append(o.parseOpts, opts...) }
+}
+
+// NewClients authenticates the tenant entry and, when cfg.Admin is set, the
+// admin entry, and builds their Compute, Network and Image clients. It
+// checks that Nova supports the compute microversion. Errors name the entry
+// and carry the cloud's status and message.
+func NewClients(ctx context.Context, cfg config.Cloud, opts ...Option) (*Clients, error) {
+	o := options{retry: config.DefaultIntervals[config.IntervalAPIRetry], microversion: DefaultComputeMicroversion}
+	for _, apply := range opts {
+		apply(&o)
+	}
+	if cfg.Tenant == "" {
+		return nil, fmt.Errorf("cloud: no tenant clouds.yaml entry (config cloud.tenant or $OS_CLOUD)")
+	}
+	c := &Clients{Redactor: NewRedactor()}
+	var err error
+	if c.Tenant, err = newSet(ctx, cfg.Tenant, cfg.Region, c.Redactor, o); err != nil {
+		return nil, fmt.Errorf("cloud: tenant entry %q: %w", cfg.Tenant, err)
+	}
+	if cfg.Admin != "" {
+		if c.Admin, err = newSet(ctx, cfg.Admin, cfg.Region, c.Redactor, o); err != nil {
+			return nil, fmt.Errorf("cloud: admin entry %q: %w", cfg.Admin, err)
+		}
+	}
+	return c, nil
+}
+
+func newSet(ctx context.Context, name, region string, red *Redactor, o options) (*Set, error) {
+	popts := []clouds.ParseOption{clouds.WithCloudName(name)}
+	// gophercloud searches secure.yaml in the default places even when
+	// $OS_CLIENT_CONFIG_FILE names clouds.yaml; like openstacksdk, look
+	// beside it (or at $OS_CLIENT_SECURE_FILE).
+	if p := os.Getenv("OS_CLIENT_CONFIG_FILE"); p != "" {
+		popts = append(popts, clouds.WithLocations(p))
+	}
+	if p := os.Getenv("OS_CLIENT_SECURE_FILE"); p != "" {
+		popts = append(popts, clouds.WithSecureLocations(p))
+	}
+	popts = append(popts, o.parseOpts...)
+	if region != "" {
+		popts = append(popts, clouds.WithRegion(region))
+	}
+	ao, eo, tlsConfig, err := clouds.Parse(popts...)
+	if err != nil {
+		return nil, fmt.Errorf("read clouds.yaml: %s", red.Redact(err.Error()))
+	}
+	red.Add(ao.Password, ao.ApplicationCredentialSecret, ao.TokenID)
+	ao.AllowReauth = ao.TokenID == ""
+
+	provider, err := openstack.NewClient(ao.IdentityEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("auth_url %q: %w", ao.IdentityEndpoint, err)
+	}
+	red.AddSource(provider.Token)
+	provider.HTTPClient = http.Client{Transport: transport(o, tlsConfig, red)}
+	if err := openstack.Authenticate(ctx, provider, ao); err != nil {
+		return nil, fmt.Errorf("authenticate at %s: %w", ao.IdentityEndpoint, redactErr(red, Describe(err)))
+	}
+	s := &Set{Cloud: name, Region: eo.Region, Provider: provider}
+	compute, err := openstack.NewComputeV2(provider, eo)
+	if err != nil {
+		return nil, fmt.Errorf("compute endpoint: %w", err)
+	}
+	s.Compute = WithMicroversion(compute, o.microversion)
+	if s.Network, err = openstack.NewNetworkV2(provider, eo); err != nil {
+		return nil, fmt.Errorf("network endpoint: %w", err)
+	}
+	if s.Image, err = openstack.NewImageV2(provider, eo); err != nil {
+		return nil, fmt.Errorf("image endpoint: %w", err)
+	}
+	if s.ComputeMaxMicroversion, err = checkMicroversion(ctx, s.Compute, o.microversion); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// transport is the chain every client of a run uses: [request log] ->
+// retry -> base (TLS from clouds.yaml).
+func transport(o options, tlsConfig *tls.Config, red *Redactor) http.RoundTripper {
+	base := o.base
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		if tlsConfig != nil {
+			t.TLSClientConfig = tlsConfig
+		}
+		base = t
+	}
+	rt := &RetryTransport{Base: base, Interval: o.retry, Logf: red.Logf(o.logf)}
+	if o.retryT != nil {
+		o.retryT(rt)
+	}
+	if o.requestLog == nil {
+		return rt
+	}
+	return &LogTransport{Base: rt, Logf: o.requestLog, Redactor: red}
+}
+
+// WithMicroversion returns a copy of sc speaking microversion v; sc itself
+// is not changed (other users of it keep their version).
+func WithMicroversion(sc *gophercloud.ServiceClient, v string) *gophercloud.ServiceClient {
+	cp := *sc
+	cp.Microversion = v
+	return &cp
+}
+
+// checkMicroversion asks Nova for its version document and fails when it
+// does not support want. It returns Nova's maximum.
+func checkMicroversion(ctx context.Context, compute *gophercloud.ServiceClient, want string) (string, error) {
+	var doc struct {
+		Version struct {
+			ID         string `json:"id"`
+			Version    string `json:"version"`
+			MinVersion string `json:"min_version"`
+		} `json:"version"`
+	}
+	if _, err := compute.Get(ctx, compute.Endpoint, &doc, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
+		return "", fmt.Errorf("compute version document at %s: %w", compute.Endpoint, Describe(err))
+	}
+	max, min := doc.Version.Version, doc.Version.MinVersion
+	if max == "" {
+		return "", fmt.Errorf("compute API at %s (%s) announces no microversions; the harness needs %s", compute.Endpoint, doc.Version.ID, want)
+	}
+	if less(max, want) || (min != "" && less(want, min)) {
+		return max, fmt.Errorf("compute API at %s supports microversions %s to %s; the harness needs %s (server tags, host-targeted create)", compute.Endpoint, min, max, want)
+	}
+	return max, nil
+}
+
+// less compares microversions "X.Y" numerically (2.9 < 2.74); an
+// unparsable one compares as 0.0.
+func less(a, b string) bool {
+	am, an := splitVersion(a)
+	bm, bn := splitVersion(b)
+	if am != bm {
+		return am < bm
+	}
+	return an < bn
+}
+
+func splitVersion(v string) (int, int) {
+	major, minor, _ := strings.Cut(v, ".")
+	x, _ := strconv.Atoi(major)
+	y, _ := strconv.Atoi(minor)
+	return x, y
+}
+
+// redactedError keeps the chain of err (errors.As still finds the API
+// error) while its message goes through the Redactor.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redactErr(red *Redactor, err error) error {
+	return &redactedError{msg: red.Redact(err.Error()), err: err}
+}
