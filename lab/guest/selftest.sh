@@ -33,6 +33,8 @@ PB=$($PY -c 'import uuid; print(uuid.uuid4())')
 NSA=asap2lab-vm-$UA
 NSB=asap2lab-vm-$UB
 fails=0
+skipped=0
+UC= UD= sleeper=
 t0=$(date +%s.%N)
 H0=$(hostname)
 
@@ -51,7 +53,8 @@ done
 teardown() {
   local rc=$?
   set +e
-  for u in $UA $UB; do gctl unplug --uuid $u >/dev/null 2>&1; done
+  for u in $UA $UB $UC $UD; do gctl unplug --uuid $u >/dev/null 2>&1; done
+  [ -z "$sleeper" ] || kill $sleeper 2>/dev/null
   testhv_down $HV $OVSD
   rm -rf "$T"
   exit $rc
@@ -186,4 +189,35 @@ devs=$(ip -n $HV -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort |
 check "only lo and OVS's own devices left in $HV ($devs)" test "$devs" = "br-int lo ovs-netdev "
 check "state dirs gone" test -z "$(ls $STATE/guests)"
 
-if [ $fails = 0 ]; then log "PASS"; else log "$fails check(s) FAILED"; exit 1; fi
+# ---------------------------------------------------------------- cleanup-all after a "crash"
+# A plugged guest nobody unplugs, with a process of its own, plus a bare netns asap2lab-vm-<uuid>
+# with no state dir: cleanup-all.sh must remove both. cleanup-all removes *every* asap2lab-vm-*
+# netns on the machine, so this part runs only when no other guest (e.g. a running lab's) exists.
+foreign=$(ip netns list | awk '{print $1}' | grep -c '^asap2lab-vm-' || true)
+if [ "$foreign" != 0 ]; then
+  log "SKIPPED cleanup-all check: $foreign guest netns of someone else present (a lab is up?)"
+  skipped=1
+else
+UC=$($PY -c 'import uuid; print(uuid.uuid4())'); UD=$($PY -c 'import uuid; print(uuid.uuid4())')
+PC=$($PY -c 'import uuid; print(uuid.uuid4())')
+spec $UC $PC fa:16:3e:77:00:0c 198.18.77.12 internal guest-c | gctl plug --spec - >/dev/null
+ip netns add asap2lab-vm-$UD
+ip netns exec asap2lab-vm-$UD sleep 600 &
+sleeper=$!
+cpids=$(cat $STATE/guests/$UC/pids | $PY -c 'import json,sys; print(" ".join(str(json.loads(l)["pid"]) for l in sys.stdin))')
+if out=$(ASAP2LAB_STATE=$STATE "$HERE/cleanup-all.sh" $OVSD 2>&1); then
+  sed 's/^/  /' <<<"$out"
+  check "cleanup-all: crashed guest's netns gone" test ! -e /run/netns/asap2lab-vm-$UC
+  check "cleanup-all: bare guest netns gone" test ! -e /run/netns/asap2lab-vm-$UD
+  wait $sleeper 2>/dev/null || true
+  for p in $cpids $sleeper; do check "cleanup-all: process $p gone" gone $p; done
+  check "cleanup-all: no OVS ports left" test -z "$(vsctl list-ports br-int)"
+  check "cleanup-all: state dirs gone" test -z "$(ls $STATE/guests)"
+else
+  bad "cleanup-all.sh failed: $out"
+fi
+fi
+
+if [ $fails = 0 ]; then
+  if [ $skipped = 1 ]; then log "PASS (cleanup-all part skipped)"; else log "PASS"; fi
+else log "$fails check(s) FAILED"; exit 1; fi
