@@ -409,7 +409,7 @@ func waitListening(ctx context.Context, in RunInput, servers []*server, prs []Pr
 					in.Server.Name(), prs[i].Port, s.res.ExitCode, serverMessage(s.res.Stdout), strings.TrimSpace(string(s.res.Stderr)))
 			}
 		}
-		res, err := in.Server.Run(ctx, "ss -Hltn 2>/dev/null || netstat -ltn")
+		res, err := in.Server.Run(ctx, "ss -ltn 2>/dev/null || netstat -ltn")
 		switch {
 		case err != nil:
 			lastErr = err
