@@ -1,0 +1,158 @@
+// Command sweeper lists, and with --delete removes, what harness runs left
+// in a cloud: by run id, by age, or every harness resource. Only resources
+// whose name starts with "<prefix>-" are ever considered.
+//
+//	go run ./tools/sweeper --config lab/harness.yaml --run-id 20261202-0915 [--delete]
+//	go run ./tools/sweeper --cloud asap2lab --older-than 6h --delete
+//	go run ./tools/sweeper --cloud asap2lab --all
+//
+// The JSON report goes to stdout, one line per action to stderr. Exit code:
+// 0 nothing selected is left, 1 something is left (a dry run that found
+// resources, or a delete that failed), 2 usage, config or API error.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// defaultPrefix is run.name_prefix's default.
+const defaultPrefix = "asap2e2e"
+
+// clientsFunc builds the fixtures clients for the clouds.yaml entries (tests replace it).
+type clientsFunc func(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, error)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, newClients))
+}
+
+func newClients(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, error) {
+	cc, err := cloud.NewClients(ctx, c, cloud.WithRetry(retry), cloud.WithLogf(logf))
+	if err != nil {
+		return fixtures.Clients{}, err
+	}
+	out := fixtures.Clients{Compute: cc.Tenant.Compute, Network: cc.Tenant.Network, Image: cc.Tenant.Image}
+	if cc.Admin != nil {
+		out.AdminCompute, out.AdminNetwork = cc.Admin.Compute, cc.Admin.Network
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk clientsFunc) int {
+	fs := flag.NewFlagSet("sweeper", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath   = fs.String("config", "", "harness config file: cloud entries, run.name_prefix and the delete interval come from it")
+		tenant    = fs.String("cloud", "", "clouds.yaml entry of the tenant (overrides cloud.tenant; default $OS_CLOUD)")
+		admin     = fs.String("admin-cloud", "", "clouds.yaml entry of the admin (overrides cloud.admin); used to delete flavors")
+		region    = fs.String("region", "", "region (overrides cloud.region)")
+		prefix    = fs.String("prefix", "", "resource name prefix (overrides run.name_prefix; default "+defaultPrefix+")")
+		runID     = fs.String("run-id", "", "select the resources of this run")
+		olderThan = fs.Duration("older-than", 0, "select harness resources created longer ago than this (e.g. 6h)")
+		all       = fs.Bool("all", false, "select every harness resource (name starts with <prefix>-)")
+		del       = fs.Bool("delete", false, "delete what is selected (default: dry run)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sweeper [--config FILE] [--cloud NAME] (--run-id ID | --older-than DURATION | --all) [--delete]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sweeper: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+
+	cfg := &config.Config{Run: config.Run{NamePrefix: defaultPrefix}}
+	if *cfgPath != "" {
+		data, err := os.ReadFile(*cfgPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "sweeper: --config: %v\n", err)
+			return 2
+		}
+		// Parse, not Load: a sweep must work even when files the run needs
+		// (SSH keys, known_hosts) are gone.
+		if cfg, err = config.Parse(*cfgPath, data); err != nil {
+			fmt.Fprintf(stderr, "sweeper: %v\n", err)
+			return 2
+		}
+	}
+	if *tenant != "" {
+		cfg.Cloud.Tenant = *tenant
+	}
+	if cfg.Cloud.Tenant == "" {
+		cfg.Cloud.Tenant = os.Getenv(config.EnvCloud)
+	}
+	if *admin != "" {
+		cfg.Cloud.Admin = *admin
+	}
+	if *region != "" {
+		cfg.Cloud.Region = *region
+	}
+	if *prefix != "" {
+		cfg.Run.NamePrefix = *prefix
+	}
+	if cfg.Run.NamePrefix == "" {
+		cfg.Run.NamePrefix = defaultPrefix
+	}
+	if cfg.Cloud.Tenant == "" {
+		fmt.Fprintln(stderr, "sweeper: no tenant cloud: give --cloud, --config with cloud.tenant, or set OS_CLOUD")
+		return 2
+	}
+
+	clients, err := mk(ctx, cfg.Cloud, cfg.Interval(config.IntervalAPIRetry), logf)
+	if err != nil {
+		fmt.Fprintf(stderr, "sweeper: %v\n", err)
+		return 2
+	}
+	rep, err := fixtures.Sweep(ctx, fixtures.SweepInput{
+		Clients:   clients,
+		Prefix:    cfg.Run.NamePrefix,
+		RunID:     *runID,
+		OlderThan: *olderThan,
+		All:       *all,
+		Delete:    *del,
+		Interval:  cfg.Interval(config.IntervalDelete),
+		Now:       time.Now,
+		Logf:      logf,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "sweeper: %v\n", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		fmt.Fprintf(stderr, "sweeper: write report: %v\n", err)
+		return 2
+	}
+	switch {
+	case !rep.AnythingLeft():
+		logf("sweeper: nothing left (%s, prefix %s)", rep.Selector, rep.Prefix)
+		return 0
+	case rep.DryRun:
+		logf("sweeper: dry run: %d resources selected; add --delete to remove them", rep.Left)
+	default:
+		logf("sweeper: %d resources could not be deleted; see the report", rep.Left)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		logf("sweeper: interrupted; run the same command again to finish")
+	}
+	return 1
+}

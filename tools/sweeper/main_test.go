@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
+)
+
+// The cloud is fixtures/fakecloud (Nova/Neutron JSON shapes as in
+// gophercloud v2.16.0's testing fixtures); a kept topology of run "r1" is
+// built on it with fixtures.Provision, next to foreign resources.
+func setup(t *testing.T) (*fakecloud.Cloud, clientsFunc) {
+	t.Helper()
+	c := fakecloud.New()
+	t.Cleanup(c.Close)
+	c.AddImage("img")
+	c.AddNetwork("mgmt", "198.19.200.0/24", false)
+	c.Add("networks", fakecloud.Obj{"name": "prod-net"})
+	c.Add("keypairs", fakecloud.Obj{"name": "alice", "public_key": "ssh-ed25519 AAA"})
+	fast := config.Interval{Timeout: 10 * time.Second, Poll: time.Millisecond}
+	cfg := &config.Config{
+		Run:         config.Run{NamePrefix: "asap2e2e", ExpectedPath: config.PathASAP2},
+		Image:       config.Image{Name: "img"},
+		Flavor:      config.Flavor{Name: "perf", Create: true, VCPUs: 4, RAMMB: 4096, DiskGB: 10},
+		Network:     config.Network{CIDR: "198.18.10.0/24"},
+		DataPort:    config.DataPort{BindingProfile: config.ProfileNova},
+		GuestAccess: config.GuestAccess{Mode: config.AccessManagementNetwork, ManagementNetwork: "mgmt"},
+		Intervals:   map[string]config.Interval{"server_active": fast, "port_active": fast, "delete": fast},
+	}
+	clients := fixtures.Clients{Compute: c.Compute(), Network: c.Network(), Image: c.Image(), AdminCompute: c.AdminCompute(), AdminNetwork: c.AdminNetwork()}
+	_, err := fixtures.Provision(context.Background(), fixtures.ProvisionInput{
+		Clients: clients, Config: cfg, RunID: "r1", Keep: true, SSHPublicKey: "ssh-ed25519 AAA test",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(_ context.Context, cc config.Cloud, _ config.Interval, _ func(string, ...any)) (fixtures.Clients, error) {
+		if cc.Tenant != "asap2lab" {
+			t.Errorf("tenant entry = %q, want asap2lab", cc.Tenant)
+		}
+		return clients, nil
+	}
+	return c, mk
+}
+
+func TestSweeperDryRunThenDelete(t *testing.T) {
+	c, mk := setup(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--cloud", "asap2lab", "--run-id", "r1"}, &out, &errb, mk)
+	if code != 1 {
+		t.Fatalf("dry run exit = %d, want 1 (something left); stderr:\n%s", code, errb.String())
+	}
+	var rep fixtures.SweepReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout is not a JSON report: %v\n%s", err, out.String())
+	}
+	// keypair, flavor, network, subnet, 2 mgmt + 2 data ports, group, 2 servers
+	if !rep.DryRun || rep.Left != 11 || len(rep.Resources) != 11 {
+		t.Fatalf("dry run report: dry=%t left=%d resources=%d", rep.DryRun, rep.Left, len(rep.Resources))
+	}
+	if c.Count("servers") != 2 {
+		t.Fatalf("dry run deleted servers")
+	}
+	if !strings.Contains(errb.String(), "add --delete") {
+		t.Errorf("no hint on stderr:\n%s", errb.String())
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = run(context.Background(), []string{"--cloud", "asap2lab", "--run-id", "r1", "--delete"}, &out, &errb, mk)
+	if code != 0 {
+		t.Fatalf("delete exit = %d, want 0; stderr:\n%s", code, errb.String())
+	}
+	for _, kind := range []string{"servers", "ports", "os-server-groups", "flavors"} {
+		if n := c.Count(kind); n != 0 {
+			t.Errorf("%d %s left: %v", n, kind, c.Names(kind))
+		}
+	}
+	if got := strings.Join(c.Names("networks"), ","); got != "mgmt,prod-net" {
+		t.Errorf("networks after sweep = %s", got)
+	}
+	if got := strings.Join(c.Names("keypairs"), ","); got != "alice" {
+		t.Errorf("keypairs after sweep = %s", got)
+	}
+}
+
+func TestSweeperReadsConfigAndRejectsBadUsage(t *testing.T) {
+	_, mk := setup(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "harness.yaml")
+	if err := os.WriteFile(path, []byte("cloud:\n  tenant: asap2lab\nrun:\n  name_prefix: asap2e2e\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--config", path, "--all"}, &out, &errb, mk); code != 1 {
+		t.Errorf("--config --all dry run exit = %d, want 1; stderr:\n%s", code, errb.String())
+	}
+	for _, args := range [][]string{
+		{"--cloud", "asap2lab"},                           // no selector
+		{"--cloud", "asap2lab", "--all", "--run-id", "x"}, // two selectors
+		{"--cloud", "asap2lab", "--all", "extra"},
+		{"--config", filepath.Join(dir, "missing.yaml"), "--all"},
+	} {
+		errb.Reset()
+		if code := run(context.Background(), args, &out, &errb, mk); code != 2 {
+			t.Errorf("%q: exit = %d, want 2; stderr:\n%s", args, code, errb.String())
+		}
+	}
+}
