@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The inputs are the offload package's testdata (see
+// e2e/offload/testdata/README.md: sw/ recorded on this machine by
+// record-software-path.sh, hw/ from public material) and the iperf3
+// package's recorded samples (e2e/iperf3/testdata/README.md).
+var (
+	offTD   = filepath.Join("..", "..", "e2e", "offload", "testdata")
+	iperfTD = filepath.Join("..", "..", "e2e", "iperf3", "testdata")
+)
+
+func runCmd(t *testing.T, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	var m map[string]any
+	if out.Len() > 0 {
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("%v: stdout is not JSON: %v\n%s", args, err, out.String())
+		}
+	}
+	return code, m, errb.String()
+}
+
+func TestIperf3(t *testing.T) {
+	code, m, stderr := runCmd(t, "iperf3", filepath.Join(offTD, "sw", "iperf3-udp.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if m["protocol"] != "UDP" || m["streams"] != 1.0 || m["iperf3_version"] != "iperf 3.12" {
+		t.Errorf("udp: %v", m)
+	}
+	off, _ := m["offered_bps"].(float64)
+	del, _ := m["delivered_bps"].(float64)
+	loss, hasLoss := m["loss_percent"].(float64)
+	// recorded with iperf3 -u -b 100M: offered ~100 Mbit/s, delivered a bit less
+	if off < 99e6 || off > 101e6 || del <= 0 || del > off || !hasLoss || loss < 0 {
+		t.Errorf("udp numbers: offered %v delivered %v loss %v", off, del, m["loss_percent"])
+	}
+	if _, ok := m["retransmits"]; ok {
+		t.Error("UDP output has retransmits")
+	}
+
+	code, m, stderr = runCmd(t, "iperf3", filepath.Join(offTD, "sw", "iperf3-tcp.json"))
+	if code != 0 {
+		t.Fatalf("tcp exit %d: %s", code, stderr)
+	}
+	if _, ok := m["retransmits"].(float64); !ok || m["protocol"] != "TCP" {
+		t.Errorf("tcp: %v", m)
+	}
+	if _, ok := m["loss_percent"]; ok {
+		t.Error("TCP output has loss_percent")
+	}
+
+	// iperf3's own error ("the server is busy"): non-zero, named file, message kept.
+	busy := filepath.Join(iperfTD, "v3.12-server-busy.json")
+	code, _, stderr = runCmd(t, "iperf3", busy)
+	if code != 1 || !strings.Contains(stderr, busy) || !strings.Contains(stderr, "busy") {
+		t.Errorf("server busy: exit %d, stderr %q", code, stderr)
+	}
+	// Not iperf3 at all.
+	notIperf := filepath.Join(offTD, "sw", "tc-noqdisc.json")
+	code, _, stderr = runCmd(t, "iperf3", notIperf)
+	if code != 1 || !strings.Contains(stderr, notIperf) {
+		t.Errorf("not iperf3: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestTC(t *testing.T) {
+	d1 := filepath.Join(offTD, "hw", "tc-mlx5-vxlan-decap.txt")
+	d2 := filepath.Join(offTD, "hw", "tc-mlx5-vxlan-decap-sample2.json")
+	code, m, stderr := runCmd(t, "tc", "--mac", "ca:2e:a7:3f:f5:0f,0a:40:bd:30:89:99", d1, d2)
+	if code != 0 || m["verdict"] != "offloaded" || !strings.Contains(m["reason"].(string), "+21665") {
+		t.Errorf("text then JSON sample: exit %d %v %s", code, m["verdict"], stderr)
+	}
+	samples, _ := m["samples"].([]any)
+	if len(samples) != 2 {
+		t.Errorf("samples printed: %d", len(samples))
+	}
+	code, m, _ = runCmd(t, "tc", filepath.Join(offTD, "sw", "tc-noqdisc.json"))
+	if code != 0 || m["verdict"] != "software" {
+		t.Errorf("recorded empty listing: exit %d %v", code, m)
+	}
+	bad := filepath.Join(offTD, "sw", "tc-nodev.txt.stderr")
+	code, _, stderr = runCmd(t, "tc", bad)
+	if code != 1 || !strings.Contains(stderr, bad) || !strings.Contains(stderr, "not a tc filter line") {
+		t.Errorf("tc error text: exit %d %q", code, stderr)
+	}
+}
+
+func TestDpctl(t *testing.T) {
+	code, m, stderr := runCmd(t, "dpctl", "--mac", "02:00:c6:12:d2:01,02:00:c6:12:d2:02", "--type", "offloaded",
+		filepath.Join(offTD, "sw", "dpctl-tcp-offloaded-1.txt"), filepath.Join(offTD, "sw", "dpctl-tcp-offloaded-2.txt"))
+	if code != 0 || m["verdict"] != "software" {
+		t.Errorf("recorded empty offloaded dumps: exit %d %v %s", code, m, stderr)
+	}
+	code, m, _ = runCmd(t, "dpctl", "--mac", "00:00:00:c5:6d:4e,00:00:00:e7:16:ce",
+		filepath.Join(offTD, "hw", "dpctl-kubeovn-offloaded.txt"), filepath.Join(offTD, "hw", "dpctl-kubeovn-offloaded-sample2.txt"))
+	if code != 0 || m["verdict"] != "offloaded" {
+		t.Errorf("public offloaded dumps: exit %d %v", code, m["verdict"])
+	}
+	// Without MACs every flow counts: the recorded full dump is software.
+	code, m, _ = runCmd(t, "dpctl", filepath.Join(offTD, "sw", "dpctl-tcp-all-1.txt"))
+	if code != 0 || m["verdict"] != "software" || m["flows_per_sample"].([]any)[0].(float64) == 0 {
+		t.Errorf("recorded full dump: exit %d %v", code, m)
+	}
+	bad := filepath.Join(offTD, "sw", "ping-flood.txt")
+	code, _, stderr = runCmd(t, "dpctl", bad)
+	if code != 1 || !strings.Contains(stderr, bad) {
+		t.Errorf("not a dump: exit %d %q", code, stderr)
+	}
+}
+
+func TestTcpdump(t *testing.T) {
+	capture := filepath.Join(offTD, "sw", "tcpdump-rep-tcp.txt")
+	code, m, stderr := runCmd(t, "tcpdump", "--mac", "02:00:c6:12:d2:01,02:00:c6:12:d2:02", capture)
+	if code != 0 || m["verdict"] != "software" || m["packet_lines"] != 300.0 || m["captured"] != 300.0 || m["received_by_filter"] != 553.0 {
+		t.Errorf("recorded capture: exit %d %v %s", code, m, stderr)
+	}
+	if m["stderr_file"] != capture+".stderr" {
+		t.Errorf("stderr file not read: %v", m["stderr_file"])
+	}
+	code, m, _ = runCmd(t, "tcpdump", "--window", "1s", filepath.Join(offTD, "sw", "tcpdump-rep-idle.txt"))
+	if code != 0 || m["verdict"] != "offloaded" || m["captured"] != 0.0 {
+		t.Errorf("idle capture: exit %d %v", code, m)
+	}
+	// A file with nothing tcpdump-like in it (and no .stderr beside it).
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.txt")
+	if err := os.WriteFile(junk, []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCmd(t, "tcpdump", junk)
+	if code != 1 || !strings.Contains(stderr, junk) || !strings.Contains(stderr, "none of 2 lines") {
+		t.Errorf("junk: exit %d %q", code, stderr)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	for _, c := range []struct {
+		args []string
+		code int
+		has  string
+	}{
+		{nil, 2, "no kind"},
+		{[]string{"pcap", "x"}, 2, `unknown kind "pcap"`},
+		{[]string{"tc"}, 2, "no file"},
+		{[]string{"iperf3", "a", "b"}, 2, "one file"},
+		{[]string{"dpctl", "--type", "weird", "x"}, 2, "--type"},
+		{[]string{"tcpdump", "--first-packets", "-1", "x"}, 2, "--first-packets"},
+		{[]string{"tc", "--bogus", "x"}, 2, "bogus"},
+		{[]string{"tc", "--mac", "02:00:c6:12:d2:01,zz", "x"}, 2, `"zz" is not a MAC`},
+		{[]string{"iperf3", missing}, 1, missing},
+	} {
+		code, _, stderr := runCmd(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.has) {
+			t.Errorf("%v: exit %d (want %d), stderr %q lacks %q", c.args, code, c.code, stderr, c.has)
+		}
+	}
+}
