@@ -193,12 +193,11 @@ func ClientCommand(addr string, port int, p Profile, streams int, duration, omit
 //
 // The returned Measurement carries the raw JSON of every process even when
 // err is non-nil, so a failed run still leaves its evidence.
-func Run(ctx context.Context, in RunInput) (Measurement, error) {
-	m := Measurement{Profile: in.Profile}
+func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
+	m = Measurement{Profile: in.Profile}
 	if err := in.validate(); err != nil {
 		return m, fmt.Errorf("iperf3 run %s: %w", in.Profile.ID, err)
 	}
-	var err error
 	if m.ClientVersion, err = remoteVersion(ctx, in.Client); err != nil {
 		return m, err
 	}
