@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -151,8 +150,8 @@ func compareOne(accepted, candidate *Set, a, cand *ProfileResult, o CompareOptio
 	}
 	if r.AcceptedDelivered > 0 {
 		r.DeltaPercent = (r.CandidateDelivered - r.AcceptedDelivered) / r.AcceptedDelivered * 100
-	} else if r.CandidateDelivered > 0 {
-		r.DeltaPercent = math.Inf(1)
+	} else {
+		r.Notes = append(r.Notes, "accepted run delivered nothing: no percentage delta")
 	}
 	switch {
 	case r.DeltaPercent < -o.TolerancePercent:
@@ -202,7 +201,7 @@ func (c Comparison) Markdown() string {
 			cand = FormatBps(r.CandidateDelivered)
 		}
 		delta := Dash
-		if r.Status != DeltaNew && r.Status != DeltaMissing && !math.IsInf(r.DeltaPercent, 0) && r.AcceptedDelivered > 0 {
+		if r.Status != DeltaNew && r.Status != DeltaMissing && r.AcceptedDelivered > 0 {
 			delta = fmt.Sprintf("%+.1f%%", r.DeltaPercent)
 		}
 		lossCell := Dash

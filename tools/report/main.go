@@ -1,0 +1,224 @@
+// Command report renders harness results and gates releases on them.
+//
+//	go run ./tools/report render [flags] RESULTS.json [RESULTS.json ...]
+//	go run ./tools/report compare [flags] ACCEPTED[,ACCEPTED2] CANDIDATE[,CANDIDATE2]
+//
+// render writes <out>/<name>.md (the methodology's tables, evidence,
+// repeats, thresholds, environment, timing) and <out>/<name>.html (the same
+// with inline SVG charts; self-contained, works offline). Give one asap2 and
+// one baseline results file to get the "approximate gain" column.
+//
+// compare prints the per-profile delta table of the candidate against the
+// accepted run(s) and the environment differences, and exits 1 when any
+// profile regressed beyond tolerance.
+//
+// Exit codes: 0 success / gate passed, 1 regression or failed threshold
+// (with -fail-on-threshold), 2 usage or input error.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  report render  [-o DIR] [-name NAME] [-title TEXT] [-thresholds FILE] [-seed-layout] [-fail-on-threshold] RESULTS.json...
+  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "render":
+		return render(args[1:], stdout, stderr)
+	case "compare":
+		return compare(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "report: unknown subcommand %q\n%s", args[0], usage)
+	return 2
+}
+
+func loadSet(paths []string) (*report.Set, error) {
+	var rs []*report.Results
+	for _, p := range paths {
+		r, err := report.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	s, err := report.NewSet(rs...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(paths, ", "), err)
+	}
+	return s, nil
+}
+
+func render(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "output directory (default: the first results file's directory)")
+	name := fs.String("name", "report", "base name of the .md and .html files")
+	title := fs.String("title", "", "document title")
+	thresholds := fs.String("thresholds", "", "YAML file with a top-level `thresholds:` list (the harness config works); evaluated on the merged results")
+	seed := fs.Bool("seed-layout", false, "markdown tables with exactly the seed's four columns (no Evidence column)")
+	failOn := fs.Bool("fail-on-threshold", false, "exit 1 when a threshold fails")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "report render: no results file given\n%s", usage)
+		return 2
+	}
+	s, err := loadSet(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "report render: %v\n", err)
+		return 2
+	}
+	opt := report.Options{Title: *title, SeedLayout: *seed}
+	if *thresholds != "" {
+		rules, err := loadRules(*thresholds)
+		if err != nil {
+			fmt.Fprintf(stderr, "report render: %v\n", err)
+			return 2
+		}
+		opt.Thresholds = report.EvaluateThresholds(rules, s)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Dir(fs.Arg(0))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "report render: %v\n", err)
+		return 2
+	}
+	md := filepath.Join(dir, *name+".md")
+	html := filepath.Join(dir, *name+".html")
+	if err := report.WriteFileAtomic(md, []byte(report.Markdown(s, opt)), 0o644); err != nil {
+		fmt.Fprintf(stderr, "report render: %v\n", err)
+		return 2
+	}
+	if err := report.WriteFileAtomic(html, report.HTML(s, opt), 0o644); err != nil {
+		fmt.Fprintf(stderr, "report render: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %s\nwrote %s\n", md, html)
+	failed := 0
+	for _, t := range opt.Thresholds {
+		if !t.Pass {
+			failed++
+			fmt.Fprintf(stdout, "threshold FAIL: %s: %s\n", t.Name, t.Reason)
+		}
+	}
+	if failed > 0 && *failOn {
+		return 1
+	}
+	return 0
+}
+
+// loadRules reads the `thresholds:` list of a YAML file, ignoring other
+// top-level keys (so the harness config can be given) but rejecting unknown
+// keys inside a rule.
+func loadRules(path string) ([]report.ThresholdRule, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("thresholds: %w", err)
+	}
+	var top map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("thresholds %s: %w", path, err)
+	}
+	node, ok := top["thresholds"]
+	if !ok {
+		return nil, fmt.Errorf("thresholds %s: no top-level \"thresholds:\" key", path)
+	}
+	raw, err := yaml.Marshal(&node)
+	if err != nil {
+		return nil, fmt.Errorf("thresholds %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	var rules []report.ThresholdRule
+	if err := dec.Decode(&rules); err != nil {
+		return nil, fmt.Errorf("thresholds %s: thresholds: %w", path, err)
+	}
+	var problems []string
+	for i, r := range rules {
+		if err := report.ValidateRule(r); err != nil {
+			problems = append(problems, fmt.Sprintf("thresholds[%d]: %v", i, err))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("thresholds %s: %s", path, strings.Join(problems, "; "))
+	}
+	return rules, nil
+}
+
+func compare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o report.CompareOptions
+	fs.Float64Var(&o.TolerancePercent, "tolerance", 5, "allowed drop of the delivered median, percent")
+	fs.Float64Var(&o.LossTolerancePoints, "loss-tolerance", 1, "allowed rise of the UDP loss median, percentage points")
+	fs.BoolVar(&o.IgnoreLoss, "ignore-loss", false, "do not gate on UDP loss")
+	fs.BoolVar(&o.AllowMissing, "allow-missing", false, "a profile missing from the candidate is not a regression")
+	fs.BoolVar(&o.IgnoreEvidence, "ignore-evidence", false, "an offload evidence downgrade is not a regression")
+	jsonOut := fs.String("json", "", "also write the comparison as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintf(stderr, "report compare: want ACCEPTED and CANDIDATE, got %d argument(s)\n%s", fs.NArg(), usage)
+		return 2
+	}
+	if o.TolerancePercent < 0 || o.LossTolerancePoints < 0 {
+		fmt.Fprintf(stderr, "report compare: tolerances must be >= 0, got -tolerance %v -loss-tolerance %v\n", o.TolerancePercent, o.LossTolerancePoints)
+		return 2
+	}
+	acc, err := loadSet(strings.Split(fs.Arg(0), ","))
+	if err != nil {
+		fmt.Fprintf(stderr, "report compare: accepted: %v\n", err)
+		return 2
+	}
+	cand, err := loadSet(strings.Split(fs.Arg(1), ","))
+	if err != nil {
+		fmt.Fprintf(stderr, "report compare: candidate: %v\n", err)
+		return 2
+	}
+	c := report.Compare(acc, cand, o)
+	fmt.Fprint(stdout, c.Markdown())
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(c, "", "  ")
+		if err == nil {
+			err = report.WriteFileAtomic(*jsonOut, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "report compare: %s: %v\n", *jsonOut, err)
+			return 2
+		}
+	}
+	if c.Failed() {
+		return 1
+	}
+	return 0
+}
