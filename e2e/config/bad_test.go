@@ -102,6 +102,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: traffic.repeats: must be >= 1, got 0`,
 			`testdata/values.yaml: traffic.port: must be between 1 and 65535, got 0`,
 			`testdata/values.yaml: offload.capture_window: must be shorter than offload.flow_duration (5s), got 10s`,
+			`testdata/values.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (23s), got 5s`,
 			`testdata/values.yaml: intervals.delete.timeout: must be >= intervals.delete.poll (10s), got 5s`,
 			`testdata/values.yaml: intervals.server_actve: unknown interval (known: api_retry, command, delete, iperf_server, port_active, server_active, ssh_ready)`,
 			`testdata/values.yaml: intervals.ssh_ready.poll: must be > 0, got -1s`,
@@ -129,6 +130,14 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/asap2_rules.yaml: offload.checks[1]: must be one of tc, representor, dpctl, got "ethtool"`,
 			`testdata/asap2_rules.yaml: offload.checks[2]: is repeated, got "tc"`,
 			`testdata/asap2_rules.yaml: offload.flood_pings: must be > 0, got 0`,
+		}},
+		{"offload.yaml", []string{
+			`testdata/offload.yaml: offload.capture_max_packets: must exceed offload.capture_first_packets (10), got 10`,
+			`testdata/offload.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (13s), got 12s`,
+			`testdata/offload.yaml: offload.vxlan_device: must be a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it, got "vxlan sys/4789"`,
+		}},
+		{"offload_settle.yaml", []string{
+			`testdata/offload_settle.yaml: offload.settle: must be > 0, got 0s`,
 		}},
 	}
 	for _, tc := range cases {

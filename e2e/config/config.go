@@ -189,6 +189,14 @@ type Offload struct {
 	// CaptureFirstPackets is how many packets of a flow may reach the
 	// representor before offload takes over; default 10.
 	CaptureFirstPackets int `yaml:"capture_first_packets"`
+	// CaptureMaxPackets bounds one representor capture (tcpdump -c); default 10000.
+	CaptureMaxPackets int `yaml:"capture_max_packets"`
+	// Settle is how long the sustained flow runs before the checks start
+	// (OVS installs its flows, TC rules reach the NIC); default 3s.
+	Settle time.Duration `yaml:"settle"`
+	// VXLANDevice is the hypervisor's VXLAN device whose ingress TC rules
+	// carry the decap flows; default "vxlan_sys_4789" (kernel OVS); "" skips it.
+	VXLANDevice string `yaml:"vxlan_device"`
 }
 
 // Interval is a named wait: how long at most, how often to look.

@@ -25,6 +25,9 @@ const (
 	DefaultFlowDuration        = 20 * time.Second
 	DefaultCaptureWindow       = 5 * time.Second
 	DefaultCaptureFirstPackets = 10
+	DefaultCaptureMaxPackets   = 10000
+	DefaultSettle              = 3 * time.Second
+	DefaultVXLANDevice         = "vxlan_sys_4789"
 )
 
 // Offload check names (offload.checks).
@@ -131,6 +134,15 @@ func (c *Config) applyDefaults() {
 	}
 	if !c.has("offload.capture_first_packets") {
 		c.Offload.CaptureFirstPackets = DefaultCaptureFirstPackets
+	}
+	if !c.has("offload.capture_max_packets") {
+		c.Offload.CaptureMaxPackets = DefaultCaptureMaxPackets
+	}
+	if !c.has("offload.settle") {
+		c.Offload.Settle = DefaultSettle
+	}
+	if !c.has("offload.vxlan_device") {
+		c.Offload.VXLANDevice = DefaultVXLANDevice
 	}
 
 	// Intervals: every known name gets its default; a name in the file

@@ -122,6 +122,9 @@ func TestDefaults(t *testing.T) {
 		{"offload.flow_duration", cfg.Offload.FlowDuration, 20 * time.Second},
 		{"offload.capture_window", cfg.Offload.CaptureWindow, 5 * time.Second},
 		{"offload.capture_first_packets", cfg.Offload.CaptureFirstPackets, 10},
+		{"offload.capture_max_packets", cfg.Offload.CaptureMaxPackets, 10000},
+		{"offload.settle", cfg.Offload.Settle, 3 * time.Second},
+		{"offload.vxlan_device", cfg.Offload.VXLANDevice, "vxlan_sys_4789"},
 		{"flavor.vcpus (reused flavor)", cfg.Flavor.VCPUs, 0},
 	}
 	for _, c := range checks {

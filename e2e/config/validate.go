@@ -488,13 +488,28 @@ func (v *validator) offload() {
 	v.positive("offload.flood_pings", o.FloodPings)
 	v.positiveDuration("offload.flow_duration", o.FlowDuration)
 	v.positiveDuration("offload.capture_window", o.CaptureWindow)
-	if o.CaptureWindow > 0 && o.FlowDuration > 0 && o.CaptureWindow >= o.FlowDuration {
-		v.bad("offload.capture_window", "must be shorter than offload.flow_duration ("+o.FlowDuration.String()+")", o.CaptureWindow)
-	}
 	if o.CaptureFirstPackets < 0 {
 		v.bad("offload.capture_first_packets", "must be >= 0", o.CaptureFirstPackets)
 	}
+	if o.CaptureMaxPackets <= o.CaptureFirstPackets {
+		v.bad("offload.capture_max_packets", fmt.Sprintf("must exceed offload.capture_first_packets (%d)", o.CaptureFirstPackets), o.CaptureMaxPackets)
+	}
+	v.positiveDuration("offload.settle", o.Settle)
+	// The checks start after settle and sample twice, capture_window apart
+	// (the capture itself lasts capture_window): all inside the flow.
+	switch need := o.Settle + 2*o.CaptureWindow; {
+	case o.CaptureWindow > 0 && o.FlowDuration > 0 && o.CaptureWindow >= o.FlowDuration:
+		v.bad("offload.capture_window", "must be shorter than offload.flow_duration ("+o.FlowDuration.String()+")", o.CaptureWindow)
+	case o.Settle > 0 && o.CaptureWindow > 0 && o.FlowDuration > 0 && need >= o.FlowDuration:
+		v.bad("offload.flow_duration", "must exceed offload.settle + 2 × offload.capture_window ("+need.String()+")", o.FlowDuration)
+	}
+	if o.VXLANDevice != "" && !ifNameRE.MatchString(o.VXLANDevice) {
+		v.bad("offload.vxlan_device", "must be a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it", o.VXLANDevice)
+	}
 }
+
+// ifNameRE is what Linux accepts as an interface name (IFNAMSIZ-1).
+var ifNameRE = regexp.MustCompile(`^[^/:\s]{1,15}$`)
 
 func (v *validator) intervals() {
 	names := make([]string, 0, len(v.c.Intervals))

@@ -1,0 +1,276 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+)
+
+// FlowCheck is one complementary check's verdict during one flow, on one
+// hypervisor.
+type FlowCheck struct {
+	Flow       string // flood_ping, tcp, udp
+	Hypervisor string
+	Check      offload.Check
+	Files      []string // evidence files, relative to the run directory
+}
+
+// evidenceFlows are the sustained flows the checks observe, one after the
+// other; each is the first profile of its protocol in the catalogue, run for
+// offload.flow_duration, never one of the measured windows.
+var evidenceFlows = []string{"tcp-p1", "udp-b0-p1"}
+
+// representor finds (and caches) the OVS interface of a Neutron port on a
+// hypervisor.
+func (s *Session) representor(ctx context.Context, hv, portID string) (string, error) {
+	r, ok := s.Hypervisors[hv]
+	if !ok {
+		return "", fmt.Errorf("no SSH connection to hypervisor %s", hv)
+	}
+	name, ev, err := offload.FindRepresentor(ctx, r, portID)
+	if ev.Name != "" {
+		if _, serr := s.SaveArtifact(path.Join("offload", "representor-lookup", hv+"-"+ev.Name), ev.Output); serr != nil {
+			s.Logf("saving evidence: %v", serr)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: representor of port %s: %w", hv, portID, err)
+	}
+	return name, nil
+}
+
+// RunOffloadChecks is the evidence window: a flood ping between the data
+// addresses, then a sustained TCP flow and a sustained UDP flow, during each
+// of which every configured check runs on both hypervisors. Verdicts and
+// evidence files go to the results file. The returned error is for
+// failures to run the window (transport, cancellation); the verdicts are
+// judged by the caller with offload.ExpectPath.
+func (s *Session) RunOffloadChecks(ctx context.Context) ([]FlowCheck, error) {
+	stop := s.Timings.Track(PhaseChecks)
+	defer stop()
+	if len(s.Config.Offload.Checks) == 0 {
+		return nil, errors.New("offload.checks is empty: nothing can prove the data path")
+	}
+	if err := s.floodPing(ctx); err != nil {
+		return nil, err
+	}
+	var all []FlowCheck
+	for _, id := range evidenceFlows {
+		p, ok := iperf3.Lookup(id)
+		if !ok {
+			return all, fmt.Errorf("evidence flow %s is not in the catalogue", id)
+		}
+		got, err := s.checkDuringFlow(ctx, p)
+		all = append(all, got...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+func (s *Session) floodPing(ctx context.Context) error {
+	n := s.Config.Offload.FloodPings
+	if n <= 0 {
+		return nil
+	}
+	dst := s.Topology.Servers[0].DataIP
+	cmd := fmt.Sprintf("ping -f -q -c %d -W 1 %s", n, dst)
+	res, err := s.Guests[1].Run(ctx, cmd)
+	if err != nil {
+		return fmt.Errorf("flood ping: %w", err)
+	}
+	if _, serr := s.SaveArtifact("offload/flood_ping.txt", append(append(res.Stdout, res.Stderr...), '\n')); serr != nil {
+		s.Logf("saving evidence: %v", serr)
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("flood ping between the data ports failed (is the data path up?): %w", err)
+	}
+	s.Logf("flood ping %s -> %s: %s", s.Topology.Servers[1].Name, dst, lastLine(res.Stdout, "packet loss"))
+	return nil
+}
+
+func lastLine(out []byte, containing string) string {
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, containing) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// checkDuringFlow starts the sustained flow, waits offload.settle for OVS to
+// install its flows, runs every configured check on both hypervisors at
+// once, then waits for the flow to end and confirms it carried traffic.
+func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]FlowCheck, error) {
+	oc := s.Config.Offload
+	flow := protoName(p.Protocol)
+	s.Logf("offload checks during a sustained %s flow (%s, %s)", flow, p.Name, oc.FlowDuration)
+
+	flowCtx, cancelFlow := context.WithCancel(ctx)
+	defer cancelFlow()
+	type flowResult struct {
+		m   iperf3.Measurement
+		err error
+	}
+	done := make(chan flowResult, 1)
+	go func() {
+		// A port range of its own, so the evidence flow never meets a
+		// measured run's leftovers.
+		m, err := iperf3.Run(flowCtx, s.iperfInput(p, oc.FlowDuration, 100))
+		done <- flowResult{m, err}
+	}()
+
+	select {
+	case <-time.After(oc.Settle):
+	case r := <-done:
+		s.saveIperfEvidence("offload/"+flow+"/iperf3", r.m)
+		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, orFinished(r.err))
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+
+	var (
+		mu      sync.Mutex
+		results []FlowCheck
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	servers := s.Topology.Servers
+	for i, srv := range servers {
+		peer := servers[1-i]
+		hv := srv.Hypervisor
+		runner, ok := s.Hypervisors[hv]
+		if !ok {
+			return nil, fmt.Errorf("no SSH connection to hypervisor %s of %s", hv, srv.Name)
+		}
+		rep, err := s.representor(ctx, hv, srv.DataPortID)
+		for _, name := range oc.Checks {
+			wg.Add(1)
+			go func(name string) {
+				defer wg.Done()
+				var c offload.Check
+				var cerr error
+				switch {
+				case err != nil:
+					c = offload.Check{Name: name, Verdict: offload.Inconclusive, Reason: err.Error()}
+				default:
+					c, cerr = s.runCheck(flowCtx, runner, name, rep, srv.DataPortID, srv.DataMAC, peer.DataMAC, flow)
+				}
+				fc := FlowCheck{Flow: flow, Hypervisor: hv, Check: c}
+				fc.Files = s.saveCheckEvidence(flow, hv, c)
+				mu.Lock()
+				defer mu.Unlock()
+				if cerr != nil {
+					errs = append(errs, fmt.Errorf("%s check on %s: %w", name, hv, cerr))
+				}
+				results = append(results, fc)
+			}(name)
+		}
+	}
+	wg.Wait()
+
+	var fr flowResult
+	select {
+	case fr = <-done:
+	case <-ctx.Done():
+		return results, ctx.Err()
+	}
+	s.saveIperfEvidence("offload/"+flow+"/iperf3", fr.m)
+	ran := fr.err == nil && fr.m.Result.BytesReceived > 0
+	what := fmt.Sprintf("the sustained %s flow delivered %s", flow, report.FormatBps(fr.m.Result.DeliveredBps))
+	if fr.err != nil {
+		what = fmt.Sprintf("the sustained %s flow failed: %v", flow, fr.err)
+	}
+	for i := range results {
+		if results[i].Check.Name == offload.CheckNameRepresentor {
+			results[i].Check = offload.ConfirmFlow(results[i].Check, ran, what)
+		}
+	}
+	s.Logf("%s", what)
+	if err := s.recordChecks(results); err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range results {
+		s.Logf("  %-11s %-10s on %s: %s", r.Check.Name, r.Check.Verdict, r.Hypervisor, r.Check.Reason)
+	}
+	return results, errors.Join(errs...)
+}
+
+func orFinished(err error) error {
+	if err == nil {
+		return errors.New("it finished early")
+	}
+	return err
+}
+
+func (s *Session) runCheck(ctx context.Context, hv remote.Runner, name, rep, portID, localMAC, peerMAC, flow string) (offload.Check, error) {
+	oc := s.Config.Offload
+	macs := []string{localMAC, peerMAC}
+	switch name {
+	case config.CheckTC:
+		devs := []string{rep}
+		if oc.VXLANDevice != "" {
+			devs = append(devs, oc.VXLANDevice)
+		}
+		return offload.CheckTC(ctx, hv, offload.TCInput{Devices: devs, MACs: macs, Samples: 2, Spacing: oc.CaptureWindow})
+	case config.CheckRepresentor:
+		return offload.CheckRepresentor(ctx, hv, offload.RepresentorInput{
+			PortID: portID, Representor: rep, LocalMAC: localMAC, PeerMAC: peerMAC, Protocol: flow,
+			Window: oc.CaptureWindow, FirstPackets: oc.CaptureFirstPackets, MaxPackets: oc.CaptureMaxPackets,
+		})
+	case config.CheckDpctl:
+		return offload.CheckDpctl(ctx, hv, offload.DpctlInput{MACs: macs, Samples: 2, Spacing: oc.CaptureWindow})
+	}
+	return offload.Check{}, fmt.Errorf("unknown check %q", name)
+}
+
+func (s *Session) saveCheckEvidence(flow, hv string, c offload.Check) []string {
+	var files []string
+	for _, ev := range c.Evidence {
+		base := path.Join("offload", flow, hv, ev.Name)
+		if rel, err := s.SaveArtifact(base, ev.Output); err != nil {
+			s.Logf("saving evidence: %v", err)
+		} else {
+			files = append(files, rel)
+		}
+		if len(ev.Stderr) > 0 {
+			if _, err := s.SaveArtifact(base+".stderr", ev.Stderr); err != nil {
+				s.Logf("saving evidence: %v", err)
+			}
+		}
+	}
+	return files
+}
+
+func (s *Session) recordChecks(fcs []FlowCheck) error {
+	return s.Results.Update(func(r *report.Results) {
+		for _, fc := range fcs {
+			r.Offload = append(r.Offload, report.CheckResult{
+				Name: fc.Check.Name, Flow: fc.Flow, Verdict: string(fc.Check.Verdict),
+				Reason: fc.Hypervisor + ": " + fc.Check.Reason, EvidenceFiles: fc.Files,
+			})
+		}
+	})
+}
+
+// Checks returns the bare checks of fcs, for offload.ExpectPath.
+func Checks(fcs []FlowCheck) []offload.Check {
+	out := make([]offload.Check, 0, len(fcs))
+	for _, fc := range fcs {
+		c := fc.Check
+		c.Reason = fmt.Sprintf("%s flow, %s: %s", fc.Flow, fc.Hypervisor, c.Reason)
+		out = append(out, c)
+	}
+	return out
+}

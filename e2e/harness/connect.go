@@ -1,0 +1,159 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/envinfo"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+)
+
+// Connect opens SSH to both guests (retrying while they boot, interval
+// "ssh_ready") and to the hypervisors they run on.
+func (s *Session) Connect(ctx context.Context) error {
+	if s.Topology == nil || len(s.Topology.Servers) != 2 {
+		return errors.New("connect: no provisioned pair of servers")
+	}
+	stop := s.Timings.Track(PhaseSSHWait)
+	defer stop()
+	if s.dialer == nil {
+		d, err := remote.NewDialer(s.Config.SSH, s.Dir, func(msg string) { s.Logf("WARNING: %s", msg) })
+		if err != nil {
+			return fmt.Errorf("ssh: %w", err)
+		}
+		s.dialer = d
+	}
+	ready := s.Config.Interval(config.IntervalSSHReady)
+	s.Guests = make([]remote.Runner, len(s.Topology.Servers))
+	for i, srv := range s.Topology.Servers {
+		ep := config.SSHEndpoint{Address: srv.AccessIP(), User: s.Config.GuestAccess.User, Jump: s.guestJump()}
+		name := fmt.Sprintf("guest %s (%s)", srv.Name, srv.AccessIP())
+		s.Logf("waiting for SSH on %s (up to %s)", name, ready.Timeout)
+		c, err := s.dialer.DialEndpoint(ctx, name, ep, false, ready)
+		if err != nil {
+			return fmt.Errorf("ssh to %s: %w", name, err)
+		}
+		s.Guests[i] = c
+	}
+	for _, srv := range s.Topology.Servers {
+		hv := srv.Hypervisor
+		if hv == "" {
+			if len(s.Config.Offload.Checks) > 0 {
+				return fmt.Errorf("server %s: hypervisor name unknown (needs cloud.admin) but offload checks must run on it", srv.Name)
+			}
+			continue
+		}
+		if _, done := s.Hypervisors[hv]; done {
+			continue
+		}
+		ep, err := remote.HypervisorEndpoint(s.Config.Hypervisors, hv)
+		if err != nil {
+			return fmt.Errorf("%s: hypervisors.hosts: %w", s.Config.File, err)
+		}
+		name := fmt.Sprintf("hypervisor %s (%s)", hv, ep.Address)
+		c, err := s.dialer.DialEndpoint(ctx, name, ep, s.Config.Hypervisors.Sudo, s.Config.Interval(config.IntervalCommand))
+		if err != nil {
+			return fmt.Errorf("ssh to %s: %w", name, err)
+		}
+		s.Hypervisors[hv] = c
+	}
+	return nil
+}
+
+func (s *Session) guestJump() *config.SSHEndpoint {
+	if s.Config.GuestAccess.Mode == config.AccessJump {
+		return s.Config.GuestAccess.Jump
+	}
+	return nil
+}
+
+// CollectEnvironment records versions and NIC facts in the results file:
+// iperf3 and kernel of both guests; OVS, kernel and `ethtool -i` of the
+// representor (or the configured NIC) on both hypervisors. A fact that cannot
+// be read is recorded as an error in the results, not fatal.
+func (s *Session) CollectEnvironment(ctx context.Context) error {
+	stop := s.Timings.Track(PhaseEnvironment)
+	defer stop()
+	var problems []string
+	run := func(r remote.Runner, cmd string) string {
+		res, err := r.Run(ctx, cmd)
+		if err == nil {
+			err = res.Err()
+		}
+		if err != nil {
+			problems = append(problems, err.Error())
+			return ""
+		}
+		return strings.TrimSpace(string(res.Stdout))
+	}
+	var env report.Environment
+	for i, srv := range s.Topology.Servers {
+		role := "server"
+		if i == 1 {
+			role = "client"
+		}
+		g := report.Guest{Name: srv.Name, Role: role, Hypervisor: srv.Hypervisor}
+		if out := run(s.Guests[i], "iperf3 --version"); out != "" {
+			g.Iperf3Version = strings.SplitN(out, "\n", 2)[0]
+		}
+		g.Kernel = run(s.Guests[i], "uname -r")
+		env.Guests = append(env.Guests, g)
+	}
+	for _, srv := range s.Topology.Servers {
+		hvr, ok := s.Hypervisors[srv.Hypervisor]
+		if !ok {
+			continue
+		}
+		h := report.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r")}
+		if out := run(hvr, "ovs-vsctl --version"); out != "" {
+			v, err := envinfo.ParseOVSVersion([]byte(out))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: ovs-vsctl --version: %v", srv.Hypervisor, err))
+			}
+			h.OVSVersion = v
+		}
+		nic, err := s.representor(ctx, srv.Hypervisor, srv.DataPortID)
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			h.NIC = nic
+			if out := run(hvr, "ethtool -i "+nic); out != "" {
+				info, err := envinfo.ParseEthtoolInfo([]byte(out))
+				if err != nil {
+					problems = append(problems, fmt.Sprintf("%s: ethtool -i %s: %v", srv.Hypervisor, nic, err))
+				} else {
+					h.NICDriver, h.NICDriverVersion, h.NICBusInfo = info.Driver, info.Version, info.BusInfo
+					h.NICFirmware = info.FirmwareVersion
+				}
+			}
+		}
+		env.Hypervisors = append(env.Hypervisors, h)
+	}
+	for _, g := range env.Guests {
+		if g.Iperf3Version != "" {
+			if v, err := iperf3.ParseVersion(g.Iperf3Version); err == nil && !v.MultiThreaded() {
+				s.Logf("note: %s runs %s, single-threaded before 3.16: streams are split over processes when they exceed the guest's vCPUs", g.Name, g.Iperf3Version)
+			}
+		}
+	}
+	if len(env.Guests) > 0 {
+		env.GuestKernel = env.Guests[0].Kernel
+	}
+	err := s.Results.Update(func(r *report.Results) {
+		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
+		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
+		r.Environment = env
+		for _, p := range problems {
+			r.Errors = append(r.Errors, "environment: "+p)
+		}
+	})
+	for _, p := range problems {
+		s.Logf("environment: %s", p)
+	}
+	return err
+}

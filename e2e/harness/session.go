@@ -1,0 +1,331 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// EnvConfig names the environment variable that points the suites at a
+// harness config file (the Makefile's CONFIG=).
+const EnvConfig = "ASAP2E2E_CONFIG"
+
+// ResultsFile is the name of the results JSON inside a run's directory.
+const ResultsFile = "results.json"
+
+// Options start a Session.
+type Options struct {
+	// ConfigPath is the harness config file.
+	ConfigPath string
+	// Console receives one-line progress messages (Ginkgo's writer in suites,
+	// stderr in tools); every line also goes to <run dir>/harness.log.
+	Console io.Writer
+	// Getenv overrides os.Getenv (tests).
+	Getenv func(string) string
+}
+
+// Session is one run: its configuration, id, artifacts directory, cloud
+// clients, topology, SSH runners and results file.
+type Session struct {
+	Config  *config.Config
+	RunID   string
+	Dir     string // <output_dir>/<run id>
+	Clients *cloud.Clients
+	Results *report.Writer
+	Timings Timings
+
+	Topology *fixtures.Topology
+	// Guests are the SSH runners of Topology.Servers, index for index:
+	// Guests[0] runs the iperf3 servers, Guests[1] the clients.
+	Guests []remote.Runner
+	// Hypervisors maps a hypervisor name to its SSH runner.
+	Hypervisors map[string]remote.Runner
+	dialer      *remote.Dialer
+
+	logMu   sync.Mutex
+	console io.Writer
+	logFile *os.File
+}
+
+// Start loads and validates the configuration (before anything touches the
+// cloud), makes the run's directory, opens the results file and builds the
+// cloud clients.
+func Start(ctx context.Context, o Options) (*Session, error) {
+	if o.ConfigPath == "" {
+		return nil, fmt.Errorf("no harness config: set %s (make e2e CONFIG=<file>)", EnvConfig)
+	}
+	var opts []config.Option
+	ids := make([]string, 0, len(iperf3.Catalogue()))
+	for _, p := range iperf3.Catalogue() {
+		ids = append(ids, p.ID)
+	}
+	opts = append(opts, config.KnownProfiles(ids...))
+	if o.Getenv != nil {
+		opts = append(opts, config.WithGetenv(o.Getenv))
+	}
+	cfg, err := config.Load(o.ConfigPath, opts...)
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	runID, err := NewRunID(started)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cfg.Run.OutputDir, runID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "harness.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run log: %w", err)
+	}
+	console := o.Console
+	if console == nil {
+		console = os.Stderr
+	}
+	s := &Session{Config: cfg, RunID: runID, Dir: dir, console: console, logFile: logFile,
+		Hypervisors: map[string]remote.Runner{}}
+	s.Logf("run %s: config %s, expected path %s, artifacts in %s", runID, cfg.File, cfg.Run.ExpectedPath, dir)
+
+	s.Results, err = report.NewWriter(filepath.Join(dir, ResultsFile), report.Results{
+		SchemaVersion: report.SchemaVersion,
+		RunID:         runID,
+		StartedAt:     started.UTC(),
+		Config:        configSummary(cfg),
+		Environment: report.Environment{
+			Cloud:            cfg.Cloud.Tenant,
+			BuildLabel:       cfg.Run.BuildLabel,
+			InsecureHostKeys: cfg.SSH.InsecureIgnoreHostKey,
+		},
+	})
+	if err != nil {
+		return nil, s.closeOnError(err)
+	}
+
+	apiLog, err := os.OpenFile(filepath.Join(dir, "api.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, s.closeOnError(fmt.Errorf("api log: %w", err))
+	}
+	var apiMu sync.Mutex
+	apiLogf := func(format string, args ...any) {
+		apiMu.Lock()
+		defer apiMu.Unlock()
+		fmt.Fprintf(apiLog, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+	}
+	clients, err := cloud.NewClients(ctx, cfg.Cloud,
+		cloud.WithRetry(cfg.Interval(config.IntervalAPIRetry)),
+		cloud.WithLogf(s.Logf),
+		cloud.WithRequestLog(apiLogf))
+	if err != nil {
+		apiLog.Close()
+		return nil, s.closeOnError(fmt.Errorf("cloud clients: %w", err))
+	}
+	s.Clients = clients
+	return s, nil
+}
+
+func (s *Session) closeOnError(err error) error {
+	s.Logf("ERROR: %v", err)
+	s.logFile.Close()
+	return err
+}
+
+// Logf writes one progress line to the console and to harness.log.
+func (s *Session) Logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if s.Clients != nil && s.Clients.Redactor != nil {
+		line = s.Clients.Redactor.Redact(line)
+	}
+	stamp := time.Now().UTC().Format("15:04:05")
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.console, "[%s] %s\n", stamp, line)
+	if s.logFile != nil {
+		fmt.Fprintf(s.logFile, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
+	}
+}
+
+// Provision builds the topology (every create registering its delete with
+// cleaner), saves topology.json and verifies it.
+func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) error {
+	stop := s.Timings.Track(PhaseProvisioning)
+	defer stop()
+	pub := ""
+	if s.Config.GuestAccess.Keypair == "" {
+		data, err := os.ReadFile(s.Config.SSH.PublicKey)
+		if err != nil {
+			return fmt.Errorf("%s: ssh.public_key: %w", s.Config.File, err)
+		}
+		pub = strings.TrimSpace(string(data))
+	}
+	in := fixtures.ProvisionInput{
+		Clients:      s.fixtureClients(),
+		Config:       s.Config,
+		RunID:        s.RunID,
+		Cleaner:      s.timedCleaner(cleaner),
+		Logf:         s.Logf,
+		SSHPublicKey: pub,
+		Keep:         s.Config.Run.KeepTopology,
+	}
+	topo, err := fixtures.Provision(ctx, in)
+	s.Topology = topo
+	if topo != nil {
+		s.saveJSON("topology.json", topo)
+		if topo.KeepHint != "" {
+			s.Logf("keep_topology is set: nothing will be deleted. %s", topo.KeepHint)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("provisioning: %w", err)
+	}
+	if err := fixtures.Verify(ctx, topo, s.Config); err != nil {
+		return fmt.Errorf("verifying the topology: %w", err)
+	}
+	if err := s.Results.Update(func(r *report.Results) { r.Environment.MTU = topo.Network.MTU }); err != nil {
+		return err
+	}
+	s.Logf("topology %s verified: %s", s.RunID, s.describeTopology())
+	return nil
+}
+
+// timedCleaner wraps every registered delete so teardown time is accounted
+// for in the breakdown and in the results file.
+func (s *Session) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
+	if c == nil {
+		return nil
+	}
+	return fixtures.CleanerFunc(func(what string, fn func(ctx context.Context) error) {
+		c.Defer(what, func(ctx context.Context) error {
+			start := time.Now()
+			err := fn(ctx)
+			d := time.Since(start)
+			s.Timings.Add(PhaseTeardown, d)
+			if err != nil {
+				s.Logf("teardown: %s: %v", what, err)
+			} else {
+				s.Logf("teardown: %s deleted (%.1fs)", what, d.Seconds())
+			}
+			return err
+		})
+	})
+}
+
+func (s *Session) fixtureClients() fixtures.Clients {
+	c := fixtures.Clients{
+		Compute: s.Clients.Tenant.Compute,
+		Network: s.Clients.Tenant.Network,
+		Image:   s.Clients.Tenant.Image,
+	}
+	if s.Clients.Admin != nil {
+		c.AdminCompute = s.Clients.Admin.Compute
+		c.AdminNetwork = s.Clients.Admin.Network
+	}
+	return c
+}
+
+func (s *Session) describeTopology() string {
+	var parts []string
+	for _, srv := range s.Topology.Servers {
+		where := srv.Hypervisor
+		if where == "" {
+			where = "host " + shortID(srv.HostID)
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s (data %s %s, access %s)", srv.Name, where, srv.DataIP, srv.DataMAC, srv.AccessIP()))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// saveJSON writes v as indented JSON into the run directory; a failure is
+// logged, never fatal (evidence is a by-product of the run).
+func (s *Session) saveJSON(name string, v any) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		err = report.WriteFileAtomic(filepath.Join(s.Dir, name), append(data, '\n'), 0o644)
+	}
+	if err != nil {
+		s.Logf("saving %s: %v", name, err)
+	}
+}
+
+// SaveArtifact writes raw bytes under the run directory (sub-directories are
+// created) and returns the path relative to the run directory.
+func (s *Session) SaveArtifact(rel string, data []byte) (string, error) {
+	path := filepath.Join(s.Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	if err := report.WriteFileAtomic(path, data, 0o644); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+// Close finishes the results file (timings, end time) and closes SSH
+// connections and logs. It is safe to call once the run is over, also after
+// a failure.
+func (s *Session) Close() error {
+	var errs []error
+	if s.dialer != nil {
+		errs = append(errs, s.dialer.Close())
+	}
+	if s.Results != nil {
+		errs = append(errs, s.Results.Update(func(r *report.Results) {
+			r.Timings = r.Timings[:0]
+			for _, t := range s.Timings.Snapshot() {
+				r.Timings = append(r.Timings, report.Timing{Phase: t.Phase, Seconds: t.Spent.Seconds()})
+			}
+		}))
+		errs = append(errs, s.Results.Finish(time.Now().UTC()))
+	}
+	var lines []string
+	for _, t := range s.Timings.Snapshot() {
+		lines = append(lines, fmt.Sprintf("%s %.1fs", t.Phase, t.Spent.Seconds()))
+	}
+	if len(lines) > 0 {
+		s.Logf("wall time by phase: %s", strings.Join(lines, ", "))
+	}
+	if s.logFile != nil {
+		errs = append(errs, s.logFile.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func configSummary(cfg *config.Config) report.ConfigSummary {
+	profiles := cfg.Traffic.Profiles
+	if len(profiles) == 0 {
+		for _, p := range iperf3.Catalogue() {
+			profiles = append(profiles, p.ID)
+		}
+	}
+	return report.ConfigSummary{
+		Cloud:           cfg.Cloud.Tenant,
+		BuildLabel:      cfg.Run.BuildLabel,
+		ExpectedPath:    report.Path(cfg.Run.ExpectedPath),
+		Profiles:        profiles,
+		DurationSeconds: cfg.Traffic.Duration.Seconds(),
+		Repeats:         cfg.Traffic.Repeats,
+		Checks:          cfg.Offload.Checks,
+	}
+}

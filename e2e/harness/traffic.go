@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+)
+
+// SelectedProfiles returns the profiles the config selects, in catalogue order.
+func SelectedProfiles(cfg *config.Config) []iperf3.Profile {
+	if len(cfg.Traffic.Profiles) == 0 {
+		return iperf3.Catalogue()
+	}
+	want := map[string]bool{}
+	for _, id := range cfg.Traffic.Profiles {
+		want[id] = true
+	}
+	var out []iperf3.Profile
+	for _, p := range iperf3.Catalogue() {
+		if want[p.ID] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Selected reports whether the config selects profile id.
+func Selected(cfg *config.Config, id string) bool {
+	for _, p := range SelectedProfiles(cfg) {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// iperfInput is one iperf3 run between the pair: Guests[0] serves on its
+// data address, Guests[1] sends.
+func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration, portOffset int) iperf3.RunInput {
+	iv := s.Config.Interval(config.IntervalIperfServer)
+	return iperf3.RunInput{
+		Server:               s.Guests[0],
+		Client:               s.Guests[1],
+		ServerAddr:           s.Topology.Servers[0].DataIP,
+		Profile:              p,
+		Duration:             duration,
+		Omit:                 s.Config.Traffic.Omit,
+		BasePort:             s.Config.Traffic.Port + portOffset,
+		MaxStreamsPerProcess: s.Config.Traffic.MaxStreamsPerProcess,
+		GuestVCPUs:           s.Topology.Flavor.VCPUs,
+		ListenTimeout:        iv.Timeout,
+		ListenPoll:           iv.Poll,
+	}
+}
+
+// RunProfile runs profile p traffic.repeats times, saves every raw iperf3
+// output under iperf3/, and writes the profile into the results file before
+// it returns (so a later crash keeps it). It returns the profile's result;
+// the error joins every failed repeat.
+func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.ProfileResult, error) {
+	pr := report.ProfileResult{
+		ID: p.ID, Name: p.Name, Protocol: protoName(p.Protocol), Streams: p.Streams,
+		BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length,
+		Path: report.Path(s.Config.Run.ExpectedPath), DurationSeconds: s.Config.Traffic.Duration.Seconds(),
+	}
+	var errs []error
+	for rep := 1; rep <= s.Config.Traffic.Repeats; rep++ {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		run := report.Run{Repeat: rep, StartedAt: time.Now().UTC()}
+		stop := s.Timings.Track(PhaseTraffic)
+		m, err := iperf3.Run(ctx, s.iperfInput(p, s.Config.Traffic.Duration, 0))
+		stop()
+		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
+		for _, w := range m.Warnings {
+			s.Logf("%s repeat %d: %s", p.ID, rep, w)
+		}
+		if err != nil {
+			run.Error = err.Error()
+			errs = append(errs, fmt.Errorf("%s repeat %d: %w", p.ID, rep, err))
+			s.Logf("%s repeat %d FAILED: %v", p.Name, rep, err)
+		} else {
+			fillRun(&run, m.Result)
+			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
+		}
+		pr.Runs = append(pr.Runs, run)
+		report.Summarize(&pr, 0)
+		if werr := s.Results.PutProfile(pr); werr != nil {
+			errs = append(errs, werr)
+		}
+	}
+	return pr, errors.Join(errs...)
+}
+
+func protoName(p iperf3.Protocol) string {
+	if p == iperf3.UDP {
+		return report.ProtoUDP
+	}
+	return report.ProtoTCP
+}
+
+func fillRun(run *report.Run, r iperf3.Result) {
+	run.OfferedBps, run.DeliveredBps = r.OfferedBps, r.DeliveredBps
+	run.LossPercent, run.Retransmits = r.LossPercent, r.Retransmits
+	run.Iperf3Version = r.Version
+	for _, iv := range r.DeliveredIntervals() {
+		if iv.Omitted {
+			continue
+		}
+		run.Intervals = append(run.Intervals, report.Interval{Start: iv.Start, End: iv.End, Bps: iv.Bps})
+	}
+	run.IntervalStats = report.IntervalStatsOf(run.Intervals)
+}
+
+// oneLine is the console summary of one repeat in the seed's wording.
+func oneLine(p iperf3.Profile, run report.Run) string {
+	if p.Protocol == iperf3.UDP {
+		return "offered / delivered / loss " + report.UDPCell(run.OfferedBps, run.DeliveredBps, run.LossPercent)
+	}
+	return fmt.Sprintf("goodput %s, %d retransmits", report.FormatBps(run.DeliveredBps), run.Retransmits)
+}
+
+// saveIperfEvidence writes each process's raw client and server JSON and
+// returns the first client file (relative to the run directory).
+func (s *Session) saveIperfEvidence(base string, m iperf3.Measurement) string {
+	first := ""
+	for i, pr := range m.Processes {
+		name := fmt.Sprintf("%s-p%d-client.json", base, i+1)
+		if len(pr.ClientJSON) > 0 {
+			if rel, err := s.SaveArtifact(name, pr.ClientJSON); err != nil {
+				s.Logf("saving %s: %v", name, err)
+			} else if first == "" {
+				first = rel
+			}
+		}
+		if len(pr.ServerJSON) > 0 {
+			sname := fmt.Sprintf("%s-p%d-server.json", base, i+1)
+			if _, err := s.SaveArtifact(sname, pr.ServerJSON); err != nil {
+				s.Logf("saving %s: %v", sname, err)
+			}
+		}
+		for _, e := range []struct {
+			suffix string
+			data   []byte
+		}{{"client.stderr", pr.ClientStderr}, {"server.stderr", pr.ServerStderr}} {
+			if len(e.data) > 0 {
+				if _, err := s.SaveArtifact(fmt.Sprintf("%s-p%d-%s", base, i+1, e.suffix), e.data); err != nil {
+					s.Logf("saving evidence: %v", err)
+				}
+			}
+		}
+	}
+	return first
+}
