@@ -293,11 +293,7 @@ func newEd25519Signer(t testing.TB) ssh.Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return signerOf(t, priv)
 }
 
 func newRSASigner(t testing.TB) ssh.Signer {
@@ -306,6 +302,11 @@ func newRSASigner(t testing.TB) ssh.Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return signerOf(t, priv)
+}
+
+func signerOf(t testing.TB, priv any) ssh.Signer {
+	t.Helper()
 	s, err := ssh.NewSignerFromKey(priv)
 	if err != nil {
 		t.Fatal(err)
@@ -328,9 +329,5 @@ func clientKey(t testing.TB, dir string) (path string, pub ssh.PublicKey) {
 	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path, signer.PublicKey()
+	return path, signerOf(t, priv).PublicKey()
 }

@@ -276,7 +276,7 @@ func startWithPID(t *testing.T, c *Client, ctx context.Context, dir string) (Pro
 	pidFIFO := filepath.Join(dir, "pid.fifo")
 	holdFIFO := filepath.Join(dir, "hold.fifo")
 	for _, f := range []string{pidFIFO, holdFIFO} {
-		if err := syscall.Mkfifo(f, 0o600); err != nil {
+		if err := mkfifo(f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -379,7 +379,7 @@ func TestStopTermsGroupAndReturnsOutput(t *testing.T) {
 	srv := newTestServer(t, []ssh.PublicKey{e.pub})
 	c := e.dial(t, e.opts(srv))
 	fifo := filepath.Join(e.dir, "ready.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	// Like tcpdump: on TERM it prints its summary and exits 0.
@@ -661,3 +661,5 @@ func TestSudoPrefixesCommandsAndKills(t *testing.T) {
 		t.Errorf("no sudo kill among %q", srv.commands())
 	}
 }
+
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }

@@ -1,0 +1,195 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+const sshdPath = "/usr/sbin/sshd" // Debian package openssh-server
+
+// startOpenSSH runs the real OpenSSH sshd on 127.0.0.1 with a random high
+// port, a fresh host key and an authorized_keys file holding clientPub. The
+// test owns the process and kills it (by pid) at cleanup.
+func startOpenSSH(t *testing.T, dir string, clientPub ssh.PublicKey) (port int, hostKey ssh.PublicKey) {
+	t.Helper()
+	if _, err := os.Stat(sshdPath); err != nil {
+		t.Skipf("real-OpenSSH test skipped: %s is absent (install the Debian package openssh-server to run it)", sshdPath)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("real-OpenSSH test skipped: sshd must run as root to log users in (run the tests as root)")
+	}
+	// sshd refuses to start without its privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("creating /run/sshd: %v", err)
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostKeyFile := filepath.Join(dir, "ssh_host_ed25519_key")
+	if err := os.WriteFile(hostKeyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	authKeys := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(authKeys, ssh.MarshalAuthorizedKey(clientPub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	conf := filepath.Join(dir, "sshd_config")
+	cfg := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile none
+AuthorizedKeysFile %s
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AllowTcpForwarding yes
+LogLevel VERBOSE
+`, port, hostKeyFile, authKeys)
+	if err := os.WriteFile(conf, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sshdPath, "-D", "-e", "-f", conf)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting sshd: %v", err)
+	}
+	var logMu strings.Builder
+	listening := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			logMu.WriteString(sc.Text() + "\n")
+			if !once && strings.Contains(sc.Text(), "Server listening on") {
+				once = true
+				close(listening)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		<-readerDone
+		if t.Failed() {
+			t.Logf("sshd log:\n%s", logMu.String())
+		}
+	})
+	select {
+	case <-listening:
+	case <-readerDone:
+		t.Fatalf("sshd exited before listening")
+	case <-time.After(testBound):
+		t.Fatalf("sshd did not report listening")
+	}
+	return port, signerOf(t, priv).PublicKey()
+}
+
+func TestOpenSSHRealServer(t *testing.T) {
+	e := newEnv(t)
+	port, hostKey := startOpenSSH(t, e.dir, e.pub)
+	hop := Hop{Address: "127.0.0.1", Port: port, User: "root"}
+	o := DialOptions{Name: "openssh", Target: hop, Auth: Auth{KeyFile: e.keyFile}, HostKeys: e.hk, Log: e.log,
+		ConnectTimeout: testBound, KillGrace: 2 * time.Second}
+	t0 := time.Now()
+	c := e.dial(t, o)
+	t.Logf("dial took %s", time.Since(t0))
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(e.logPath)
+			t.Logf("command log:\n%s", b)
+		}
+	})
+
+	if s := e.hk.Seen(); len(s) != 1 || s[0].Fingerprint != ssh.FingerprintSHA256(hostKey) || !s[0].Recorded {
+		t.Errorf("TOFU did not record sshd's key %s: %+v", ssh.FingerprintSHA256(hostKey), s)
+	}
+
+	res, err := c.Run(ctx, `printf 'out\n'; printf 'err\n' >&2; exit 5`)
+	if err != nil || string(res.Stdout) != "out\n" || string(res.Stderr) != "err\n" || res.ExitCode != 5 {
+		t.Fatalf("Run = stdout %q stderr %q exit %d err %v", res.Stdout, res.Stderr, res.ExitCode, err)
+	}
+
+	t.Run("cancel kills the process group", func(t *testing.T) {
+		dir := t.TempDir()
+		cctx, cancel := context.WithCancel(ctx)
+		p, pid, gone := startWithPID(t, c, cctx, dir)
+		cancel()
+		res, err := p.Wait()
+		if !errors.Is(err, context.Canceled) || res.ExitCode != -1 {
+			t.Errorf("Wait after cancel = exit %d, %v", res.ExitCode, err)
+		}
+		expectGone(t, pid, gone, "under OpenSSH after cancel")
+	})
+
+	t.Run("stop delivers TERM", func(t *testing.T) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "ready.fifo")
+		if err := mkfifo(fifo); err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.Start(ctx, `trap 'echo summary; exit 0' TERM; echo ready > `+fifo+`; while :; do sleep 3600; done`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(fifo); err != nil || string(data) != "ready\n" {
+			t.Fatalf("fifo: %q %v", data, err)
+		}
+		res, err := p.Stop()
+		if err != nil || res.ExitCode != 0 || string(res.Stdout) != "summary\n" {
+			t.Errorf("Stop = exit %d stdout %q err %v", res.ExitCode, res.Stdout, err)
+		}
+	})
+
+	t.Run("jump through sshd to itself", func(t *testing.T) {
+		jo := o
+		jo.Jumps = []Hop{hop}
+		jc := e.dial(t, jo)
+		res, err := jc.Run(ctx, "echo hopped")
+		if err != nil || string(res.Stdout) != "hopped\n" {
+			t.Errorf("Run via OpenSSH jump = %q %v", res.Stdout, err)
+		}
+	})
+
+	t.Run("dropped connection", func(t *testing.T) {
+		dc := e.dial(t, o)
+		p, pid, gone := startWithPID(t, dc, ctx, t.TempDir())
+		dc.Close()
+		expectGone(t, pid, gone, "under OpenSSH after the connection dropped")
+		if _, err := p.Wait(); err == nil {
+			t.Error("Wait after a dropped connection returned no error")
+		}
+	})
+}
