@@ -41,9 +41,12 @@ const (
 	CheckNameDpctl       = "dpctl"
 )
 
-// EvidenceFile is one raw output a check looked at; the caller writes it to
-// the run's artifacts (Output is exactly the command's standard output, so the
-// file can be re-analysed with `go run ./tools/evidence`).
+// EvidenceFile is one raw output a check looked at. The caller writes Output
+// to Name under the run's artifacts and, when non-empty, Stderr to
+// Name+".stderr" (tcpdump prints its summary there; `go run ./tools/evidence
+// tcpdump Name` reads both), and records Cmd and ExitCode in its command log.
+// Output is exactly the command's standard output, so the file can be
+// re-analysed with `go run ./tools/evidence`.
 type EvidenceFile struct {
 	Name     string // file name to save under, e.g. "tc-rep1-sample1.json"
 	Cmd      string // the command line as sent to the hypervisor
