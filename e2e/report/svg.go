@@ -139,7 +139,7 @@ func barChart(t Table) string {
 		}
 		fmt.Fprintf(&b, `<text class="rowlabel" x="%.1f" y="%d" text-anchor="middle">%s</text>`, gx+group/2, base+18, esc(shortLabel(r.Shape)))
 		if r.GainCell != Dash {
-			fmt.Fprintf(&b, `<text class="gain" x="%.1f" y="%d" text-anchor="middle">%s</text>`, gx+group/2, base+34, esc(gainShort(r)))
+			fmt.Fprintf(&b, `<text class="gain" x="%.1f" y="%d" text-anchor="middle">%s</text>`, gx+group/2, base+34, esc(gainShort(r, t.Kind == TableTCP)))
 		}
 	}
 	fmt.Fprintf(&b, `<line class="axisline" x1="%d" x2="%d" y1="%d" y2="%d"/>`, left, w-right, base, base)
@@ -162,14 +162,14 @@ func shortLabel(sh Shape) string {
 	return s
 }
 
-func gainShort(r Row) string {
+func gainShort(r Row, whole bool) string {
 	if !r.HasGain {
 		return ""
 	}
 	if math.Abs(r.Gain-1) <= ParityTolerance {
 		return "parity"
 	}
-	return FormatGain(r.Gain, false)
+	return FormatGain(r.Gain, whole)
 }
 
 type lineSeries struct {
