@@ -10,7 +10,7 @@
 #   get_console_output() returns the guest's console log.
 #
 # Loading: Nova imports drivers as nova.virt.<compute_driver>, so nova.virt.__path__ must contain
-# this directory (see lab/nova/nova_compute.py and README.md), with
+# this directory (lab/lib/nova-compute.py does that; see README.md), with
 #   [DEFAULT] compute_driver = asap2lab_driver.Asap2LabDriver
 #
 # Environment of each nova-compute process (all required):

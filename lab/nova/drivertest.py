@@ -185,6 +185,17 @@ def main():
     r = ssh_cmd(key, '198.18.77.22', 'true', nsa)
     check('reboot: ssh into server 2 again', r.returncode == 0, r.stderr)
 
+    # ---- nova-compute restart: a fresh driver adopts the running guests (server 2 powered off first)
+    drv.power_off(b)
+    drv2 = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+    drv2.init_host('compute1')
+    check('restarted driver adopts the 3 guests', sorted(drv2.list_instance_uuids())
+          == sorted(i.uuid for i, _ in servers), str(drv2.list_instance_uuids()))
+    check('adopted power states RUNNING/SHUTDOWN',
+          drv2.get_info(a).state == power_state.RUNNING and drv2.get_info(b).state == power_state.SHUTDOWN)
+    check('adopted guests count in vcpus_used', drv2.get_available_resource('compute1')['vcpus_used'] == 48)
+    drv = drv2
+
     # ---- destroy
     for inst, ni in servers:
         drv.destroy(ctx, inst, ni)
