@@ -6,7 +6,7 @@
 # B by OVS internal port), then checks:
 #   - OVS Interface external_ids (iface-id, attached-mac, vm-uuid, iface-status, asap2lab-plug)
 #   - guest NIC name, MAC, MTU, address, tx/tso/gso off, IPv6 off, plug-mode file
-#   - jumbo ping across br-int (DF set, payload MTU-28), iperf3 TCP A -> B (numbers printed)
+#   - jumbo ping across br-int (DF set, payload MTU-28), iperf3 TCP A -> B and B -> A (numbers printed)
 #   - SSH from A into B as root with a generated key, host key checked against the key block
 #     guestctl wrote to B's console log; own hostname and own tmpfs /run inside B; ping, iperf3,
 #     tcpdump available in the guest
@@ -122,23 +122,27 @@ payload=$((GUEST_MTU - 28))
 check "ping A -> B, DF, $payload byte payload" ip netns exec $NSA ping -c 3 -i 0.2 -W 2 -M do -s $payload -q 198.18.77.11
 check "ping B -> A" ip netns exec $NSB ping -c 3 -i 0.2 -W 2 -q 198.18.77.10
 
-ip netns exec $NSB iperf3 -s -1 -D --pidfile $T/iperf3-b.pid --logfile $T/iperf3-b.log
+ip netns exec $NSB iperf3 -s -D --pidfile $T/iperf3-b.pid --logfile $T/iperf3-b.log
 for _ in $(seq 100); do [ -s $T/iperf3-b.pid ] && ip netns exec $NSB ss -ltn | grep -q ':5201 ' && break; sleep 0.05; done
-if ip netns exec $NSA iperf3 -c 198.18.77.11 -t $IPERF_SECONDS -J > $T/iperf3.json 2>&1; then
-  $PY - "$T/iperf3.json" <<'EOF'
+# Both directions: A(veth) sends, then B(internal port) sends (-R).
+for dir in "A(veth) -> B(internal)|" "B(internal) -> A(veth)|-R"; do
+  name=${dir%|*}; rflag=${dir#*|}
+  if ip netns exec $NSA iperf3 -c 198.18.77.11 -t $IPERF_SECONDS $rflag -J > $T/iperf3.json 2>&1; then
+    $PY - "$T/iperf3.json" "$name" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for i in r['intervals']:
     s = i['sum']
     print('  iperf3 %5.2f-%5.2f s  %7.1f Mbit/s  retr %s' % (s['start'], s['end'], s['bits_per_second'] / 1e6, s.get('retransmits', '-')))
 e = r['end']
-print('  iperf3 TCP A(veth) -> B(internal): sent %.1f Mbit/s, received %.1f Mbit/s, retransmits %d' % (
-    e['sum_sent']['bits_per_second'] / 1e6, e['sum_received']['bits_per_second'] / 1e6, e['sum_sent']['retransmits']))
+print('  iperf3 TCP %s: sent %.1f Mbit/s, received %.1f Mbit/s, retransmits %d' % (
+    sys.argv[2], e['sum_sent']['bits_per_second'] / 1e6, e['sum_received']['bits_per_second'] / 1e6, e['sum_sent']['retransmits']))
 EOF
-  check "iperf3 moved data" $PY -c "import json,sys; sys.exit(0 if json.load(open('$T/iperf3.json'))['end']['sum_received']['bytes'] > 0 else 1)"
-else
-  bad "iperf3 A -> B: $(head -c 300 $T/iperf3.json)"
-fi
+    check "iperf3 $name moved data" $PY -c "import json,sys; sys.exit(0 if json.load(open('$T/iperf3.json'))['end']['sum_received']['bytes'] > 0 else 1)"
+  else
+    bad "iperf3 $name: $(head -c 300 $T/iperf3.json)"
+  fi
+done
 # A second server left running in B: unplug must kill processes it never recorded.
 ip netns exec $NSB iperf3 -s -D -p 5202 --pidfile $T/iperf3-b2.pid
 for _ in $(seq 100); do [ -s $T/iperf3-b2.pid ] && break; sleep 0.05; done
