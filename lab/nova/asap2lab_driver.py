@@ -134,13 +134,12 @@ def authorized_keys(instance):
     data = _get(instance, 'key_data')
     if data:
         keys.extend(line.strip() for line in data.splitlines() if line.strip())
-    try:
+    # Only keypairs already on the object: a lazy load would be an RPC from inside spawn.
+    if hasattr(instance, 'obj_attr_is_set') and instance.obj_attr_is_set('keypairs'):
         for kp in instance.keypairs or []:
             for line in (kp.public_key or '').splitlines():
                 if line.strip() and line.strip() not in keys:
                     keys.append(line.strip())
-    except (AttributeError, NotImplementedError, exception.NovaException):
-        pass  # keypairs not loaded / not set on this instance object: key_data is authoritative
     return ''.join(k + '\n' for k in keys)
 
 

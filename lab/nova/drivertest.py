@@ -56,12 +56,13 @@ def sh(*args, ns=None, check_rc=False):
     return r
 
 
-def make_instance(ctx, n, key_data, extra_specs=None, metadata=None):
+def make_instance(ctx, n, key_data, extra_specs=None, metadata=None, keypairs=None):
     flavor = objects.Flavor(id=n, flavorid=str(n), name='f%d' % n, vcpus=16, memory_mb=4096, root_gb=10,
                             ephemeral_gb=0, swap=0, extra_specs=extra_specs or {})
     inst = objects.Instance(context=ctx, id=n, uuid=str(uuidlib.uuid4()), hostname='asap2lab-t-vm%d' % n,
                             flavor=flavor, metadata=metadata or {}, key_data=key_data,
-                            keypairs=objects.KeyPairList(objects=[]), image_ref='', vm_state='building',
+                            keypairs=objects.KeyPairList(objects=keypairs or []), image_ref='',
+                            vm_state='building',
                             power_state=power_state.NOSTATE, task_state=None, host='compute1',
                             node='compute1', system_metadata={})
     return inst
@@ -148,7 +149,11 @@ def main():
     servers = []
     for n, specs, md, want in ((1, {}, {}, 'veth'), (2, {'lab:plug': 'internal'}, {}, 'internal'),
                                (3, {'lab:plug': 'internal'}, {'lab_plug': 'veth'}, 'veth')):
-        inst = make_instance(ctx, n, pub, specs, md)
+        if n == 3:  # no key_data: the key arrives only in instance.keypairs
+            inst = make_instance(ctx, n, None, specs, md,
+                                 [objects.KeyPair(name='asap2lab-t-key', public_key=pub, type='ssh')])
+        else:
+            inst = make_instance(ctx, n, pub, specs, md)
         ni = make_network_info(n)
         drv.spawn(ctx, inst, None, [], None, {}, network_info=ni)
         gdir = os.path.join(state, 'guests', inst.uuid)
@@ -166,6 +171,9 @@ def main():
           'default via 198.18.77.1' in r.stdout and '198.18.78.0/24 via 198.18.77.254' in r.stdout, r.stdout)
     r = ssh_cmd(key, '198.18.77.22', 'hostname', nsa)
     check('ssh into server 2 with the keypair', r.stdout.strip() == 'asap2lab-t-vm2', r.stdout + r.stderr)
+    r = ssh_cmd(key, '198.18.77.23', 'hostname', nsa)
+    check('ssh into server 3 with a key from instance.keypairs', r.stdout.strip() == 'asap2lab-t-vm3',
+          r.stdout + r.stderr)
     ids = subprocess.run(['ovs-vsctl', '--db=' + db, 'get', 'Interface', 'rep' + servers[1][1][0]['id'][:11],
                           'external_ids'], capture_output=True, text=True).stdout
     check('server 2 OVS port carries iface-id/vm-uuid', servers[1][1][0]['id'] in ids and b.uuid in ids, ids)
