@@ -157,3 +157,68 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 	}
 	return err
 }
+
+// CheckDataPath proves the guests see their data ports and reach each other
+// over them: each guest has an interface with its data port's MAC carrying
+// its data IP, and each pings the other's data IP. Every problem is listed.
+func (s *Session) CheckDataPath(ctx context.Context) error {
+	var errs []error
+	for i, srv := range s.Topology.Servers {
+		g := s.Guests[i]
+		res, err := g.Run(ctx, "ip -o link show; ip -o -4 addr show")
+		if err == nil {
+			err = res.Err()
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		dev := interfaceWithMAC(string(res.Stdout), srv.DataMAC)
+		switch {
+		case dev == "":
+			errs = append(errs, fmt.Errorf("%s: no interface has the data port's MAC %s", srv.Name, srv.DataMAC))
+		case !hasAddr(string(res.Stdout), dev, srv.DataIP):
+			errs = append(errs, fmt.Errorf("%s: interface %s (MAC %s) does not carry the data IP %s", srv.Name, dev, srv.DataMAC, srv.DataIP))
+		}
+		peer := s.Topology.Servers[1-i]
+		ping, err := g.Run(ctx, fmt.Sprintf("ping -c 3 -i 0.2 -W 2 %s", peer.DataIP))
+		if err == nil {
+			err = ping.Err()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s cannot ping %s's data IP %s: %w", srv.Name, peer.Name, peer.DataIP, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// interfaceWithMAC finds the interface whose link/ether is mac in
+// `ip -o link show` output, e.g.
+// "3: eth1@if12: <BROADCAST,...> mtu 8950 ... link/ether fa:16:3e:aa:bb:cc brd ff:ff:ff:ff:ff:ff".
+func interfaceWithMAC(out, mac string) string {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "link/ether" && strings.EqualFold(f[i+1], mac) && len(f) > 1 {
+				name := strings.TrimSuffix(f[1], ":")
+				if at := strings.IndexByte(name, '@'); at >= 0 {
+					name = name[:at]
+				}
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// hasAddr reports whether `ip -o -4 addr show` output gives dev the address ip,
+// e.g. "3: eth1    inet 198.18.10.5/24 brd 198.18.10.255 scope global eth1".
+func hasAddr(out, dev, ip string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.TrimSuffix(f[1], ":") == dev && f[2] == "inet" && strings.HasPrefix(f[3], ip+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+// Package framework is the thin Ginkgo glue of the suites: it turns the
+// harness's plain Go steps into suite setup with cleanups registered the
+// Ginkgo way (DeferCleanup, last in first out, also on failure and on
+// SIGINT/SIGTERM).
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// Cleaner hands every delete the fixtures register to Ginkgo's
+// DeferCleanup, bounded by the config's `delete` interval.
+func Cleaner(cfg *config.Config) fixtures.Cleaner {
+	timeout := cfg.Interval(config.IntervalDelete).Timeout
+	return fixtures.CleanerFunc(func(what string, fn func(ctx context.Context) error) {
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(fn(ctx)).To(Succeed(), "deleting %s", what)
+		}, NodeTimeout(timeout))
+	})
+}
+
+// Steps selects what SetUp does after provisioning.
+type Steps struct {
+	Connect     bool // SSH to guests and hypervisors
+	Environment bool // record versions and NIC facts
+}
+
+// SetUp is a suite's BeforeSuite body: it starts the session, registers the
+// final steps (close the results file, leak check, reports) so they run after
+// every delete, then provisions and verifies the topology.
+func SetUp(ctx SpecContext, steps Steps) *harness.Session {
+	s, err := harness.Start(ctx, harness.Options{ConfigPath: harness.ConfigPathFromEnv(), Console: GinkgoWriter})
+	Expect(err).NotTo(HaveOccurred(), "starting the run")
+
+	// Registered first, so they run last: after every delete below.
+	DeferCleanup(func() {
+		Expect(s.Close()).To(Succeed(), "finishing the results file")
+	})
+	DeferCleanup(func(ctx SpecContext) {
+		files, err := s.WriteReports()
+		Expect(err).NotTo(HaveOccurred(), "writing the reports")
+		for _, f := range files {
+			fmt.Fprintf(GinkgoWriter, "report: %s\n", f)
+		}
+	})
+	DeferCleanup(func(ctx SpecContext) {
+		left, err := s.LeakCheck(ctx)
+		Expect(err).NotTo(HaveOccurred(), "listing what run %s left in the cloud", s.RunID)
+		if s.Config.Run.KeepTopology {
+			fmt.Fprintf(GinkgoWriter, "kept on purpose (keep_topology): %s\n", harness.DescribeLeft(left))
+			return
+		}
+		Expect(left.AnythingLeft()).To(BeFalse(),
+			"run %s left resources behind: %s (remove them with: go run ./tools/sweeper --config %s --run-id %s --delete)",
+			s.RunID, harness.DescribeLeft(left), s.Config.File, s.RunID)
+	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
+
+	Expect(s.Provision(ctx, Cleaner(s.Config))).To(Succeed())
+	if steps.Connect {
+		Expect(s.Connect(ctx)).To(Succeed())
+	}
+	if steps.Environment {
+		Expect(s.CollectEnvironment(ctx)).To(Succeed())
+	}
+	return s
+}

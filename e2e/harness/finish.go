@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// ThresholdsFor evaluates the configured thresholds that name profile id on
+// this run's path (gain rules need a baseline file and are left to the
+// report command) and records them in the results file.
+func (s *Session) ThresholdsFor(id string) ([]report.ThresholdResult, error) {
+	var rules []report.ThresholdRule
+	for _, t := range s.Config.Thresholds {
+		if t.Profile != id || t.Metric == report.MetricGain {
+			continue
+		}
+		if t.Path != "" && t.Path != string(s.Config.Run.ExpectedPath) {
+			continue
+		}
+		rules = append(rules, report.ThresholdRule(t))
+	}
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	snap := s.Results.Snapshot()
+	set, err := report.NewSet(&snap)
+	if err != nil {
+		return nil, err
+	}
+	got := report.EvaluateThresholds(rules, set)
+	return got, s.Results.Update(func(r *report.Results) { r.Thresholds = append(r.Thresholds, got...) })
+}
+
+// WriteReports renders report.md and report.html from the results file.
+func (s *Session) WriteReports() ([]string, error) {
+	snap := s.Results.Snapshot()
+	set, err := report.NewSet(&snap)
+	if err != nil {
+		return nil, err
+	}
+	opts := report.Options{}
+	md := filepath.Join(s.Dir, "report.md")
+	html := filepath.Join(s.Dir, "report.html")
+	if err := report.WriteFileAtomic(md, []byte(report.Markdown(set, opts)), 0o644); err != nil {
+		return nil, err
+	}
+	if err := report.WriteFileAtomic(html, report.HTML(set, opts), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{md, html}, nil
+}
+
+// LeakCheck lists, from the cloud, every resource that still carries this
+// run's id. It is the suite's last word: anything listed is a leak (unless
+// keep_topology is set, when it lists what was kept).
+func (s *Session) LeakCheck(ctx context.Context) (*fixtures.SweepReport, error) {
+	return fixtures.Sweep(ctx, fixtures.SweepInput{
+		Clients:  s.fixtureClients(),
+		Prefix:   s.Config.Run.NamePrefix,
+		RunID:    s.RunID,
+		Interval: s.Config.Interval(config.IntervalDelete),
+		Logf:     s.Logf,
+	})
+}
+
+// DescribeLeft is a one-line list of what a sweep report found.
+func DescribeLeft(r *fixtures.SweepReport) string {
+	var parts []string
+	for _, res := range r.Resources {
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", res.Kind, res.Name, res.ID))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ConfigPathFromEnv returns the harness config path from ASAP2E2E_CONFIG.
+func ConfigPathFromEnv() string { return os.Getenv(EnvConfig) }

@@ -1,0 +1,26 @@
+// Package perf is the ASAP² Direct performance suite: the methodology's
+// iperf3 profiles between two anti-affine instances on direct (switchdev)
+// ports, with the complementary offload checks proving which path carried
+// the traffic.
+package perf
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/framework"
+	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+)
+
+func TestPerf(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "ASAP² Direct performance")
+}
+
+var session *harness.Session
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	session = framework.SetUp(ctx, framework.Steps{Connect: true, Environment: true})
+})

@@ -1,0 +1,32 @@
+// Package smoke provisions the test topology, verifies it, reaches both
+// guests and tears everything down: the quick check that a target cloud is
+// ready for the performance suite.
+package smoke
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/framework"
+	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+)
+
+func TestSmoke(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "ASAP² Direct smoke")
+}
+
+var session *harness.Session
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	session = framework.SetUp(ctx, framework.Steps{Connect: true})
+})
+
+var _ = Describe("Topology", Label("smoke"), func() {
+	It("puts two guests on different hypervisors with their direct ports on one VXLAN network, reachable over it", func(ctx SpecContext) {
+		Expect(session.Topology.Servers).To(HaveLen(2))
+		Expect(session.CheckDataPath(ctx)).To(Succeed())
+	})
+})
