@@ -23,9 +23,10 @@ type Dialer struct {
 	Auth     Auth
 	HostKeys *HostKeys
 	Log      *CommandLog
-	// ConnectTimeout and KillGrace as in DialOptions (0 = defaults).
+	// ConnectTimeout, KillGrace and KeepAlive as in DialOptions.
 	ConnectTimeout time.Duration
 	KillGrace      time.Duration
+	KeepAlive      config.Interval
 }
 
 // NewDialer builds the run's SSH settings from the config's ssh section.
@@ -53,9 +54,10 @@ func NewDialer(s config.SSH, artifactsDir string, warn func(string)) (*Dialer, e
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	return &Dialer{
-		Auth:     Auth{KeyFile: s.PrivateKey, Agent: s.UseAgent || s.PrivateKey == ""},
-		HostKeys: hk,
-		Log:      lg,
+		Auth:      Auth{KeyFile: s.PrivateKey, Agent: s.UseAgent || s.PrivateKey == ""},
+		HostKeys:  hk,
+		Log:       lg,
+		KeepAlive: DefaultKeepAlive,
 	}, nil
 }
 
@@ -81,6 +83,7 @@ func (d *Dialer) DialEndpoint(ctx context.Context, name string, ep config.SSHEnd
 		Ready:          ready,
 		ConnectTimeout: d.ConnectTimeout,
 		KillGrace:      d.KillGrace,
+		KeepAlive:      d.KeepAlive,
 	})
 }
 

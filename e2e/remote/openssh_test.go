@@ -155,6 +155,9 @@ func TestOpenSSHRealServer(t *testing.T) {
 	})
 
 	t.Run("stop delivers TERM", func(t *testing.T) {
+		so := o
+		so.KillGrace = testBound // the TERM path is under test; KILL must not win a race on a loaded machine
+		c := e.dial(t, so)
 		dir := t.TempDir()
 		fifo := filepath.Join(dir, "ready.fifo")
 		if err := mkfifo(fifo); err != nil {

@@ -27,6 +27,10 @@ const (
 	DefaultKillGrace = 5 * time.Second
 )
 
+// DefaultKeepAlive is what NewDialer sets: a probe every 15 s, and the
+// connection is given up when one is unanswered for 60 s.
+var DefaultKeepAlive = config.Interval{Timeout: 60 * time.Second, Poll: 15 * time.Second}
+
 func logWarn(msg string) { log.Print(msg) }
 
 // Hop is one SSH server on the way to (or being) the target.
@@ -81,6 +85,10 @@ type DialOptions struct {
 	// KillGrace is the time between TERM and KILL when a command is stopped;
 	// 0 = DefaultKillGrace.
 	KillGrace time.Duration
+	// KeepAlive probes the target every KeepAlive.Poll and closes the
+	// connection when no answer came within KeepAlive.Timeout, so commands on
+	// a host that vanished fail instead of hanging. Zero Poll = no probes.
+	KeepAlive config.Interval
 }
 
 // Client is an SSH connection to one target (through its jump hosts). It
@@ -95,6 +103,11 @@ type Client struct {
 	hostKeys *HostKeys
 
 	conns []*ssh.Client // jump hosts first, target last
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	mu        sync.Mutex
+	lost      error // why keepalive closed the connection
 }
 
 var _ Runner = (*Client)(nil)
@@ -112,6 +125,12 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		if j.Address == "" || j.User == "" {
 			return nil, fmt.Errorf("ssh dial %s: jump host %d needs address and user, got %q", o.Target, i+1, j.String())
 		}
+	}
+	if o.Ready.Timeout > 0 && o.Ready.Poll <= 0 {
+		return nil, fmt.Errorf("ssh dial %s: ready interval needs a poll > 0, got %s", o.Target, o.Ready.Poll)
+	}
+	if o.KeepAlive.Poll > 0 && o.KeepAlive.Timeout <= 0 {
+		return nil, fmt.Errorf("ssh dial %s: keepalive needs a timeout > 0, got %s", o.Target, o.KeepAlive.Timeout)
 	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
@@ -141,8 +160,12 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		attempts++
 		conns, err := dialChain(ctx, o)
 		if err == nil {
-			return &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
-				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, conns: conns}, nil
+			c := &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
+				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, conns: conns, closed: make(chan struct{})}
+			if o.KeepAlive.Poll > 0 {
+				go c.keepAlive(o.KeepAlive)
+			}
+			return c, nil
 		}
 		var hk *HostKeyError
 		if errors.As(err, &hk) || errors.Is(err, errPermanent) {
@@ -304,17 +327,66 @@ func (c *Client) Name() string { return c.name }
 func (c *Client) HostKeys() *HostKeys { return c.hostKeys }
 
 // Close closes the target connection and then the jump host connections.
+// Commands still running see a transport error; the remote side stops them
+// (see wrap.go).
 func (c *Client) Close() error {
 	var errs []error
-	for i := len(c.conns) - 1; i >= 0; i-- {
-		if err := c.conns[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			errs = append(errs, err)
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		for i := len(c.conns) - 1; i >= 0; i-- {
+			if err := c.conns[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
 		}
-	}
+	})
 	if len(errs) > 0 {
 		return fmt.Errorf("closing ssh %s: %w", c.name, errors.Join(errs...))
 	}
 	return nil
+}
+
+// Lost returns why the keepalive gave up on the connection, or nil.
+func (c *Client) Lost() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lost
+}
+
+// keepAlive sends keepalive@openssh.com requests (as ssh's
+// ServerAliveInterval does) and closes the client when one goes unanswered.
+func (c *Client) keepAlive(iv config.Interval) {
+	tick := time.NewTicker(iv.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-tick.C:
+		}
+		answered := make(chan error, 1)
+		go func() {
+			_, _, err := c.conn().SendRequest("keepalive@openssh.com", true, nil)
+			answered <- err
+		}()
+		timer := time.NewTimer(iv.Timeout)
+		var err error
+		select {
+		case <-c.closed:
+			timer.Stop()
+			return
+		case err = <-answered:
+			timer.Stop()
+		case <-timer.C:
+			err = fmt.Errorf("no answer to keepalive within %s", iv.Timeout)
+		}
+		if err != nil {
+			c.mu.Lock()
+			c.lost = fmt.Errorf("ssh %s: connection lost: %w", c.name, err)
+			c.mu.Unlock()
+			c.Close()
+			return
+		}
+	}
 }
 
 func (c *Client) conn() *ssh.Client { return c.conns[len(c.conns)-1] }
@@ -477,7 +549,11 @@ func (p *process) supervise() {
 		res.ExitCode = -1
 		err = fmt.Errorf("%s: %q stopped: %w", p.c.name, p.cmd, why)
 	case waitErr != nil && res.ExitCode == -1 && res.Signal == "":
-		err = fmt.Errorf("%s: %q: no exit status (connection lost?): %w", p.c.name, p.cmd, waitErr)
+		if lost := p.c.Lost(); lost != nil {
+			err = fmt.Errorf("%s: %q: no exit status: %w", p.c.name, p.cmd, lost)
+		} else {
+			err = fmt.Errorf("%s: %q: no exit status (connection lost?): %w", p.c.name, p.cmd, waitErr)
+		}
 	}
 	if len(notes) > 0 {
 		if err != nil {
@@ -491,42 +567,43 @@ func (p *process) supervise() {
 	close(p.done)
 }
 
-// kill stops the remote command: TERM to its process group, KILL after the
-// grace period, then waits for the session to end. It returns the session's
-// result and notes about anything that did not go as planned.
+// kill stops the remote command: TERM to its process group, KILL when it
+// has not ended a grace period after the TERM was delivered, then waits for
+// the session to end. It returns the session's result and notes about
+// anything that did not go as planned.
 func (p *process) kill() (error, []string) {
 	var notes []string
-	grace := time.NewTimer(p.c.grace)
-	defer grace.Stop()
 
 	// The group id arrives on the first stderr line; a command cancelled
 	// right after Start may not have printed it yet.
-	graceOver := false
 	pgid, ok := p.stderr.id()
 	if !ok {
+		wait := time.NewTimer(p.c.grace)
 		select {
 		case <-p.stderr.ready:
 			pgid, ok = p.stderr.id()
 		case err := <-p.exited:
+			wait.Stop()
 			return err, nil
-		case <-grace.C:
-			graceOver = true
+		case <-wait.C:
 			notes = append(notes, "the remote process group id was not reported within the grace period; relying on the remote watchdog")
 		}
+		wait.Stop()
 	}
 	if ok {
 		if err := p.c.signalGroup(pgid, "TERM"); err != nil {
 			notes = append(notes, err.Error())
 		}
 	}
-	// Ending stdin makes the remote watchdog stop the group as well.
+	// Ending stdin makes the remote watchdog stop the group as well (TERM,
+	// then KILL after the same grace period).
 	p.stdin.Close()
-	if !graceOver {
-		select {
-		case err := <-p.exited:
-			return err, notes
-		case <-grace.C:
-		}
+	grace := time.NewTimer(p.c.grace)
+	defer grace.Stop()
+	select {
+	case err := <-p.exited:
+		return err, notes
+	case <-grace.C:
 	}
 	if ok {
 		if err := p.c.signalGroup(pgid, "KILL"); err != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -377,7 +378,9 @@ func TestCancelKillsRemoteProcessGroup(t *testing.T) {
 func TestStopTermsGroupAndReturnsOutput(t *testing.T) {
 	e := newEnv(t)
 	srv := newTestServer(t, []ssh.PublicKey{e.pub})
-	c := e.dial(t, e.opts(srv))
+	o := e.opts(srv)
+	o.KillGrace = testBound // the TERM path is under test; KILL must not win a race on a loaded machine
+	c := e.dial(t, o)
 	fifo := filepath.Join(e.dir, "ready.fifo")
 	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
@@ -470,10 +473,10 @@ func TestDialGivesUpAfterReadyTimeout(t *testing.T) {
 	srv := newTestServer(t, []ssh.PublicKey{e.pub}, withRejectFirst(1<<30))
 	o := e.opts(srv)
 	o.Name = "guest vm-a"
-	o.Ready = config.Interval{Timeout: 100 * time.Millisecond, Poll: 10 * time.Millisecond}
+	o.Ready = config.Interval{Timeout: 500 * time.Millisecond, Poll: 10 * time.Millisecond}
 	_, err := Dial(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "not reachable within 100ms") || !strings.Contains(err.Error(), "guest vm-a") {
-		t.Fatalf("err = %v, want 'not reachable within 100ms' naming the target", err)
+	if err == nil || !strings.Contains(err.Error(), "not reachable within 500ms") || !strings.Contains(err.Error(), "guest vm-a") {
+		t.Fatalf("err = %v, want 'not reachable within 500ms' naming the target", err)
 	}
 	if n := srv.acceptedConns(); n < 2 {
 		t.Errorf("only %d attempts", n)
@@ -663,3 +666,86 @@ func TestSudoPrefixesCommandsAndKills(t *testing.T) {
 }
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
+
+// pausableProxy forwards TCP to a server and can stop forwarding, like a
+// network path that silently went away.
+type pausableProxy struct {
+	ln   net.Listener
+	gate sync.RWMutex
+}
+
+func newPausableProxy(t *testing.T, to string) *pausableProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pausableProxy{ln: ln}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", to)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			pipe := func(dst, src net.Conn) {
+				defer wg.Done()
+				defer dst.Close()
+				defer src.Close()
+				buf := make([]byte, 32*1024)
+				for {
+					n, err := src.Read(buf)
+					if n > 0 {
+						p.gate.RLock()
+						_, werr := dst.Write(buf[:n])
+						p.gate.RUnlock()
+						if werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}
+			wg.Add(2)
+			go pipe(out, in)
+			go pipe(in, out)
+		}
+	}()
+	return p
+}
+
+func (p *pausableProxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+func TestKeepAliveDetectsSilentPeer(t *testing.T) {
+	e := newEnv(t)
+	srv := newTestServer(t, []ssh.PublicKey{e.pub}, withSetsid())
+	proxy := newPausableProxy(t, srv.Addr)
+	o := e.opts(srv)
+	o.Target.Port = proxy.port()
+	o.KeepAlive = config.Interval{Timeout: time.Second, Poll: 20 * time.Millisecond}
+	c := e.dial(t, o)
+	p, pid, gone := startWithPID(t, c, context.Background(), e.dir)
+
+	proxy.gate.Lock() // the path goes silent
+	_, err := p.Wait()
+	proxy.gate.Unlock()
+	if err == nil || !strings.Contains(err.Error(), "no answer to keepalive within 1s") {
+		t.Fatalf("Wait on a silent peer: %v, want the keepalive failure", err)
+	}
+	if c.Lost() == nil {
+		t.Error("Lost() = nil after the keepalive gave up")
+	}
+	// Once the path carries traffic again the server sees the closed
+	// connection and the remote watchdog ends the command.
+	expectGone(t, pid, gone, "after the keepalive closed the connection")
+}
