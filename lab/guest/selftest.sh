@@ -34,7 +34,7 @@ NSA=asap2lab-vm-$UA
 NSB=asap2lab-vm-$UB
 fails=0
 skipped=0
-UC= UD= sleeper=
+UC='' UD='' sleeper=''
 t0=$(date +%s.%N)
 H0=$(hostname)
 
@@ -119,7 +119,7 @@ check "plug-mode files record veth / internal" test "$(cat $STATE/guests/$UA/plu
 
 # ---------------------------------------------------------------- traffic
 payload=$((GUEST_MTU - 28))
-check "ping A -> B, DF, $payload byte payload" ip netns exec $NSA ping -c 3 -i 0.2 -W 2 -M do -s $payload -q 198.18.77.11
+check "ping A -> B, DF, $payload byte payload" ip netns exec $NSA ping -c 3 -i 0.2 -W 2 -M "do" -s $payload -q 198.18.77.11
 check "ping B -> A" ip netns exec $NSB ping -c 3 -i 0.2 -W 2 -q 198.18.77.10
 
 ip netns exec $NSB iperf3 -s -D --pidfile $T/iperf3-b.pid --logfile $T/iperf3-b.log
@@ -152,8 +152,8 @@ stray=$(cat $T/iperf3-b2.pid)
 { printf '198.18.77.11 '; sed -n '/BEGIN SSH HOST KEY KEYS/,/END SSH HOST KEY KEYS/p' $STATE/guests/$UB/console.log | grep '^ssh-'; } > $T/known_hosts
 check "B's console has the fingerprint block" grep -q 'ec2: 256 SHA256:' $STATE/guests/$UB/console.log
 check "guestctl console prints the log" grep -q 'guest-b login:' <(gctl console --uuid $UB)
-SSHB=(ip netns exec $NSA ssh -i $T/id_ed25519 -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=5
-      -o StrictHostKeyChecking=yes -o UserKnownHostsFile=$T/known_hosts root@198.18.77.11)
+SSHB=(ip netns exec "$NSA" ssh -i "$T/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=5
+      -o StrictHostKeyChecking=yes -o "UserKnownHostsFile=$T/known_hosts" root@198.18.77.11)
 if out=$("${SSHB[@]}" 'hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump | wc -l; ip -o addr show eth0' 2>&1); then
   echo "$out" | sed 's/^/  ssh> /'
   check "ssh: hostname is guest-b" test "$(sed -n 1p <<<"$out")" = guest-b

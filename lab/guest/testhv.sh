@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # testhv.sh: a throwaway hypervisor for the guest/driver self-tests (sourced, not run).
 # testhv_up NAME DIR: netns NAME (prefix asap2lab-t-) with its own ovsdb-server + ovs-vswitchd
 #   (OVS_RUNDIR=DIR, userspace-tso-enable, datapath netdev) and a standalone br-int.
