@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
 )
 
 const sshdPath = "/usr/sbin/sshd" // Debian package openssh-server
@@ -121,7 +123,9 @@ func TestOpenSSHRealServer(t *testing.T) {
 	port, hostKey := startOpenSSH(t, e.dir, e.pub)
 	hop := Hop{Address: "127.0.0.1", Port: port, User: "root"}
 	o := DialOptions{Name: "openssh", Target: hop, Auth: Auth{KeyFile: e.keyFile}, HostKeys: e.hk, Log: e.log,
-		ConnectTimeout: testBound, KillGrace: 2 * time.Second}
+		ConnectTimeout: testBound, KillGrace: 2 * time.Second,
+		// sshd answers keepalive@openssh.com with a failure reply, which counts as alive.
+		KeepAlive: config.Interval{Timeout: testBound, Poll: 50 * time.Millisecond}}
 	t0 := time.Now()
 	c := e.dial(t, o)
 	t.Logf("dial took %s", time.Since(t0))
@@ -185,6 +189,10 @@ func TestOpenSSHRealServer(t *testing.T) {
 			t.Errorf("Run via OpenSSH jump = %q %v", res.Stdout, err)
 		}
 	})
+
+	if c.Lost() != nil {
+		t.Errorf("keepalive gave up on a healthy sshd connection: %v", c.Lost())
+	}
 
 	t.Run("dropped connection", func(t *testing.T) {
 		dc := e.dial(t, o)

@@ -3,6 +3,15 @@
 // Everything above this package (iperf3, offload checks, environment
 // collection) talks to a Runner, never to an SSH client directly, so it can be
 // unit-tested with a fake Runner and used over SSH in a real run.
+//
+// The SSH implementation: NewDialer (one per run: host key policy, auth,
+// command log in the run's artifacts) and Dialer.DialEndpoint for a
+// config.SSHEndpoint with its jump chain; or Dial with DialOptions. The
+// returned *Client is a Runner. Host keys: known_hosts, trust on first use
+// (recorded in <artifacts>/ssh_known_hosts, a changed key is refused) or the
+// explicit insecure opt-in (HostKeys.Insecure reports it). Every command is
+// appended to <artifacts>/commands.jsonl. Cancelling a command kills its
+// whole remote process group (see wrap.go).
 package remote
 
 import (
