@@ -25,6 +25,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -130,6 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		Delete:    *del,
 		Interval:  cfg.Interval(config.IntervalDelete),
 		Now:       time.Now,
+		RunIDTime: harness.RunIDTime,
 		Logf:      logf,
 	})
 	if err != nil {
