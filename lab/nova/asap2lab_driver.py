@@ -221,8 +221,8 @@ class Asap2LabDriver(fake.FakeDriver):
         try:
             out, err = processutils.execute(*cmd, process_input=spec)
         except processutils.ProcessExecutionError as e:
-            raise exception.NovaException('%s failed (exit %s): %s'
-                                          % (' '.join(cmd[1:5] + list(args)), e.exit_code,
+            raise exception.NovaException('guestctl %s (hypervisor %s, state %s) failed with exit %s: %s'
+                                          % (' '.join(args), self.hv_netns, self.state_dir, e.exit_code,
                                              (e.stderr or e.stdout or '').strip()))
         return out
 

@@ -227,6 +227,18 @@ def main():
         check('bad lab:plug value refused', False)
     except exception.InstanceDeployFailure as e:
         check('bad lab:plug value refused', 'lab:plug' in str(e), str(e))
+    # A guestctl failure surfaces as InstanceDeployFailure naming guestctl and its message.
+    try:
+        inst = make_instance(ctx, 10, pub)
+        ni = make_network_info(10)
+        ni[0]['details']['bridge_name'] = 'br-nope'
+        drv.spawn(ctx, inst, None, [], None, {}, network_info=ni)
+        check('spawn onto a missing bridge fails', False)
+    except exception.InstanceDeployFailure as e:
+        check('spawn onto a missing bridge fails, names guestctl and the bridge, leaves no netns',
+              'guestctl plug' in str(e) and 'br-nope' in str(e)
+              and not os.path.exists('/run/netns/asap2lab-vm-' + inst.uuid)
+              and inst.uuid not in drv.list_instance_uuids(), str(e))
 
     print('drivertest: %s' % ('PASS' if not FAILS else '%d FAILED: %s' % (len(FAILS), FAILS)))
     return 1 if FAILS else 0
