@@ -150,15 +150,24 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		path += " via " + strings.Join(hops, " -> ")
 	}
 
-	start := time.Now()
+	label := o.Name
+	if label != path {
+		label += " (" + path + ")"
+	}
+
 	var deadline time.Time
 	if o.Ready.Timeout > 0 {
-		deadline = start.Add(o.Ready.Timeout)
+		deadline = time.Now().Add(o.Ready.Timeout)
 	}
 	attempts := 0
 	for {
 		attempts++
-		conns, err := dialChain(ctx, o)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if !deadline.IsZero() {
+			actx, cancel = context.WithDeadline(ctx, deadline) // no attempt outlives the ready interval
+		}
+		conns, err := dialChain(actx, o)
+		cancel()
 		if err == nil {
 			c := &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
 				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, conns: conns, closed: make(chan struct{})}
@@ -169,23 +178,23 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		}
 		var hk *HostKeyError
 		if errors.As(err, &hk) || errors.Is(err, errPermanent) {
-			return nil, fmt.Errorf("ssh %s (%s): %w", o.Name, path, err)
+			return nil, fmt.Errorf("ssh %s: %w", label, err)
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("ssh %s (%s): gave up after %d attempts: %w (last error: %v)", o.Name, path, attempts, ctx.Err(), err)
+			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %v)", label, attempts, ctx.Err(), err)
 		}
-		if deadline.IsZero() || !time.Now().Add(o.Ready.Poll).Before(deadline) {
-			if deadline.IsZero() {
-				return nil, fmt.Errorf("ssh %s (%s): %w", o.Name, path, err)
-			}
-			return nil, fmt.Errorf("ssh %s (%s): not reachable within %s (%d attempts, every %s): %w",
-				o.Name, path, o.Ready.Timeout, attempts, o.Ready.Poll, err)
+		if deadline.IsZero() {
+			return nil, fmt.Errorf("ssh %s: %w", label, err)
+		}
+		if !time.Now().Add(o.Ready.Poll).Before(deadline) {
+			return nil, fmt.Errorf("ssh %s: not reachable within %s (%d attempts, every %s): %w",
+				label, o.Ready.Timeout, attempts, o.Ready.Poll, err)
 		}
 		t := time.NewTimer(o.Ready.Poll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("ssh %s (%s): gave up after %d attempts: %w (last error: %v)", o.Name, path, attempts, ctx.Err(), err)
+			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %v)", label, attempts, ctx.Err(), err)
 		case <-t.C:
 		}
 	}

@@ -749,3 +749,40 @@ func TestKeepAliveDetectsSilentPeer(t *testing.T) {
 	// connection and the remote watchdog ends the command.
 	expectGone(t, pid, gone, "after the keepalive closed the connection")
 }
+
+func TestHandshakeTimeout(t *testing.T) {
+	// A peer that accepts TCP and never speaks SSH (a booting guest's
+	// half-started sshd, a black-holing firewall).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	e := newEnv(t)
+	o := DialOptions{Target: Hop{Address: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, User: "u"},
+		Auth: Auth{KeyFile: e.keyFile}, HostKeys: e.hk, ConnectTimeout: 300 * time.Millisecond}
+	_, err = Dial(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "no handshake within 300ms") {
+		t.Fatalf("err = %v, want the handshake timeout", err)
+	}
+}
