@@ -45,7 +45,7 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; 
 vsctl() { ovs-vsctl --db=unix:$OVSD/db.sock --timeout=30 "$@"; }
 gctl() { $PY "$GUESTCTL" --state "$STATE" --hv-netns "$HV" --ovs-rundir "$OVSD" "$@"; }
 
-for tool in ovsdb-server ovs-vswitchd ovs-vsctl /usr/sbin/sshd iperf3 tcpdump ethtool ssh-keygen bc; do
+for tool in ovsdb-server ovs-vswitchd ovs-vsctl /usr/sbin/sshd iperf3 tcpdump sockperf ethtool ssh-keygen bc; do
   command -v $tool >/dev/null || { echo "selftest: $tool not installed" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "selftest: must run as root" >&2; exit 1; }
@@ -154,12 +154,12 @@ check "B's console has the fingerprint block" grep -q 'ec2: 256 SHA256:' $STATE/
 check "guestctl console prints the log" grep -q 'guest-b login:' <(gctl console --uuid $UB)
 SSHB=(ip netns exec "$NSA" ssh -i "$T/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=5
       -o StrictHostKeyChecking=yes -o "UserKnownHostsFile=$T/known_hosts" root@198.18.77.11)
-if out=$("${SSHB[@]}" 'hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump | wc -l; ip -o addr show eth0' 2>&1); then
+if out=$("${SSHB[@]}" 'hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump sockperf | wc -l; ip -o addr show eth0' 2>&1); then
   echo "$out" | sed 's/^/  ssh> /'
   check "ssh: hostname is guest-b" test "$(sed -n 1p <<<"$out")" = guest-b
   check "ssh: logged in as root" test "$(sed -n 2p <<<"$out")" = 0
   check "ssh: /run is a private tmpfs" test "$(sed -n 3p <<<"$out")" = tmpfs
-  check "ssh: iperf3, ping, tcpdump available" test "$(sed -n 4p <<<"$out")" = 3
+  check "ssh: iperf3, ping, tcpdump, sockperf available" test "$(sed -n 4p <<<"$out")" = 4
   check "ssh: eth0 is 198.18.77.11" grep -q 198.18.77.11 <<<"$out"
 else
   bad "ssh into guest B: $out"
