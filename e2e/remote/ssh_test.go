@@ -305,23 +305,29 @@ func startWithPID(t *testing.T, c *Client, ctx context.Context, dir string) (Pro
 	if !alive(pid) {
 		t.Fatalf("remote sleep %d not running after start", pid)
 	}
-	gone := make(chan struct{})
-	go func() {
-		defer close(gone)
-		defer hold.Close()
-		var b [64]byte
-		for {
-			if _, err := hold.Read(b[:]); err != nil {
-				return
-			}
-		}
-	}()
+	gone := closedOnEOF(hold)
 	t.Cleanup(func() {
 		if alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 	return p, pid, gone
+}
+
+// closedOnEOF returns a channel closed when every writer of f has closed it.
+func closedOnEOF(f *os.File) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		defer f.Close()
+		var b [64]byte
+		for {
+			if _, err := f.Read(b[:]); err != nil {
+				return
+			}
+		}
+	}()
+	return gone
 }
 
 // expectGone fails the test unless the remote sleep exits.
@@ -784,5 +790,82 @@ func TestHandshakeTimeout(t *testing.T) {
 	_, err = Dial(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), "no handshake within 300ms") {
 		t.Fatalf("err = %v, want the handshake timeout", err)
+	}
+}
+
+func TestCommandIgnoringTERMIsKilled(t *testing.T) {
+	e := newEnv(t)
+	srv := newTestServer(t, []ssh.PublicKey{e.pub})
+	o := e.opts(srv)
+	o.KillGrace = 300 * time.Millisecond
+	c := e.dial(t, o)
+	pidFIFO := filepath.Join(e.dir, "pid.fifo")
+	holdFIFO := filepath.Join(e.dir, "hold.fifo")
+	for _, f := range []string{pidFIFO, holdFIFO} {
+		if err := mkfifo(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// trap '' is inherited: neither the shell nor its sleep dies of TERM.
+	p, err := c.Start(context.Background(), "trap '' TERM; sleep 3600 >"+holdFIFO+" & echo $! >"+pidFIFO+"; wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(pidFIFO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	hold, err := os.Open(holdFIFO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := closedOnEOF(hold)
+	t.Cleanup(func() {
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	res, err := p.Stop()
+	if err != nil || res.ExitCode != -1 || res.Signal != "KILL" {
+		t.Errorf("Stop of a TERM-ignoring command = exit %d signal %q err %v; want -1 KILL", res.ExitCode, res.Signal, err)
+	}
+	expectGone(t, pid, gone, "after KILL")
+}
+
+func TestDialerDialEndpointWithJump(t *testing.T) {
+	dir := t.TempDir()
+	keyFile, pub := clientKey(t, dir)
+	jump := newTestServer(t, []ssh.PublicKey{pub}, withForwarding())
+	target := newTestServer(t, []ssh.PublicKey{pub})
+	artifacts := filepath.Join(dir, "run-1")
+	d, err := NewDialer(config.SSH{PrivateKey: keyFile}, artifacts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.ConnectTimeout = testBound
+	ep := config.SSHEndpoint{Address: "127.0.0.1", Port: target.Port, User: "root",
+		Jump: &config.SSHEndpoint{Address: "127.0.0.1", Port: jump.Port, User: "jumper"}}
+	c, err := d.DialEndpoint(context.Background(), "hypervisor compute1", ep, false, config.Interval{Timeout: testBound, Poll: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Run(context.Background(), "echo endpoint")
+	if err != nil || string(res.Stdout) != "endpoint\n" || res.Target != "hypervisor compute1" {
+		t.Fatalf("Run = %+v %v", res, err)
+	}
+	c.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f := jump.forwarded(); len(f) != 1 || f[0] != target.Addr {
+		t.Errorf("jump forwarded %v, want [%s]", f, target.Addr)
+	}
+	logData, err := os.ReadFile(filepath.Join(artifacts, CommandLogFile))
+	if err != nil || !strings.Contains(string(logData), `"target":"hypervisor compute1","cmd":"echo endpoint"`) {
+		t.Errorf("command log in artifacts: %s %v", logData, err)
+	}
+	if recs, err := ReadTOFUFile(filepath.Join(artifacts, TOFUFile)); err != nil || len(recs) != 2 {
+		t.Errorf("TOFU record in artifacts: %+v %v, want jump and target", recs, err)
 	}
 }
