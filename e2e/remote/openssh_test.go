@@ -72,6 +72,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowTcpForwarding yes
+MaxSessions 2
 LogLevel VERBOSE
 `, port, hostKeyFile, authKeys)
 	if err := os.WriteFile(conf, []byte(cfg), 0o600); err != nil {
@@ -187,6 +188,31 @@ func TestOpenSSHRealServer(t *testing.T) {
 		res, err := jc.Run(ctx, "echo hopped")
 		if err != nil || string(res.Stdout) != "hopped\n" {
 			t.Errorf("Run via OpenSSH jump = %q %v", res.Stdout, err)
+		}
+	})
+
+	t.Run("session limit opens another connection", func(t *testing.T) {
+		dir := t.TempDir()
+		lc := e.dial(t, o)
+		var procs []Process
+		for i := 0; i < 3; i++ { // MaxSessions 2 in the sshd config above
+			fifo := filepath.Join(dir, fmt.Sprintf("ready%d", i))
+			if err := mkfifo(fifo); err != nil {
+				t.Fatal(err)
+			}
+			p, err := lc.Start(ctx, "echo up > "+fifo+"; exec sleep 3600")
+			if err != nil {
+				t.Fatalf("Start %d beyond MaxSessions: %v", i, err)
+			}
+			procs = append(procs, p)
+			if data, err := os.ReadFile(fifo); err != nil || string(data) != "up\n" {
+				t.Fatalf("command %d: %q %v", i, data, err)
+			}
+		}
+		for i, p := range procs {
+			if res, err := p.Stop(); err != nil || res.Signal != "TERM" {
+				t.Errorf("Stop %d = exit %d signal %q err %v", i, res.ExitCode, res.Signal, err)
+			}
 		}
 	})
 

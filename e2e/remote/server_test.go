@@ -35,6 +35,8 @@ type testServer struct {
 
 	// rejectFirst connections are closed right after accept (a booting host).
 	rejectFirst int
+	// maxSessions > 0 refuses more open sessions per connection, as OpenSSH's MaxSessions.
+	maxSessions int
 
 	mu       sync.Mutex
 	signers  []ssh.Signer
@@ -50,6 +52,7 @@ type serverOption func(*testServer)
 
 func withForwarding() serverOption       { return func(s *testServer) { s.forward = true } }
 func withSetsid() serverOption           { return func(s *testServer) { s.setsid = true } }
+func withMaxSessions(n int) serverOption { return func(s *testServer) { s.maxSessions = n } }
 func withRejectFirst(n int) serverOption { return func(s *testServer) { s.rejectFirst = n } }
 func withHostKeys(k ...ssh.Signer) serverOption {
 	return func(s *testServer) { s.signers = k }
@@ -164,9 +167,21 @@ func (s *testServer) handleConn(c net.Conn) {
 	go ssh.DiscardRequests(reqs)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var openMu sync.Mutex
+	sessions := 0
 	for nc := range chans {
 		switch nc.ChannelType() {
 		case "session":
+			openMu.Lock()
+			full := s.maxSessions > 0 && sessions >= s.maxSessions
+			if !full {
+				sessions++
+			}
+			openMu.Unlock()
+			if full {
+				nc.Reject(ssh.ConnectionFailed, "open failed") // what OpenSSH 9.2 sends over MaxSessions
+				continue
+			}
 			ch, creqs, err := nc.Accept()
 			if err != nil {
 				continue
@@ -174,6 +189,7 @@ func (s *testServer) handleConn(c net.Conn) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() { openMu.Lock(); sessions--; openMu.Unlock() }()
 				s.session(ch, creqs)
 			}()
 		case "direct-tcpip":

@@ -102,7 +102,11 @@ type Client struct {
 	timeout  time.Duration
 	hostKeys *HostKeys
 
+	opts  DialOptions   // for extra connections to the target
 	conns []*ssh.Client // jump hosts first, target last
+
+	extraMu sync.Mutex
+	extra   []*ssh.Client // more connections to the target, once its MaxSessions is reached
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -170,7 +174,7 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		cancel()
 		if err == nil {
 			c := &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
-				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, conns: conns, closed: make(chan struct{})}
+				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, opts: o, conns: conns, closed: make(chan struct{})}
 			if o.KeepAlive.Poll > 0 {
 				go c.keepAlive(o.KeepAlive)
 			}
@@ -213,58 +217,64 @@ func permanent(format string, a ...any) error { return permanentError{fmt.Errorf
 func dialChain(ctx context.Context, o DialOptions) ([]*ssh.Client, error) {
 	hops := append(append([]Hop(nil), o.Jumps...), o.Target)
 	var conns []*ssh.Client
-	closeAll := func() {
-		for i := len(conns) - 1; i >= 0; i-- {
-			conns[i].Close()
-		}
-	}
 	for i, hop := range hops {
-		cfg, cleanup, err := clientConfig(hop, o)
+		var prev *ssh.Client
+		var prevHop Hop
+		if i > 0 {
+			prev, prevHop = conns[i-1], hops[i-1]
+		}
+		c, err := dialHop(ctx, prev, prevHop, hop, o)
 		if err != nil {
-			closeAll()
+			for k := len(conns) - 1; k >= 0; k-- {
+				conns[k].Close()
+			}
 			return nil, err
 		}
-		hctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
-		var raw net.Conn
-		if i == 0 {
-			d := net.Dialer{}
-			raw, err = d.DialContext(hctx, "tcp", hop.addr())
-		} else {
-			raw, err = conns[i-1].DialContext(hctx, "tcp", hop.addr())
-		}
-		if err != nil {
-			cancel()
-			cleanup()
-			closeAll()
-			via := ""
-			if i > 0 {
-				via = " via " + hops[i-1].String()
-			}
-			return nil, fmt.Errorf("connecting to %s%s: %w", hop.addr(), via, err)
-		}
-		// Deadlines are not supported on channels through a jump host, so a
-		// stuck handshake is ended by closing the connection.
-		stop := context.AfterFunc(hctx, func() { raw.Close() })
-		c, chans, reqs, err := ssh.NewClientConn(raw, hop.addr(), cfg)
-		stopped := stop()
-		cleanup()
-		if err == nil && !stopped {
-			c.Close()
-			err = fmt.Errorf("handshake interrupted: %w", context.Cause(hctx))
-		}
-		timedOut := hctx.Err() != nil && ctx.Err() == nil
-		cancel()
-		if err != nil {
-			raw.Close()
-			closeAll()
-			if timedOut {
-				err = fmt.Errorf("%w (no handshake within %s)", err, o.ConnectTimeout)
-			}
-			return nil, fmt.Errorf("ssh handshake with %s: %w", hop, err)
-		}
-		conns = append(conns, ssh.NewClient(c, chans, reqs))
+		conns = append(conns, c)
 	}
 	return conns, nil
+}
+
+// dialHop connects to hop directly (prev == nil) or through prev.
+func dialHop(ctx context.Context, prev *ssh.Client, prevHop, hop Hop, o DialOptions) (*ssh.Client, error) {
+	cfg, cleanup, err := clientConfig(hop, o)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	hctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	var raw net.Conn
+	if prev == nil {
+		d := net.Dialer{}
+		raw, err = d.DialContext(hctx, "tcp", hop.addr())
+	} else {
+		raw, err = prev.DialContext(hctx, "tcp", hop.addr())
+	}
+	if err != nil {
+		via := ""
+		if prev != nil {
+			via = " via " + prevHop.String()
+		}
+		return nil, fmt.Errorf("connecting to %s%s: %w", hop.addr(), via, err)
+	}
+	// Deadlines are not supported on channels through a jump host, so a
+	// stuck handshake is ended by closing the connection.
+	stop := context.AfterFunc(hctx, func() { raw.Close() })
+	c, chans, reqs, err := ssh.NewClientConn(raw, hop.addr(), cfg)
+	stopped := stop()
+	if err == nil && !stopped {
+		c.Close()
+		err = fmt.Errorf("handshake interrupted: %w", context.Cause(hctx))
+	}
+	if err != nil {
+		raw.Close()
+		if hctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w (no handshake within %s)", err, o.ConnectTimeout)
+		}
+		return nil, fmt.Errorf("ssh handshake with %s: %w", hop, err)
+	}
+	return ssh.NewClient(c, chans, reqs), nil
 }
 
 // clientConfig builds the per-hop config; cleanup releases the agent connection.
@@ -342,6 +352,14 @@ func (c *Client) Close() error {
 	var errs []error
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		c.extraMu.Lock()
+		for _, x := range c.extra {
+			if err := x.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		c.extra = nil
+		c.extraMu.Unlock()
 		for i := len(c.conns) - 1; i >= 0; i-- {
 			if err := c.conns[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 				errs = append(errs, err)
@@ -400,6 +418,65 @@ func (c *Client) keepAlive(iv config.Interval) {
 
 func (c *Client) conn() *ssh.Client { return c.conns[len(c.conns)-1] }
 
+// newSession opens a session on the target. A server allows only so many
+// sessions per connection (OpenSSH MaxSessions, default 10) and refuses
+// more; then the session goes to another connection to the target (through
+// the same jump hosts), opened on demand.
+func (c *Client) newSession(ctx context.Context) (*ssh.Session, error) {
+	c.extraMu.Lock()
+	targets := append([]*ssh.Client{c.conn()}, c.extra...)
+	c.extraMu.Unlock()
+	for _, t := range targets {
+		s, err := t.NewSession()
+		if err == nil {
+			return s, nil
+		}
+		if !sessionLimit(err) {
+			return nil, err
+		}
+	}
+	select {
+	case <-c.closed:
+		return nil, fmt.Errorf("client closed")
+	default:
+	}
+	var prev *ssh.Client
+	var prevHop Hop
+	if n := len(c.conns); n > 1 {
+		prev, prevHop = c.conns[n-2], c.opts.Jumps[len(c.opts.Jumps)-1]
+	}
+	x, err := dialHop(ctx, prev, prevHop, c.target, c.opts)
+	if err != nil {
+		return nil, fmt.Errorf("all %d connections are at the server's session limit; another one: %w", len(targets), err)
+	}
+	c.extraMu.Lock()
+	select {
+	case <-c.closed:
+		c.extraMu.Unlock()
+		x.Close()
+		return nil, fmt.Errorf("client closed")
+	default:
+	}
+	c.extra = append(c.extra, x)
+	c.extraMu.Unlock()
+	return x.NewSession()
+}
+
+// sessionLimit reports a refused session channel. OpenSSH refuses one over
+// MaxSessions as "connect failed (open failed)"; others say prohibited or
+// resource shortage.
+func sessionLimit(err error) bool {
+	var oce *ssh.OpenChannelError
+	if !errors.As(err, &oce) {
+		return false
+	}
+	switch oce.Reason {
+	case ssh.Prohibited, ssh.ConnectionFailed, ssh.ResourceShortage:
+		return true
+	}
+	return false
+}
+
 // Run runs cmd (a sh command line) to completion or until ctx is cancelled.
 func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
 	p, err := c.start(ctx, cmd, false)
@@ -424,7 +501,7 @@ func (c *Client) start(ctx context.Context, cmd string, background bool) (*proce
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("not started: %w", err))
 	}
-	sess, err := c.conn().NewSession()
+	sess, err := c.newSession(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("opening session: %w", err))
 	}
@@ -456,7 +533,7 @@ func (c *Client) signalGroup(pgid int, signal string) error {
 	defer cancel()
 	start := time.Now()
 	line := killCommand(pgid, signal, c.sudo)
-	sess, err := c.conn().NewSession()
+	sess, err := c.newSession(ctx)
 	if err != nil {
 		err = fmt.Errorf("%s: sending %s to process group %d: opening session: %w", c.name, signal, pgid, err)
 		c.log.Record(Result{Target: c.name, Cmd: line, ExitCode: -1}, start, false, false, err)

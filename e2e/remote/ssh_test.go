@@ -869,3 +869,41 @@ func TestDialerDialEndpointWithJump(t *testing.T) {
 		t.Errorf("TOFU record in artifacts: %+v %v, want jump and target", recs, err)
 	}
 }
+
+func TestSessionLimitOpensMoreConnections(t *testing.T) {
+	e := newEnv(t)
+	jump := newTestServer(t, []ssh.PublicKey{e.pub}, withForwarding())
+	srv := newTestServer(t, []ssh.PublicKey{e.pub}, withMaxSessions(2))
+	o := e.opts(srv)
+	o.Jumps = []Hop{hopOf(jump)}
+	c := e.dial(t, o)
+	// Five concurrent background commands need three connections at two
+	// sessions each; each stays until stopped.
+	var procs []Process
+	for i := 0; i < 5; i++ {
+		fifo := filepath.Join(e.dir, "ready"+strconv.Itoa(i))
+		if err := mkfifo(fifo); err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.Start(context.Background(), "echo "+strconv.Itoa(i)+" > "+fifo+"; exec sleep 3600")
+		if err != nil {
+			t.Fatalf("Start %d: %v", i, err)
+		}
+		procs = append(procs, p)
+		if data, err := os.ReadFile(fifo); err != nil || strings.TrimSpace(string(data)) != strconv.Itoa(i) {
+			t.Fatalf("command %d did not start: %q %v", i, data, err)
+		}
+	}
+	if n := srv.acceptedConns(); n != 3 {
+		t.Errorf("server saw %d connections for 5 sessions at a limit of 2, want 3", n)
+	}
+	if f := jump.forwarded(); len(f) != 3 {
+		t.Errorf("extra connections did not go through the jump host: %v", f)
+	}
+	// Stopping needs one more session per process (the kill): still works.
+	for i, p := range procs {
+		if res, err := p.Stop(); err != nil || res.Signal != "TERM" {
+			t.Errorf("Stop %d = signal %q err %v", i, res.Signal, err)
+		}
+	}
+}
