@@ -47,5 +47,10 @@ smoke:
 
 include lab/lab.mk
 
+# The whole job on the local lab: install, up, suites (baseline), the negative
+# asap2 run, the report, down. Non-zero when a spec failed.
+lab:
+	OUT=$(OUT)/lab bash lab/job.sh
+
 clean:
 	rm -rf $(OUT)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# `make lab`: the whole job on the local lab, as a newcomer or CI runs it.
+#   1. install what is missing (pinned Debian packages)
+#   2. bring the lab up
+#   3. the suites against it, path "baseline" (smoke, then perf: offload
+#      checks + profiles), with the report
+#   4. the negative run: the same lab configured as "asap2"; the harness must
+#      refuse it with the checks' reasons (proof that the checks can fail)
+#   5. tear the lab down (always, also after a failure or Ctrl-C)
+# Exit status: non-zero when any spec failed or the negative run was not
+# refused. Every phase prints its time; a summary closes the run.
+#
+# Env: OUT (default ./out/lab), LAB_KEEP=1 leaves the lab up at the end,
+#      LAB_SKIP_INSTALL=1 skips step 1.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
+ROOT=$PWD
+OUT=${OUT:-$ROOT/out/lab}
+LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
+export LAB_STATE
+
+t0=$(date +%s)
+declare -a SUMMARY=()
+phase_start=0
+begin() { phase_start=$(date +%s); printf '\n==> [%4ds] %s\n' $((phase_start - t0)) "$*"; }
+end() { local rc=$1 name=$2 d=$(( $(date +%s) - phase_start )); SUMMARY+=("$(printf '%-28s %5ds  %s' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")")"); printf '<== %s: %ss, %s\n' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "exit $rc")"; }
+
+# Peak memory of the whole machine while the job runs (MemTotal - MemAvailable).
+peak_file=$(mktemp)
+( peak=0; while :; do
+    used=$(awk '/MemTotal/{t=$2} /MemAvailable/{a=$2} END{print int((t-a)/1024)}' /proc/meminfo)
+    [ "$used" -gt "$peak" ] && { peak=$used; echo "$peak" >"$peak_file"; }
+    sleep 2
+  done ) &
+sampler=$!
+
+down_done=0
+lab_down() {
+  [ "$down_done" = 1 ] && return 0
+  down_done=1
+  if [ "${LAB_KEEP:-0}" = 1 ]; then echo "LAB_KEEP=1: the lab stays up (make lab-down removes it)"; return 0; fi
+  begin "lab down"; bash lab/down.sh; end $? "lab down"
+}
+finish() {
+  local rc=$?
+  lab_down
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  printf '\n==== make lab summary (total %ss, peak RAM %s MiB) ====\n' $(( $(date +%s) - t0 )) "$(cat "$peak_file" 2>/dev/null || echo '?')"
+  printf '%s\n' "${SUMMARY[@]}"
+  rm -f "$peak_file"
+  exit "$rc"
+}
+trap finish EXIT
+trap 'echo "interrupted: tearing the lab down"; exit 130' INT TERM
+
+status=0
+if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
+  begin "package install"; bash lab/install.sh; rc=$?; end $rc "package install"; [ $rc = 0 ] || exit $rc
+fi
+begin "lab up"; bash lab/up.sh; rc=$?; end $rc "lab up"; [ $rc = 0 ] || exit $rc
+
+export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
+rm -rf "$OUT"; mkdir -p "$OUT"
+go build ./... || exit 1
+
+# ginkgo SUITE_DIR OUTDIR JUNIT [extra ginkgo flags...]: one suite run.
+ginkgo_run() {
+  local suite=$1 out=$2 junit=$3; shift 3
+  mkdir -p "$out"
+  ASAP2E2E_CONFIG=$ROOT/lab/harness.yaml ASAP2E2E_OUTPUT_DIR=$out \
+    go tool ginkgo -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
+}
+
+begin "suite smoke (baseline)"
+ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite smoke"; [ $rc = 0 ] || status=1
+
+begin "suite perf (baseline)"
+ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
+
+begin "negative run: the lab as asap2 must be refused"
+ASAP2E2E_EXPECTED_PATH=asap2 ginkgo_run ./suites/perf "$OUT/negative" junit-negative.xml --label-filter=offload
+rc=$?
+if [ $rc = 0 ]; then
+  echo "the harness ACCEPTED the lab as offloaded: the checks cannot fail" >&2; end 1 "negative run"; status=1
+else
+  neg_dir=$(find "$OUT/negative" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+  go run ./tools/checkrun refused "$neg_dir" "$OUT/negative/junit-negative.xml"; rc=$?
+  end $rc "negative run"; [ $rc = 0 ] || status=1
+fi
+
+begin "report"
+base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+if [ -n "$base_dir" ] && [ -f "$base_dir/results.json" ]; then
+  go run ./tools/report render -o "$OUT" -name lab-report "$base_dir/results.json"; rc=$?
+  [ -f "$OUT/lab-report.md" ] && cat "$OUT/lab-report.md"
+  grep -h "wall time by phase" "$base_dir/harness.log" | sed 's/^[^ ]* /harness /'
+else
+  echo "no results.json from the baseline run" >&2; rc=1
+fi
+end $rc "report"; [ $rc = 0 ] || status=1
+
+lab_down
+exit $status

@@ -1,0 +1,110 @@
+// Command checkrun asserts what a finished run proved, from its artifacts
+// alone (results JSON and JUnit), so a pipeline can gate on it.
+//
+//	checkrun refused RUN_DIR JUNIT   the run expected asap2 and the harness refused
+//	                                 it: the offload spec failed, every verdict in
+//	                                 the results says software, and the JUnit
+//	                                 failure message quotes the checks' reasons
+//
+// It exits 0 when the assertion holds, 1 when it does not (each reason is
+// printed), 2 on bad usage or unreadable input.
+package main
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 3 || args[0] != "refused" {
+		fmt.Fprintln(stderr, "usage: checkrun refused RUN_DIR JUNIT_XML")
+		return 2
+	}
+	problems, err := refused(args[1], args[2])
+	if err != nil {
+		fmt.Fprintf(stderr, "checkrun: %v\n", err)
+		return 2
+	}
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "NOT REFUSED AS EXPECTED: %s\n", p)
+		}
+		return 1
+	}
+	fmt.Fprintf(stdout, "ok: run %s expected asap2 and was refused with the checks' reasons\n", filepath.Base(args[1]))
+	return 0
+}
+
+type junitSuites struct {
+	Suites []struct {
+		Cases []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// refused returns every way in which the run was not refused for the right
+// reasons.
+func refused(runDir, junitPath string) ([]string, error) {
+	res, err := report.Load(filepath.Join(runDir, "results.json"))
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(junitPath)
+	if err != nil {
+		return nil, err
+	}
+	var ju junitSuites
+	if err := xml.Unmarshal(data, &ju); err != nil {
+		return nil, fmt.Errorf("%s: %w", junitPath, err)
+	}
+	var problems []string
+	if res.Config.ExpectedPath != report.PathASAP2 {
+		problems = append(problems, fmt.Sprintf("%s: expected_path is %q, not asap2", runDir, res.Config.ExpectedPath))
+	}
+	if len(res.Offload) == 0 {
+		problems = append(problems, "the results hold no offload verdict: the checks never ran")
+	}
+	var reasons []string
+	for _, c := range res.Offload {
+		if c.Verdict != report.VerdictSoftware {
+			problems = append(problems, fmt.Sprintf("check %s (%s flow) says %s, want software: %s", c.Name, c.Flow, c.Verdict, c.Reason))
+		}
+		if len(c.EvidenceFiles) == 0 {
+			problems = append(problems, fmt.Sprintf("check %s (%s flow) saved no evidence file", c.Name, c.Flow))
+		}
+		reasons = append(reasons, c.Reason)
+	}
+	var failure string
+	for _, s := range ju.Suites {
+		for _, c := range s.Cases {
+			if strings.Contains(c.Name, "offloaded to the NIC") && c.Failure != nil {
+				failure = c.Failure.Message + "\n" + c.Failure.Text
+			}
+		}
+	}
+	switch {
+	case failure == "":
+		problems = append(problems, fmt.Sprintf("%s: the spec \"proves the traffic is offloaded to the NIC\" did not fail", junitPath))
+	default:
+		for _, r := range reasons {
+			// The failure quotes each check's reason (ExpectPath lists them all).
+			if _, after, ok := strings.Cut(r, ": "); ok && !strings.Contains(failure, after) {
+				problems = append(problems, fmt.Sprintf("the JUnit failure does not quote the reason %q", after))
+			}
+		}
+	}
+	return problems, nil
+}
