@@ -32,6 +32,13 @@ import (
 // On cancellation the client also sends TERM and then KILL to the group over
 // a fresh session, so stopping works even if the watchdog could not.
 // Result.Cmd and the command log show the caller's command only.
+//
+// Consequence for callers: anything a command leaves running in its process
+// group ends when the command's session ends (no `cmd &` survives Run); use
+// Start for background work. Daemons that start their own session
+// (iperf3 -D, setsid) are outside the group and are the caller's to stop.
+// The remote needs /bin/sh, /proc and, unless sshd already made the command a
+// session leader (OpenSSH and Dropbear do), setsid(1).
 
 // stage1 runs under /bin/sh: $1 = stage2 script, $2 = grace seconds,
 // $3 = marker, $4 = the command.
