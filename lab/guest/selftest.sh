@@ -154,13 +154,15 @@ check "B's console has the fingerprint block" grep -q 'ec2: 256 SHA256:' $STATE/
 check "guestctl console prints the log" grep -q 'guest-b login:' <(gctl console --uuid $UB)
 SSHB=(ip netns exec "$NSA" ssh -i "$T/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=5
       -o StrictHostKeyChecking=yes -o "UserKnownHostsFile=$T/known_hosts" root@198.18.77.11)
-if out=$("${SSHB[@]}" 'hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump sockperf | wc -l; ip -o addr show eth0' 2>&1); then
+if out=$("${SSHB[@]}" "hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump sockperf | wc -l; findmnt -no FSTYPE /tmp; touch /tmp/asap2lab-t-mark-$$; ip -o addr show eth0" 2>&1); then
   echo "$out" | sed 's/^/  ssh> /'
   check "ssh: hostname is guest-b" test "$(sed -n 1p <<<"$out")" = guest-b
   check "ssh: logged in as root" test "$(sed -n 2p <<<"$out")" = 0
   check "ssh: /run is a private tmpfs" test "$(sed -n 3p <<<"$out")" = tmpfs
   check "ssh: iperf3, ping, tcpdump, sockperf available" test "$(sed -n 4p <<<"$out")" = 4
   check "ssh: eth0 is 198.18.77.11" grep -q 198.18.77.11 <<<"$out"
+  check "ssh: /tmp is a private tmpfs (file made there is not in the host's /tmp)" \
+    test "$(sed -n 5p <<<"$out")" = tmpfs -a ! -e /tmp/asap2lab-t-mark-$$
 else
   bad "ssh into guest B: $out"
 fi
