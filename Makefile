@@ -7,7 +7,9 @@
 SHELL        := /bin/bash
 GO           ?= go
 CONFIG       ?=
-OUT          ?= $(CURDIR)/out
+# JUnit and ginkgo reports; OUT, when given, also overrides run.output_dir.
+REPORT_DIR   ?= $(CURDIR)/out
+OUT          ?=
 LABELS       ?=
 FOCUS        ?=
 SUITES       ?= ./suites/perf
@@ -37,9 +39,9 @@ fuzz:
 #   make e2e CONFIG=mosk.yaml LABELS='tcp && !baseline'
 e2e:
 	@test -n "$(CONFIG)" || { echo "usage: make e2e CONFIG=<harness config file> [LABELS=...] [FOCUS=...]" >&2; exit 2; }
-	@mkdir -p $(OUT)
-	ASAP2E2E_CONFIG=$(abspath $(CONFIG)) ASAP2E2E_OUTPUT_DIR=$(OUT) \
-	  $(GO) tool ginkgo -v --timeout=6h --junit-report=junit.xml --output-dir=$(OUT) \
+	@mkdir -p $(REPORT_DIR)
+	ASAP2E2E_CONFIG=$(abspath $(CONFIG)) $(if $(OUT),ASAP2E2E_OUTPUT_DIR=$(abspath $(OUT))) \
+	  $(GO) tool ginkgo -v --timeout=6h --junit-report=junit.xml --output-dir=$(REPORT_DIR) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(GINKGO_FLAGS) $(SUITES)
 
 smoke:
@@ -50,7 +52,7 @@ include lab/lab.mk
 # The whole job on the local lab: install, up, suites (baseline), the negative
 # asap2 run, the report, down. Non-zero when a spec failed.
 lab:
-	OUT=$(OUT)/lab bash lab/job.sh
+	OUT=$(or $(OUT),$(REPORT_DIR)/lab) bash lab/job.sh
 
 clean:
-	rm -rf $(OUT)
+	rm -rf $(REPORT_DIR)
