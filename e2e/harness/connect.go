@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
@@ -28,13 +29,17 @@ func (s *Session) Connect(ctx context.Context) error {
 		}
 		s.dialer = d
 	}
+	guests, err := s.guestDialer()
+	if err != nil {
+		return err
+	}
 	ready := s.Config.Interval(config.IntervalSSHReady)
 	s.Guests = make([]remote.Runner, len(s.Topology.Servers))
 	for i, srv := range s.Topology.Servers {
 		ep := config.SSHEndpoint{Address: srv.AccessIP(), User: s.Config.GuestAccess.User, Jump: s.guestJump()}
 		name := fmt.Sprintf("guest %s (%s)", srv.Name, srv.AccessIP())
 		s.Logf("waiting for SSH on %s (up to %s)", name, ready.Timeout)
-		c, err := s.dialer.DialEndpoint(ctx, name, ep, false, ready)
+		c, err := guests.DialEndpoint(ctx, name, ep, false, ready)
 		if err != nil {
 			return fmt.Errorf("ssh to %s: %w", name, err)
 		}
@@ -53,7 +58,7 @@ func (s *Session) Connect(ctx context.Context) error {
 		}
 		ep, err := remote.HypervisorEndpoint(s.Config.Hypervisors, hv)
 		if err != nil {
-			return fmt.Errorf("%s: hypervisors.hosts: %w", s.Config.File, err)
+			return fmt.Errorf("%s: %w", s.Config.File, err)
 		}
 		name := fmt.Sprintf("hypervisor %s (%s)", hv, ep.Address)
 		c, err := s.dialer.DialEndpoint(ctx, name, ep, s.Config.Hypervisors.Sudo, s.Config.Interval(config.IntervalCommand))
@@ -63,6 +68,26 @@ func (s *Session) Connect(ctx context.Context) error {
 		s.Hypervisors[hv] = c
 	}
 	return nil
+}
+
+// guestDialer is the run's dialer with the host key policy for guests.
+// Guests are new machines at every run, so no known_hosts file can hold
+// their keys: with ssh.known_hosts set (which then verifies hypervisors and
+// their jump hosts), guests' keys are trusted on first use and recorded in
+// the run's ssh_known_hosts; a key that changes within the run is refused.
+// Without known_hosts, or with the explicit insecure opt-in, guests share the
+// run's policy.
+func (s *Session) guestDialer() (*remote.Dialer, error) {
+	if s.Config.SSH.KnownHosts == "" || s.Config.SSH.InsecureIgnoreHostKey {
+		return s.dialer, nil
+	}
+	hk, err := remote.NewHostKeys(remote.HostKeyConfig{TOFUFile: filepath.Join(s.Dir, remote.TOFUFile)})
+	if err != nil {
+		return nil, fmt.Errorf("ssh: guest host keys: %w", err)
+	}
+	g := *s.dialer
+	g.HostKeys = hk
+	return &g, nil
 }
 
 func (s *Session) guestJump() *config.SSHEndpoint {
