@@ -17,12 +17,18 @@ import (
 )
 
 // Cleaner hands every delete the fixtures register to Ginkgo's
-// DeferCleanup, bounded by the config's `delete` interval.
+// DeferCleanup, bounded by the config's `delete` interval. Each delete is
+// on the interrupt ledger until it succeeds (see watchInterrupts).
 func Cleaner(cfg *config.Config) fixtures.Cleaner {
 	timeout := cfg.Interval(config.IntervalDelete).Timeout
 	return fixtures.CleanerFunc(func(what string, fn func(ctx context.Context) error) {
+		id := deletes.add(what)
 		DeferCleanup(func(ctx SpecContext) {
-			Expect(fn(ctx)).To(Succeed(), "deleting %s", what)
+			err := fn(ctx)
+			if err == nil {
+				deletes.done(id)
+			}
+			Expect(err).To(Succeed(), "deleting %s", what)
 		}, NodeTimeout(timeout))
 	})
 }
@@ -41,7 +47,9 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	Expect(err).NotTo(HaveOccurred(), "starting the run")
 
 	// Registered first, so they run last: after every delete below.
+	stopWatching := watchInterrupts(s)
 	DeferCleanup(func() {
+		stopWatching()
 		Expect(s.Close()).To(Succeed(), "finishing the results file")
 	})
 	DeferCleanup(func(ctx SpecContext) {
@@ -59,8 +67,8 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 			return
 		}
 		Expect(left.AnythingLeft()).To(BeFalse(),
-			"run %s left resources behind: %s (remove them with: go run ./tools/sweeper --config %s --run-id %s --delete)",
-			s.RunID, harness.DescribeLeft(left), s.Config.File, s.RunID)
+			"run %s left resources behind: %s (remove them with: %s)",
+			s.RunID, harness.DescribeLeft(left), SweepHint(s.Config.File, s.RunID))
 	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
 
 	Expect(s.Provision(ctx, Cleaner(s.Config))).To(Succeed())
