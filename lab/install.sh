@@ -85,6 +85,7 @@ fi
 
 if [ $need_extract = 1 ]; then
   dl=$(mktemp -d /tmp/asap2lab-debs.XXXXXX)
+  chown _apt "$dl" 2>/dev/null || true   # apt downloads as _apt when it can
   trap 'rm -rf "$dl"' EXIT
   for e in "${extracts[@]}"; do
     set -- $e

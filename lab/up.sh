@@ -32,7 +32,8 @@ trap on_err ERR
 # One up/down at a time (lock on the lab directory itself: no lock file to leave behind).
 if [ -z "${ASAP2LAB_LOCKED:-}" ]; then
   exec 9<"$LAB_DIR"
-  flock -w 600 9 || { echo "up.sh: another lab up/down holds the lock on $LAB_DIR" >&2; exit 1; }
+  flock -n 9 || { echo "up.sh: waiting (max 600 s) for another lab up/down (flock on $LAB_DIR)"; flock -w 600 9; } ||
+    { echo "up.sh: another lab up/down holds the lock on $LAB_DIR" >&2; exit 1; }
   export ASAP2LAB_LOCKED=1
 fi
 
@@ -41,7 +42,7 @@ fi
 # environment, output to $LOGS/NAME.out. down.sh ends the whole group.
 start() {
   local name=$1; shift
-  ASAP2LAB_PROC=$LAB_STATE setsid "$@" >>"$LOGS/$name.out" 2>&1 </dev/null &
+  ASAP2LAB_PROC=$LAB_STATE setsid "$@" >>"$LOGS/$name.out" 2>&1 </dev/null 9<&- &
   echo $! >"$PIDS/$name.pid"
 }
 running() { local f=$PIDS/$1.pid; [ -s "$f" ] && alive "$(cat "$f")" && is_lab_pid "$(cat "$f")"; }

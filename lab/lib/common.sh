@@ -28,11 +28,14 @@ hv_ctlip() { echo 198.18.0.1$1; }
 hv_ulip()  { echo 198.18.1.1$1; }
 hv_rundir(){ echo $LAB_STATE/hv$1/ovs; }
 
-# A process belongs to this lab iff its environment carries ASAP2LAB_PROC=$LAB_STATE.
+# A process belongs to this lab when its environment carries ASAP2LAB_PROC=$LAB_STATE or its
+# command line names a path under $LAB_STATE/ (neutron-server's setproctitle overwrites its
+# environment block). lib/labprocs.py applies the same rule to every process at once.
 lab_marker() { echo "ASAP2LAB_PROC=$LAB_STATE"; }
 is_lab_pid() {
   local p=$1
   [ -r /proc/$p/environ ] || return 1
-  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qxF "$(lab_marker)"
+  { tr '\0' '\n' </proc/$p/environ; } 2>/dev/null | grep -qxF "$(lab_marker)" && return 0
+  { tr '\0' ' ' </proc/$p/cmdline; } 2>/dev/null | grep -qF "$LAB_STATE/"
 }
 alive() { [ -r /proc/$1/stat ] && ! awk '{exit ($3=="Z")?0:1}' /proc/$1/stat 2>/dev/null; }
