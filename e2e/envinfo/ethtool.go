@@ -132,10 +132,10 @@ var ovsVersionRE = regexp.MustCompile(`\(Open vSwitch\)\s+(\S+)`)
 // `ovs-vsctl --version` or `ovs-vswitchd --version`, which looks like
 // "ovs-vsctl (Open vSwitch) 3.1.0".
 func ParseOVSVersion(data []byte) (string, error) {
-	m := ovsVersionRE.FindSubmatch(data)
+	first, _, _ := strings.Cut(string(data), "\n")
+	m := ovsVersionRE.FindStringSubmatch(first)
 	if m == nil {
-		first, _, _ := strings.Cut(string(data), "\n")
 		return "", fmt.Errorf("ovs --version: no \"(Open vSwitch) VERSION\" in first line %q", first)
 	}
-	return string(m[1]), nil
+	return m[1], nil
 }

@@ -99,3 +99,13 @@ func TestParseOVSVersion(t *testing.T) {
 		t.Error("no error for missing ovs-vsctl")
 	}
 }
+
+// The version is read from the first line only, as documented: a later line
+// (here a shell's error after a wrapper printed a different tool's banner)
+// must not be taken for the OVS version.
+func TestParseOVSVersionFirstLineOnly(t *testing.T) {
+	in := "ovs-vsctl: unix:/run/openvswitch/db.sock: database connection failed\nother-tool (Open vSwitch) 9.9.9\n"
+	if v, err := ParseOVSVersion([]byte(in)); err == nil {
+		t.Errorf("ParseOVSVersion(%q) = %q, want an error (no version on the first line)", in, v)
+	}
+}
