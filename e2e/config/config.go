@@ -210,7 +210,7 @@ type Threshold struct {
 	Name    string  `yaml:"name"`
 	Profile string  `yaml:"profile"` // profile ID
 	Path    string  `yaml:"path"`    // asap2 | baseline
-	Metric  string  `yaml:"metric"`  // delivered_bps | loss_percent | gain
+	Metric  string  `yaml:"metric"`  // one of report.ThresholdMetrics()
 	Op      string  `yaml:"op"`      // ">=" | "<="
 	Value   float64 `yaml:"value"`
 }

@@ -78,7 +78,7 @@ func TestExampleMOSKLoadsAndValidates(t *testing.T) {
 		{"duration", cfg.Traffic.Duration, 30 * time.Second},
 		{"repeats", cfg.Traffic.Repeats, 3},
 		{"checks", cfg.Offload.Checks, []string{"tc", "representor", "dpctl"}},
-		{"threshold value", cfg.Thresholds[0].Value, 40e9},
+		{"threshold value", cfg.Thresholds[0].Value, 20e9},
 		{"profiles empty = all", len(cfg.Traffic.Profiles), 0},
 	}
 	for _, c := range checks {

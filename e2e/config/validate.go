@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
 )
 
 // maxKeyFileSize bounds the key and known_hosts files Validate reads.
@@ -27,8 +29,9 @@ var (
 	VNICTypes         = []string{"direct", "normal"}
 	NetworkTypes      = []string{"vxlan", "geneve", "gre", "vlan", "flat"}
 	PlacementPolicies = []string{"anti-affinity", "soft-anti-affinity"}
-	ThresholdMetrics  = []string{"delivered_bps", "loss_percent", "gain"}
-	ThresholdOps      = []string{">=", "<="}
+	// ThresholdMetrics are exactly the metrics e2e/report evaluates.
+	ThresholdMetrics = report.ThresholdMetrics()
+	ThresholdOps     = []string{">=", "<="}
 )
 
 var namePrefixRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
@@ -551,7 +554,7 @@ func (v *validator) thresholds() {
 			v.oneOf(p+".op", t.Op, ThresholdOps)
 		}
 		if metricOK {
-			if t.Metric == "gain" {
+			if t.Metric == report.MetricGain {
 				if t.Path != "" {
 					v.bad(p+".path", "must be empty for metric gain (gain compares asap2 with baseline)", t.Path)
 				}
@@ -564,12 +567,8 @@ func (v *validator) thresholds() {
 			v.bad(p+".value", "must be a finite number", t.Value)
 		case !v.c.has(p + ".value"):
 			v.missing(p+".value", "is required")
-		case t.Metric == "loss_percent" && (t.Value < 0 || t.Value > 100):
-			v.bad(p+".value", "must be between 0 and 100 for loss_percent", t.Value)
-		case t.Metric == "delivered_bps" && t.Value <= 0:
-			v.bad(p+".value", "must be > 0 for delivered_bps", t.Value)
-		case t.Metric == "gain" && t.Value <= 0:
-			v.bad(p+".value", "must be > 0 for gain (a ratio, 1.0 = equal)", t.Value)
+		case metricOK && report.MetricValueProblem(t.Metric, t.Value) != "":
+			v.bad(p+".value", report.MetricValueProblem(t.Metric, t.Value), t.Value)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,46 @@ const (
 	MetricCV          = "cv_percent" // CV of delivered over repeats
 )
 
+// ThresholdMetrics returns every metric EvaluateThresholds evaluates. The
+// config validation accepts exactly these (it calls this function), so a
+// rule that passes validation is never "invalid" at evaluation time.
+func ThresholdMetrics() []string {
+	return []string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}
+}
+
+// MetricValueProblem says what is wrong with v as the value of a threshold
+// on metric ("" when v is usable): rates are bits per second and > 0, loss
+// is a percentage 0..100, a gain is a ratio > 0, retransmits and the CV
+// are >= 0. The config validation and ValidateRule both use it.
+func MetricValueProblem(metric string, v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "must be a finite number"
+	}
+	switch metric {
+	case MetricDelivered, MetricOffered:
+		if v <= 0 {
+			return "must be > 0 for " + metric + " (bits per second)"
+		}
+	case MetricLoss:
+		if v < 0 || v > 100 {
+			return "must be between 0 and 100 for " + metric + " (a percentage)"
+		}
+	case MetricCV:
+		if v < 0 {
+			return "must be >= 0 for " + metric + " (a percentage)"
+		}
+	case MetricRetransmits:
+		if v < 0 {
+			return "must be >= 0 for " + metric
+		}
+	case MetricGain:
+		if v <= 0 {
+			return "must be > 0 for gain (a ratio, 1.0 = equal)"
+		}
+	}
+	return ""
+}
+
 // ThresholdResult is one evaluated rule.
 type ThresholdResult struct {
 	Name    string   `json:"name"`
@@ -49,16 +90,14 @@ func ValidateRule(r ThresholdRule) error {
 	if r.Metric != MetricGain && r.Path != string(PathASAP2) && r.Path != string(PathBaseline) {
 		p = append(p, fmt.Sprintf("path: must be asap2 or baseline, got %q", r.Path))
 	}
-	switch r.Metric {
-	case MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricCV, MetricGain:
-	default:
-		p = append(p, fmt.Sprintf("metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, got %q", r.Metric))
+	if !slices.Contains(ThresholdMetrics(), r.Metric) {
+		p = append(p, fmt.Sprintf("metric: must be one of %s, got %q", strings.Join(ThresholdMetrics(), ", "), r.Metric))
 	}
 	if r.Op != ">=" && r.Op != "<=" {
 		p = append(p, fmt.Sprintf("op: must be >= or <=, got %q", r.Op))
 	}
-	if math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
-		p = append(p, fmt.Sprintf("value: must be a finite number, got %v", r.Value))
+	if msg := MetricValueProblem(r.Metric, r.Value); msg != "" {
+		p = append(p, fmt.Sprintf("value: %s, got %v", msg, r.Value))
 	}
 	if len(p) == 0 {
 		return nil
