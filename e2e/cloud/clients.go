@@ -137,7 +137,13 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options) 
 	}
 	ao, eo, tlsConfig, err := clouds.Parse(popts...)
 	if err != nil {
-		return nil, fmt.Errorf("read clouds.yaml: %s", red.Redact(err.Error()))
+		where := "clouds.yaml"
+		if p := os.Getenv("OS_CLIENT_CONFIG_FILE"); p != "" {
+			where = p
+		}
+		// The chain is kept (errors.As finds clouds.ErrFileNotFound); the
+		// message goes through the Redactor.
+		return nil, fmt.Errorf("read %s: %w", where, redactErr(red, err))
 	}
 	red.Add(ao.Password, ao.ApplicationCredentialSecret, ao.TokenID)
 	ao.AllowReauth = ao.TokenID == ""

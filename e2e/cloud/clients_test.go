@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 )
@@ -84,6 +87,10 @@ func TestNewClientsErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `tenant entry "nope"`) || !strings.Contains(err.Error(), `cloud "nope" not found in clouds.yaml`) {
 		t.Errorf("unknown entry: got %v", err)
 	}
+	// The message names the file that was read.
+	if err == nil || !strings.Contains(err.Error(), os.Getenv("OS_CLIENT_CONFIG_FILE")) {
+		t.Errorf("unknown entry: error does not name %s: %v", os.Getenv("OS_CLIENT_CONFIG_FILE"), err)
+	}
 
 	// A wrong password (from the clouds.* override) fails with Keystone's
 	// 401 and message, and the password is not in the error.
@@ -99,6 +106,23 @@ func TestNewClientsErrors(t *testing.T) {
 	_, err = NewClients(ctx, config.Cloud{Tenant: "lab"})
 	if err == nil || !strings.Contains(err.Error(), "supports microversions 2.1 to 2.60; the harness needs 2.74") {
 		t.Errorf("old Nova: got %v", err)
+	}
+}
+
+// A missing clouds.yaml keeps gophercloud's error in the chain (%w, not
+// %s), so callers can tell it from an authentication failure, and the
+// message names the file.
+func TestNewClientsMissingCloudsYAML(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "clouds.yaml")
+	t.Setenv("OS_CLIENT_CONFIG_FILE", missing)
+	t.Setenv("OS_CLIENT_SECURE_FILE", "")
+	_, err := NewClients(context.Background(), config.Cloud{Tenant: "lab"})
+	var nf clouds.ErrFileNotFound
+	if !errors.As(err, &nf) {
+		t.Errorf("want clouds.ErrFileNotFound in the chain, got %T: %v", err, err)
+	}
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("error does not name %s: %v", missing, err)
 	}
 }
 
