@@ -192,13 +192,18 @@ func (s *Set) EvidenceFor(p *ProfileResult) Evidence {
 // the TCP and the UDP flow) combine as: any software -> software, all
 // offloaded -> offloaded, otherwise inconclusive. The whole is "offload
 // proven" only when every configured check ran and all say offloaded;
-// "software" when any says software and none offloaded; otherwise
+// "software" when any says software and no single result says offloaded;
+// otherwise
 // "unproven" (nothing ran, a check is missing or inconclusive, or the checks
 // contradict each other).
 func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 	per := map[string]string{}
 	var order []string
+	anyOffloaded := false // any single result, before combining
 	for _, c := range checks {
+		if c.Verdict == VerdictOffloaded {
+			anyOffloaded = true
+		}
 		prev, seen := per[c.Name]
 		if !seen {
 			order = append(order, c.Name)
@@ -243,7 +248,10 @@ func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 		if ev.Detail == "" {
 			ev.Detail = "no offload check ran"
 		}
-	case sw > 0 && off > 0:
+	case sw > 0 && (off > 0 || anyOffloaded):
+		// Also when one check said offloaded on one hypervisor or flow and
+		// software on another: a path is not "software" while any evidence
+		// shows it offloaded (offload.ExpectPath fails a baseline run then).
 		ev.Status = EvidenceUnproven
 		ev.Detail = "checks contradict: " + ev.Detail
 	case sw > 0:
