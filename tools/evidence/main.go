@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 )
@@ -87,7 +88,7 @@ func analyse(args []string) (any, error) {
 	fs.SetOutput(io.Discard)
 	macs := fs.String("mac", "", "comma-separated MACs of the two guests")
 	dumpType := fs.String("type", "", "dpctl: \"offloaded\" when the dumps came from type=offloaded")
-	first := fs.Int("first-packets", 10, "tcpdump: packets of the flow allowed before offload takes over")
+	first := fs.Int("first-packets", config.DefaultCaptureFirstPackets, "tcpdump: packets of the flow allowed before offload takes over (the run's offload.capture_first_packets)")
 	window := fs.Duration("window", 0, "tcpdump: capture duration (0: from the packets' timestamps)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, usageError{fmt.Sprintf("%s: %v", kind, err)}

@@ -29,8 +29,8 @@ import (
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
-// defaultPrefix is run.name_prefix's default.
-const defaultPrefix = "asap2e2e"
+// defaultPrefix is run.name_prefix's default (one definition, in config).
+const defaultPrefix = config.DefaultNamePrefix
 
 // clientsFunc builds the fixtures clients for the clouds.yaml entries (tests replace it).
 type clientsFunc func(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, error)
