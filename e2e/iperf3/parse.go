@@ -254,6 +254,9 @@ func parseDoc(doc *rawDoc, r Result) (Result, error) {
 	if err != nil {
 		return r, err
 	}
+	if err := r.sane(); err != nil {
+		return r, err
+	}
 	r.addWarnings()
 	if r.RequestedSeconds > 0 && r.SenderSeconds < r.RequestedSeconds-ShortRunTolerance(r.RequestedSeconds) {
 		return r, &ShortRunError{Requested: r.RequestedSeconds, Ran: r.SenderSeconds}
@@ -319,6 +322,29 @@ func (r *Result) fillUDP(end *rawEnd) error {
 		if st.UDP != nil && st.UDP.OutOfOrder != nil {
 			r.OutOfOrder += toInt64(*st.UDP.OutOfOrder)
 		}
+	}
+	return nil
+}
+
+// sane rejects numbers no iperf3 writes: negative rates, byte or packet
+// counts, and more datagrams lost than the count they are a share of (the
+// loss would exceed 100 %). Such a file is damaged or not iperf3's, and its
+// numbers must not reach a report.
+func (r *Result) sane() error {
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{
+		{"sender bits_per_second", r.OfferedBps}, {"receiver bits_per_second", r.DeliveredBps},
+		{"sender bytes", float64(r.BytesSent)}, {"receiver bytes", float64(r.BytesReceived)},
+		{"sender packets", float64(r.SenderPackets)}, {"receiver packets", float64(r.ReceiverPackets)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("iperf3 JSON: end: %s is negative, got %v", f.key, f.v)
+		}
+	}
+	if r.LossPercent > 100 {
+		return fmt.Errorf("iperf3 JSON: end: lost_packets %d exceed the %s packet count (loss %.1f%%)", r.LostPackets, r.LossBasis, r.LossPercent)
 	}
 	return nil
 }
