@@ -33,6 +33,7 @@ cleanup() {
   if [ "$left" != 0 ]; then say "FAIL cleanup: $left resources named $P* left"; fails=$((fails + 1)); else say "PASS cleanup: nothing named $P* left"; fi
 }
 trap cleanup EXIT
+trap 'say "FAIL: command at line $LINENO exited $?"; fails=$((fails + 1))' ERR
 
 adm flavor create --vcpus 16 --ram 1024 --disk 1 --private --project demo $P-16c >/dev/null
 os network create --mtu 8950 $P-net >/dev/null
@@ -69,7 +70,7 @@ h2=$(adm server show "${VM[2]}" -f value -c OS-EXT-SRV-ATTR:host)
 check "anti-affinity hosts" "compute1 compute2" "$(printf '%s\n%s\n' "$h1" "$h2" | sort | tr '\n' ' ' | sed 's/ $//')"
 for i in 1 2; do
   # -f value prints show columns in alphabetical order
-  read -r bhost vif vnic < <(adm port show "${PORT[$i]}" -f value -c binding_host_id -c binding_vif_type -c binding_vnic_type | tr '\n' ' ')
+  read -r bhost vif vnic <<<"$(adm port show "${PORT[$i]}" -f value -c binding_host_id -c binding_vif_type -c binding_vnic_type | tr '\n' ' ')"
   check "port$i binding:vif_type" ovs "$vif"
   check "port$i binding:vnic_type" direct "$vnic"
   check "port$i binding:host_id = server host" "$( [ $i = 1 ] && echo "$h1" || echo "$h2")" "$bhost"
@@ -84,6 +85,6 @@ got=$(ssh -q -i "$SSHD/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o Str
   "ovs-vsctl --bare --columns=name find Interface external_ids:iface-id=$port1 | grep -c ." || true)
 check "ssh $(hv_ctlip $n) ovs-vsctl: br-int interface with iface-id of port1" 1 "$got"
 say "done: $fails failed checks"
-trap - EXIT
+trap - EXIT ERR
 cleanup
 [ $fails = 0 ]

@@ -383,14 +383,8 @@ osapi_compute_listen_port = 8774
 osapi_compute_workers = 1
 compute_driver = asap2lab_driver.Asap2LabDriver
 instance_name_template = instance-%08x
-[api]
-auth_strategy = keystone
 [wsgi]
 api_paste_config = $ETC/nova/api-paste.ini
-[api_database]
-connection = $DB/nova_api
-[database]
-connection = $DB/nova
 [conductor]
 workers = 1
 [scheduler]
@@ -417,6 +411,14 @@ $(svcauth placement placement)
 $(svcauth neutron neutron)
 $(svcauth service_user nova)
 send_service_user_token = false
+EOF
+  # database access only for api, conductor, scheduler, nova-manage: nova-compute goes through
+  # the conductor, as on a real compute node (with a connection it logs "No DB access allowed")
+  cat >"$ETC/nova/nova-db.conf" <<EOF
+[api_database]
+connection = $DB/nova_api
+[database]
+connection = $DB/nova
 EOF
   for n in $HVS; do
     mkdir -p "$DATA/nova-$(hv_host "$n")"
@@ -466,7 +468,7 @@ db_syncs() { # all schemas but Keystone's, in parallel; output in $LOGS/*-db-syn
   "$PYRUN" glance-manage glance.cmd.manage --config-file "$ETC/glance/glance-api.conf" db_sync >"$LOGS/glance-db-sync.log" 2>&1 & pids+=($!)
   "$PYRUN" neutron-db-manage neutron.db.migration.cli --config-file "$ETC/neutron/neutron.conf" \
     --config-file "$ETC/neutron/ml2_conf.ini" upgrade heads >"$LOGS/neutron-db-sync.log" 2>&1 & pids+=($!)
-  ( c=(--config-file "$ETC/nova/nova.conf")
+  ( c=(--config-file "$ETC/nova/nova.conf" --config-file "$ETC/nova/nova-db.conf")
     "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" api_db sync
     "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 map_cell0
     "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 create_cell --name=cell1 --verbose
@@ -505,7 +507,7 @@ do_services() {
   start glance-api "$PYRUN" glance-api glance.cmd.api --config-file "$ETC/glance/glance-api.conf"
   start neutron-server "$PYRUN" neutron-server neutron.cmd.eventlet.server --config-file "$ETC/neutron/neutron.conf" \
     --config-file "$ETC/neutron/ml2_conf.ini" --log-file "$LOGS/neutron-server.log"
-  local nc=(--config-file "$ETC/nova/nova.conf")
+  local nc=(--config-file "$ETC/nova/nova.conf" --config-file "$ETC/nova/nova-db.conf")
   start nova-api "$PYRUN" nova-api nova.cmd.api "${nc[@]}" --log-file "$LOGS/nova-api.log"
   start nova-conductor "$PYRUN" nova-conductor nova.cmd.conductor "${nc[@]}" --log-file "$LOGS/nova-conductor.log"
   start nova-scheduler "$PYRUN" nova-scheduler nova.cmd.scheduler "${nc[@]}" --log-file "$LOGS/nova-scheduler.log"
