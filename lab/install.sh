@@ -48,9 +48,12 @@ fi
 
 installed_version() { dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null | awk '$1=="installed"{print $2}'; }
 
+# one dpkg-query for all: "PKG=VERSION" of every installed pinned package
+have=" $(dpkg-query -W -f='${db:Status-Status} ${Package}=${Version}\n' "${pins[@]%%=*}" 2>/dev/null |
+  awk '$1 == "installed" {print $2}' | tr '\n' ' ') "
 missing=()
 for pv in "${pins[@]}"; do
-  [ "$(installed_version "${pv%%=*}")" = "${pv#*=}" ] || missing+=("$pv")
+  [[ "$have" == *" $pv "* ]] || missing+=("$pv")
 done
 need_extract=0
 for e in "${extracts[@]}"; do
