@@ -48,3 +48,35 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 		}
 	}
 }
+
+// An IPv6 data network with the representor check would make that check
+// unable to fail (its capture counts IPv4 only); the file is
+// testdata/minimal.yaml with an IPv6 CIDR and the representor check,
+// generated here.
+func TestIPv6NetworkWithRepresentorCheck(t *testing.T) {
+	fakeHome(t)
+	base, err := os.ReadFile("testdata/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(base), "cidr: 198.18.10.0/24", "cidr: fd00:198:18::/64", 1)
+	text = strings.Replace(text, "checks: []", "checks: [representor]", 1)
+	text = strings.Replace(text, "cloud:\n  tenant: lab\n", "cloud:\n  tenant: lab\n  admin: lab-admin\n", 1)
+	text += "hypervisors:\n  hosts:\n    cmp-1: {address: 198.18.20.11}\n    cmp-2: {address: 198.18.20.12}\n"
+	file := filepath.Join(t.TempDir(), "v6.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(file, WithGetenv(noEnv))
+	assertMessages(t, err, []string{
+		file + `: network.cidr: must be IPv4 when offload.checks has representor (its capture counts IPv4 packets only: an IPv6 flow would always look offloaded), got "fd00:198:18::/64"`,
+	}, "")
+	// Without the representor check an IPv6 network is fine.
+	text = strings.Replace(text, "checks: [representor]", "checks: [tc, dpctl]", 1)
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(file, WithGetenv(noEnv)); err != nil {
+		t.Errorf("IPv6 with tc and dpctl: %v", err)
+	}
+}

@@ -488,6 +488,14 @@ func (v *validator) offload() {
 		seen[c] = true
 		v.oneOf(p, c, AllChecks)
 	}
+	if seen[CheckRepresentor] {
+		// The representor capture (e2e/offload CaptureFilter, JudgeCapture)
+		// filters and counts IPv4 packets: an IPv6 flow would never be
+		// captured, so the check would say "offloaded" on any path.
+		if prefix, err := netip.ParsePrefix(v.c.Network.CIDR); err == nil && prefix.Addr().Is6() {
+			v.bad("network.cidr", "must be IPv4 when offload.checks has representor (its capture counts IPv4 packets only: an IPv6 flow would always look offloaded)", v.c.Network.CIDR)
+		}
+	}
 	v.positive("offload.flood_pings", o.FloodPings)
 	v.positiveDuration("offload.flow_duration", o.FlowDuration)
 	v.positiveDuration("offload.capture_window", o.CaptureWindow)
