@@ -3,13 +3,16 @@
 //
 //	go run ./tools/evidence iperf3 RESULT.json
 //	go run ./tools/evidence tc [--mac A,B] DUMP [DUMP2 ...]
-//	go run ./tools/evidence dpctl [--mac A,B] [--type offloaded] DUMP [DUMP2 ...]
+//	go run ./tools/evidence dpctl [--mac A,B] [--type offloaded] [--all FULL1,FULL2] DUMP [DUMP2 ...]
 //	go run ./tools/evidence tcpdump [--mac A,B] [--first-packets N] [--window D] CAPTURE
 //
 // tc: `tc -s [-j] filter show dev DEV ingress` outputs (JSON or text), oldest
 // first. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
 // --type offloaded says they came from `type=offloaded` (needed without -m,
-// where flows carry no offloaded:/dp: fields). tcpdump: the printed output of
+// where flows carry no offloaded:/dp: fields); --all names the full `-m`
+// dumps taken beside them (the harness saves dpctl-all-sampleN.txt next to
+// dpctl-offloaded-sampleN.txt), so software flows between the guests count
+// as they did in the run's own verdict. tcpdump: the printed output of
 // `tcpdump -nn -e -tt`; when CAPTURE.stderr exists (the harness saves
 // tcpdump's stderr there) its summary lines are read too. --mac names the two
 // guests' MACs; without it every flow is judged.
@@ -41,7 +44,7 @@ func main() {
 const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
   tc      [--mac A,B] FILE...       tc -s [-j] filter show dev DEV ingress, oldest first
-  dpctl   [--mac A,B] [--type offloaded] FILE...
+  dpctl   [--mac A,B] [--type offloaded] [--all FULL,...] FILE...
                                     ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
   tcpdump [--mac A,B] [--first-packets N] [--window DURATION] FILE
                                     tcpdump -nn -e -tt output (FILE.stderr read too when present)
@@ -88,6 +91,7 @@ func analyse(args []string) (any, error) {
 	fs.SetOutput(io.Discard)
 	macs := fs.String("mac", "", "comma-separated MACs of the two guests")
 	dumpType := fs.String("type", "", "dpctl: \"offloaded\" when the dumps came from type=offloaded")
+	allDumps := fs.String("all", "", "dpctl: comma-separated full `dpctl/dump-flows -m` dumps taken with the offloaded ones, oldest first")
 	first := fs.Int("first-packets", config.DefaultCaptureFirstPackets, "tcpdump: packets of the flow allowed before offload takes over (the run's offload.capture_first_packets)")
 	window := fs.Duration("window", 0, "tcpdump: capture duration (0: from the packets' timestamps)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -125,7 +129,11 @@ func analyse(args []string) (any, error) {
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
 		}
-		return analyseDpctl(files, macList, *dumpType == "offloaded")
+		var all []string
+		if *allDumps != "" {
+			all = strings.Split(*allDumps, ",")
+		}
+		return analyseDpctl(files, all, macList, *dumpType == "offloaded")
 	case "tcpdump":
 		if err := one(); err != nil {
 			return nil, err
@@ -214,16 +222,18 @@ func analyseTC(files, macs []string) (any, error) {
 }
 
 type dpctlOut struct {
-	Kind    string                `json:"kind"`
-	Files   []string              `json:"files"`
-	Samples [][]offload.DpctlFlow `json:"samples"`
-	Flows   []int                 `json:"flows_per_sample"`
-	Verdict offload.Verdict       `json:"verdict"`
-	Reason  string                `json:"reason"`
+	Kind     string                `json:"kind"`
+	Files    []string              `json:"files"`
+	Samples  [][]offload.DpctlFlow `json:"samples"`
+	Flows    []int                 `json:"flows_per_sample"`
+	AllFiles []string              `json:"all_files,omitempty"`
+	All      [][]offload.DpctlFlow `json:"all_samples,omitempty"`
+	Verdict  offload.Verdict       `json:"verdict"`
+	Reason   string                `json:"reason"`
 }
 
-func analyseDpctl(files, macs []string, typed bool) (any, error) {
-	out := dpctlOut{Kind: "dpctl", Files: files}
+func analyseDpctl(files, allFiles, macs []string, typed bool) (any, error) {
+	out := dpctlOut{Kind: "dpctl", Files: files, AllFiles: allFiles}
 	s := offload.DpctlSamples{OffloadedIsTyped: typed}
 	for _, name := range files {
 		data, err := readFile(name)
@@ -237,6 +247,18 @@ func analyseDpctl(files, macs []string, typed bool) (any, error) {
 		out.Samples = append(out.Samples, flows)
 		out.Flows = append(out.Flows, len(flows))
 		s.Offloaded = append(s.Offloaded, flows)
+	}
+	for _, name := range allFiles {
+		data, err := readFile(name)
+		if err != nil {
+			return nil, err
+		}
+		flows, err := offload.ParseDpctl(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out.All = append(out.All, flows)
+		s.All = append(s.All, flows)
 	}
 	out.Verdict, out.Reason = offload.JudgeDpctl(s, macs)
 	return out, nil

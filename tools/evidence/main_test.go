@@ -113,6 +113,15 @@ func TestDpctl(t *testing.T) {
 	if code != 0 || m["verdict"] != "software" || m["flows_per_sample"].([]any)[0].(float64) == 0 {
 		t.Errorf("recorded full dump: exit %d %v", code, m)
 	}
+	// With the full dumps taken beside the offloaded ones (as the harness
+	// saves them), the software flows between the guests are judged too, as
+	// in the run's own verdict.
+	code, m, stderr = runCmd(t, "dpctl", "--mac", "02:00:c6:12:d2:01,02:00:c6:12:d2:02", "--type", "offloaded",
+		"--all", filepath.Join(offTD, "sw", "dpctl-tcp-all-1.txt")+","+filepath.Join(offTD, "sw", "dpctl-tcp-all-2.txt"),
+		filepath.Join(offTD, "sw", "dpctl-tcp-offloaded-1.txt"), filepath.Join(offTD, "sw", "dpctl-tcp-offloaded-2.txt"))
+	if code != 0 || m["verdict"] != "software" || !strings.Contains(m["reason"].(string), "software flows") || len(m["all_samples"].([]any)) != 2 {
+		t.Errorf("offloaded + full dumps: exit %d %v %v %s", code, m["verdict"], m["reason"], stderr)
+	}
 	bad := filepath.Join(offTD, "sw", "ping-flood.txt")
 	code, _, stderr = runCmd(t, "dpctl", bad)
 	if code != 1 || !strings.Contains(stderr, bad) {
