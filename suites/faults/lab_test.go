@@ -241,30 +241,47 @@ func (e *labEnv) listing(ctx context.Context, runID string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		for i := 0; ; i++ {
-			var rows []map[string]any
-			if err := dec.Decode(&rows); errors.Is(err, io.EOF) {
-				if i != len(part.cmds) {
-					return nil, fmt.Errorf("openstack --os-cloud %s: %d listings for %d commands: %s", part.cloud, i, len(part.cmds), raw)
-				}
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("openstack --os-cloud %s: listing %d (%s): %w", part.cloud, i, part.cmds[min(i, len(part.cmds)-1)], err)
-			}
-			kind := strings.TrimSuffix(strings.TrimSuffix(part.cmds[i], " --all"), " list")
-			for _, r := range rows {
-				name, _ := r["Name"].(string)
-				if !strings.Contains(name, runID) {
-					continue
-				}
-				id, _ := r["ID"].(string)
-				out = append(out, fmt.Sprintf("%s %s (%s)", kind, name, id))
-			}
+		got, err := parseListings(raw, part.cmds, runID)
+		if err != nil {
+			return nil, fmt.Errorf("openstack --os-cloud %s: %w", part.cloud, err)
 		}
+		out = append(out, got...)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// parseListings reads the output of the openstack CLI's batch mode (one
+// JSON array per command, in order) and returns "kind name (id)" for every
+// row whose name contains runID.
+func parseListings(raw []byte, cmds []string, runID string) ([]string, error) {
+	var out []string
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for i := 0; ; i++ {
+		var rows []map[string]any
+		err := dec.Decode(&rows)
+		if errors.Is(err, io.EOF) {
+			if i != len(cmds) {
+				return nil, fmt.Errorf("%d listings for %d commands %q", i, len(cmds), cmds)
+			}
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %d of %q: %w", i, cmds, err)
+		}
+		if i >= len(cmds) {
+			return nil, fmt.Errorf("more listings than the %d commands %q", len(cmds), cmds)
+		}
+		kind := strings.TrimSuffix(strings.TrimSuffix(cmds[i], " --all"), " list")
+		for _, r := range rows {
+			name, _ := r["Name"].(string)
+			if !strings.Contains(name, runID) {
+				continue
+			}
+			id, _ := r["ID"].(string)
+			out = append(out, fmt.Sprintf("%s %s (%s)", kind, name, id))
+		}
+	}
 }
 
 // spec is one harness run of a row.

@@ -300,6 +300,24 @@ func TestFaults(t *testing.T) {
 		ending(t, r, row)
 	})
 
+	t.Run("server/error", func(t *testing.T) {
+		t.Parallel()
+		row := record(t, "server goes to ERROR (lab driver refuses flavor extra spec lab:plug=bogus)", "waiting for ACTIVE")
+		r := env.start(t, "server-error", spec{suite: "smoke", edit: func(c map[string]any) {
+			set(c, "flavor.extra_specs", map[string]any{"lab:plug": "bogus"})
+		}})
+		code := r.wait(8 * time.Minute)
+		if code == 0 {
+			t.Errorf("the run passed with a server in ERROR")
+		}
+		said := mustContain(t, "harness output", r.Log()+r.Console(), `ERROR`)
+		if loc := regexp.MustCompile(`ERROR`).FindStringIndex(said); loc != nil {
+			said = "…" + said[max(0, loc[0]-60):]
+		}
+		row.Outcome = fmt.Sprintf("exit %d; %s", code, shorten(said, 220))
+		ending(t, r, row)
+	})
+
 	t.Run("ssh/guest-unreachable", func(t *testing.T) {
 		t.Parallel()
 		row := record(t, "guest never reachable over SSH (wrong user)", "SSH wait")
