@@ -32,8 +32,9 @@ import (
 // defaultPrefix is run.name_prefix's default (one definition, in config).
 const defaultPrefix = config.DefaultNamePrefix
 
-// clientsFunc builds the fixtures clients for the clouds.yaml entries (tests replace it).
-type clientsFunc func(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, error)
+// clientsFunc builds the fixtures clients for the clouds.yaml entries and
+// returns the Redactor that knows their secrets (tests replace it).
+type clientsFunc func(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,16 +42,16 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, newClients))
 }
 
-func newClients(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, error) {
+func newClients(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
 	cc, err := cloud.NewClients(ctx, c, cloud.WithRetry(retry), cloud.WithLogf(logf))
 	if err != nil {
-		return fixtures.Clients{}, err
+		return fixtures.Clients{}, nil, err
 	}
 	out := fixtures.Clients{Compute: cc.Tenant.Compute, Network: cc.Tenant.Network, Image: cc.Tenant.Image}
 	if cc.Admin != nil {
 		out.AdminCompute, out.AdminNetwork = cc.Admin.Compute, cc.Admin.Network
 	}
-	return out, nil
+	return out, cc.Redactor, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk clientsFunc) int {
@@ -78,7 +79,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		fmt.Fprintf(stderr, "sweeper: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+	// Every line and the JSON report go through the Redactor of the clients
+	// (the credentials and tokens they know, and credential-shaped text):
+	// an API error can echo what was sent. Until the clients exist the
+	// patterns alone apply (a nil Redactor).
+	var red *cloud.Redactor
+	logf := func(format string, a ...any) { fmt.Fprintln(stderr, red.Redact(fmt.Sprintf(format, a...))) }
 
 	cfg := &config.Config{Run: config.Run{NamePrefix: defaultPrefix}}
 	if *cfgPath != "" {
@@ -117,11 +123,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		return 2
 	}
 
-	clients, err := mk(ctx, cfg.Cloud, cfg.Interval(config.IntervalAPIRetry), logf)
+	clients, r, err := mk(ctx, cfg.Cloud, cfg.Interval(config.IntervalAPIRetry), logf)
 	if err != nil {
-		fmt.Fprintf(stderr, "sweeper: %v\n", err)
+		logf("sweeper: %v", err)
 		return 2
 	}
+	red = r
 	rep, err := fixtures.Sweep(ctx, fixtures.SweepInput{
 		Clients:   clients,
 		Prefix:    cfg.Run.NamePrefix,
@@ -135,13 +142,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		Logf:      logf,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "sweeper: %v\n", err)
+		logf("sweeper: %v", err)
 		return 2
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(rep); err != nil {
-		fmt.Fprintf(stderr, "sweeper: write report: %v\n", err)
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err == nil {
+		_, err = fmt.Fprintln(stdout, red.Redact(string(data)))
+	}
+	if err != nil {
+		logf("sweeper: write report: %v", err)
 		return 2
 	}
 	switch {

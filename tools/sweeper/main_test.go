@@ -6,14 +6,20 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
 )
+
+// testSecret stands for a password the clients know (the Redactor of
+// cloud.NewClients holds the clouds.yaml / secure.yaml credentials).
+const testSecret = "Sweeper-Pa55word-e71b"
 
 // The cloud is fixtures/fakecloud (Nova/Neutron JSON shapes as in
 // gophercloud v2.16.0's testing fixtures); a kept topology of run "r1" is
@@ -43,11 +49,11 @@ func setup(t *testing.T) (*fakecloud.Cloud, clientsFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(_ context.Context, cc config.Cloud, _ config.Interval, _ func(string, ...any)) (fixtures.Clients, error) {
+	mk := func(_ context.Context, cc config.Cloud, _ config.Interval, _ func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
 		if cc.Tenant != "asap2lab" {
 			t.Errorf("tenant entry = %q, want asap2lab", cc.Tenant)
 		}
-		return clients, nil
+		return clients, cloud.NewRedactor(testSecret), nil
 	}
 	return c, mk
 }
@@ -113,6 +119,28 @@ func TestSweeperReadsConfigAndRejectsBadUsage(t *testing.T) {
 		errb.Reset()
 		if code := run(context.Background(), args, &out, &errb, mk); code != 2 {
 			t.Errorf("%q: exit = %d, want 2; stderr:\n%s", args, code, errb.String())
+		}
+	}
+}
+
+// A delete refused with a body that echoes a credential (a proxy or a
+// misbehaving API can do that): the secret is in neither the log nor the
+// JSON report, while the failure itself is.
+func TestSweeperRedactsSecrets(t *testing.T) {
+	c, mk := setup(t)
+	c.Faults = []*fakecloud.Fault{{Method: "DELETE", Path: regexp.MustCompile(`^os-keypairs/`), Status: 403,
+		Body: `{"forbidden": {"code": 403, "message": "policy refused for password ` + testSecret + `"}}`}}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--cloud", "asap2lab", "--run-id", "r1", "--delete"}, &out, &errb, mk)
+	if code != 1 {
+		t.Errorf("exit = %d, want 1 (the keypair is left); stderr:\n%s", code, errb.String())
+	}
+	for what, text := range map[string]string{"stderr": errb.String(), "report": out.String()} {
+		if strings.Contains(text, testSecret) {
+			t.Errorf("%s leaks the password:\n%s", what, text)
+		}
+		if !strings.Contains(text, "policy refused for password "+cloud.Mask) {
+			t.Errorf("%s lacks the redacted failure:\n%s", what, text)
 		}
 	}
 }
