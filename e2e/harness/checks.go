@@ -140,6 +140,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 		return nil, ctx.Err()
 	}
 
+	checksStart := time.Now()
 	var (
 		mu      sync.Mutex
 		results []FlowCheck
@@ -179,12 +180,33 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 		}
 	}
 	wg.Wait()
+	checksDone := time.Now()
 
+	// Every sample must have been taken while the flow ran: the checks
+	// started after the flow did (settle), so it suffices that the flow was
+	// still running when the last check returned. A flow that ended first
+	// makes an empty capture or a silent counter meaningless.
 	var fr flowResult
+	outlasted := false
 	select {
 	case fr = <-done:
-	case <-ctx.Done():
-		return results, ctx.Err()
+		outlasted = true
+	default:
+		select {
+		case fr = <-done:
+		case <-ctx.Done():
+			return results, ctx.Err()
+		}
+	}
+	if outlasted {
+		why := fmt.Sprintf("the checks took %s after a settle of %s and outlasted the %s sustained flow (offload.flow_duration %s): their samples may postdate the traffic; raise offload.flow_duration",
+			checksDone.Sub(checksStart).Round(time.Second), oc.Settle, flow, oc.FlowDuration)
+		s.Logf("%s", why)
+		for i := range results {
+			c := &results[i].Check
+			c.Reason = fmt.Sprintf("%s (it said %s: %s)", why, c.Verdict, c.Reason)
+			c.Verdict = offload.Inconclusive
+		}
 	}
 	s.saveIperfEvidence("offload/"+flow+"/iperf3", fr.m)
 	ran := fr.err == nil && fr.m.Result.BytesReceived > 0
