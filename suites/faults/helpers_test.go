@@ -57,3 +57,18 @@ func TestSetCreatesNestedKeys(t *testing.T) {
 		t.Errorf("set gave %v, want %v", cfg, want)
 	}
 }
+
+func TestExcerpt(t *testing.T) {
+	log := "2026-12-02T10:10:26Z run x: artifacts in /out/iperf3-busy/x\n" +
+		"2026-12-02T10:10:26Z TCP 1 stream (-P1) repeat 1 FAILED: iperf3 run tcp-p1: port 5201: iperf3 reported: the server is busy running a test. try again later\n"
+	got := excerpt(log, `iperf3 reported: .*server is busy`, 0, 200)
+	if got != "…iperf3 reported: the server is busy running a test. try again later" {
+		t.Errorf("excerpt = %q", got)
+	}
+	if got := excerpt(log, `FAILED`, 1000, 40); got != "TCP 1 stream (-P1) repeat 1 FAILED: iper…" {
+		t.Errorf("excerpt with context = %q (want the line from its start, timestamp dropped, cut to 40)", got)
+	}
+	if got := excerpt(log, `nothing like this`, 10, 10); got != "" {
+		t.Errorf("no match gave %q", got)
+	}
+}

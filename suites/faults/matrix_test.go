@@ -127,6 +127,27 @@ func mustContain(t *testing.T, what, text, re string) string {
 	return line
 }
 
+// excerpt is the first match of re in text with up to before characters of
+// context ahead of it, cut to n characters ("" when nothing matches).
+func excerpt(text, re string, before, n int) string {
+	loc := regexp.MustCompile(re).FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	start := max(0, loc[0]-before)
+	if i := strings.LastIndexByte(text[:loc[0]], '\n'); i >= start {
+		start = i + 1
+	}
+	out := text[start:]
+	if i := strings.IndexByte(out, '\n'); i >= 0 {
+		out = out[:i]
+	}
+	if start > 0 && text[start-1] != '\n' {
+		out = "…" + out
+	}
+	return shorten(strings.TrimSpace(out), n)
+}
+
 func shorten(s string, n int) string {
 	s = regexp.MustCompile(`^\S+Z |^\[\d\d:\d\d:\d\d\] `).ReplaceAllString(s, "")
 	if len(s) > n {
@@ -151,7 +172,7 @@ func TestFaults(t *testing.T) {
 	signalRows := []struct {
 		name, phase, suite, labels, trigger string
 		sig                                 syscall.Signal
-	}{
+	}{ // row names end in the signal's name
 		{"signal/provisioning-SIGINT", "provisioning", "smoke", "", reProvisioning, syscall.SIGINT},
 		{"signal/boot-SIGTERM", "waiting for ACTIVE", "smoke", "", reBoot, syscall.SIGTERM},
 		{"signal/ssh-wait-SIGINT", "SSH wait", "smoke", "", reSSHWait, syscall.SIGINT},
@@ -161,7 +182,7 @@ func TestFaults(t *testing.T) {
 	for _, sr := range signalRows {
 		t.Run(sr.name, func(t *testing.T) {
 			t.Parallel()
-			row := record(t, sr.sig.String(), sr.phase)
+			row := record(t, sr.name[strings.LastIndexByte(sr.name, '-')+1:], sr.phase)
 			r := env.start(t, strings.ReplaceAll(sr.name, "/", "-"), spec{suite: sr.suite, labels: sr.labels})
 			if sr.trigger != "" {
 				r.waitLog(sr.trigger, 6*time.Minute)
@@ -264,11 +285,8 @@ func TestFaults(t *testing.T) {
 			if u := in.Unfired(); len(u) > 0 {
 				t.Errorf("faults never fired: %v", u)
 			}
-			said := mustContain(t, "harness output", r.Log()+r.Console(), ar.wantLog)
-			if loc := regexp.MustCompile(ar.wantLog).FindStringIndex(said); loc != nil {
-				said = "…" + said[max(0, loc[0]-90):]
-			}
-			row.Outcome = fmt.Sprintf("exit %d, faults fired %d; %s", code, len(in.Hits()), shorten(said, 200))
+			mustContain(t, "harness output", r.Log()+r.Console(), ar.wantLog)
+			row.Outcome = fmt.Sprintf("exit %d, faults fired %d; %s", code, len(in.Hits()), excerpt(r.Log()+r.Console(), ar.wantLog, 90, 200))
 			ending(t, r, row)
 		})
 	}
@@ -310,11 +328,8 @@ func TestFaults(t *testing.T) {
 		if code == 0 {
 			t.Errorf("the run passed with a server in ERROR")
 		}
-		said := mustContain(t, "harness output", r.Log()+r.Console(), `ERROR`)
-		if loc := regexp.MustCompile(`ERROR`).FindStringIndex(said); loc != nil {
-			said = "…" + said[max(0, loc[0]-60):]
-		}
-		row.Outcome = fmt.Sprintf("exit %d; %s", code, shorten(said, 220))
+		mustContain(t, "harness output", r.Log()+r.Console(), `ERROR`)
+		row.Outcome = fmt.Sprintf("exit %d; %s", code, excerpt(r.Log()+r.Console(), `ERROR`, 60, 220))
 		ending(t, r, row)
 	})
 
@@ -329,8 +344,8 @@ func TestFaults(t *testing.T) {
 		if code == 0 {
 			t.Errorf("the run passed without reaching its guests")
 		}
-		said := mustContain(t, "console", r.Console(), `ssh to guest`)
-		row.Outcome = fmt.Sprintf("exit %d; %s", code, shorten(said, 170))
+		mustContain(t, "console", r.Console(), `ssh to guest`)
+		row.Outcome = fmt.Sprintf("exit %d; %s", code, excerpt(r.Console(), `not reachable within`, 0, 220))
 		ending(t, r, row)
 	})
 
@@ -372,12 +387,12 @@ func TestFaults(t *testing.T) {
 		for _, q := range still {
 			t.Errorf("iperf3 left running in a guest after the dropped connection: %s", q)
 		}
-		said := grepLine(r.Log()+r.Console(), `FAILED|connection|EOF`)
+		said := excerpt(r.Log(), `FAILED`, 0, 40) + " " + excerpt(r.Log(), `no exit status|connection lost|EOF`, 0, 120)
 		rc, msg := r.sweep(true)
 		if rc != 0 {
 			t.Errorf("sweeper --delete of the kept topology: exit %d: %s", rc, tail(msg, 10))
 		}
-		row.Outcome = fmt.Sprintf("exit %d; iperf3 left in guests: %d; %s; kept topology swept (exit %d)", code, len(still), shorten(said, 120), rc)
+		row.Outcome = fmt.Sprintf("exit %d; iperf3 left in guests: %d; %s; kept topology swept (exit %d)", code, len(still), said, rc)
 		ending(t, r, row)
 	})
 
@@ -409,7 +424,8 @@ func TestFaults(t *testing.T) {
 		tp := r.topology()
 		r.occupy(t, srv.Netns, tp.Servers[0].DataIP)
 		code := r.wait(6 * time.Minute)
-		said := mustContain(t, "harness output", r.Log()+r.Console(), `busy`)
+		mustContain(t, "harness output", r.Log()+r.Console(), `server is busy`)
+		said := excerpt(r.Log(), `iperf3 reported: .*server is busy`, 0, 200)
 		if code == 0 {
 			t.Errorf("the run passed although its peer was busy")
 		}
