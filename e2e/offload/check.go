@@ -18,6 +18,8 @@ import (
 	"net"
 	"sort"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
 // Verdict is what one check concluded about the data path.
@@ -186,16 +188,9 @@ func fullMaskMAC(s string) (string, bool) {
 	return n, true
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			strings.ContainsRune("-_.:/=@+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
-}
+// shellQuote is remote.ShellQuote (one implementation for every command
+// the harness sends).
+func shellQuote(s string) string { return remote.ShellQuote(s) }
 
 // firstLine returns the first non-empty line of b, trimmed, for messages.
 func firstLine(b []byte) string {

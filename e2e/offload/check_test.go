@@ -65,7 +65,7 @@ func TestMACHelpers(t *testing.T) {
 	if _, err := newMACSet([]string{"aa", "bb:cc"}); err == nil || !strings.Contains(err.Error(), `"aa"`) || !strings.Contains(err.Error(), `"bb:cc"`) {
 		t.Errorf("all bad MACs named: %v", err)
 	}
-	for in, want := range map[string]string{"eth0": "eth0", "a b": "'a b'", "it's": `'it'"'"'s'`, "": "''", "x;rm": "'x;rm'"} {
+	for in, want := range map[string]string{"eth0": "eth0", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "x;rm": "'x;rm'"} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}

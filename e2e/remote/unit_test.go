@@ -51,6 +51,10 @@ func TestShellQuote(t *testing.T) {
 		"a b":    "'a b'",
 		"it's":   `'it'\''s'`,
 		`$x "y"`: `'$x "y"'`,
+		"eth0":   "eth0",
+		"x;rm":   "'x;rm'",
+		"a*":     "'a*'",
+		"~root":  "'~root'",
 	} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)

@@ -53,10 +53,21 @@ const stage2 = `echo "$2 $$" >&2; exec 3<&0; ` +
 	`if [ -n "$a" ]; then sleep "$1"; fi; kill -s KILL -- -$$; } </dev/null >/dev/null 2>&1 & ` +
 	`exec 3<&- </dev/null; exec /bin/sh -c "$3"`
 
-// shellQuote quotes s for any POSIX shell.
-func shellQuote(s string) string {
+// ShellQuote quotes s as one word for any POSIX shell. A word of only
+// letters, digits and -_.:/=@+, is returned as it is, so the commands in
+// evidence files and the command log stay readable; anything else is
+// single-quoted. e2e/offload builds its hypervisor commands with it.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			strings.ContainsRune("-_.:/=@+,", r))
+	}) < 0 {
+		return s
+	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+func shellQuote(s string) string { return ShellQuote(s) }
 
 // wrapCommand returns the line sent to the server for cmd.
 func wrapCommand(cmd, marker string, grace time.Duration, sudo bool) string {
