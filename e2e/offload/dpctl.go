@@ -279,7 +279,9 @@ type DpctlSamples struct {
 // grew between the first and last sample (one sample: non-zero). Software: no
 // such hardware flow (an empty type=offloaded dump during a sustained flow is
 // the software path). Inconclusive: hardware flows whose counters did not
-// grow, partial offload, or hardware and growing software flows together.
+// grow, partial offload, hardware and growing software flows together, or —
+// when full dumps were sampled — no flow between the guests anywhere (the
+// traffic was not flowing, so an empty offloaded dump proves nothing).
 func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
 	set, err := newMACSet(macs)
 	if err != nil {
@@ -352,6 +354,11 @@ func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
 		return Inconclusive, fmt.Sprintf("%d %s only partially offloaded (the software datapath still forwards them): %s", len(partial), what, desc(partial))
 	case len(hw) == 0 && len(sw) > 0:
 		return Software, fmt.Sprintf("no offloaded %s; %d software flows (%d packets): %s", what, len(sw), swPackets, desc(sw))
+	case len(hw) == 0 && len(s.All) > 0:
+		// The full dumps were taken and hold no flow between the guests
+		// either: nothing carried the guests' traffic while we looked (the
+		// flow did not run), which proves neither path.
+		return Inconclusive, fmt.Sprintf("no %s in the offloaded dump nor in the full dump (%d and %d flows): the guests' traffic was not flowing", what, len(last), len(s.All[len(s.All)-1]))
 	case len(hw) == 0:
 		return Software, fmt.Sprintf("no offloaded %s (%d flows in the offloaded dump)", what, len(last))
 	case len(s.Offloaded) == 1 && hwTotal == 0:

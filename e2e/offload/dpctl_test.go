@@ -133,6 +133,9 @@ func TestJudgeDpctl(t *testing.T) {
 		{"recorded, empty offloaded dump only", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, OffloadedIsTyped: true}, rec, Software, "(0 flows in the offloaded dump)"},
 		{"hardware plus growing software flows", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}, All: [][]DpctlFlow{all1, all2}}, append(kube, rec...), Inconclusive, "software flows between the guests also counted"},
 		{"no sample", DpctlSamples{}, kube, Inconclusive, "no dpctl sample"},
+		// The recorded full dumps hold no flow of the kube-ovn MACs: with the
+		// full dumps sampled, an empty offloaded dump is no proof of software.
+		{"no guest flow in any dump", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{all1, all2}, OffloadedIsTyped: true}, kube, Inconclusive, "was not flowing"},
 	}
 	for _, c := range cases {
 		v, why := JudgeDpctl(c.s, c.macs)

@@ -281,14 +281,25 @@ func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput
 	return c, nil
 }
 
-// ConfirmFlow downgrades an offloaded representor verdict to inconclusive
-// when the sustained flow it observed did not run (an empty capture proves
-// nothing then). ran and what describe the flow's own result, e.g. from the
-// iperf3 run: ran = delivered bytes > 0.
+// ConfirmFlow downgrades to inconclusive the verdicts that are only
+// evidence when the sustained flow really ran: an offloaded representor
+// verdict (an empty capture proves nothing without traffic) and a software
+// tc or dpctl verdict (no hardware rule or flow proves nothing without
+// traffic). Verdicts that rest on counted packets (representor software,
+// tc/dpctl offloaded with growing hardware counters) stand. Call it for
+// every check of the window; ran and what describe the flow's own result,
+// e.g. from the iperf3 run: ran = delivered bytes > 0.
 func ConfirmFlow(c Check, ran bool, what string) Check {
-	if c.Name == CheckNameRepresentor && c.Verdict == Offloaded && !ran {
+	if ran {
+		return c
+	}
+	switch {
+	case c.Name == CheckNameRepresentor && c.Verdict == Offloaded:
 		c.Verdict = Inconclusive
 		c.Reason = fmt.Sprintf("the sustained flow did not run (%s), so an empty capture proves nothing; %s", what, c.Reason)
+	case (c.Name == CheckNameTC || c.Name == CheckNameDpctl) && c.Verdict == Software:
+		c.Verdict = Inconclusive
+		c.Reason = fmt.Sprintf("the sustained flow did not run (%s), so missing hardware rules prove nothing; %s", what, c.Reason)
 	}
 	return c
 }

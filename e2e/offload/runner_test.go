@@ -184,6 +184,24 @@ func TestCheckRepresentor(t *testing.T) {
 	if got := ConfirmFlow(c, false, "iperf3 delivered 0 bytes"); got.Verdict != Inconclusive || !strings.Contains(got.Reason, "iperf3 delivered 0 bytes") {
 		t.Errorf("flow did not run: %s %q", got.Verdict, got.Reason)
 	}
+	// Without traffic, "no hardware rule / flow" is no proof of the software
+	// path either; verdicts resting on counted packets stand.
+	for _, tc := range []struct {
+		c    Check
+		want Verdict
+	}{
+		{Check{Name: CheckNameTC, Verdict: Software, Reason: "no flower rule"}, Inconclusive},
+		{Check{Name: CheckNameDpctl, Verdict: Software, Reason: "no offloaded IP flows"}, Inconclusive},
+		{Check{Name: CheckNameTC, Verdict: Offloaded, Reason: "hardware packets +100"}, Offloaded},
+		{Check{Name: CheckNameRepresentor, Verdict: Software, Reason: "300 packets"}, Software},
+	} {
+		if got := ConfirmFlow(tc.c, false, "iperf3 failed"); got.Verdict != tc.want {
+			t.Errorf("flow did not run, %s %s: got %s %q, want %s", tc.c.Name, tc.c.Verdict, got.Verdict, got.Reason, tc.want)
+		}
+		if got := ConfirmFlow(tc.c, true, "ran"); got.Verdict != tc.c.Verdict || got.Reason != tc.c.Reason {
+			t.Errorf("flow ran, %s %s: changed to %+v", tc.c.Name, tc.c.Verdict, got)
+		}
+	}
 
 	// Port without representor; missing device; bad input.
 	hv = &fakeRunner{results: map[string][]remote.Result{
