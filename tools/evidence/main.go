@@ -203,21 +203,30 @@ type tcOut struct {
 }
 
 func analyseTC(files, macs []string) (any, error) {
-	out := tcOut{Kind: "tc", Files: files}
-	obs := offload.TCObservation{Device: "(file)"}
+	dumps, err := parseAll(files, offload.ParseTC)
+	if err != nil {
+		return nil, err
+	}
+	out := tcOut{Kind: "tc", Files: files, Samples: dumps}
+	obs := offload.TCObservation{Device: "(file)", Samples: dumps}
+	out.Verdict, out.Reason = offload.JudgeTC([]offload.TCObservation{obs}, macs)
+	return out, nil
+}
+
+// parseAll reads and parses every file in order; an error names the file.
+func parseAll[T any](files []string, parse func([]byte) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(files))
 	for _, name := range files {
 		data, err := readFile(name)
 		if err != nil {
 			return nil, err
 		}
-		d, err := offload.ParseTC(data)
+		v, err := parse(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		out.Samples = append(out.Samples, d)
-		obs.Samples = append(obs.Samples, d)
+		out = append(out, v)
 	}
-	out.Verdict, out.Reason = offload.JudgeTC([]offload.TCObservation{obs}, macs)
 	return out, nil
 }
 
@@ -233,33 +242,22 @@ type dpctlOut struct {
 }
 
 func analyseDpctl(files, allFiles, macs []string, typed bool) (any, error) {
-	out := dpctlOut{Kind: "dpctl", Files: files, AllFiles: allFiles}
-	s := offload.DpctlSamples{OffloadedIsTyped: typed}
-	for _, name := range files {
-		data, err := readFile(name)
-		if err != nil {
-			return nil, err
-		}
-		flows, err := offload.ParseDpctl(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out.Samples = append(out.Samples, flows)
+	offloaded, err := parseAll(files, offload.ParseDpctl)
+	if err != nil {
+		return nil, err
+	}
+	all, err := parseAll(allFiles, offload.ParseDpctl)
+	if err != nil {
+		return nil, err
+	}
+	out := dpctlOut{Kind: "dpctl", Files: files, Samples: offloaded, AllFiles: allFiles}
+	if len(all) > 0 {
+		out.All = all
+	}
+	for _, flows := range offloaded {
 		out.Flows = append(out.Flows, len(flows))
-		s.Offloaded = append(s.Offloaded, flows)
 	}
-	for _, name := range allFiles {
-		data, err := readFile(name)
-		if err != nil {
-			return nil, err
-		}
-		flows, err := offload.ParseDpctl(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out.All = append(out.All, flows)
-		s.All = append(s.All, flows)
-	}
+	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed}
 	out.Verdict, out.Reason = offload.JudgeDpctl(s, macs)
 	return out, nil
 }
