@@ -15,12 +15,7 @@ T0=$(date +%s.%N)
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 say() { echo "[lab-down +$(since "$T0")s] $*"; }
 
-if [ -z "${ASAP2LAB_LOCKED:-}" ]; then
-  exec 9<"$LAB_DIR"
-  flock -n 9 || { echo "down.sh: waiting (max 600 s) for another lab up/down (flock on $LAB_DIR)"; flock -w 600 9; } ||
-    { echo "down.sh: another lab up/down holds the lock on $LAB_DIR" >&2; exit 1; }
-  export ASAP2LAB_LOCKED=1
-fi
+lab_lock down.sh || exit 1
 
 wait_gone() { # wait_gone TIMEOUT_S PID...: true when all are gone
   local deadline=$(( $(date +%s) + $1 )) p left; shift

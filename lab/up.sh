@@ -30,12 +30,7 @@ on_err() {
 trap on_err ERR
 
 # One up/down at a time (lock on the lab directory itself: no lock file to leave behind).
-if [ -z "${ASAP2LAB_LOCKED:-}" ]; then
-  exec 9<"$LAB_DIR"
-  flock -n 9 || { echo "up.sh: waiting (max 600 s) for another lab up/down (flock on $LAB_DIR)"; flock -w 600 9; } ||
-    { echo "up.sh: another lab up/down holds the lock on $LAB_DIR" >&2; exit 1; }
-  export ASAP2LAB_LOCKED=1
-fi
+lab_lock up.sh || exit 1
 
 # ------------------------------------------------------------------ helpers
 # start NAME CMD...: own session and process group (PGID = PID, recorded), lab marker in the

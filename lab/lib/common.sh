@@ -39,3 +39,35 @@ is_lab_pid() {
   { tr '\0' ' ' </proc/$p/cmdline; } 2>/dev/null | grep -qF "$LAB_STATE/"
 }
 alive() { [ -r /proc/$1/stat ] && ! awk '{exit ($3=="Z")?0:1}' /proc/$1/stat 2>/dev/null; }
+
+# lab_lock WHO: serialise up.sh / down.sh with flock on fd 9 opened on the lab/ directory (no
+# lock file to leave behind). Children inherit fd 9, so after a killed up.sh its orphans (a
+# schema migration, a daemon started before that fix) may hold the lock with no up/down alive:
+# then proceed, the orphans are lab processes that down.sh ends anyway.
+lab_lock() {
+  [ -n "${ASAP2LAB_LOCKED:-}" ] && return 0
+  exec 9<"$LAB_DIR"
+  export ASAP2LAB_LOCKED=1
+  flock -n 9 && return 0
+  local deadline=$(( $(date +%s) + 600 )) holders p script
+  echo "$1: lab lock on $LAB_DIR is held; waiting (max 600 s) while an up.sh/down.sh holds it"
+  while ! flock -n 9; do
+    script=
+    for p in $(lab_lock_holders); do
+      [ "$p" = $$ ] && continue
+      tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE '(^|/| )(up|down)\.sh( |$)' && script=$p
+    done
+    if [ -z "$script" ]; then
+      echo "$1: the lock holders are orphans of an interrupted run (no up.sh/down.sh alive): proceeding"
+      return 0
+    fi
+    [ "$(date +%s)" -ge "$deadline" ] && { echo "$1: $script still holds the lab lock after 600 s" >&2; return 1; }
+    sleep 1
+  done
+}
+lab_lock_holders() { # PIDs with an open fd on $LAB_DIR
+  local fd
+  for fd in /proc/[0-9]*/fd/*; do
+    [ "$(readlink "$fd" 2>/dev/null)" = "$LAB_DIR" ] && { fd=${fd#/proc/}; echo "${fd%%/*}"; }
+  done | sort -u
+}
