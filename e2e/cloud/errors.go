@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gophercloud/gophercloud/v2"
 )
@@ -100,9 +103,11 @@ func FaultMessage(body []byte) string {
 		if m := messageOf(top); m != "" {
 			return m
 		}
-		for _, raw := range top {
+		// In key order, so a body with several fault objects always gives
+		// the same message.
+		for _, k := range slices.Sorted(maps.Keys(top)) {
 			var inner map[string]json.RawMessage
-			if json.Unmarshal(raw, &inner) == nil {
+			if json.Unmarshal(top[k], &inner) == nil {
 				if m := messageOf(inner); m != "" {
 					return m
 				}
@@ -111,7 +116,11 @@ func FaultMessage(body []byte) string {
 	}
 	s := strings.Join(strings.Fields(string(body)), " ")
 	if len(s) > maxMessage {
-		s = s[:maxMessage] + "..."
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(s[cut]) { // never split a character
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return s
 }
