@@ -410,11 +410,14 @@ LogLevel INFO
 
 # Runs inside the guest netns (ip netns exec gives a private mount namespace) and a private UTS
 # namespace: own hostname; own tmpfs /run (sshd's privsep dir), /tmp and /var/tmp, so guests
-# never see each other's (or the host's) temporary files, like separate VMs.
+# never see each other's (or the host's) temporary files, like separate VMs; own empty /root.
 GUEST_INIT = ('hostname "$1" && mount -t tmpfs -o mode=0755,size=16m asap2lab-run /run '
               '&& mkdir -p /run/sshd ' + GUEST_MNT + ' && mount --bind "$2" ' + GUEST_MNT + ' '
               '&& mount -t tmpfs -o mode=1777,size=512m asap2lab-tmp /tmp '
               '&& mount -t tmpfs -o mode=1777,size=64m asap2lab-vartmp /var/tmp '
+              # A fresh VM's own home: the host's /root (its shell start-up files, e.g. a pyenv
+              # init costing seconds per SSH command) is not the guest's.
+              '&& mount -t tmpfs -o mode=0700,size=4m asap2lab-home /root '
               '&& ' + SSHD + ' -t -f ' + GUEST_MNT + '/sshd_config '
               '&& exec ' + SSHD + ' -D -f ' + GUEST_MNT + '/sshd_config -E ' + GUEST_MNT + '/sshd.log')
 
