@@ -57,6 +57,9 @@ func Markdown(s *Set, o Options) string {
 }
 
 // MarkdownTable renders one table; seedLayout drops the Evidence column.
+// Without that column a gain whose two sides the offload checks did not
+// prove (ASAP² offload proven, baseline software) says so in its own cell,
+// so the seed-layout table never shows an unproven gain as a clean number.
 func MarkdownTable(t Table, seedLayout bool) string {
 	header := append([]string(nil), t.Header...)
 	if !seedLayout {
@@ -64,13 +67,33 @@ func MarkdownTable(t Table, seedLayout bool) string {
 	}
 	rows := make([][]string, 0, len(t.Rows))
 	for _, r := range t.Rows {
-		cells := []string{r.Label, r.ASAP2Cell, r.BaselineCell, r.GainCell}
+		gain := r.GainCell
+		if seedLayout && r.HasGain && !r.pathsProven() {
+			gain += " (" + UnprovenGainNote + ")"
+		}
+		cells := []string{r.Label, r.ASAP2Cell, r.BaselineCell, gain}
 		if !seedLayout {
 			cells = append(cells, r.EvidenceCell)
 		}
 		rows = append(rows, cells)
 	}
 	return mdTable(header, rows)
+}
+
+// UnprovenGainNote marks a seed-layout gain whose data paths the offload
+// checks did not prove.
+const UnprovenGainNote = "data path not proven by the offload checks"
+
+// pathsProven reports whether both sides show the evidence their path
+// must show (a side that was not run has no evidence to miss).
+func (r Row) pathsProven() bool {
+	if r.ASAP2Evidence != nil && !Expected(PathASAP2, r.ASAP2Evidence.Status) {
+		return false
+	}
+	if r.BaselineEvidence != nil && !Expected(PathBaseline, r.BaselineEvidence.Status) {
+		return false
+	}
+	return true
 }
 
 func mdTable(header []string, rows [][]string) string {

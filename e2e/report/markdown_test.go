@@ -172,3 +172,34 @@ func TestMarkdownSinglePath(t *testing.T) {
 		t.Errorf("got %q", row)
 	}
 }
+
+// The seed layout has no Evidence column: when the checks proved the ASAP²
+// side software (here the seed's asap2 file with every check turned
+// software), its gain must not read as a clean "~6×".
+func TestSeedLayoutMarksUnprovenGain(t *testing.T) {
+	a := seedResults(PathASAP2)
+	for i := range a.Offload {
+		a.Offload[i].Verdict = VerdictSoftware
+	}
+	s, err := NewSet(a, seedResults(PathBaseline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := mdTables(t, Markdown(s, Options{SeedLayout: true}))
+	found := 0
+	for title, table := range rows {
+		for _, row := range table {
+			if len(row) == 4 && row[3] != Dash {
+				found++
+				if !strings.Contains(row[3], UnprovenGainNote) {
+					t.Errorf("%s %s: gain %q lacks %q", title, row[0], row[3], UnprovenGainNote)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no gain cell rendered")
+	}
+	// Proven paths (the seed's own files) keep the seed's cells exactly:
+	// TestMarkdownReproducesSeedTables.
+}
