@@ -141,7 +141,7 @@ ovs_start() {
   ovsdb-tool create "$DATA/hv$n/conf.db" /usr/share/openvswitch/vswitch.ovsschema
   start "hv$n-ovsdb-server" "$LAB_DIR/lib/hv-exec" "$n" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
     ovsdb-server "$DATA/hv$n/conf.db" --remote="punix:$D/db.sock" --pidfile="$D/ovsdb-server.pid" \
-    --unixctl="$D/ovsdb-server.ctl" --log-file="$LOGS/hv$n-ovsdb-server.log" -vconsole:off --no-chdir
+    --log-file="$LOGS/hv$n-ovsdb-server.log" -vconsole:off --no-chdir
   wait_for "hv$n ovsdb-server socket" 30 test -S "$D/db.sock"
   vsctl "$n" --no-wait init
   vsctl "$n" --no-wait set Open_vSwitch . external_ids:hostname="$(hv_host "$n")" \
