@@ -167,8 +167,17 @@ func compareOne(accepted, candidate *Set, a, cand *ProfileResult, o CompareOptio
 				d, FormatLoss(r.AcceptedLoss), FormatLoss(r.CandidateLoss), o.LossTolerancePoints))
 		}
 	}
-	if r.AcceptedEvidence != r.CandidateEvidence && Expected(a.Path, r.AcceptedEvidence) && !Expected(cand.Path, r.CandidateEvidence) {
+	switch {
+	case r.AcceptedEvidence != r.CandidateEvidence && Expected(a.Path, r.AcceptedEvidence) && !Expected(cand.Path, r.CandidateEvidence):
 		r.Notes = append(r.Notes, fmt.Sprintf("evidence went from %q to %q", r.AcceptedEvidence, r.CandidateEvidence))
+		if !o.IgnoreEvidence {
+			r.Status, r.Regression = DeltaRegression, true
+		}
+	case contradicts(cand.Path, r.CandidateEvidence):
+		// Whatever the accepted run proved, a candidate whose checks prove
+		// the other path (an asap2 row on software, a baseline row
+		// offloaded) does not pass the gate.
+		r.Notes = append(r.Notes, fmt.Sprintf("candidate evidence %q contradicts its %s path", r.CandidateEvidence, cand.Path))
 		if !o.IgnoreEvidence {
 			r.Status, r.Regression = DeltaRegression, true
 		}
@@ -235,4 +244,10 @@ func (c Comparison) Markdown() string {
 		b.WriteString("\n**PASS**: no regression beyond tolerance.\n")
 	}
 	return b.String()
+}
+
+// contradicts reports whether an evidence status proves the other path than
+// p: software for asap2, offload proven for baseline.
+func contradicts(p Path, status string) bool {
+	return p == PathASAP2 && status == EvidenceSoftware || p == PathBaseline && status == EvidenceOffloadProven
 }

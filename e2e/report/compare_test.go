@@ -73,3 +73,23 @@ func TestComparePlantedRegression(t *testing.T) {
 		t.Errorf("lenient options still fail:\n%s", lenient.Markdown())
 	}
 }
+
+// The accepted run proved nothing (its checks are missing) and the
+// candidate's checks prove the software path on an asap2 run: the gate
+// fails, although the evidence did not "go down" from a proven state.
+func TestCompareCandidateProvesOtherPath(t *testing.T) {
+	a := seedResults(PathASAP2)
+	a.Offload = nil
+	c := seedResults(PathASAP2)
+	c.RunID = "cand"
+	for i := range c.Offload {
+		c.Offload[i].Verdict = VerdictSoftware
+	}
+	cmp := Compare(mustSet(t, a), mustSet(t, c), CompareOptions{TolerancePercent: 5, LossTolerancePoints: 1})
+	if !cmp.Failed() || !strings.Contains(cmp.Markdown(), `candidate evidence "software" contradicts its asap2 path`) {
+		t.Errorf("software candidate passed the asap2 gate:\n%s", cmp.Markdown())
+	}
+	if Compare(mustSet(t, a), mustSet(t, c), CompareOptions{TolerancePercent: 5, LossTolerancePoints: 1, IgnoreEvidence: true}).Failed() {
+		t.Error("IgnoreEvidence still fails on evidence")
+	}
+}
