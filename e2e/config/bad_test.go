@@ -134,8 +134,9 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/asap2_rules.yaml: offload.flood_pings: must be > 0, got 0`,
 		}},
 		{"offload.yaml", []string{
+			`testdata/offload.yaml: offload.flow_duration: must be whole seconds (the sustained flow is iperf3 -t), got 12.5s`,
 			`testdata/offload.yaml: offload.capture_max_packets: must exceed offload.capture_first_packets (10), got 10`,
-			`testdata/offload.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (13s), got 12s`,
+			`testdata/offload.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (13s), got 12.5s`,
 			`testdata/offload.yaml: offload.vxlan_device: must be a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it, got "vxlan sys/4789"`,
 		}},
 		{"offload_settle.yaml", []string{

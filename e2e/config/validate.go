@@ -498,6 +498,11 @@ func (v *validator) offload() {
 	}
 	v.positive("offload.flood_pings", o.FloodPings)
 	v.positiveDuration("offload.flow_duration", o.FlowDuration)
+	if o.FlowDuration > 0 && o.FlowDuration%time.Second != 0 {
+		// The sustained flow is an iperf3 run: -t takes whole seconds, and a
+		// fraction would only fail after the topology was built.
+		v.bad("offload.flow_duration", "must be whole seconds (the sustained flow is iperf3 -t)", o.FlowDuration)
+	}
 	v.positiveDuration("offload.capture_window", o.CaptureWindow)
 	if o.CaptureFirstPackets < 0 {
 		v.bad("offload.capture_first_packets", "must be >= 0", o.CaptureFirstPackets)
