@@ -329,7 +329,7 @@ func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun) error {
 		if errors.As(perr, &ie) {
 			err = fmt.Errorf("%s: port %d: %w (exit %d)", c.Name(), pr.Port, perr, res.ExitCode)
 		} else {
-			err = fmt.Errorf("port %d: %w; output: %v", pr.Port, res.Err(), perr)
+			err = fmt.Errorf("port %d: %w; output: %w", pr.Port, res.Err(), perr)
 		}
 	case perr != nil:
 		// iperf3 3.12 exits 0 with an "error" field in -J mode (recorded:

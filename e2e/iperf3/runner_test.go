@@ -332,6 +332,18 @@ func TestRunClientNonZeroExit(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	assertNoOrphans(t, s)
+	// non-zero exit with a short run (testdata/v3.12-tcp-p1.json asked for
+	// -t 30 instead of the 5 s it ran): both the exit and the parser's
+	// finding stay in the chain (%w, not %v).
+	s, c = pair(v312, v312, func(context.Context, int) remote.Result {
+		return remote.Result{ExitCode: 1, Stdout: []byte(strings.Replace(string(load(t, "v3.12-tcp-p1.json")), `"duration":	5`, `"duration":	30`, 1))}
+	})
+	_, err = Run(context.Background(), input(s, c, "tcp-p1"))
+	var sre *ShortRunError
+	if !errors.As(err, &xe) || !errors.As(err, &sre) {
+		t.Fatalf("err = %v: want both the exit error and the ShortRunError in the chain", err)
+	}
+	assertNoOrphans(t, s)
 }
 
 func TestRunVersionMissing(t *testing.T) {

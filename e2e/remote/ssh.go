@@ -185,7 +185,7 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 			return nil, fmt.Errorf("ssh %s: %w", label, err)
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %v)", label, attempts, ctx.Err(), err)
+			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %w)", label, attempts, ctx.Err(), err)
 		}
 		if deadline.IsZero() {
 			return nil, fmt.Errorf("ssh %s: %w", label, err)
@@ -198,7 +198,7 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %v)", label, attempts, ctx.Err(), err)
+			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %w)", label, attempts, ctx.Err(), err)
 		case <-t.C:
 		}
 	}
