@@ -115,6 +115,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: thresholds[2].value: is required`,
 			`testdata/values.yaml: thresholds[3].value: must be > 0 for offered_bps (bits per second), got 0`,
 			`testdata/values.yaml: thresholds[4].value: must be >= 0 for retransmits, got -1`,
+			`testdata/values.yaml: thresholds[5].metric: cv_percent needs traffic.repeats >= 2 (the CV of one repeat is 0, the rule could never fail), traffic.repeats is 0, got "cv_percent"`,
 			`testdata/values.yaml: thresholds[5].value: must be >= 0 for cv_percent (a percentage), got -5`,
 		}},
 		{"asap2_rules.yaml", []string{

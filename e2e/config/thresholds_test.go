@@ -22,6 +22,7 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	}
 	var b strings.Builder
 	b.Write(base)
+	b.WriteString("traffic:\n  repeats: 2\n") // cv_percent needs repeats
 	b.WriteString("thresholds:\n")
 	metrics := report.ThresholdMetrics()
 	for i, m := range metrics {

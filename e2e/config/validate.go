@@ -566,6 +566,9 @@ func (v *validator) thresholds() {
 		if v.required(p+".op", t.Op, ">= or <=") {
 			v.oneOf(p+".op", t.Op, ThresholdOps)
 		}
+		if metricOK && t.Metric == report.MetricCV && v.c.Traffic.Repeats < 2 {
+			v.bad(p+".metric", fmt.Sprintf("cv_percent needs traffic.repeats >= 2 (the CV of one repeat is 0, the rule could never fail), traffic.repeats is %d", v.c.Traffic.Repeats), t.Metric)
+		}
 		if metricOK {
 			if t.Metric == report.MetricGain {
 				if t.Path != "" {

@@ -154,6 +154,12 @@ func evaluate(r ThresholdRule, s *Set) ThresholdResult {
 			res.Reason = fmt.Sprintf("profile %s %s has no successful repeat (%d failed)", r.Profile, r.Path, sm.Failed)
 			return res
 		}
+		if r.Metric == MetricCV && sm.Delivered.N < 2 {
+			// The CV of one value is 0 by definition: a rule on it could
+			// never fail.
+			res.Reason = fmt.Sprintf("profile %s %s: the CV needs at least 2 successful repeats, got %d", r.Profile, r.Path, sm.Delivered.N)
+			return res
+		}
 		switch r.Metric {
 		case MetricDelivered:
 			actual, what = sm.Delivered.Median, "delivered "+FormatBps(sm.Delivered.Median)

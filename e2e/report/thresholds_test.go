@@ -32,7 +32,7 @@ func TestEvaluateThresholdsOnSeed(t *testing.T) {
 		{true, "gain 5.98×"},
 		{false, "no asap2 result for profile tcp-p64"},
 		{false, `invalid rule: threshold "bad": path: must be asap2 or baseline, got "fast"; metric: must be one of`},
-		{true, "delivered CV 0.0% over 1 repeats meets <= 5.0%"},
+		{false, "the CV needs at least 2 successful repeats, got 1"}, // the CV of one value cannot fail
 		{true, "retransmits 0 (median of 1) meets <= 0"},
 	}
 	for i, w := range want {
@@ -44,7 +44,7 @@ func TestEvaluateThresholdsOnSeed(t *testing.T) {
 		t.Errorf("actual values wrong: %+v %+v", got[0].Actual, got[5].Actual)
 	}
 	md := Markdown(s, Options{Thresholds: got})
-	if !strings.Contains(md, "## Thresholds\n\n5 of 9 passed.") || !strings.Contains(md, "| TCP P15 gain | tcp-p15 gain >= 2× | FAIL |") {
+	if !strings.Contains(md, "## Thresholds\n\n4 of 9 passed.") || !strings.Contains(md, "| TCP P15 gain | tcp-p15 gain >= 2× | FAIL |") {
 		t.Errorf("thresholds section wrong:\n%s", md[strings.Index(md, "## Thresholds"):])
 	}
 }
@@ -103,5 +103,33 @@ func TestValidateRuleValues(t *testing.T) {
 		if err := ValidateRule(r); err != nil {
 			t.Errorf("ValidateRule(%+v) = %v, want nil", r, err)
 		}
+	}
+}
+
+// A CV rule over a single repeat has nothing to measure (the CV of one
+// value is 0): it fails with the reason instead of passing.
+func TestThresholdCVNeedsRepeats(t *testing.T) {
+	s, err := NewSet(seedResults(PathASAP2)) // one repeat per profile
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := EvaluateThresholds([]ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: MetricCV, Op: "<=", Value: 10}}, s)
+	if got[0].Pass || got[0].Actual != nil || !strings.Contains(got[0].Reason, "at least 2 successful repeats, got 1") {
+		t.Errorf("got %+v", got[0])
+	}
+	// Three repeats (seedSetWithRepeats: baseline TCP P1 at 1, 0.93 and
+	// 1.05 of the seed's rate): the CV is measured and judged both ways.
+	rs := seedSetWithRepeats(t)
+	p := rs.Profile("tcp-p1", PathBaseline)
+	cv := p.Summary.Delivered.CVPercent
+	if p.Summary.Delivered.N != 3 || cv <= 0 {
+		t.Fatalf("fixture: n=%d cv=%v", p.Summary.Delivered.N, cv)
+	}
+	got = EvaluateThresholds([]ThresholdRule{
+		{Profile: "tcp-p1", Path: "baseline", Metric: MetricCV, Op: "<=", Value: cv + 0.1},
+		{Profile: "tcp-p1", Path: "baseline", Metric: MetricCV, Op: "<=", Value: cv - 0.1},
+	}, rs)
+	if !got[0].Pass || got[1].Pass || got[0].Actual == nil || *got[0].Actual != cv {
+		t.Errorf("CV over 3 repeats: %+v / %+v", got[0], got[1])
 	}
 }
