@@ -117,6 +117,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: thresholds[4].value: must be >= 0 for retransmits, got -1`,
 			`testdata/values.yaml: thresholds[5].metric: cv_percent needs traffic.repeats >= 2 (the CV of one repeat is 0, the rule could never fail), traffic.repeats is 0, got "cv_percent"`,
 			`testdata/values.yaml: thresholds[5].value: must be >= 0 for cv_percent (a percentage), got -5`,
+			`testdata/values.yaml: thresholds[6].value: must be > 0 with op >= (retransmits is never negative: the rule could never fail), got 0`,
 		}},
 		{"asap2_rules.yaml", []string{
 			`testdata/asap2_rules.yaml: flavor.vcpus: only used with flavor.create: true (an existing flavor is reused as it is), got 8`,

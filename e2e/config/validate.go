@@ -583,8 +583,8 @@ func (v *validator) thresholds() {
 			v.bad(p+".value", "must be a finite number", t.Value)
 		case !v.c.has(p + ".value"):
 			v.missing(p+".value", "is required")
-		case metricOK && report.MetricValueProblem(t.Metric, t.Value) != "":
-			v.bad(p+".value", report.MetricValueProblem(t.Metric, t.Value), t.Value)
+		case metricOK && report.RuleValueProblem(t.Metric, t.Op, t.Value) != "":
+			v.bad(p+".value", report.RuleValueProblem(t.Metric, t.Op, t.Value), t.Value)
 		}
 	}
 }

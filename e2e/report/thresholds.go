@@ -35,10 +35,28 @@ func ThresholdMetrics() []string {
 	return []string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}
 }
 
+// RuleValueProblem says what is wrong with the value of a rule ("" when
+// usable): MetricValueProblem, and a rule that could never fail (every
+// metric is >= 0, so ">= 0" always holds; loss is at most 100 %, so
+// "loss_percent <= 100" always holds). The config validation and
+// ValidateRule both use it.
+func RuleValueProblem(metric, op string, v float64) string {
+	if msg := MetricValueProblem(metric, v); msg != "" {
+		return msg
+	}
+	switch {
+	case op == ">=" && v <= 0:
+		return "must be > 0 with op >= (" + metric + " is never negative: the rule could never fail)"
+	case op == "<=" && metric == MetricLoss && v >= 100:
+		return "must be < 100 with op <= (loss never exceeds 100 %: the rule could never fail)"
+	}
+	return ""
+}
+
 // MetricValueProblem says what is wrong with v as the value of a threshold
 // on metric ("" when v is usable): rates are bits per second and > 0, loss
 // is a percentage 0..100, a gain is a ratio > 0, retransmits and the CV
-// are >= 0. The config validation and ValidateRule both use it.
+// are >= 0.
 func MetricValueProblem(metric string, v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "must be a finite number"
@@ -96,7 +114,7 @@ func ValidateRule(r ThresholdRule) error {
 	if r.Op != ">=" && r.Op != "<=" {
 		p = append(p, fmt.Sprintf("op: must be >= or <=, got %q", r.Op))
 	}
-	if msg := MetricValueProblem(r.Metric, r.Value); msg != "" {
+	if msg := RuleValueProblem(r.Metric, r.Op, r.Value); msg != "" {
 		p = append(p, fmt.Sprintf("value: %s, got %v", msg, r.Value))
 	}
 	if len(p) == 0 {

@@ -92,6 +92,11 @@ func TestValidateRuleValues(t *testing.T) {
 		{Profile: "p", Path: "asap2", Metric: MetricRetransmits, Op: "<=", Value: -1},
 		{Profile: "p", Path: "asap2", Metric: MetricCV, Op: "<=", Value: -5},
 		{Profile: "p", Metric: MetricGain, Op: ">=", Value: 0},
+		// Could never fail:
+		{Profile: "p", Path: "asap2", Metric: MetricRetransmits, Op: ">=", Value: 0},
+		{Profile: "p", Path: "asap2", Metric: MetricLoss, Op: ">=", Value: 0},
+		{Profile: "p", Path: "asap2", Metric: MetricLoss, Op: "<=", Value: 100},
+		{Profile: "p", Path: "asap2", Metric: MetricCV, Op: ">=", Value: 0},
 	}
 	for _, r := range bad {
 		if err := ValidateRule(r); err == nil || !strings.Contains(err.Error(), "value: must be") {
