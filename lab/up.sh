@@ -91,7 +91,7 @@ done
 
 mkdir -p "$PIDS" "$ETC" "$DATA" "$LOGS" "$SSHD"
 chmod 700 "$LAB_STATE"
-rand() { head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 20; }
+rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-20; }  # no early-closing reader: pipefail-safe
 ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
 DB="mysql+pymysql://os:$DB_PW@$CTL_IP:$DB_PORT"
 TRANSPORT="rabbit://asap2lab:$SVC_PW@$CTL_IP:$RABBIT_PORT/"
