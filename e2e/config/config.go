@@ -218,24 +218,26 @@ type Threshold struct {
 // Names of every wait the harness does. Each has a default and may be
 // overridden under `intervals:`; an unknown name there is an error.
 const (
-	IntervalServerActive = "server_active" // server reaches ACTIVE
-	IntervalPortActive   = "port_active"   // port status ACTIVE after boot
-	IntervalDelete       = "delete"        // a deleted resource is gone
-	IntervalSSHReady     = "ssh_ready"     // a guest answers SSH after boot
-	IntervalAPIRetry     = "api_retry"     // retries of safe API calls on 5xx / dropped connection
-	IntervalIperfServer  = "iperf_server"  // iperf3 server listening
-	IntervalCommand      = "command"       // default bound of one remote command
+	IntervalServerActive  = "server_active"  // server reaches ACTIVE
+	IntervalPortActive    = "port_active"    // port status ACTIVE after boot
+	IntervalDelete        = "delete"         // a deleted resource is gone
+	IntervalSSHReady      = "ssh_ready"      // a guest answers SSH after boot
+	IntervalHypervisorSSH = "hypervisor_ssh" // a hypervisor (already up) answers SSH
+	IntervalAPIRetry      = "api_retry"      // retries of safe API calls on 5xx / dropped connection
+	IntervalIperfServer   = "iperf_server"   // iperf3 server listening
+	IntervalCommand       = "command"        // default bound of one remote command
 )
 
 // DefaultIntervals are used for every name not given in the file.
 var DefaultIntervals = map[string]Interval{
-	IntervalServerActive: {Timeout: 10 * time.Minute, Poll: 3 * time.Second},
-	IntervalPortActive:   {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
-	IntervalDelete:       {Timeout: 5 * time.Minute, Poll: 2 * time.Second},
-	IntervalSSHReady:     {Timeout: 10 * time.Minute, Poll: 5 * time.Second},
-	IntervalAPIRetry:     {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
-	IntervalIperfServer:  {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
-	IntervalCommand:      {Timeout: 2 * time.Minute, Poll: time.Second},
+	IntervalServerActive:  {Timeout: 10 * time.Minute, Poll: 3 * time.Second},
+	IntervalPortActive:    {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalDelete:        {Timeout: 5 * time.Minute, Poll: 2 * time.Second},
+	IntervalSSHReady:      {Timeout: 10 * time.Minute, Poll: 5 * time.Second},
+	IntervalHypervisorSSH: {Timeout: time.Minute, Poll: 5 * time.Second},
+	IntervalAPIRetry:      {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalIperfServer:   {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
+	IntervalCommand:       {Timeout: 2 * time.Minute, Poll: time.Second},
 }
 
 // IntervalNames returns the known interval names, sorted.

@@ -61,7 +61,7 @@ func (s *Session) Connect(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", s.Config.File, err)
 		}
 		name := fmt.Sprintf("hypervisor %s (%s)", hv, ep.Address)
-		c, err := s.dialer.DialEndpoint(ctx, name, ep, s.Config.Hypervisors.Sudo, s.Config.Interval(config.IntervalCommand))
+		c, err := s.dialer.DialEndpoint(ctx, name, ep, s.Config.Hypervisors.Sudo, s.Config.Interval(config.IntervalHypervisorSSH))
 		if err != nil {
 			return fmt.Errorf("ssh to %s: %w", name, err)
 		}

@@ -41,7 +41,7 @@ func Selected(cfg *config.Config, id string) bool {
 
 // iperfInput is one iperf3 run between the pair: Guests[0] serves on its
 // data address, Guests[1] sends.
-func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration, portOffset int) iperf3.RunInput {
+func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.RunInput {
 	iv := s.Config.Interval(config.IntervalIperfServer)
 	return iperf3.RunInput{
 		Server:               s.Guests[0],
@@ -50,7 +50,7 @@ func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration, portOffse
 		Profile:              p,
 		Duration:             duration,
 		Omit:                 s.Config.Traffic.Omit,
-		BasePort:             s.Config.Traffic.Port + portOffset,
+		BasePort:             s.Config.Traffic.Port,
 		MaxStreamsPerProcess: s.Config.Traffic.MaxStreamsPerProcess,
 		GuestVCPUs:           s.Topology.Flavor.VCPUs,
 		ListenTimeout:        iv.Timeout,
@@ -76,7 +76,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 		}
 		run := report.Run{Repeat: rep, StartedAt: time.Now().UTC()}
 		stop := s.Timings.Track(PhaseTraffic)
-		m, err := iperf3.Run(ctx, s.iperfInput(p, s.Config.Traffic.Duration, 0))
+		m, err := iperf3.Run(ctx, s.iperfInput(p, s.Config.Traffic.Duration))
 		stop()
 		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
 		for _, w := range m.Warnings {
