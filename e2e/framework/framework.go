@@ -71,7 +71,12 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 			s.RunID, harness.DescribeLeft(left), SweepHint(s.Config.File, s.RunID))
 	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
 
-	Expect(s.Provision(ctx, Cleaner(s.Config))).To(Succeed())
+	err = s.Provision(ctx, Cleaner(s.Config))
+	// Registered after every delete, so it runs before them: what the cloud
+	// says about the servers and ports (fault, host, binding, console log)
+	// is saved while they still exist, also when provisioning failed.
+	DeferCleanup(func(ctx SpecContext) { s.CollectTopologyEvidence(ctx) })
+	Expect(err).NotTo(HaveOccurred())
 	if steps.Connect {
 		Expect(s.Connect(ctx)).To(Succeed())
 	}
