@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -623,6 +624,9 @@ func (r *harnessRun) orphans(tp *topo) []proc {
 	return out
 }
 
+// filesSearched counts the files secretsFound read, over all rows.
+var filesSearched atomic.Int64
+
 // secretsFound searches every file of the row (config, console, JUnit,
 // harness.log, api.log, commands, results, reports, evidence) for the
 // credentials the run was given.
@@ -636,6 +640,7 @@ func (r *harnessRun) secretsFound() []string {
 		if err != nil {
 			return nil
 		}
+		filesSearched.Add(1)
 		for what, s := range r.env.secrets {
 			if len(s) >= 8 && bytes.Contains(data, []byte(s)) {
 				rel, _ := filepath.Rel(r.env.out, path)

@@ -75,6 +75,20 @@ func writeMatrix(dir string, total time.Duration) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s |\n", r.Fault, r.Phase, mdCell(r.Outcome), mdCell(r.Leftovers), r.Seconds, pass)
 	}
+	var kinds []string
+	for what := range theEnv.secrets {
+		kinds = append(kinds, what)
+	}
+	sort.Strings(kinds)
+	leaked := 0
+	for _, r := range rows {
+		if strings.Contains(r.Leftovers, "SECRETS") {
+			leaked++
+		}
+	}
+	fmt.Fprintf(&b, "\nSecrets: %s (given through secure.yaml; clouds.yaml holds none) searched in %d files "+
+		"(configs, console, JUnit, harness.log, api.log, commands, results, reports, evidence, sweeper output) of all rows: found in %d rows.\n",
+		strings.Join(kinds, ", "), filesSearched.Load(), leaked)
 	if err := os.WriteFile(filepath.Join(dir, "matrix.md"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
@@ -168,6 +182,25 @@ const (
 func TestFaults(t *testing.T) {
 	env := lab(t)
 	t.Logf("matrix output: %s", env.out)
+
+	// The secret search must be able to fail: a file quoting each secret
+	// is found (then removed, so no row counts it).
+	canary := &harnessRun{env: env, dir: filepath.Join(env.out, "canary")}
+	if err := os.MkdirAll(canary.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for what, sec := range env.secrets {
+		if err := os.WriteFile(filepath.Join(canary.dir, "leak.txt"), []byte("x "+sec+" y"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := canary.secretsFound(); len(got) != 1 {
+			t.Fatalf("the secret search does not find the %s in a file quoting it: %v", what, got)
+		}
+	}
+	if err := os.RemoveAll(canary.dir); err != nil {
+		t.Fatal(err)
+	}
+	filesSearched.Store(0)
 
 	signalRows := []struct {
 		name, phase, suite, labels, trigger string
