@@ -4,9 +4,11 @@
 #   2. bring the lab up
 #   3. the suites against it, path "baseline" (smoke, then perf: offload
 #      checks + profiles), with the report
-#   4. the negative run: the same lab configured as "asap2"; the harness must
+#   4. the second reference: the same TCP profile with guests plugged by an
+#      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
+#   5. the negative run: the same lab configured as "asap2"; the harness must
 #      refuse it with the checks' reasons (proof that the checks can fail)
-#   5. tear the lab down (always, also after a failure or Ctrl-C)
+#   6. tear the lab down (always, also after a failure or Ctrl-C)
 # Exit status: non-zero when any spec failed or the negative run was not
 # refused. Every phase prints its time; a summary closes the run.
 #
@@ -77,6 +79,18 @@ ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite sm
 
 begin "suite perf (baseline)"
 ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
+
+begin "second reference: OVS internal port vs veth"
+ASAP2E2E_CONFIG=$ROOT/lab/plug-internal.yaml ASAP2E2E_OUTPUT_DIR=$OUT/internal \
+  go tool ginkgo -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
+  --label-filter=throughput ./suites/perf
+rc=$?
+base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+int_dir=$(find "$OUT/internal" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+if [ $rc = 0 ] && [ -n "$base_dir" ] && [ -n "$int_dir" ]; then
+  go run ./tools/plugcompare -o "$OUT/plug-compare.md" "$base_dir/results.json" "$int_dir/results.json"; rc=$?
+fi
+end $rc "internal port vs veth"; [ $rc = 0 ] || status=1
 
 begin "negative run: the lab as asap2 must be refused"
 ASAP2E2E_EXPECTED_PATH=asap2 ginkgo_run ./suites/perf "$OUT/negative" junit-negative.xml --label-filter=offload
