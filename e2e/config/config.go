@@ -178,6 +178,14 @@ type Traffic struct {
 	// processes on consecutive ports. 0 = automatic (split only for
 	// single-threaded iperf3 < 3.16 when streams exceed the guest's vCPUs).
 	MaxStreamsPerProcess int `yaml:"max_streams_per_process"`
+	// CVLimitPercent marks a profile unstable in the report when the
+	// coefficient of variation of its delivered rate over the repeats
+	// exceeds it; default 10; 0 = never.
+	CVLimitPercent float64 `yaml:"cv_limit_percent"`
+	// LineRateBps is the physical line rate of the data path (e.g. 25e9 for
+	// the methodology's 25 GbE); optional, the report then says when a
+	// figure is near line rate; 0 = unknown.
+	LineRateBps float64 `yaml:"line_rate_bps"`
 }
 
 // Offload configures the complementary checks.

@@ -21,6 +21,7 @@ const (
 	DefaultTrafficDuration     = 30 * time.Second // the seed's 30-second runs
 	DefaultTrafficRepeats      = 1
 	DefaultTrafficPort         = 5201
+	DefaultCVLimitPercent      = 10.0
 	DefaultFloodPings          = 1000
 	DefaultFlowDuration        = 20 * time.Second
 	DefaultCaptureWindow       = 5 * time.Second
@@ -118,6 +119,9 @@ func (c *Config) applyDefaults() {
 	}
 	if !c.has("traffic.port") {
 		c.Traffic.Port = DefaultTrafficPort
+	}
+	if !c.has("traffic.cv_limit_percent") {
+		c.Traffic.CVLimitPercent = DefaultCVLimitPercent
 	}
 
 	if !c.has("offload.checks") {

@@ -444,6 +444,12 @@ func (v *validator) traffic() {
 	if t.MaxStreamsPerProcess < 0 {
 		v.bad("traffic.max_streams_per_process", "must be >= 0 (0 = automatic)", t.MaxStreamsPerProcess)
 	}
+	if t.CVLimitPercent < 0 || math.IsNaN(t.CVLimitPercent) || math.IsInf(t.CVLimitPercent, 0) {
+		v.bad("traffic.cv_limit_percent", "must be >= 0 (0 = never mark a profile unstable)", t.CVLimitPercent)
+	}
+	if t.LineRateBps < 0 || math.IsNaN(t.LineRateBps) || math.IsInf(t.LineRateBps, 0) {
+		v.bad("traffic.line_rate_bps", "must be >= 0 (0 = unknown)", t.LineRateBps)
+	}
 }
 
 // profiles checks profile IDs: non-empty, not repeated, and known when the

@@ -327,5 +327,7 @@ func configSummary(cfg *config.Config) report.ConfigSummary {
 		DurationSeconds: cfg.Traffic.Duration.Seconds(),
 		Repeats:         cfg.Traffic.Repeats,
 		Checks:          cfg.Offload.Checks,
+		CVLimitPercent:  cfg.Traffic.CVLimitPercent,
+		LineRateBps:     cfg.Traffic.LineRateBps,
 	}
 }

@@ -91,7 +91,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
 		}
 		pr.Runs = append(pr.Runs, run)
-		report.Summarize(&pr, 0)
+		report.Summarize(&pr, s.Config.Traffic.CVLimitPercent)
 		if werr := s.Results.PutProfile(pr); werr != nil {
 			errs = append(errs, werr)
 		}
