@@ -238,7 +238,15 @@ func (e *labEnv) listing(ctx context.Context, runID string) ([]string, error) {
 		for _, c := range part.cmds {
 			lines = append(lines, c+" -f json")
 		}
-		raw, err := e.openstack(ctx, part.cloud, lines...)
+		// The CLI fails when another run deletes a flavor between its list
+		// and its per-flavor extra-spec GET (404): ask again.
+		var raw []byte
+		var err error
+		for attempt := 1; attempt <= 3; attempt++ {
+			if raw, err = e.openstack(ctx, part.cloud, lines...); err == nil {
+				break
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
