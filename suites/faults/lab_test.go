@@ -357,6 +357,7 @@ func (e *labEnv) start(t *testing.T, name string, sp spec) *harnessRun {
 	set(cfg, "flavor.ram_mb", 1024)
 	set(cfg, "traffic.profiles", []string{"tcp-p1", "udp-b0-p1"})
 	set(cfg, "traffic.duration", "4s")
+	set(cfg, "traffic.repeats", 1)
 	if sp.edit != nil {
 		sp.edit(cfg)
 	}
