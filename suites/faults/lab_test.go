@@ -42,6 +42,7 @@ type labEnv struct {
 	labClouds  string // the lab's own clouds.yaml (for the openstack CLI)
 	cloudsFile string // generated: no secret in it
 	secureFile string // generated: the passwords and the token
+	credDir    string // holds both; removed when the matrix ends
 	secrets    map[string]string
 	bins       map[string]string // smoke, perf, sweeper
 	base       []byte            // lab/harness.yaml
@@ -171,8 +172,14 @@ func (e *labEnv) writeCredentials() error {
 		admin["auth_type"] = "token"
 		secure["asap2lab-admin"] = map[string]any{"auth": map[string]any{"token": token}}
 	}
-	e.cloudsFile = filepath.Join(e.out, "clouds.yaml")
-	e.secureFile = filepath.Join(e.out, "secure.yaml")
+	// Outside the output directory (CI archives it), removed by TestMain.
+	credDir, err := os.MkdirTemp("", "asap2e2e-faults-creds-")
+	if err != nil {
+		return err
+	}
+	e.credDir = credDir
+	e.cloudsFile = filepath.Join(credDir, "clouds.yaml")
+	e.secureFile = filepath.Join(credDir, "secure.yaml")
 	for path, v := range map[string]any{e.cloudsFile: doc, e.secureFile: map[string]any{"clouds": secure}} {
 		b, err := yaml.Marshal(v)
 		if err != nil {

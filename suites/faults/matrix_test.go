@@ -54,6 +54,9 @@ func record(t *testing.T, fault, phase string) *Row {
 func TestMain(m *testing.M) {
 	start := time.Now()
 	code := m.Run()
+	if theEnv != nil && theEnv.credDir != "" {
+		_ = os.RemoveAll(theEnv.credDir)
+	}
 	if theEnv != nil && len(rows) > 0 {
 		if err := writeMatrix(theEnv.out, time.Since(start)); err != nil {
 			fmt.Fprintln(os.Stderr, "writing the matrix:", err)
