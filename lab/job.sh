@@ -8,7 +8,8 @@
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
 #      refuse it with the checks' reasons (proof that the checks can fail)
-#   6. tear the lab down (always, also after a failure or Ctrl-C)
+#   6. the fault matrix (suites/faults): every row must leave nothing behind
+#   7. tear the lab down (always, also after a failure or Ctrl-C)
 # Exit status: non-zero when any spec failed or the negative run was not
 # refused. Every phase prints its time; a summary closes the run.
 #
@@ -102,6 +103,10 @@ else
   go run ./tools/checkrun refused "$neg_dir" "$OUT/negative/junit-negative.xml"; rc=$?
   end $rc "negative run"; [ $rc = 0 ] || status=1
 fi
+
+begin "fault matrix (issue 4): signals, API faults, broken guests, kill -9"
+bash suites/faults/run.sh "$OUT/faults"; rc=$?
+end $rc "fault matrix"; [ $rc = 0 ] || status=1
 
 begin "report"
 base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
