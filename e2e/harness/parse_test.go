@@ -2,6 +2,7 @@ package harness
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -28,4 +29,22 @@ func TestInterfaceWithMACAndAddr(t *testing.T) {
 	if hasAddr(out, "lo", "198.18.230.5") || hasAddr(out, "eth1", "198.18.230.50") || hasAddr(out, "eth1", "198.18.230") {
 		t.Fatal("hasAddr matched the wrong interface or a prefix of the address")
 	}
+}
+
+// FuzzIPOutput: the `ip -o link` / `ip -o addr` readers never panic, and
+// an interface they name is always one the output mentions.
+func FuzzIPOutput(f *testing.F) {
+	data, err := os.ReadFile("testdata/ip-o-link-addr.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(data), "fa:16:3e:aa:bb:cc", "198.18.230.5")
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, out, mac, ip string) {
+		dev := interfaceWithMAC(out, mac)
+		if dev != "" && !strings.Contains(out, dev) {
+			t.Fatalf("interfaceWithMAC returned %q, which the output does not contain", dev)
+		}
+		_ = hasAddr(out, dev, ip)
+	})
 }
