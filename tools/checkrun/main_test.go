@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,5 +39,44 @@ func TestUsageAndUnreadableInput(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "results.json") {
 		t.Fatalf("the error does not name the missing file: %s", errOut.String())
+	}
+}
+
+// refused/: the negative run of `make lab` (lab/job.sh) on 2026-12-02: the
+// lab configured as asap2, LABELS=offload. Every check proved the software
+// path and the offload spec failed quoting them: a proper refusal.
+func TestRecordedNegativeLabRunIsRefused(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"refused", "testdata/refused", "testdata/refused/junit.xml"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "was refused with the checks' reasons") {
+		t.Fatalf("unexpected output: %s", out.String())
+	}
+}
+
+// The same recorded run judged against a JUnit file whose offload spec
+// passed (the harness accepted the lab as offloaded) must not count as a
+// refusal.
+func TestAcceptedRunIsNotARefusal(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/refused/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junit := `<testsuites><testsuite><testcase name="[It] Complementary offload checks proves the traffic is offloaded to the NIC (NIC asap2) [offload, asap2]"></testcase></testsuite></testsuites>`
+	if err := os.WriteFile(filepath.Join(dir, "junit.xml"), []byte(junit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"refused", dir, filepath.Join(dir, "junit.xml")}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1: %s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "did not fail") {
+		t.Fatalf("the reason does not say the spec passed: %s", out.String())
 	}
 }
