@@ -48,16 +48,18 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 
 	// Registered first, so they run last: after every delete below.
 	stopWatching := watchInterrupts(s)
-	DeferCleanup(func() {
-		stopWatching()
-		Expect(s.Close()).To(Succeed(), "finishing the results file")
-	})
+	// Last of all: the reports, from the finished results file.
 	DeferCleanup(func(ctx SpecContext) {
 		files, err := s.WriteReports()
 		Expect(err).NotTo(HaveOccurred(), "writing the reports")
 		for _, f := range files {
 			fmt.Fprintf(GinkgoWriter, "report: %s\n", f)
 		}
+	})
+	// Then, before them: close the results file (timings with teardown, end time).
+	DeferCleanup(func() {
+		stopWatching()
+		Expect(s.Close()).To(Succeed(), "finishing the results file")
 	})
 	DeferCleanup(func(ctx SpecContext) {
 		left, err := s.LeakCheck(ctx)
