@@ -108,6 +108,23 @@ begin "fault matrix (issue 4): signals, API faults, broken guests, kill -9"
 bash suites/faults/run.sh "$OUT/faults"; rc=$?
 end $rc "fault matrix"; [ $rc = 0 ] || status=1
 
+begin "leftovers, listed by the openstack CLI (not the harness)"
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+listing=$(
+  for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
+              "server group list --all-projects" "flavor list --all"; do
+    openstack --os-cloud asap2lab-admin $what -f value -c Name 2>&1 | sed "s/^/$what: /"
+  done
+  openstack --os-cloud asap2lab keypair list -f value -c Name 2>&1 | sed 's/^/keypair list: /'
+)
+rc=0
+for id in $run_ids; do
+  left=$(grep -F -- "-$id-" <<<"$listing")
+  if [ -n "$left" ]; then echo "run $id left:"; echo "$left"; rc=1; else echo "run $id: nothing left"; fi
+done
+[ -n "$run_ids" ] || { echo "no run directories found under $OUT" >&2; rc=1; }
+end $rc "leftovers (openstack CLI)"; [ $rc = 0 ] || status=1
+
 begin "report"
 base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 if [ -n "$base_dir" ] && [ -f "$base_dir/results.json" ]; then
