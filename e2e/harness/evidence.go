@@ -59,4 +59,3 @@ func (s *Session) saveEvidenceJSON(rel string, v any, err error) {
 		s.Logf("saving %s: %v", rel, serr)
 	}
 }
-
