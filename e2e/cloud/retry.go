@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 type allowRetryKey struct{}
@@ -60,7 +61,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = wait.Sleep
 	}
 	start := now()
 	deadline := start.Add(t.Interval.Timeout)
@@ -139,17 +140,6 @@ func retryAfter(v string) time.Duration {
 		return 0
 	}
 	return time.Duration(n) * time.Second
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // LogTransport logs one line per request: method, URL, status, duration,

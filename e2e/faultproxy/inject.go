@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // Hit is one fault the injector gave.
@@ -47,7 +49,7 @@ func NewInjector(plan Plan, onHit func(Hit)) (*Injector, error) {
 		return nil, err
 	}
 	return &Injector{plan: p, seen: make([]int, len(p.Rules)), fired: make([]int, len(p.Rules)),
-		onHit: onHit, now: time.Now, wait: sleepCtx}, nil
+		onHit: onHit, now: time.Now, wait: wait.Sleep}, nil
 }
 
 // Hits returns every fault given so far, in order.
@@ -309,15 +311,4 @@ func (p *Proxy) Listen(addr string) (string, func() error, error) {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), srv.Close, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // Commands the checks run on a hypervisor (also used by tests and docs).
@@ -80,7 +81,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 	}
 	for s := 0; s < in.Samples; s++ {
 		if s > 0 {
-			if err := waitFor(ctx, in.Spacing); err != nil {
+			if err := wait.Sleep(ctx, in.Spacing); err != nil {
 				return c, fmt.Errorf("tc check: %w", err)
 			}
 		}
@@ -325,7 +326,7 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 	s := DpctlSamples{OffloadedIsTyped: true}
 	for i := 0; i < in.Samples; i++ {
 		if i > 0 {
-			if err := waitFor(ctx, in.Spacing); err != nil {
+			if err := wait.Sleep(ctx, in.Spacing); err != nil {
 				return c, fmt.Errorf("dpctl check: %w", err)
 			}
 		}
@@ -369,19 +370,4 @@ func fileSafe(s string) string {
 		}
 		return '_'
 	}, s)
-}
-
-// waitFor waits d (the configured sample spacing) or until ctx ends.
-func waitFor(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -1,0 +1,24 @@
+// Package wait holds the one context-aware sleep every poll and retry loop
+// of the harness uses.
+package wait
+
+import (
+	"context"
+	"time"
+)
+
+// Sleep waits for d, or until ctx is done (then it returns ctx.Err()). A
+// non-positive d only reports whether ctx is already done.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
