@@ -34,10 +34,18 @@ SELF_PGIDS=" $(p=$$; while [ -n "$p" ] && [ "$p" -gt 1 ]; do awk '{print $5}' "/
 # lib/labprocs.py lists them (marker in the environment, a $LAB_STATE/ path on the command line,
 # or inside an asap2lab* netns); each one's process group is signalled (up.sh started every
 # daemon as a group leader, so workers go with their parent), TERM first, KILL after 15 s.
+# Every process signalled is remembered by pid and start time (field 22 of /proc/PID/stat, so a
+# reused pid is not mistaken for it): once the namespaces are gone labprocs.py can no longer see a
+# daemon whose setproctitle rewrote its command line and environment (neutron's agents), so the
+# end of this script waits for the remembered ones to be reaped, not for labprocs.py to go quiet.
+declare -A SIGNALLED=()
+starttime() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
+same_proc() { [ -r "/proc/$1/stat" ] && [ "$(starttime "$1")" = "${SIGNALLED[$1]}" ]; }
 for sig in TERM KILL; do
   list=$(python3 "$LAB_DIR/lib/labprocs.py" "$LAB_STATE")
   [ -z "$list" ] && break
   pids=$(echo "$list" | awk '{print $1}' | tr '\n' ' ')
+  for p in $pids; do [ -n "${SIGNALLED[$p]:-}" ] || SIGNALLED[$p]=$(starttime "$p"); done
   say "sending $sig to $(echo $pids | wc -w) lab processes ($(echo "$list" | awk '{print $3}' | sort | uniq -c | awk '{printf "%s%s by %s", sep, $1, $2; sep=", "}'))"
   for g in $(echo "$list" | awk '{print $2}' | sort -u); do
     if [[ "$SELF_PGIDS" == *" $g "* ]]; then
@@ -48,6 +56,18 @@ for sig in TERM KILL; do
   done
   if [ $sig = TERM ]; then wait_gone 15 $pids; else wait_gone 5 $pids; fi
 done
+# Reaped: gone from /proc (a zombie has exited but still holds its pid until its parent waits).
+unreaped() { local p left=; for p in "${!SIGNALLED[@]}"; do same_proc "$p" && left="$left $p"; done; echo $left; }
+deadline=$(( $(date +%s) + 30 ))
+while [ -n "$(unreaped)" ] && [ "$(date +%s)" -lt "$deadline" ]; do
+  for p in $(unreaped); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+  sleep 0.2
+done
+if [ -n "$(unreaped)" ]; then
+  for p in $(unreaped); do say "still present after 30 s: $(ps -o pid=,stat=,ppid=,args= -p "$p" 2>/dev/null | cut -c1-120)"; done
+elif [ ${#SIGNALLED[@]} -gt 0 ]; then
+  say "all ${#SIGNALLED[@]} signalled lab processes have exited and been reaped"
+fi
 rm -rf "$PIDS"
 
 # ------------------------------------------------------------------ 3. namespaces and links
@@ -75,9 +95,9 @@ rm -rf /tmp/asap2lab-debs.* 2>/dev/null   # install.sh download dirs of an inter
 # ------------------------------------------------------------------ verify
 left_ns=$(ip netns list 2>/dev/null | awk '$1 ~ /^asap2lab/ {print $1}')
 left_links=$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep '^asap2lab' || true)
-left_procs=$(python3 "$LAB_DIR/lib/labprocs.py" "$LAB_STATE" | awk '{print $1}')
+left_procs=$( { python3 "$LAB_DIR/lib/labprocs.py" "$LAB_STATE" | awk '{print $1}'; unreaped | tr ' ' '\n'; } | sort -un)
 if [ -n "$left_ns$left_links$left_procs" ]; then
   say "INCOMPLETE: netns [$(echo $left_ns)] links [$(echo $left_links)] processes [$(echo $left_procs)]"
   exit 1
 fi
-say "DOWN in $(since "$T0")s: no asap2lab process, netns or link left"
+say "DOWN in $(since "$T0")s: no asap2lab process (${#SIGNALLED[@]} signalled, all reaped), netns or link left"

@@ -10,7 +10,7 @@ LOCK=$LAB_DIR/packages.lock
 LAB_SHARE=${LAB_SHARE:-/usr/local/share/asap2lab}
 export DEBIAN_FRONTEND=noninteractive DEBCONF_NONINTERACTIVE_SEEN=true
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-APT_OPTS=(-y -q -o DPkg::Lock::Timeout=900 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+APT_OPTS=(-y -q --allow-downgrades -o DPkg::Lock::Timeout=900 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 T0=$(date +%s)
 say() { echo "[install +$(( $(date +%s) - T0 ))s] $*"; }
 die() { echo "install.sh: $*" >&2; exit 1; }
@@ -48,8 +48,9 @@ fi
 
 installed_version() { dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null | awk '$1=="installed"{print $2}'; }
 
-# one dpkg-query for all: "PKG=VERSION" of every installed pinned package
-have=" $(dpkg-query -W -f='${db:Status-Status} ${Package}=${Version}\n' "${pins[@]%%=*}" 2>/dev/null |
+# one dpkg-query for all: "PKG=VERSION" of every installed pinned package. dpkg-query exits 1
+# when any of them is unknown to dpkg (the fresh machine's case): that is an answer, not an error.
+have=" $( { dpkg-query -W -f='${db:Status-Status} ${Package}=${Version}\n' "${pins[@]%%=*}" 2>/dev/null || true; } |
   awk '$1 == "installed" {print $2}' | tr '\n' ' ') "
 missing=()
 for pv in "${pins[@]}"; do

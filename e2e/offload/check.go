@@ -41,6 +41,7 @@ const (
 	CheckNameTC          = "tc"
 	CheckNameRepresentor = "representor"
 	CheckNameDpctl       = "dpctl"
+	CheckNameCounters    = "counters"
 )
 
 // EvidenceFile is one raw output a check looked at. The caller writes Output
