@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -639,6 +640,9 @@ func TestSudoPrefixesCommandsAndKills(t *testing.T) {
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root so that sudo -n works without a password")
+	}
+	if out, err := exec.Command("/usr/bin/sudo", "-n", "true").CombinedOutput(); err != nil {
+		t.Skipf("sudo is present but does not work here (`sudo -n true`: %v: %s); a complete install of the sudo package is needed", err, strings.TrimSpace(string(out)))
 	}
 	e := newEnv(t)
 	srv := newTestServer(t, []ssh.PublicKey{e.pub})

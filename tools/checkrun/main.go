@@ -13,6 +13,7 @@ package main
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,9 +24,15 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n"
+
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && cli.IsHelp(args[0]) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
 	if len(args) != 3 || args[0] != "refused" {
-		fmt.Fprintln(stderr, "usage: checkrun refused RUN_DIR JUNIT_XML")
+		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	problems, err := refused(args[1], args[2])

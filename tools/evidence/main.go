@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 	"io"
 	"net"
 	"os"
@@ -56,6 +57,19 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && cli.IsHelp(args[0]) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	for _, a := range args[min(1, len(args)):] {
+		if a == "--" {
+			break
+		}
+		if cli.IsHelp(a) && a != "help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
 	out, err := analyse(args)
 	var ue usageError
 	switch {

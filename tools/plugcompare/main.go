@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 	"io"
 	"os"
 	"strings"
@@ -41,11 +42,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", "tcp-p1", "profile ID compared in both files")
 	out := fs.String("o", "", "also write the markdown to this file")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: plugcompare [-profile ID] [-o FILE.md] VETH_RESULTS.json INTERNAL_RESULTS.json")
+		fs.PrintDefaults()
+	}
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintln(stderr, "usage: plugcompare [-profile ID] [-o FILE.md] VETH_RESULTS.json INTERNAL_RESULTS.json")
+		fs.Usage()
 		return 2
 	}
 	md, err := compare(fs.Arg(0), fs.Arg(1), *profile)

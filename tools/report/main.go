@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,7 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return render(args[1:], stdout, stderr)
 	case "compare":
 		return compare(args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
+	}
+	if cli.IsHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
@@ -83,8 +85,9 @@ func render(args []string, stdout, stderr io.Writer) int {
 	thresholds := fs.String("thresholds", "", "YAML file with a top-level `thresholds:` list (the harness config works); evaluated on the merged results")
 	seed := fs.Bool("seed-layout", false, "markdown tables with exactly the seed's four columns (no Evidence column)")
 	failOn := fs.Bool("fail-on-threshold", false, "exit 1 when a threshold fails")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintf(stderr, "report render: no results file given\n%s", usage)
@@ -184,8 +187,9 @@ func compare(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.AllowMissing, "allow-missing", false, "a profile missing from the candidate is not a regression")
 	fs.BoolVar(&o.IgnoreEvidence, "ignore-evidence", false, "an offload evidence downgrade is not a regression")
 	jsonOut := fs.String("json", "", "also write the comparison as JSON to this file")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintf(stderr, "report compare: want ACCEPTED and CANDIDATE, got %d argument(s)\n%s", fs.NArg(), usage)

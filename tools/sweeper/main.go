@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -69,11 +70,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		del       = fs.Bool("delete", false, "delete what is selected (default: dry run)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sweeper [--config FILE] [--cloud NAME] (--run-id ID | --older-than DURATION | --all) [--delete]")
+		fmt.Fprintln(fs.Output(), "usage: sweeper [--config FILE] [--cloud NAME] (--run-id ID | --older-than DURATION | --all) [--delete]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "sweeper: unexpected arguments %q\n", fs.Args())
