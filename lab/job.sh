@@ -26,8 +26,9 @@ export LAB_STATE
 t0=$(date +%s)
 declare -a SUMMARY=()
 phase_start=0
-begin() { phase_start=$(date +%s); printf '\n==> [%4ds] %s\n' $((phase_start - t0)) "$*"; }
-end() { local rc=$1 name=$2 d=$(( $(date +%s) - phase_start )); SUMMARY+=("$(printf '%-28s %5ds  %s' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")")"); printf '<== %s: %ss, %s\n' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "exit $rc")"; }
+phase_name=
+begin() { phase_start=$(date +%s); phase_name=$*; printf '\n==> [%4ds] %s\n' $((phase_start - t0)) "$*"; }
+end() { phase_name=; local rc=$1 name=$2 d=$(( $(date +%s) - phase_start )); SUMMARY+=("$(printf '%-28s %5ds  %s' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")")"); printf '<== %s: %ss, %s\n' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "exit $rc")"; }
 
 # Peak memory of the whole machine while the job runs (MemTotal - MemAvailable).
 peak_file=$(mktemp)
@@ -55,7 +56,12 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
-trap 'echo "interrupted: tearing the lab down"; exit 130' INT TERM
+interrupted() {
+  echo "interrupted${phase_name:+ during $phase_name}: tearing the lab down"
+  [ -n "$phase_name" ] && SUMMARY+=("$(printf '%-28s %5ds  %s' "${phase_name:0:28}" $(( $(date +%s) - phase_start )) "INTERRUPTED")")
+  exit 130
+}
+trap interrupted INT TERM
 
 status=0
 if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
