@@ -57,7 +57,7 @@ func TestBadConfigs(t *testing.T) {
 			"testdata/missing.yaml: ssh.private_key: is required unless ssh.use_agent is true",
 			"testdata/missing.yaml: ssh.public_key: is required when guest_access.keypair is empty (the harness creates the keypair from it)",
 			"testdata/missing.yaml: hypervisors.hosts: must map each compute node's hypervisor name to its SSH address when offload.checks is not empty (the checks run there)",
-			`testdata/missing.yaml: offload.checks: need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them), got ["tc" "representor" "dpctl"]`,
+			`testdata/missing.yaml: offload.checks: need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them), got ["tc" "representor" "dpctl" "counters"]`,
 		}},
 		{"unknown_keys.yaml", []string{
 			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: cloud, data_port, flavor, guest_access, hypervisors, image, intervals, network, offload, placement, run, ssh, thresholds, traffic)",
@@ -131,8 +131,9 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/asap2_rules.yaml: hypervisors.hosts.cmp-2.port: must be between 1 and 65535, got 0`,
 			`testdata/asap2_rules.yaml: hypervisors.hosts.cmp-2.user: is required`,
 			`testdata/asap2_rules.yaml: traffic.duration: must be whole seconds (iperf3 -t), got 1.5s`,
-			`testdata/asap2_rules.yaml: offload.checks[1]: must be one of tc, representor, dpctl, got "ethtool"`,
+			`testdata/asap2_rules.yaml: offload.checks[1]: must be one of tc, representor, dpctl, counters, got "ethtool"`,
 			`testdata/asap2_rules.yaml: offload.checks[2]: is repeated, got "tc"`,
+			`testdata/asap2_rules.yaml: offload.checks: leaves out representor, dpctl, counters: an asap2 run needs all of tc, representor, dpctl, counters to prove offload; to accept fewer set offload.partial_proof: true (the report then says "partial proof"), got ["tc" "ethtool" "tc"]`,
 			`testdata/asap2_rules.yaml: offload.flood_pings: must be > 0, got 0`,
 		}},
 		{"offload.yaml", []string{
@@ -140,6 +141,14 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/offload.yaml: offload.capture_max_packets: must exceed offload.capture_first_packets (10), got 10`,
 			`testdata/offload.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (13s), got 12.5s`,
 			`testdata/offload.yaml: offload.vxlan_device: must be a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it, got "vxlan sys/4789"`,
+		}},
+		{"offload_proof.yaml", []string{
+			`testdata/offload_proof.yaml: offload.checks: must include tc when run.expected_path is asap2 (tc's in_hw is the ground truth of hardware offload; the other checks corroborate it), got ["representor" "dpctl"]`,
+			`testdata/offload_proof.yaml: offload.representor_max_packets: must be >= 1, got 0`,
+			`testdata/offload_proof.yaml: offload.counters_min_flow_packets: must exceed offload.representor_max_packets (0): a window in which the guest moved fewer packets cannot tell a quiet representor from a quiet flow, got 0`,
+		}},
+		{"offload_subset.yaml", []string{
+			`testdata/offload_subset.yaml: offload.checks: leaves out representor, counters: an asap2 run needs all of tc, representor, dpctl, counters to prove offload; to accept fewer set offload.partial_proof: true (the report then says "partial proof"), got ["tc" "dpctl"]`,
 		}},
 		{"offload_settle.yaml", []string{
 			`testdata/offload_settle.yaml: offload.settle: must be > 0, got 0s`,

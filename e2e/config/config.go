@@ -190,7 +190,11 @@ type Traffic struct {
 
 // Offload configures the complementary checks.
 type Offload struct {
-	Checks        []string      `yaml:"checks"`         // subset of tc, representor, dpctl; default all three
+	Checks []string `yaml:"checks"` // subset of tc, representor, dpctl, counters; default all four
+	// PartialProof accepts a non-empty subset of the checks for an asap2 run
+	// (tc always among them); the results record it and the report says
+	// "partial proof: tc only" instead of "offload proven".
+	PartialProof  bool          `yaml:"partial_proof"`
 	FloodPings    int           `yaml:"flood_pings"`    // ping -f count before the checks; default 1000
 	FlowDuration  time.Duration `yaml:"flow_duration"`  // sustained flow the checks observe; default 20s
 	CaptureWindow time.Duration `yaml:"capture_window"` // representor tcpdump window inside the flow; default 5s
@@ -205,6 +209,12 @@ type Offload struct {
 	// VXLANDevice is the hypervisor's VXLAN device whose ingress TC rules
 	// carry the decap flows; default "vxlan_sys_4789" (kernel OVS); "" skips it.
 	VXLANDevice string `yaml:"vxlan_device"`
+	// RepresentorMaxPackets: the counters check says "offloaded" only when
+	// the representor moved fewer packets than this in its window; default 1000.
+	RepresentorMaxPackets int `yaml:"representor_max_packets"`
+	// CountersMinFlowPackets: the guest's data interface must move at least
+	// this many packets in the counters window, or it proves nothing; default 10000.
+	CountersMinFlowPackets int `yaml:"counters_min_flow_packets"`
 }
 
 // Interval is a named wait: how long at most, how often to look.

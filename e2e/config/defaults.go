@@ -29,6 +29,13 @@ const (
 	DefaultCaptureMaxPackets   = 10000
 	DefaultSettle              = 3 * time.Second
 	DefaultVXLANDevice         = "vxlan_sys_4789"
+	// The counters witness: the representor may move fewer than this many
+	// packets during the window for "offloaded" (an upstream traffic-flow
+	// test suite fails offload at >= 1000 packets through the representor),
+	// and the guest's own interface must move at least
+	// DefaultCountersMinFlowPackets for the window to prove anything.
+	DefaultRepresentorMaxPackets  = 1000
+	DefaultCountersMinFlowPackets = 10000
 )
 
 // Offload check names (offload.checks).
@@ -36,10 +43,13 @@ const (
 	CheckTC          = "tc"
 	CheckRepresentor = "representor"
 	CheckDpctl       = "dpctl"
+	CheckCounters    = "counters"
 )
 
-// AllChecks is the default of offload.checks, in the order they run.
-var AllChecks = []string{CheckTC, CheckRepresentor, CheckDpctl}
+// AllChecks is the default of offload.checks, in the order they run. An
+// asap2 run needs every one of them unless offload.partial_proof says
+// otherwise.
+var AllChecks = []string{CheckTC, CheckRepresentor, CheckDpctl, CheckCounters}
 
 func (c *Config) has(path string) bool { return c.set[path] }
 
@@ -147,6 +157,12 @@ func (c *Config) applyDefaults() {
 	}
 	if !c.has("offload.vxlan_device") {
 		c.Offload.VXLANDevice = DefaultVXLANDevice
+	}
+	if !c.has("offload.representor_max_packets") {
+		c.Offload.RepresentorMaxPackets = DefaultRepresentorMaxPackets
+	}
+	if !c.has("offload.counters_min_flow_packets") {
+		c.Offload.CountersMinFlowPackets = DefaultCountersMinFlowPackets
 	}
 
 	// Intervals: every known name gets its default; a name in the file

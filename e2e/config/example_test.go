@@ -77,7 +77,7 @@ func TestExampleMOSKLoadsAndValidates(t *testing.T) {
 		{"command from file", cfg.Interval(IntervalCommand), Interval{Timeout: 3 * time.Minute, Poll: time.Second}},
 		{"duration", cfg.Traffic.Duration, 30 * time.Second},
 		{"repeats", cfg.Traffic.Repeats, 3},
-		{"checks", cfg.Offload.Checks, []string{"tc", "representor", "dpctl"}},
+		{"checks", cfg.Offload.Checks, []string{"tc", "representor", "dpctl", "counters"}},
 		{"threshold value", cfg.Thresholds[0].Value, 20e9},
 		{"profiles empty = all", len(cfg.Traffic.Profiles), 0},
 	}

@@ -61,7 +61,7 @@ func TestIPv6NetworkWithRepresentorCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(base), "cidr: 198.18.10.0/24", "cidr: fd00:198:18::/64", 1)
-	text = strings.Replace(text, "checks: []", "checks: [representor]", 1)
+	text = strings.Replace(text, "checks: []", "checks: [tc, representor]\n  partial_proof: true", 1)
 	text = strings.Replace(text, "cloud:\n  tenant: lab\n", "cloud:\n  tenant: lab\n  admin: lab-admin\n", 1)
 	text += "hypervisors:\n  hosts:\n    cmp-1: {address: 198.18.20.11}\n    cmp-2: {address: 198.18.20.12}\n"
 	file := filepath.Join(t.TempDir(), "v6.yaml")
@@ -73,7 +73,7 @@ func TestIPv6NetworkWithRepresentorCheck(t *testing.T) {
 		file + `: network.cidr: must be IPv4 when offload.checks has representor (its capture counts IPv4 packets only: an IPv6 flow would always look offloaded), got "fd00:198:18::/64"`,
 	}, "")
 	// Without the representor check an IPv6 network is fine.
-	text = strings.Replace(text, "checks: [representor]", "checks: [tc, dpctl]", 1)
+	text = strings.Replace(text, "checks: [tc, representor]", "checks: [tc, dpctl]", 1)
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

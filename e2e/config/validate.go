@@ -494,6 +494,29 @@ func (v *validator) offload() {
 		seen[c] = true
 		v.oneOf(p, c, AllChecks)
 	}
+	if v.c.Run.ExpectedPath == PathASAP2 && len(o.Checks) > 0 {
+		var absent []string
+		for _, c := range AllChecks {
+			if !seen[c] {
+				absent = append(absent, c)
+			}
+		}
+		switch {
+		case !seen[CheckTC]:
+			// dpctl's offloaded:yes is OVS's own claim (it also says so when tc
+			// reported no state); only tc's in_hw is the hardware's word.
+			v.bad("offload.checks", "must include tc when run.expected_path is asap2 (tc's in_hw is the ground truth of hardware offload; the other checks corroborate it)", o.Checks)
+		case len(absent) > 0 && !o.PartialProof:
+			v.bad("offload.checks", fmt.Sprintf("leaves out %s: an asap2 run needs all of %s to prove offload; to accept fewer set offload.partial_proof: true (the report then says \"partial proof\")",
+				strings.Join(absent, ", "), strings.Join(AllChecks, ", ")), o.Checks)
+		}
+	}
+	if o.RepresentorMaxPackets < 1 {
+		v.bad("offload.representor_max_packets", "must be >= 1", o.RepresentorMaxPackets)
+	}
+	if o.CountersMinFlowPackets <= o.RepresentorMaxPackets {
+		v.bad("offload.counters_min_flow_packets", fmt.Sprintf("must exceed offload.representor_max_packets (%d): a window in which the guest moved fewer packets cannot tell a quiet representor from a quiet flow", o.RepresentorMaxPackets), o.CountersMinFlowPackets)
+	}
 	if seen[CheckRepresentor] {
 		// The representor capture (e2e/offload CaptureFilter, JudgeCapture)
 		// filters and counts IPv4 packets: an IPv6 flow would never be

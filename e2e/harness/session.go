@@ -327,6 +327,7 @@ func configSummary(cfg *config.Config) report.ConfigSummary {
 		DurationSeconds: cfg.Traffic.Duration.Seconds(),
 		Repeats:         cfg.Traffic.Repeats,
 		Checks:          cfg.Offload.Checks,
+		PartialProof:    cfg.Offload.PartialProof,
 		CVLimitPercent:  cfg.Traffic.CVLimitPercent,
 		LineRateBps:     cfg.Traffic.LineRateBps,
 	}

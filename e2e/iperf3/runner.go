@@ -69,6 +69,12 @@ type RunInput struct {
 	// wait for them to exit after the clients are done; ListenPoll is how
 	// often listening is checked (config interval "iperf_server").
 	ListenTimeout, ListenPoll time.Duration
+	// ClientsStarting, when set, is called once with the time at which the
+	// clients are launched: every server listens by then, so it is the moment
+	// the flow's traffic starts (the evidence window counts its settle time
+	// from it, not from when Run was called: version queries, server start and
+	// the listen wait come first and take seconds).
+	ClientsStarting func(time.Time)
 }
 
 // ProcessRun is one iperf3 client/server pair of a run, with its raw output
@@ -255,6 +261,9 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if in.ClientsStarting != nil {
+		in.ClientsStarting(time.Now())
+	}
 	errs := make([]error, len(m.Processes))
 	var wg sync.WaitGroup
 	for i := range m.Processes {

@@ -413,3 +413,42 @@ func TestRunInputValidation(t *testing.T) {
 		t.Error("commands ran despite invalid input")
 	}
 }
+
+// The evidence window counts its settle time from ClientsStarting: it must
+// come once, after every server listens (the `ss` probe that found them) and
+// before the first client command.
+func TestRunClientsStartingMarksTheClientLaunch(t *testing.T) {
+	s, c := pair(v312, v312, recorded(t, map[int]string{5201: "v3.12-tcp-p15.json", 5202: "v3.12-tcp-p1.json"}))
+	in := input(s, c, "tcp-p15")
+	in.MaxStreamsPerProcess = 8
+	var calls int
+	var at time.Time
+	var serverRan, clientRan int
+	in.ClientsStarting = func(t time.Time) {
+		calls++
+		at = t
+		s.mu.Lock()
+		serverRan = len(s.ran)
+		s.mu.Unlock()
+		c.mu.Lock()
+		clientRan = len(c.ran)
+		c.mu.Unlock()
+	}
+	before := time.Now()
+	if _, err := Run(context.Background(), in); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if calls != 1 || at.Before(before) || at.After(time.Now()) {
+		t.Fatalf("ClientsStarting called %d times at %v", calls, at)
+	}
+	// by then: version, two server starts and the listen probe on the server guest;
+	// only the version query on the client guest, no client yet
+	if !slices.ContainsFunc(s.ran[:serverRan], func(cmd string) bool { return strings.HasPrefix(cmd, "ss ") }) {
+		t.Errorf("ClientsStarting came before the servers were seen listening: server guest ran %q", s.ran[:serverRan])
+	}
+	for _, cmd := range c.ran[:clientRan] {
+		if strings.HasPrefix(cmd, "iperf3 -c") {
+			t.Errorf("ClientsStarting came after a client started: %q", c.ran[:clientRan])
+		}
+	}
+}

@@ -168,7 +168,9 @@ func compareOne(accepted, candidate *Set, a, cand *ProfileResult, o CompareOptio
 		}
 	}
 	switch {
-	case r.AcceptedEvidence != r.CandidateEvidence && Expected(a.Path, r.AcceptedEvidence) && !Expected(cand.Path, r.CandidateEvidence):
+	case r.AcceptedEvidence != r.CandidateEvidence && Expected(a.Path, r.AcceptedEvidence) &&
+		(!Expected(cand.Path, r.CandidateEvidence) || r.AcceptedEvidence == EvidenceOffloadProven && r.CandidateEvidence == EvidencePartialProof):
+		// Fewer witnesses than the accepted run had is a downgrade too.
 		r.Notes = append(r.Notes, fmt.Sprintf("evidence went from %q to %q", r.AcceptedEvidence, r.CandidateEvidence))
 		if !o.IgnoreEvidence {
 			r.Status, r.Regression = DeltaRegression, true
@@ -249,5 +251,6 @@ func (c Comparison) Markdown() string {
 // contradicts reports whether an evidence status proves the other path than
 // p: software for asap2, offload proven for baseline.
 func contradicts(p Path, status string) bool {
-	return p == PathASAP2 && status == EvidenceSoftware || p == PathBaseline && status == EvidenceOffloadProven
+	return p == PathASAP2 && status == EvidenceSoftware ||
+		p == PathBaseline && (status == EvidenceOffloadProven || status == EvidencePartialProof)
 }

@@ -80,8 +80,15 @@ func evidenceBadges(r Row) string {
 		cls := "warn"
 		if Expected(side.p.Path, side.ev.Status) {
 			cls = "ok"
-		} else if side.ev.Status == EvidenceSoftware || side.ev.Status == EvidenceOffloadProven {
+		} else if side.ev.Status == EvidenceSoftware || side.ev.Status == EvidenceOffloadProven || side.ev.Status == EvidencePartialProof {
 			cls = "bad" // the opposite of what the path must show
+		}
+		status := side.ev.Status
+		if status == EvidencePartialProof {
+			status = PartialProofLabel(*side.ev)
+			if cls == "ok" {
+				cls = "warn" // opted into, and never shown as the full stamp
+			}
 		}
 		extra := ""
 		if n := side.p.Summary.Delivered.N; n > 1 {
@@ -92,7 +99,7 @@ func evidenceBadges(r Row) string {
 			cls = "bad"
 		}
 		parts = append(parts, fmt.Sprintf(`<span class="badge %s" title="%s">%s: %s%s</span>`,
-			cls, esc(side.ev.Detail+" ("+side.ev.Scope+"-level checks)"), side.name, esc(side.ev.Status), esc(extra)))
+			cls, esc(side.ev.Detail+" ("+side.ev.Scope+"-level checks)"), side.name, esc(status), esc(extra)))
 	}
 	return strings.Join(parts, "<br>")
 }

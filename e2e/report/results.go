@@ -30,6 +30,10 @@ const (
 	ProtoUDP = "udp"
 )
 
+// KnownChecks are the complementary checks a run can configure, in the
+// order they run (config.AllChecks; pinned by seams_test.go).
+var KnownChecks = []string{"tc", "representor", "dpctl", "counters"}
+
 // Verdicts of an offload check.
 const (
 	VerdictOffloaded    = "offloaded"
@@ -75,6 +79,10 @@ type ConfigSummary struct {
 	// representor, dpctl); a configured check without a result is shown as
 	// missing, never hidden.
 	Checks []string `json:"checks"`
+	// PartialProof records the run's explicit opt-in (offload.partial_proof)
+	// to accept fewer than all KnownChecks: its evidence is then "partial
+	// proof", never "offload proven".
+	PartialProof bool `json:"partial_proof,omitempty"`
 	// CVLimitPercent marks a profile unstable when the coefficient of
 	// variation of its delivered rate over repeats exceeds it; 0 = no limit.
 	CVLimitPercent float64 `json:"cv_limit_percent,omitempty"`

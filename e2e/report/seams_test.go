@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
@@ -26,6 +27,8 @@ func TestStringsSharedWithOtherPackages(t *testing.T) {
 		{"check tc", offload.CheckNameTC, config.CheckTC},
 		{"check representor", offload.CheckNameRepresentor, config.CheckRepresentor},
 		{"check dpctl", offload.CheckNameDpctl, config.CheckDpctl},
+		{"check counters", offload.CheckNameCounters, config.CheckCounters},
+		{"known checks", strings.Join(report.KnownChecks, ","), strings.Join(config.AllChecks, ",")},
 	}
 	for _, p := range pairs {
 		if p.got != p.want {

@@ -111,7 +111,7 @@ func seedResults(path Path) *Results {
 		StartedAt:     seedStart,
 		Config: ConfigSummary{
 			Cloud: "mosk-lab", BuildLabel: "MOSK 25.2", ExpectedPath: path,
-			DurationSeconds: 30, Repeats: 1, Checks: []string{"tc", "representor", "dpctl"},
+			DurationSeconds: 30, Repeats: 1, Checks: KnownChecks,
 			CVLimitPercent: 5, LineRateBps: 25 * G,
 		},
 		Environment: seedEnv(path),
@@ -126,7 +126,7 @@ func seedResults(path Path) *Results {
 	if path == PathBaseline {
 		verdict, reason = VerdictSoftware, "flow packets kept reaching the host datapath"
 	}
-	for _, name := range []string{"tc", "representor", "dpctl"} {
+	for _, name := range KnownChecks {
 		r.Offload = append(r.Offload, CheckResult{Name: name, Flow: "tcp", Verdict: verdict, Reason: reason,
 			EvidenceFiles: []string{"evidence/" + name + "-tcp.txt"}})
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -168,8 +169,11 @@ type Evidence struct {
 // Evidence statuses.
 const (
 	EvidenceOffloadProven = "offload proven"
-	EvidenceSoftware      = "software"
-	EvidenceUnproven      = "unproven"
+	// EvidencePartialProof: every configured check says offloaded, but the
+	// run opted out of some (offload.partial_proof): the detail names them.
+	EvidencePartialProof = "partial proof"
+	EvidenceSoftware     = "software"
+	EvidenceUnproven     = "unproven"
 )
 
 // EvidenceFor judges the checks that cover p: its own, else its file's
@@ -186,6 +190,28 @@ func (s *Set) EvidenceFor(p *ProfileResult) Evidence {
 		configured = f.Config.Checks
 	}
 	return Judge(checks, configured, scope)
+}
+
+// partial turns "offload proven" into "partial proof: tc, dpctl only" when
+// the configured checks leave any of KnownChecks out (only a run with
+// offload.partial_proof gets that far for asap2): fewer witnesses never
+// earn the same stamp as all of them.
+func partial(ev Evidence, configured []string) Evidence {
+	if ev.Status != EvidenceOffloadProven || len(configured) == 0 {
+		return ev
+	}
+	var left []string
+	for _, k := range KnownChecks {
+		if !slices.Contains(configured, k) {
+			left = append(left, k)
+		}
+	}
+	if len(left) == 0 {
+		return ev
+	}
+	ev.Status = EvidencePartialProof
+	ev.Detail = fmt.Sprintf("partial proof: %s only (%s not run); %s", strings.Join(configured, ", "), strings.Join(left, ", "), ev.Detail)
+	return ev
 }
 
 // Judge combines check verdicts. Several results of one check (e.g. during
@@ -261,7 +287,7 @@ func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 	default:
 		ev.Status = EvidenceUnproven
 	}
-	return ev
+	return partial(ev, configured)
 }
 
 // Expected reports whether an evidence status is what the path must show:
@@ -269,7 +295,9 @@ func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 func Expected(path Path, status string) bool {
 	switch path {
 	case PathASAP2:
-		return status == EvidenceOffloadProven
+		// A partial proof was opted into by the run's config and says so in
+		// every cell; it still is what the run asked to show.
+		return status == EvidenceOffloadProven || status == EvidencePartialProof
 	case PathBaseline:
 		return status == EvidenceSoftware
 	}

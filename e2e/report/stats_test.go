@@ -96,7 +96,7 @@ func TestFormatting(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	all := []string{"tc", "representor", "dpctl"}
+	all := KnownChecks
 	off := func(n string) CheckResult { return CheckResult{Name: n, Verdict: VerdictOffloaded} }
 	sw := func(n string) CheckResult { return CheckResult{Name: n, Verdict: VerdictSoftware} }
 	cases := []struct {
@@ -105,12 +105,12 @@ func TestJudge(t *testing.T) {
 		want   string
 		detail string
 	}{
-		{"all offloaded", []CheckResult{off("tc"), off("representor"), off("dpctl")}, EvidenceOffloadProven, ""},
+		{"all offloaded", []CheckResult{off("tc"), off("representor"), off("dpctl"), off("counters")}, EvidenceOffloadProven, ""},
 		{"one missing", []CheckResult{off("tc"), off("dpctl")}, EvidenceUnproven, "representor missing"},
 		{"none", nil, EvidenceUnproven, "representor missing"},
 		{"software", []CheckResult{sw("tc"), sw("representor"), sw("dpctl")}, EvidenceSoftware, ""},
 		{"contradiction", []CheckResult{off("tc"), sw("representor"), off("dpctl")}, EvidenceUnproven, "contradict"},
-		{"udp flow software", []CheckResult{off("tc"), off("representor"), off("dpctl"), {Name: "tc", Flow: "udp", Verdict: VerdictSoftware}}, EvidenceUnproven, "tc software"},
+		{"udp flow software", []CheckResult{off("tc"), off("representor"), off("dpctl"), off("counters"), {Name: "tc", Flow: "udp", Verdict: VerdictSoftware}}, EvidenceUnproven, "tc software"},
 		{"inconclusive", []CheckResult{off("tc"), off("representor"), {Name: "dpctl", Verdict: VerdictInconclusive}}, EvidenceUnproven, "dpctl inconclusive"},
 		// One hypervisor's tc rules in hardware, the other's not: no
 		// "software" proof for a baseline row (offload.ExpectPath fails such a
@@ -119,6 +119,12 @@ func TestJudge(t *testing.T) {
 	}
 	for _, c := range cases {
 		ev := Judge(c.checks, all, "run")
+		if c.name == "all offloaded" {
+			// the same verdicts with only three checks configured: partial
+			if p := Judge(c.checks[:3], all[:3], "run"); p.Status != EvidencePartialProof || !strings.Contains(p.Detail, "counters not run") {
+				t.Errorf("three of four checks: got %+v, want a partial proof naming counters", p)
+			}
+		}
 		if ev.Status != c.want || !strings.Contains(ev.Detail, c.detail) {
 			t.Errorf("%s: got %+v, want %s with %q", c.name, ev, c.want, c.detail)
 		}

@@ -297,6 +297,9 @@ func buildRow(s *Set, t Table, sh Shape) Row {
 		e := s.EvidenceFor(side.p)
 		*side.dst = &e
 		text := side.name + ": " + e.Status
+		if e.Status == EvidencePartialProof {
+			text = side.name + ": " + PartialProofLabel(e)
+		}
 		if !Expected(side.p.Path, e.Status) {
 			text += " (expected " + expectedStatus(side.p.Path) + ")"
 		}
@@ -313,6 +316,13 @@ func buildRow(s *Set, t Table, sh Shape) Row {
 	}
 	r.EvidenceCell = strings.Join(ev, "; ")
 	return r
+}
+
+// PartialProofLabel is the short form of a partial proof's detail, e.g.
+// "partial proof: tc, dpctl only (representor, counters not run)".
+func PartialProofLabel(e Evidence) string {
+	label, _, _ := strings.Cut(e.Detail, "; ")
+	return label
 }
 
 func expectedStatus(p Path) string {
