@@ -113,9 +113,42 @@ func lastLine(out []byte, containing string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// checkDuringFlow starts the sustained flow, waits offload.settle for OVS to
-// install its flows, runs every configured check on both hypervisors at
-// once, then waits for the flow to end and confirms it carried traffic.
+// dataInterface finds (and caches) the name of a guest's data interface:
+// the one carrying its data port's MAC. The representor check captures there
+// as its positive control, the counters check reads its counters.
+func (s *Session) dataInterface(ctx context.Context, i int) (string, error) {
+	s.ifaceMu.Lock()
+	name, ok := s.dataIfaces[i]
+	s.ifaceMu.Unlock()
+	if ok {
+		return name, nil
+	}
+	srv := s.Topology.Servers[i]
+	res, err := s.Guests[i].Run(ctx, "ip -o link show")
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: listing interfaces: %w", srv.Name, err)
+	}
+	name = interfaceWithMAC(string(res.Stdout), srv.DataMAC)
+	if name == "" {
+		return "", fmt.Errorf("%s: no interface has the data port's MAC %s", srv.Name, srv.DataMAC)
+	}
+	s.ifaceMu.Lock()
+	if s.dataIfaces == nil {
+		s.dataIfaces = map[int]string{}
+	}
+	s.dataIfaces[i] = name
+	s.ifaceMu.Unlock()
+	return name, nil
+}
+
+// checkDuringFlow starts the sustained flow, waits offload.settle from the
+// moment its clients start (OVS installs its flows, TC rules reach the NIC,
+// the first packets of each new flow take the miss path), runs every
+// configured check on both hypervisors at once, then waits for the flow to
+// end and confirms it carried traffic.
 func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]FlowCheck, error) {
 	oc := s.Config.Offload
 	flow := protoName(p.Protocol)
@@ -126,6 +159,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	type target struct {
 		runner remote.Runner
 		rep    string
+		iface  string // the guest's data interface
 		err    error
 	}
 	servers := s.Topology.Servers
@@ -136,7 +170,8 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 			return nil, fmt.Errorf("no SSH connection to hypervisor %s of %s", srv.Hypervisor, srv.Name)
 		}
 		rep, err := s.representor(ctx, srv.Hypervisor, srv.DataPortID)
-		targets[i] = target{runner: runner, rep: rep, err: err}
+		iface, ierr := s.dataInterface(ctx, i)
+		targets[i] = target{runner: runner, rep: rep, iface: iface, err: errors.Join(err, ierr)}
 	}
 
 	flowCtx, cancelFlow := context.WithCancel(ctx)
@@ -146,15 +181,32 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 		err error
 	}
 	done := make(chan flowResult, 1)
+	started := make(chan time.Time, 1)
 	go func() {
 		// The measured runs are over (they run one after the other and stop
 		// their servers), so the evidence flow can use the same ports.
-		m, err := iperf3.Run(flowCtx, s.iperfInput(p, oc.FlowDuration))
+		in := s.iperfInput(p, oc.FlowDuration)
+		in.ClientsStarting = func(t time.Time) { started <- t }
+		m, err := iperf3.Run(flowCtx, in)
 		done <- flowResult{m, err}
 	}()
 
+	// The settle time counts from the clients' start, not from here: the
+	// runner first asks versions, starts the servers and waits for them to
+	// listen, which can take longer than the settle itself. Counted from
+	// here, a capture could overlap the miss-path packets every new flow
+	// sends through the representor and read a good offload as "software".
+	var clientsAt time.Time
 	select {
-	case <-time.After(oc.Settle):
+	case clientsAt = <-started:
+	case r := <-done:
+		s.saveIperfEvidence("offload/"+flow+"/iperf3", r.m)
+		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, orFinished(r.err))
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-time.After(time.Until(clientsAt.Add(oc.Settle))):
 	case r := <-done:
 		s.saveIperfEvidence("offload/"+flow+"/iperf3", r.m)
 		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, orFinished(r.err))
@@ -163,6 +215,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	}
 
 	checksStart := time.Now()
+	s.Logf("checks start %s after the %s flow's clients (offload.settle %s)", checksStart.Sub(clientsAt).Round(time.Millisecond), flow, oc.Settle)
 	var (
 		mu      sync.Mutex
 		results []FlowCheck
@@ -171,7 +224,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	)
 	for i, srv := range servers {
 		peer := servers[1-i]
-		hv, t := srv.Hypervisor, targets[i]
+		hv, t, guest := srv.Hypervisor, targets[i], s.Guests[i]
 		for _, name := range oc.Checks {
 			wg.Add(1)
 			go func(name string) {
@@ -182,8 +235,12 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 				case t.err != nil:
 					c = offload.Check{Name: name, Verdict: offload.Inconclusive, Reason: t.err.Error()}
 				default:
-					c, cerr = s.runCheck(flowCtx, t.runner, name, t.rep, srv.DataPortID, srv.DataMAC, peer.DataMAC, flow)
+					c, cerr = s.runCheck(flowCtx, checkTarget{
+						hv: t.runner, name: name, rep: t.rep, portID: srv.DataPortID, localMAC: srv.DataMAC, peerMAC: peer.DataMAC,
+						flow: flow, guest: guest, guestName: srv.Name, guestIface: t.iface,
+					})
 				}
+				c.Flow, c.Host = flow, hv
 				fc := FlowCheck{Flow: flow, Hypervisor: hv, Check: c}
 				fc.Files = s.saveCheckEvidence(flow, hv, c)
 				mu.Lock()
@@ -255,25 +312,45 @@ func orFinished(err error) error {
 	return err
 }
 
-func (s *Session) runCheck(ctx context.Context, hv remote.Runner, name, rep, portID, localMAC, peerMAC, flow string) (offload.Check, error) {
+// checkTarget is where one check looks: the hypervisor and representor of
+// one guest, the guest itself (positive controls) and the flow.
+type checkTarget struct {
+	hv                      remote.Runner
+	name, rep, portID       string
+	localMAC, peerMAC, flow string
+	guest                   remote.Runner
+	guestName, guestIface   string
+}
+
+// checkSamples is how many times tc and dpctl are read in one window: two,
+// so that counters are seen to grow (one sample proves nothing).
+const checkSamples = 2
+
+func (s *Session) runCheck(ctx context.Context, t checkTarget) (offload.Check, error) {
 	oc := s.Config.Offload
-	macs := []string{localMAC, peerMAC}
-	switch name {
+	macs := []string{t.localMAC, t.peerMAC}
+	switch t.name {
 	case config.CheckTC:
-		devs := []string{rep}
+		devs := []string{t.rep}
 		if oc.VXLANDevice != "" {
 			devs = append(devs, oc.VXLANDevice)
 		}
-		return offload.CheckTC(ctx, hv, offload.TCInput{Devices: devs, MACs: macs, Samples: 2, Spacing: oc.CaptureWindow})
+		return offload.CheckTC(ctx, t.hv, offload.TCInput{Devices: devs, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
 	case config.CheckRepresentor:
-		return offload.CheckRepresentor(ctx, hv, offload.RepresentorInput{
-			PortID: portID, Representor: rep, LocalMAC: localMAC, PeerMAC: peerMAC, Protocol: flow,
+		return offload.CheckRepresentor(ctx, t.hv, offload.RepresentorInput{
+			PortID: t.portID, Representor: t.rep, LocalMAC: t.localMAC, PeerMAC: t.peerMAC, Protocol: t.flow,
 			Window: oc.CaptureWindow, FirstPackets: oc.CaptureFirstPackets, MaxPackets: oc.CaptureMaxPackets,
+			Control: t.guest, ControlIface: t.guestIface, ControlSudo: s.Config.GuestAccess.User != "root",
 		})
 	case config.CheckDpctl:
-		return offload.CheckDpctl(ctx, hv, offload.DpctlInput{MACs: macs, Samples: 2, Spacing: oc.CaptureWindow})
+		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
+	case config.CheckCounters:
+		return offload.CheckCounters(ctx, t.hv, offload.CountersInput{
+			Representor: t.rep, Guest: t.guest, GuestIface: t.guestIface, GuestName: t.guestName,
+			Window: oc.CaptureWindow, MaxRepPackets: uint64(oc.RepresentorMaxPackets), MinFlowPackets: uint64(oc.CountersMinFlowPackets),
+		})
 	}
-	return offload.Check{}, fmt.Errorf("unknown check %q", name)
+	return offload.Check{}, fmt.Errorf("unknown check %q", t.name)
 }
 
 func (s *Session) saveCheckEvidence(flow, hv string, c offload.Check) []string {

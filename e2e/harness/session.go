@@ -55,6 +55,9 @@ type Session struct {
 	// Hypervisors maps a hypervisor name to its SSH runner.
 	Hypervisors map[string]remote.Runner
 	dialer      *remote.Dialer
+	// dataIfaces caches each guest's data interface name (by server index).
+	ifaceMu    sync.Mutex
+	dataIfaces map[int]string
 
 	logMu   sync.Mutex
 	console io.Writer

@@ -65,6 +65,10 @@ type Check struct {
 	Verdict  Verdict
 	Reason   string
 	Evidence []EvidenceFile
+	// Flow and Host say where the check looked (the sustained flow, e.g.
+	// "tcp", and the hypervisor); the harness fills them, ExpectPath pairs
+	// the checks of one place by them.
+	Flow, Host string
 }
 
 // Expected paths, as in the config's `expect` values.
@@ -95,6 +99,10 @@ func ExpectPath(path string, checks []Check) error {
 			return fmt.Errorf("expected path asap2 (offloaded), but %d of %d checks disagree:\n  %s",
 				len(bad), len(checks), strings.Join(bad, "\n  "))
 		}
+		if unconfirmed := dpctlWithoutTC(checks); len(unconfirmed) > 0 {
+			return fmt.Errorf("expected path asap2 (offloaded), but dpctl's offloaded:yes (OVS's own claim) is not confirmed by tc's in_hw (the hardware's word) for the same guest pair:\n  %s",
+				strings.Join(unconfirmed, "\n  "))
+		}
 	case PathBaseline:
 		software := 0
 		for _, c := range checks {
@@ -121,6 +129,40 @@ func ExpectPath(path string, checks []Check) error {
 		return fmt.Errorf("expected path: unknown value %q (want %q or %q)", path, PathASAP2, PathBaseline)
 	}
 	return nil
+}
+
+// dpctlWithoutTC lists every place (flow, hypervisor) where dpctl says
+// offloaded but no tc check of the same place says so too. OVS prints
+// offloaded:yes also when tc reported no offload state at all
+// (lib/netdev-offload-tc.c), so an asap2 verdict rests on tc agreeing.
+func dpctlWithoutTC(checks []Check) []string {
+	tcAt := map[string]Verdict{}
+	for _, c := range checks {
+		if c.Name == CheckNameTC {
+			tcAt[c.Flow+"\x00"+c.Host] = c.Verdict
+		}
+	}
+	var out []string
+	for _, c := range checks {
+		if c.Name != CheckNameDpctl || c.Verdict != Offloaded {
+			continue
+		}
+		where := fmt.Sprintf("%s flow on %s", orUnknown(c.Flow), orUnknown(c.Host))
+		switch v, ok := tcAt[c.Flow+"\x00"+c.Host]; {
+		case !ok:
+			out = append(out, where+": dpctl offloaded, tc did not run there")
+		case v != Offloaded:
+			out = append(out, fmt.Sprintf("%s: dpctl offloaded, tc %s", where, v))
+		}
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unnamed)"
+	}
+	return s
 }
 
 // normalizeMAC returns the lower-case colon form of a 6-byte MAC address.

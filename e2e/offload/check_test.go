@@ -45,6 +45,32 @@ func TestExpectPath(t *testing.T) {
 	}
 }
 
+// Issue 9 point 2: dpctl's offloaded:yes is OVS's claim; an asap2 verdict
+// stands only where tc's in_hw agrees for the same flow and hypervisor. The
+// old ExpectPath accepted a dpctl-only "offloaded" (a run configured with
+// dpctl alone, or checks whose places do not match).
+func TestExpectPathASAP2NeedsTCWhereDpctlSaysOffloaded(t *testing.T) {
+	at := func(name, flow, host string, v Verdict) Check {
+		return Check{Name: name, Verdict: v, Reason: "r", Flow: flow, Host: host}
+	}
+	agree := []Check{at("tc", "tcp", "compute1", Offloaded), at("dpctl", "tcp", "compute1", Offloaded),
+		at("tc", "tcp", "compute2", Offloaded), at("dpctl", "tcp", "compute2", Offloaded)}
+	if err := ExpectPath(PathASAP2, agree); err != nil {
+		t.Fatalf("tc and dpctl agree at every place: %v", err)
+	}
+	dpctlOnly := []Check{at("dpctl", "tcp", "compute1", Offloaded), at("dpctl", "udp", "compute1", Offloaded)}
+	err := ExpectPath(PathASAP2, dpctlOnly)
+	if err == nil || !strings.Contains(err.Error(), "tcp flow on compute1: dpctl offloaded, tc did not run there") ||
+		!strings.Contains(err.Error(), "udp flow on compute1") || !strings.Contains(err.Error(), "OVS's own claim") {
+		t.Errorf("dpctl alone must not prove asap2: %v", err)
+	}
+	// tc offloaded on the other hypervisor only does not confirm this one
+	crossed := []Check{at("tc", "tcp", "compute2", Offloaded), at("dpctl", "tcp", "compute1", Offloaded)}
+	if err := ExpectPath(PathASAP2, crossed); err == nil || !strings.Contains(err.Error(), "tcp flow on compute1: dpctl offloaded, tc did not run there") {
+		t.Errorf("tc on compute2 cannot confirm dpctl on compute1: %v", err)
+	}
+}
+
 func TestMACHelpers(t *testing.T) {
 	set, err := newMACSet([]string{"CA:2E:A7:3F:F5:0F"})
 	if err != nil {

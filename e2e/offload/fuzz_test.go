@@ -2,14 +2,18 @@ package offload
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Fuzz targets for every parser, seeded from testdata (recorded and public
 // samples, see testdata/README.md). Malformed input must give an error, never
-// a panic; parsed results must be usable by the verdict functions.
+// a panic; parsed results must be usable by the verdict functions, and the
+// tc and dpctl verdicts must hold their invariants on them (identical samples
+// or a lone sample without a window are never offloaded).
 
 func seed(f *testing.F, globs ...string) {
 	f.Helper()
@@ -51,7 +55,7 @@ func FuzzParseTCJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d, d}}}, []string{mlxMACLocal})
+		tcInvariants(t, d)
 	})
 }
 
@@ -62,8 +66,22 @@ func FuzzParseTCText(f *testing.F) {
 		if err != nil {
 			return
 		}
-		JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d}}}, nil)
+		tcInvariants(t, d)
 	})
+}
+
+// tcInvariants: whatever a dump holds, the same dump twice shows no growth
+// and one dump without a window shows no use, so neither is ever offloaded.
+func tcInvariants(t *testing.T, d TCDump) {
+	t.Helper()
+	for _, macs := range [][]string{nil, {mlxMACLocal, mlxMACRemote}} {
+		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d, d}, Window: time.Hour}}, macs); v == Offloaded {
+			t.Fatalf("two identical samples judged offloaded (MACs %v): %s", macs, why)
+		}
+		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d}}}, macs); v == Offloaded {
+			t.Fatalf("one sample with window 0 judged offloaded (MACs %v): %s", macs, why)
+		}
+	}
 }
 
 func FuzzParseDpctl(f *testing.F) {
@@ -73,7 +91,21 @@ func FuzzParseDpctl(f *testing.F) {
 		if err != nil {
 			return
 		}
-		JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows, flows}, All: [][]DpctlFlow{flows}}, nil)
+		for _, macs := range [][]string{nil, {kubeMAC1, kubeMAC2}} {
+			for _, typed := range []bool{false, true} {
+				twice := DpctlSamples{Offloaded: [][]DpctlFlow{flows, flows}, All: [][]DpctlFlow{flows, flows}, OffloadedIsTyped: typed, Window: time.Hour}
+				if v, why := JudgeDpctl(twice, macs); v == Offloaded {
+					t.Fatalf("two identical samples judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
+				}
+				once := DpctlSamples{Offloaded: [][]DpctlFlow{flows}, All: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}
+				if v, why := JudgeDpctl(once, macs); v == Offloaded {
+					t.Fatalf("one sample with window 0 judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
+				}
+				if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}, macs); v == Offloaded {
+					t.Fatalf("one offloaded sample with window 0 judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
+				}
+			}
+		}
 	})
 }
 
@@ -84,7 +116,92 @@ func FuzzParseTcpdump(f *testing.F) {
 		if err != nil {
 			return
 		}
-		JudgeCapture(c, []string{recMAC1, recMAC2}, 10, 0)
 		ParseInterfaceNames(data)
+		// A capture holding more than firstPackets of the flow's packets is
+		// never offloaded, whatever the control: none, failed, busy, or the
+		// capture itself. The flow's packets are the IPv4 lines whose both
+		// MACs are the guests'.
+		macs := []string{recMAC1, recMAC2}
+		set, _ := newMACSet(macs)
+		flow := 0
+		for _, p := range c.Packets {
+			if p.EtherType == "IPv4" && set.has(p.Src) && set.has(p.Dst) {
+				flow++
+			}
+		}
+		busy := Capture{Packets: []CapturedPacket{}, Captured: 1 << 20}
+		for _, ctl := range []ControlCapture{
+			{},
+			{Guest: "g", Iface: "eth1", Problem: "exit 127"},
+			{Guest: "g", Iface: "eth1", Capture: &busy},
+			{Guest: "g", Iface: "eth1", Capture: &c},
+		} {
+			for _, first := range []int{0, 1, 10} {
+				v, why, j := JudgeCaptureWithControl(c, ctl, macs, first, 0)
+				if flow > first && v == Offloaded {
+					t.Fatalf("%d flow packets (allowance %d) judged offloaded: %q %+v", flow, first, why, j)
+				}
+				if j.FlowPackets != flow && why != "" && len(c.Errors) == 0 {
+					t.Fatalf("judgement counts %d flow packets, the lines hold %d", j.FlowPackets, flow)
+				}
+			}
+		}
 	})
+}
+
+func FuzzParseLinkStats(f *testing.F) {
+	seed(f, "sw/ip-*.json", "sw/ip-*.txt", "sw/ip-*.stderr")
+	f.Add([]byte(`[{"ifname":"eth0","stats":{"rx":{"bytes":10,"packets":1,"dropped":2},"tx":{"bytes":20,"packets":3}}}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ls, err := ParseLinkStats(data)
+		if err != nil {
+			return
+		}
+		// The numbers survive a round trip through iproute2's layout.
+		again, err := ParseLinkStats(linkStatsJSON(ls))
+		if err != nil || again != ls {
+			t.Fatalf("round trip: %+v -> %+v (%v)", ls, again, err)
+		}
+		zero := LinkStats{Name: ls.Name}
+		hit := ls
+		in := CountersInput{Representor: "rep", GuestIface: "eth1", GuestName: "g"}
+		// Readings that did not change prove nothing.
+		for _, rep := range []RepCounters{{Link: ls}, {Link: ls, CPUHit: &hit}} {
+			if v, why := JudgeCounters(rep, rep, ls, ls, in); v == Offloaded {
+				t.Fatalf("unchanged readings judged offloaded: %q", why)
+			}
+		}
+		// A quiet slow path next to a port and a guest that moved ls:
+		// offloaded exactly when ls holds enough packets for the window.
+		z := zero
+		v, why := JudgeCounters(RepCounters{Link: zero, CPUHit: &z}, RepCounters{Link: ls, CPUHit: &z}, zero, ls, in)
+		total := ls.RxPackets + ls.TxPackets
+		if total < ls.RxPackets { // wrapped: saturate as the judge does
+			total = 1<<64 - 1
+		}
+		if (v == Offloaded) != (total >= DefaultMinFlowPackets) {
+			t.Fatalf("%d packets moved by the guest and the port, none on the slow path: %s %q", total, v, why)
+		}
+		// The same traffic on the slow path is never offloaded.
+		if v, why := JudgeCounters(RepCounters{Link: zero, CPUHit: &z}, RepCounters{Link: ls, CPUHit: &hit}, zero, ls, in); v == Offloaded {
+			t.Fatalf("slow path moved as much as the guest, judged offloaded: %q", why)
+		}
+	})
+}
+
+// linkStatsJSON prints ls the way `ip -s -j link show` does.
+func linkStatsJSON(ls LinkStats) []byte {
+	type dir struct {
+		Bytes   uint64 `json:"bytes"`
+		Packets uint64 `json:"packets"`
+		Dropped uint64 `json:"dropped"`
+	}
+	b, err := json.Marshal([]any{map[string]any{
+		"ifname":  ls.Name,
+		"stats64": map[string]dir{"rx": {ls.RxBytes, ls.RxPackets, ls.RxDropped}, "tx": {ls.TxBytes, ls.TxPackets, ls.TxDropped}},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

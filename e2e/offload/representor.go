@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -29,6 +30,16 @@ type RepresentorInput struct {
 	FirstPackets int
 	// MaxPackets bounds the capture (tcpdump -c); must exceed FirstPackets.
 	MaxPackets int
+	// Control is the guest behind the representor and ControlIface its data
+	// interface (the port the representor stands for); both are required.
+	// The same capture runs there in the same window as the positive
+	// control: a quiet representor proves offload only while the guest's
+	// own interface shows the flow.
+	Control      remote.Runner
+	ControlIface string
+	// ControlSudo runs the control capture under `sudo -n` (a guest's login
+	// user is rarely root; -n fails at once instead of asking a password).
+	ControlSudo bool
 }
 
 // FindRepresentor returns the OVS interface whose iface-id is portID.
@@ -61,13 +72,23 @@ func CaptureCommand(rep, filter string, window time.Duration, maxPackets int) st
 	return fmt.Sprintf("timeout -s INT %ss tcpdump -nn -e -tt -l -i %s -c %d %s", secs, shellQuote(rep), maxPackets, shellQuote(filter))
 }
 
+// ControlCaptureCommand is the control capture CheckRepresentor runs in the
+// guest: CaptureCommand on its interface, under `sudo -n` when sudo is set.
+func ControlCaptureCommand(iface, filter string, window time.Duration, maxPackets int, sudo bool) string {
+	cmd := CaptureCommand(iface, filter, window, maxPackets)
+	if sudo {
+		cmd = "sudo -n " + cmd
+	}
+	return cmd
+}
+
 // CheckRepresentor captures on the guest's representor during a sustained
-// flow and judges it with JudgeCapture. Start it while the flow runs. A
-// failed lookup or capture is an inconclusive verdict; err is for bad input,
-// transport failure or a cancelled context.
-//
-// An empty capture only means "offloaded" if the flow really ran: confirm it
-// with ConfirmFlow once the flow's own result is known.
+// flow and, in the same window and with the same filter and bound, on the
+// guest's own data interface (the positive control), and judges both with
+// JudgeCaptureWithControl. Start it while the flow runs. A failed lookup or
+// capture is an inconclusive verdict; err is for bad input, transport
+// failure or a cancelled context. ConfirmFlow still applies once the flow's
+// own result is known.
 func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput) (Check, error) {
 	c := Check{Name: CheckNameRepresentor}
 	filter, err := CaptureFilter(in.LocalMAC, in.PeerMAC, in.Protocol)
@@ -83,6 +104,10 @@ func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput
 		return c, fmt.Errorf("representor check: max packets (%d) must exceed first packets (%d)", in.MaxPackets, in.FirstPackets)
 	case in.PortID == "" && in.Representor == "":
 		return c, errors.New("representor check: neither port id nor representor given")
+	case in.Control == nil:
+		return c, errors.New("representor check: no control runner (the guest behind the representor): without the same capture on the guest's own interface, a quiet representor proves nothing")
+	case strings.TrimSpace(in.ControlIface) == "":
+		return c, fmt.Errorf("representor check: no control interface (the data interface of the guest %s) given", in.Control.Name())
 	}
 	rep := in.Representor
 	if rep == "" {
@@ -97,11 +122,16 @@ func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput
 		}
 		rep = name
 	}
-	r, err := hv.Run(ctx, CaptureCommand(rep, filter, in.Window, in.MaxPackets))
+	r, ctlRes, err := captureBoth(ctx, hv, in.Control,
+		CaptureCommand(rep, filter, in.Window, in.MaxPackets),
+		ControlCaptureCommand(in.ControlIface, filter, in.Window, in.MaxPackets, in.ControlSudo))
 	if err != nil {
-		return c, fmt.Errorf("representor check on %s: %w", hv.Name(), err)
+		return c, fmt.Errorf("representor check: %w", err)
 	}
-	c.Evidence = append(c.Evidence, evidence("tcpdump-"+fileSafe(rep)+".txt", r))
+	c.Evidence = append(c.Evidence,
+		evidence("tcpdump-"+fileSafe(rep)+".txt", r),
+		evidence("tcpdump-control-"+fileSafe(in.ControlIface)+".txt", ctlRes))
+	ctl := controlCapture(ctlRes, in.Control.Name(), in.ControlIface, in.ControlSudo)
 	window := in.Window
 	switch r.ExitCode {
 	case 124: // the window ended: tcpdump got SIGINT and printed its summary
@@ -121,7 +151,68 @@ func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput
 		c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("capture on %s: %v", rep, perr)
 		return c, nil
 	}
-	v, why, _ := JudgeCapture(capt, []string{in.LocalMAC, in.PeerMAC}, in.FirstPackets, window)
+	v, why, _ := JudgeCaptureWithControl(capt, ctl, []string{in.LocalMAC, in.PeerMAC}, in.FirstPackets, window)
 	c.Verdict, c.Reason = v, "representor "+rep+": "+why
 	return c, nil
+}
+
+// captureBoth runs the representor capture on hv and the control capture
+// on guest at the same time, so both cover the same window. A transport
+// failure of either cancels the other and is returned.
+func captureBoth(ctx context.Context, hv, guest remote.Runner, repCmd, ctlCmd string) (rep, ctl remote.Result, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	run := func(r remote.Runner, cmd string, dst *remote.Result) {
+		defer wg.Done()
+		res, err := r.Run(ctx, cmd)
+		*dst = res
+		if err != nil {
+			once.Do(func() { firstErr = fmt.Errorf("on %s: %w", r.Name(), err) })
+			cancel()
+		}
+	}
+	wg.Add(2)
+	go run(hv, repCmd, &rep)
+	go run(guest, ctlCmd, &ctl)
+	wg.Wait()
+	return rep, ctl, firstErr
+}
+
+// controlCapture reads the control capture's result.
+func controlCapture(r remote.Result, guest, iface string, sudo bool) ControlCapture {
+	ctl := ControlCapture{Guest: guest, Iface: iface}
+	msg := firstLine(r.Stderr)
+	switch r.ExitCode {
+	case 0, 124: // bound reached, or the window ended
+	case 127:
+		tool := "tcpdump"
+		switch {
+		case strings.Contains(msg, "tcpdump"):
+		case sudo && strings.Contains(msg, "sudo"):
+			tool = "sudo"
+		case strings.Contains(msg, "timeout"):
+			tool = "timeout"
+		}
+		ctl.Problem = fmt.Sprintf("%s is not installed in the guest %s (exit 127: %s)", tool, guest, msg)
+		return ctl
+	default:
+		if sudo && strings.HasPrefix(msg, "sudo:") {
+			ctl.Problem = fmt.Sprintf("`sudo -n` in the guest %s refused (exit %d: %s)", guest, r.ExitCode, msg)
+		} else {
+			ctl.Problem = fmt.Sprintf("exit %d: %s", r.ExitCode, msg)
+		}
+		return ctl
+	}
+	capt, err := ParseTcpdump(append(append([]byte{}, r.Stdout...), r.Stderr...))
+	if err != nil {
+		ctl.Problem = err.Error()
+		return ctl
+	}
+	ctl.Capture = &capt
+	return ctl
 }

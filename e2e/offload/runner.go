@@ -42,8 +42,11 @@ type TCInput struct {
 	Devices []string
 	// MACs of the two guests' data ports.
 	MACs []string
-	// Samples taken during the sustained flow (>= 1; 2 or more to see the
-	// hardware counters grow) and the spacing between them.
+	// Samples taken during the sustained flow (at least 2: one sample cannot
+	// show the hardware counters grow) and the spacing between them. CheckTC
+	// sets each TCObservation.Window to Spacing*Samples, the span in which a
+	// rule's last use counts (JudgeTC reads it only for a device with a
+	// single sample).
 	Samples int
 	Spacing time.Duration
 }
@@ -59,8 +62,8 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 	if len(in.Devices) == 0 {
 		return c, errors.New("tc check: no device to examine")
 	}
-	if in.Samples < 1 {
-		return c, fmt.Errorf("tc check: samples must be >= 1, got %d", in.Samples)
+	if in.Samples < 2 {
+		return c, fmt.Errorf("tc check: at least two samples are needed to see counters grow, got %d", in.Samples)
 	}
 	if _, err := newMACSet(in.MACs); err != nil {
 		return c, fmt.Errorf("tc check: %w", err)
@@ -68,6 +71,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 	obs := make([]TCObservation, len(in.Devices))
 	for i, dev := range in.Devices {
 		obs[i].Device = dev
+		obs[i].Window = in.Spacing * time.Duration(in.Samples)
 		r, err := hv.Run(ctx, "tc qdisc show dev "+shellQuote(dev)+" ingress")
 		if err != nil {
 			return c, fmt.Errorf("tc check on %s: %w", hv.Name(), err)
@@ -191,8 +195,11 @@ func ConfirmFlow(c Check, ran bool, what string) Check {
 
 // DpctlInput configures CheckDpctl.
 type DpctlInput struct {
-	MACs    []string
-	Samples int // >= 1; 2 or more to see counters grow
+	MACs []string
+	// Samples (at least 2: one sample cannot show counters grow) and the
+	// spacing between them. CheckDpctl sets DpctlSamples.Window to
+	// Spacing*Samples, the span in which a flow's used: counts.
+	Samples int
 	Spacing time.Duration
 }
 
@@ -201,13 +208,13 @@ type DpctlInput struct {
 // during a sustained flow, and judges them with JudgeDpctl.
 func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, error) {
 	c := Check{Name: CheckNameDpctl}
-	if in.Samples < 1 {
-		return c, fmt.Errorf("dpctl check: samples must be >= 1, got %d", in.Samples)
+	if in.Samples < 2 {
+		return c, fmt.Errorf("dpctl check: at least two samples are needed to see counters grow, got %d", in.Samples)
 	}
 	if _, err := newMACSet(in.MACs); err != nil {
 		return c, fmt.Errorf("dpctl check: %w", err)
 	}
-	s := DpctlSamples{OffloadedIsTyped: true}
+	s := DpctlSamples{OffloadedIsTyped: true, Window: in.Spacing * time.Duration(in.Samples)}
 	for i := 0; i < in.Samples; i++ {
 		if i > 0 {
 			if err := wait.Sleep(ctx, in.Spacing); err != nil {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TCDump is one `tc -s filter show dev DEV ingress` output, JSON or text.
@@ -17,18 +19,22 @@ type TCDump struct {
 }
 
 // TCFilter is one filter (a classifier instance with a handle). The chain
-// head lines tc prints without a handle are not filters and are skipped.
+// head lines tc prints without a handle are not filters and are skipped, and
+// so are u32 hash tables ("fh 800: ht divisor 1"): they hold nodes, they
+// match nothing themselves.
 type TCFilter struct {
-	Protocol string            `json:"protocol,omitempty"`
-	Pref     uint32            `json:"pref"`
-	Kind     string            `json:"kind"` // "flower", "matchall", "bpf", ...
-	Chain    uint32            `json:"chain"`
-	Handle   string            `json:"handle"`         // as tc prints it: "0x1" (text) or "1" (JSON)
-	Keys     map[string]string `json:"keys,omitempty"` // flower match keys: dst_mac, src_mac, eth_type, enc_key_id, enc_dst_ip, ...
-	SkipSW   bool              `json:"skip_sw,omitempty"`
-	SkipHW   bool              `json:"skip_hw,omitempty"`
-	InHW     bool              `json:"in_hw,omitempty"`
-	NotInHW  bool              `json:"not_in_hw,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+	Pref     uint32 `json:"pref"`
+	Kind     string `json:"kind"` // "flower", "matchall", "bpf", "u32", ...
+	Chain    uint32 `json:"chain"`
+	// Handle as tc prints it: "0x1" (flower text), "1" (JSON), or u32's
+	// "fh" node id such as "800::800".
+	Handle  string            `json:"handle"`
+	Keys    map[string]string `json:"keys,omitempty"` // flower match keys: dst_mac, src_mac, eth_type, enc_key_id, enc_dst_ip, ...
+	SkipSW  bool              `json:"skip_sw,omitempty"`
+	SkipHW  bool              `json:"skip_hw,omitempty"`
+	InHW    bool              `json:"in_hw,omitempty"`
+	NotInHW bool              `json:"not_in_hw,omitempty"`
 	// InHWCount is how many hardware devices hold the rule; -1 when tc did not print it.
 	InHWCount int        `json:"in_hw_count"`
 	Actions   []TCAction `json:"actions,omitempty"`
@@ -47,6 +53,14 @@ type TCAction struct {
 	HWBytes   uint64 `json:"hw_bytes"`
 	HWPackets uint64 `json:"hw_packets"`
 	HasStats  bool   `json:"has_stats"` // tc printed statistics for this action (-s)
+	// LastUsed is how long ago the action was last hit, in whole seconds
+	// rounded down, as tc prints it with -s ("used N sec" in text,
+	// "last_used" in JSON; iproute2 tc/tc_util.c print_tm). HasLastUsed is
+	// false when tc printed no time (it omits a zero kernel value). iproute2
+	// before 5.7 printed the JSON times in clock ticks, which only makes a
+	// use look older than it was.
+	LastUsed    uint64 `json:"last_used,omitempty"`
+	HasLastUsed bool   `json:"has_last_used,omitempty"`
 }
 
 // HWPackets is the hardware packet count of the filter: the largest among its
@@ -73,6 +87,20 @@ func (f TCFilter) SWPackets() uint64 {
 	return m
 }
 
+// lastUsed is the most recent use of the filter among its actions (each
+// action keeps its own time; the hardware counters update only some of
+// them), and whether any action printed one.
+func (f TCFilter) lastUsed() (uint64, bool) {
+	var best uint64
+	found := false
+	for _, a := range f.Actions {
+		if a.HasLastUsed && (!found || a.LastUsed < best) {
+			best, found = a.LastUsed, true
+		}
+	}
+	return best, found
+}
+
 // id identifies a filter across samples.
 func (f TCFilter) id() string {
 	return fmt.Sprintf("%s/chain %d/pref %d/handle %s/%s", f.Kind, f.Chain, f.Pref, normHandle(f.Handle), f.Protocol)
@@ -88,26 +116,93 @@ func (f TCFilter) describe() string {
 	return fmt.Sprintf("%s pref %d handle %s [%s]", f.Kind, f.Pref, f.Handle, strings.Join(keys, ", "))
 }
 
+// tcRole is what a filter is to the guest pair.
+type tcRole int
+
+const (
+	tcUnrelated tcRole = iota // not the pair's traffic
+	tcPair                    // src_mac and dst_mac are two different guests
+	tcPairInner               // decap rule: inner dst_mac is a guest, no src_mac
+	tcException               // from a guest to a multicast/broadcast address
+)
+
+// role places a filter. Only flower rules with exact MAC keys count: a rule
+// is the pair's when its src_mac and dst_mac are two different guests. A
+// decap rule (enc_* keys: it matches the tunnel, typically on the VXLAN
+// device) may match the inner dst_mac alone; with no src_mac and a guest as
+// dst_mac it is the pair's "by inner destination only". A rule from a guest
+// to a group address (multicast, broadcast) is exception traffic. Anything
+// else, a rule with one MAC key included, is unrelated. An empty set means
+// any MAC.
+func (f TCFilter) role(set macSet) tcRole {
+	if f.Kind != "flower" {
+		return tcUnrelated
+	}
+	dstKey, hasDst := f.Keys["dst_mac"]
+	dst, ok := fullMaskMAC(dstKey)
+	if !hasDst || !ok {
+		return tcUnrelated
+	}
+	srcKey, hasSrc := f.Keys["src_mac"]
+	if !hasSrc {
+		if f.isDecap() && !isGroupMAC(dst) && set.has(dst) {
+			return tcPairInner
+		}
+		return tcUnrelated
+	}
+	src, ok := fullMaskMAC(srcKey)
+	if !ok || isGroupMAC(src) || !set.has(src) {
+		return tcUnrelated
+	}
+	switch {
+	case isGroupMAC(dst):
+		return tcException
+	case dst != src && set.has(dst):
+		return tcPair
+	}
+	return tcUnrelated
+}
+
+// isDecap reports whether the rule matches tunnel metadata (enc_key_id,
+// enc_dst_ip, enc_dst_port, ...), i.e. decapsulates.
+func (f TCFilter) isDecap() bool {
+	for k := range f.Keys {
+		if strings.HasPrefix(k, "enc_") {
+			return true
+		}
+	}
+	return false
+}
+
+// isGroupMAC reports whether a normalized MAC has the group (I/G) bit set:
+// multicast or broadcast.
+func isGroupMAC(mac string) bool {
+	hw, err := net.ParseMAC(mac)
+	return err == nil && len(hw) > 0 && hw[0]&1 == 1
+}
+
+// keyedFilters gives every filter of a dump a key that is stable across
+// samples: its id plus how many filters with the same id came before it, so
+// that two identical dumps pair up filter by filter even when tc prints
+// duplicates (or a JSON form without handles).
+func keyedFilters(d TCDump) ([]string, map[string]TCFilter) {
+	keys := make([]string, len(d.Filters))
+	byKey := make(map[string]TCFilter, len(d.Filters))
+	seen := map[string]int{}
+	for i, f := range d.Filters {
+		id := f.id()
+		keys[i] = fmt.Sprintf("%s#%d", id, seen[id])
+		seen[id]++
+		byKey[keys[i]] = f
+	}
+	return keys, byKey
+}
+
 func normHandle(h string) string {
 	if n, err := strconv.ParseUint(h, 0, 32); err == nil {
 		return strconv.FormatUint(n, 10)
 	}
 	return h
-}
-
-// MatchesMACs reports whether a flower filter matches one of the MACs as
-// source or destination (an empty set matches every flower filter that has
-// any MAC key).
-func (f TCFilter) matchesMACs(set macSet) bool {
-	if f.Kind != "flower" {
-		return false
-	}
-	src, hasSrc := f.Keys["src_mac"]
-	dst, hasDst := f.Keys["dst_mac"]
-	if !hasSrc && !hasDst {
-		return false
-	}
-	return (hasSrc && set.has(src)) || (hasDst && set.has(dst))
 }
 
 // ParseTC parses either form of `tc -s filter show dev DEV ingress`: JSON
@@ -130,6 +225,8 @@ type tcJSONFilter struct {
 
 type tcJSONOptions struct {
 	Handle    json.RawMessage            `json:"handle"`
+	FH        json.RawMessage            `json:"fh"`         // u32 node or hash table id
+	HTDivisor json.RawMessage            `json:"ht_divisor"` // set on u32 hash tables only
 	Keys      map[string]json.RawMessage `json:"keys"`
 	SkipSW    bool                       `json:"skip_sw"`
 	SkipHW    bool                       `json:"skip_hw"`
@@ -140,10 +237,11 @@ type tcJSONOptions struct {
 }
 
 type tcJSONAction struct {
-	Order int    `json:"order"`
-	Kind  string `json:"kind"`
-	ToDev string `json:"to_dev"`
-	Stats *struct {
+	Order    int     `json:"order"`
+	Kind     string  `json:"kind"`
+	ToDev    string  `json:"to_dev"`
+	LastUsed *uint64 `json:"last_used"`
+	Stats    *struct {
 		Bytes     uint64 `json:"bytes"`
 		Packets   uint64 `json:"packets"`
 		SWBytes   uint64 `json:"sw_bytes"`
@@ -155,8 +253,10 @@ type tcJSONAction struct {
 
 // ParseTCJSON parses `tc -s -j filter show dev DEV ingress` (iproute2's JSON:
 // an array of {protocol, pref, kind, chain, options{handle, keys, skip_sw,
-// in_hw, in_hw_count, not_in_hw, actions[{order, kind, stats{bytes, packets,
-// sw_bytes, sw_packets, hw_bytes, hw_packets}}]}}). "[]" is an empty dump.
+// in_hw, in_hw_count, not_in_hw, actions[{order, kind, last_used,
+// stats{bytes, packets, sw_bytes, sw_packets, hw_bytes, hw_packets}}]}}; u32
+// has "fh" instead of "handle", and its hash tables carry "ht_divisor" and
+// are skipped). "[]" is an empty dump.
 func ParseTCJSON(data []byte) (TCDump, error) {
 	dump := TCDump{Format: "json", Filters: []TCFilter{}}
 	var raw []tcJSONFilter
@@ -171,6 +271,9 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 		if r.Options == nil {
 			continue // chain head: "filter protocol ip pref 2 flower chain 0"
 		}
+		if len(r.Options.HTDivisor) > 0 {
+			continue // u32 hash table: holds nodes, matches nothing itself
+		}
 		f := TCFilter{
 			Protocol: r.Protocol, Pref: r.Pref, Kind: r.Kind, Chain: r.Chain,
 			SkipSW: r.Options.SkipSW, SkipHW: r.Options.SkipHW,
@@ -179,14 +282,18 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 		if r.Options.InHWCount != nil {
 			f.InHWCount = *r.Options.InHWCount
 		}
-		if len(r.Options.Handle) > 0 {
+		handle := r.Options.Handle
+		if len(handle) == 0 {
+			handle = r.Options.FH
+		}
+		if len(handle) > 0 {
 			var s string
-			if err := json.Unmarshal(r.Options.Handle, &s); err == nil {
+			if err := json.Unmarshal(handle, &s); err == nil {
 				f.Handle = s
 			} else {
 				var n uint64
-				if err := json.Unmarshal(r.Options.Handle, &n); err != nil {
-					return dump, fmt.Errorf("tc JSON: filter %d (pref %d): handle %s: not a number or string", i, r.Pref, r.Options.Handle)
+				if err := json.Unmarshal(handle, &n); err != nil {
+					return dump, fmt.Errorf("tc JSON: filter %d (pref %d): handle %s: not a number or string", i, r.Pref, handle)
 				}
 				f.Handle = strconv.FormatUint(n, 10)
 			}
@@ -204,6 +311,9 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 		}
 		for _, a := range r.Options.Actions {
 			act := TCAction{Order: a.Order, Kind: a.Kind, ToDev: a.ToDev}
+			if a.LastUsed != nil {
+				act.LastUsed, act.HasLastUsed = *a.LastUsed, true
+			}
 			if a.Stats != nil {
 				act.HasStats = true
 				act.Bytes, act.Packets = a.Stats.Bytes, a.Stats.Packets
@@ -225,11 +335,15 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 //	  enc_key_id 98
 //	  in_hw in_hw_count 1
 //	        action order 1: mirred (Egress Redirect to device enp8s0f0_1) stolen
+//	        index 4 ref 1 bind 1 installed 434 sec used 0 sec
 //	        Sent 129936 bytes 1082 pkt (dropped 0, overlimits 0 requeues 0)
 //	        Sent software 0 bytes 0 pkt
 //	        Sent hardware 129936 bytes 1082 pkt
 //
-// Empty output is an empty dump (no filters, or no ingress qdisc).
+// u32 prints its node id as "fh 800::800" on the filter line, which is read
+// as the handle; its hash tables ("fh 800: ht divisor 1") are skipped like
+// chain heads. Empty output is an empty dump (no filters, or no ingress
+// qdisc).
 func ParseTCText(data []byte) (TCDump, error) {
 	dump := TCDump{Format: "text", Filters: []TCFilter{}}
 	var cur *TCFilter
@@ -290,6 +404,8 @@ func ParseTCText(data []byte) (TCDump, error) {
 			}
 		case act == nil:
 			parseTCKeyLine(fields, cur)
+		default:
+			parseTCTimes(fields, act)
 		}
 	}
 	flush()
@@ -297,8 +413,8 @@ func ParseTCText(data []byte) (TCDump, error) {
 }
 
 // parseTCFilterLine reads "filter [parent ffff:|block N|root] protocol ip pref 4
-// flower chain 0 [handle 0x1] [flags...]". isHead is true for the line without
-// a handle (the chain/prio head).
+// flower chain 0 [handle 0x1 | fh 800::800] [flags...]". isHead is true for
+// the line without a handle (the chain/prio head) and for a u32 hash table.
 func parseTCFilterLine(fields []string) (f TCFilter, isHead bool, err error) {
 	f.InHWCount = -1
 	hasHandle := false
@@ -345,6 +461,13 @@ func parseTCFilterLine(fields []string) (f TCFilter, isHead bool, err error) {
 				return f, false, err
 			}
 			hasHandle = true
+		case "fh":
+			// u32: "fh 800::800" is a node (a rule); "fh 800:" (no node
+			// part) is a hash table, reported like a chain head.
+			if f.Handle, err = next(); err != nil {
+				return f, false, err
+			}
+			hasHandle = !strings.HasSuffix(f.Handle, ":")
 		case "in_hw", "not_in_hw", "skip_sw", "skip_hw", "in_hw_count":
 			if tok == "in_hw_count" {
 				v, err := next()
@@ -413,6 +536,21 @@ func parseTCKeyLine(fields []string, f *TCFilter) {
 	f.Keys[fields[0]] = strings.Join(fields[1:], " ")
 }
 
+// parseTCTimes reads the action's time line printed with -s, e.g.
+// "index 4 ref 1 bind 1 installed 434 sec used 0 sec [firstused 430 sec]",
+// keeping "used N sec". A value that is not a number is left unknown.
+func parseTCTimes(fields []string, a *TCAction) {
+	for i := 0; i+2 < len(fields); i++ {
+		if fields[i] != "used" || fields[i+2] != "sec" {
+			continue
+		}
+		if n, err := strconv.ParseUint(fields[i+1], 10, 64); err == nil {
+			a.LastUsed, a.HasLastUsed = n, true
+		}
+		return
+	}
+}
+
 // parseTCSent reads "Sent N bytes M pkt (...)", "Sent software N bytes M pkt"
 // and "Sent hardware N bytes M pkt".
 func parseTCSent(fields []string, a *TCAction) error {
@@ -455,13 +593,17 @@ type TCObservation struct {
 	// Problem is set when tc could not show the device (missing tool or
 	// device, unparsable output); the device is then inconclusive.
 	Problem string
+	// Window is how far back, from the last sample, a rule's last use
+	// ("used N sec") counts as traffic of the observation. It is only read
+	// when there is a single sample; 0 means a single sample is never enough.
+	Window time.Duration
 }
 
 type tcDeviceState int
 
 const (
-	tcEmpty     tcDeviceState = iota // no rule for the guests' MACs: neutral
-	tcSoftware                       // rules for the guests' MACs, not in hardware
+	tcEmpty     tcDeviceState = iota // no rule of the guest pair: neutral
+	tcSoftware                       // rules of the pair, not in hardware
 	tcOffloaded                      // rules in hardware, hardware counters growing
 	tcUnsure                         // contradictory or unreadable
 )
@@ -469,14 +611,24 @@ const (
 // JudgeTC decides the TC check from the observations of every device
 // (representor and VXLAN device) and the guests' MACs.
 //
-// Per device: a tool problem is inconclusive; no flower rule for the guests'
-// MACs is neutral (an absent ingress qdisc means OVS never attached TC offload
-// to the port); matching rules all not in hardware (not_in_hw, skip_hw) are
-// software; matching rules all in hardware (in_hw / in_hw_count > 0) whose
-// hardware packet counters grew between the first and last sample (or, with
-// one sample, are non-zero) are offloaded; in hardware but with static
-// counters, more software than hardware packets, rules without in_hw
-// information, or a mix of in- and not-in-hardware rules are inconclusive.
+// Only rules of the guest pair are judged (see TCFilter.role: src_mac and
+// dst_mac both guests, or a decap rule whose inner dst_mac is a guest and
+// that has no src_mac); a guest's multicast/broadcast rules are exception
+// traffic, listed but not judged; every other filter is unrelated and only
+// counted by kind.
+//
+// Per device: a tool problem is inconclusive; no rule of the pair is neutral
+// (an absent ingress qdisc means OVS never attached TC offload to the port);
+// pair rules all not in hardware (not_in_hw, skip_hw) are software; pair
+// rules all in hardware (in_hw / in_hw_count > 0) are offloaded when their
+// hardware packet counters grew between the first and last sample. Growth is
+// counted in packets only: TC offload byte counters leave out the Ethernet
+// header. A single sample is offloaded only when a rule with hardware
+// packets and no software packets was last used inside Window (tc prints
+// whole seconds rounded down, so "used N sec" counts only when N+1 s fits in
+// the window). Static hardware counters, more software than hardware
+// packets, rules without in_hw information, or a mix of in- and
+// not-in-hardware rules are inconclusive.
 //
 // Overall: any inconclusive device makes the check inconclusive; offloaded
 // and software devices together are inconclusive; at least one offloaded
@@ -510,6 +662,29 @@ func JudgeTC(obs []TCObservation, macs []string) (Verdict, string) {
 	}
 }
 
+// tcRule is a rule of the guest pair in the last sample.
+type tcRule struct {
+	key   string
+	f     TCFilter
+	inner bool // matched by inner destination only
+}
+
+func (r tcRule) describe() string {
+	if r.inner {
+		return r.f.describe() + " (by inner destination only: decap rule without src_mac)"
+	}
+	return r.f.describe()
+}
+
+func describeTCRules(rs []tcRule) string {
+	s := make([]string, 0, len(rs))
+	for _, r := range rs {
+		s = append(s, r.describe())
+	}
+	sort.Strings(s)
+	return strings.Join(s, "; ")
+}
+
 func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	if o.Problem != "" {
 		return tcUnsure, o.Problem
@@ -517,81 +692,151 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	if len(o.Samples) == 0 {
 		return tcUnsure, "no tc sample"
 	}
+	lastKeys, _ := keyedFilters(o.Samples[len(o.Samples)-1])
+	_, prev := keyedFilters(o.Samples[0])
 	last := o.Samples[len(o.Samples)-1]
-	first := o.Samples[0]
-	var match []TCFilter
-	flower := 0
-	for _, f := range last.Filters {
-		if f.Kind == "flower" {
-			flower++
-		}
-		if f.matchesMACs(set) {
-			match = append(match, f)
-		}
-	}
-	if len(match) == 0 {
-		switch {
-		case o.IngressQdisc != nil && !*o.IngressQdisc:
-			return tcEmpty, "no ingress qdisc: OVS has not attached TC offload to this port"
-		case flower == 0:
-			return tcEmpty, fmt.Sprintf("no flower rule (%d filters)", len(last.Filters))
+	var pair []tcRule
+	var exceptions []string
+	unrelated := map[string]int{}
+	for i, f := range last.Filters {
+		switch f.role(set) {
+		case tcPair:
+			pair = append(pair, tcRule{key: lastKeys[i], f: f})
+		case tcPairInner:
+			pair = append(pair, tcRule{key: lastKeys[i], f: f, inner: true})
+		case tcException:
+			exceptions = append(exceptions, f.describe()+" "+tcHWState(f))
 		default:
-			return tcEmpty, fmt.Sprintf("%d flower rules, none matches %s", flower, set)
+			unrelated[f.Kind]++
 		}
 	}
-	prev := map[string]TCFilter{}
-	for _, f := range first.Filters {
-		prev[f.id()] = f
+	note := ""
+	if len(exceptions) > 0 {
+		sort.Strings(exceptions)
+		note = "; exception traffic (multicast/broadcast), not judged: " + strings.Join(exceptions, "; ")
 	}
-	var inHW, notInHW, unknown []TCFilter
-	for _, f := range match {
-		switch {
+	if len(pair) == 0 {
+		if o.IngressQdisc != nil && !*o.IngressQdisc {
+			return tcEmpty, "no ingress qdisc: OVS has not attached TC offload to this port" + note
+		}
+		return tcEmpty, "no rule of the guest pair; " + unrelatedSummary(unrelated) + note
+	}
+
+	var inHW, notInHW, unknown []tcRule
+	for _, r := range pair {
+		switch f := r.f; {
 		case f.NotInHW || f.SkipHW || f.InHWCount == 0:
-			notInHW = append(notInHW, f)
+			notInHW = append(notInHW, r)
 		case f.InHW || f.InHWCount > 0:
-			inHW = append(inHW, f)
+			inHW = append(inHW, r)
 		default:
-			unknown = append(unknown, f)
+			unknown = append(unknown, r)
 		}
-	}
-	var hwDelta, swDelta, hwTotal uint64
-	for _, f := range match {
-		p := prev[f.id()] // zero value when the rule appeared after the first sample
-		hwTotal += f.HWPackets()
-		if len(o.Samples) > 1 {
-			hwDelta += sub(f.HWPackets(), p.HWPackets())
-			swDelta += sub(f.SWPackets(), p.SWPackets())
-		}
-	}
-	desc := func(fs []TCFilter) string {
-		var s []string
-		for _, f := range fs {
-			s = append(s, f.describe())
-		}
-		sort.Strings(s)
-		return strings.Join(s, "; ")
 	}
 	switch {
 	case len(unknown) > 0:
-		return tcUnsure, fmt.Sprintf("%d matching flower rules without in_hw/not_in_hw information (tc or kernel too old?): %s", len(unknown), desc(unknown))
+		return tcUnsure, fmt.Sprintf("%d matching flower rules without in_hw/not_in_hw information (tc or kernel too old?): %s", len(unknown), describeTCRules(unknown)) + note
 	case len(inHW) > 0 && len(notInHW) > 0:
-		return tcUnsure, fmt.Sprintf("mixed: %d matching rules in hardware, %d not in hardware: %s", len(inHW), len(notInHW), desc(notInHW))
+		return tcUnsure, fmt.Sprintf("mixed: %d matching rules in hardware, %d not in hardware: %s", len(inHW), len(notInHW), describeTCRules(notInHW)) + note
 	case len(notInHW) > 0:
-		return tcSoftware, fmt.Sprintf("%d matching flower rules, none in hardware (not_in_hw/skip_hw): %s", len(notInHW), desc(notInHW))
+		return tcSoftware, fmt.Sprintf("%d matching flower rules, none in hardware (not_in_hw/skip_hw): %s", len(notInHW), describeTCRules(notInHW)) + note
 	}
+
+	desc := describeTCRules(inHW)
 	if len(o.Samples) == 1 {
-		if hwTotal > 0 {
-			return tcOffloaded, fmt.Sprintf("%d matching rules in hardware, %d hardware packets (one sample: growth not verified): %s", len(inHW), hwTotal, desc(inHW))
-		}
-		return tcUnsure, fmt.Sprintf("%d matching rules in hardware but no hardware packets: %s", len(inHW), desc(inHW))
+		st, why := judgeTCOneSample(inHW, o.Window)
+		return st, why + ": " + desc + note
+	}
+	// Packets only: bytes of offloaded rules are not comparable (no L2 header).
+	var hwDelta, swDelta, hwTotal uint64
+	for _, r := range inHW {
+		p := prev[r.key] // zero value when the rule appeared after the first sample
+		hwTotal += r.f.HWPackets()
+		hwDelta += sub(r.f.HWPackets(), p.HWPackets())
+		swDelta += sub(r.f.SWPackets(), p.SWPackets())
 	}
 	switch {
 	case hwDelta == 0:
-		return tcUnsure, fmt.Sprintf("%d matching rules in hardware but hardware packet counters did not grow over %d samples (total %d): %s", len(inHW), len(o.Samples), hwTotal, desc(inHW))
+		return tcUnsure, fmt.Sprintf("%d matching rules in hardware but hardware packet counters did not grow over %d samples (total %d): %s", len(inHW), len(o.Samples), hwTotal, desc) + note
 	case swDelta > hwDelta:
-		return tcUnsure, fmt.Sprintf("%d matching rules in hardware, but software packets grew more (+%d) than hardware packets (+%d): %s", len(inHW), swDelta, hwDelta, desc(inHW))
+		return tcUnsure, fmt.Sprintf("%d matching rules in hardware, but software packets grew more (+%d) than hardware packets (+%d): %s", len(inHW), swDelta, hwDelta, desc) + note
 	}
-	return tcOffloaded, fmt.Sprintf("%d matching rules in hardware, hardware packets +%d over %d samples (software +%d): %s", len(inHW), hwDelta, len(o.Samples), swDelta, desc(inHW))
+	return tcOffloaded, fmt.Sprintf("%d matching rules in hardware, hardware packets +%d over %d samples (software +%d): %s", len(inHW), hwDelta, len(o.Samples), swDelta, desc) + note
+}
+
+// judgeTCOneSample judges in-hardware rules seen once. Counters seen once
+// may be left over from earlier traffic, so the sample counts only when a
+// rule that has hardware packets and no software packets was last used
+// inside the window: with no software packets, that use was the hardware.
+func judgeTCOneSample(inHW []tcRule, window time.Duration) (tcDeviceState, string) {
+	var hw, sw, newest uint64
+	known := false
+	for _, r := range inHW {
+		hw += r.f.HWPackets()
+		sw += r.f.SWPackets()
+		if r.f.HWPackets() == 0 {
+			continue
+		}
+		if sec, ok := r.f.lastUsed(); ok && (!known || sec < newest) {
+			newest, known = sec, true
+		}
+	}
+	head := fmt.Sprintf("%d matching rules in hardware, %d hardware packets", len(inHW), hw)
+	// "used N sec" is rounded down: the use was less than N+1 s ago, which
+	// must fit in the window.
+	recent := known && window > 0 && newest < uint64(window/time.Second)
+	switch {
+	case hw == 0:
+		return tcUnsure, head + ", one sample and no hardware packets"
+	case window <= 0:
+		return tcUnsure, head + " (one sample proves nothing: no window to judge the rules' last use)"
+	case sw > 0:
+		return tcUnsure, fmt.Sprintf("%s and %d software packets (one sample: a recent use may have been in software)", head, sw)
+	case !known:
+		return tcUnsure, head + " (one sample and tc printed no last-use time)"
+	case !recent:
+		return tcUnsure, fmt.Sprintf("%s, last used %d s ago, not inside the window %s (one sample)", head, newest, window)
+	}
+	return tcOffloaded, fmt.Sprintf("%s, last used less than %d s ago, inside the window %s (one sample, no software packets)", head, newest+1, window)
+}
+
+// tcHWState is a filter's hardware flags as tc prints them.
+func tcHWState(f TCFilter) string {
+	switch {
+	case f.NotInHW || f.SkipHW || f.InHWCount == 0:
+		return "not_in_hw"
+	case f.InHW || f.InHWCount > 0:
+		return "in_hw"
+	}
+	return "(no in_hw information)"
+}
+
+// unrelatedSummary counts filters by kind: "3 unrelated rules (2 flower, 1
+// u32)".
+func unrelatedSummary(byKind map[string]int) string {
+	total := 0
+	kinds := make([]string, 0, len(byKind))
+	for k, n := range byKind {
+		total += n
+		kinds = append(kinds, k)
+	}
+	if total == 0 {
+		return "no filter on the device"
+	}
+	sort.Strings(kinds)
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		name := k
+		if name == "" {
+			name = "unknown kind"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", byKind[k], name))
+	}
+	noun := "rules"
+	if total == 1 {
+		noun = "rule"
+	}
+	return fmt.Sprintf("%d unrelated %s (%s)", total, noun, strings.Join(parts, ", "))
 }
 
 func sub(a, b uint64) uint64 {

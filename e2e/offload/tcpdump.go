@@ -172,20 +172,61 @@ func parsePacketLine(line string) (CapturedPacket, bool) {
 
 // CaptureJudgement holds what the capture verdict is based on.
 type CaptureJudgement struct {
-	FlowPackets int     `json:"flow_packets"` // packets of the guests' IPv4 flow seen
+	FlowPackets int     `json:"flow_packets"` // packets of the guests' IPv4 flow seen on the representor
 	Rate        float64 `json:"rate_pps"`     // packets per second over the window
 	Window      string  `json:"window"`
+	// ArrivalSpan is the time between the first and the last of those
+	// packets, from their own timestamps ("0s" for fewer than two): the
+	// first packets of a flow that offload then takes over arrive in a
+	// short burst at its start.
+	ArrivalSpan string `json:"arrival_span"`
+	// ControlPackets is how many packets of the flow the control capture
+	// on the guest's own interface saw; -1 when there is no usable one.
+	ControlPackets int `json:"control_packets"`
 }
 
-// JudgeCapture decides the representor check: offloaded when at most
-// firstPackets packets of the guests' IPv4 flow reached the representor in
-// the capture window, software when more kept coming (count and rate in the
-// reason), inconclusive when tcpdump reported an error or dropped packets
-// while seeing too few to decide. With no MACs, every IPv4 packet counts.
-// window is the capture's duration (0 when unknown: the rate is then taken
-// from the packets' own timestamps).
+// ControlCapture is the positive control of a representor capture: the same
+// filter on the guest's own data interface in the same window. The flow's
+// packets show there whichever path forwards them, so a quiet representor
+// says "offloaded" only next to a busy control; a wrong interface, a wrong
+// filter or a flow that never ran leave both quiet.
+type ControlCapture struct {
+	Guest string // the guest's name, for messages
+	Iface string // the guest's data interface
+	// Capture is the parsed control capture; nil when there is none.
+	Capture *Capture
+	// Problem says why Capture is nil (tcpdump missing, exit status,
+	// unreadable output). Empty with a nil Capture: no control was taken.
+	Problem string
+}
+
+func (ctl ControlCapture) where() string {
+	if ctl.Guest == "" {
+		return ctl.Iface
+	}
+	return ctl.Iface + " of " + ctl.Guest
+}
+
+// JudgeCapture judges a representor capture with no control capture beside
+// it (e.g. re-analysing one saved file): a full capture is still software,
+// but a quiet one is inconclusive, since nothing shows the flow crossed the
+// port in that window. It is JudgeCaptureWithControl with no control.
 func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Duration) (Verdict, string, CaptureJudgement) {
-	var j CaptureJudgement
+	return JudgeCaptureWithControl(c, ControlCapture{}, macs, firstPackets, window)
+}
+
+// JudgeCaptureWithControl decides the representor check. Software when more
+// than firstPackets packets of the guests' IPv4 flow reached the representor
+// (count, arrival span and rate in the reason), whatever the control says.
+// Offloaded only when at most firstPackets did AND the control capture on
+// the guest's interface saw more than firstPackets of the same flow in the
+// same window. Inconclusive when either capture reported an error, the
+// representor's kernel dropped packets while it saw too few to decide, or
+// the control is missing, failed or too small. With no MACs, every IPv4
+// packet counts. window is the capture's duration (0 when unknown: the rate
+// is then taken from the packets' own timestamps).
+func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, firstPackets int, window time.Duration) (Verdict, string, CaptureJudgement) {
+	j := CaptureJudgement{ControlPackets: -1}
 	set, err := newMACSet(macs)
 	if err != nil {
 		return Inconclusive, "bad guest MAC: " + err.Error(), j
@@ -196,31 +237,24 @@ func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Durati
 	if len(c.Errors) > 0 {
 		return Inconclusive, "tcpdump: " + strings.Join(c.Errors, "; "), j
 	}
-	var first, last float64
-	for _, p := range c.Packets {
-		if p.EtherType != "IPv4" || !set.has(p.Src) || !set.has(p.Dst) {
-			continue
-		}
-		if j.FlowPackets == 0 {
-			first = p.Time
-		}
-		last = p.Time
-		j.FlowPackets++
+	seen, lines, first, last := flowCount(c, set)
+	j.FlowPackets = lines
+	arrival := time.Duration(0)
+	if last > first {
+		arrival = time.Duration((last - first) * float64(time.Second))
 	}
-	// Lines may be missing if tcpdump was killed before flushing: trust the
-	// summary's count of filtered packets when it is larger (the capture
-	// filter already selects only the flow).
-	seen := j.FlowPackets
-	if c.Captured > seen && len(c.Packets) == j.FlowPackets {
-		seen = c.Captured
-	}
+	j.ArrivalSpan = arrival.String()
 	span := window
-	if span <= 0 && last > first {
-		span = time.Duration((last - first) * float64(time.Second))
+	if span <= 0 {
+		span = arrival
 	}
 	j.Window = span.String()
 	if span > 0 {
 		j.Rate = float64(seen) / span.Seconds()
+	}
+	ctlSeen, ctlProblem := controlCount(ctl, set)
+	if ctlProblem == "" {
+		j.ControlPackets = ctlSeen
 	}
 	if c.Captured < 0 && len(c.Packets) == 0 {
 		return Inconclusive, "no packet lines and no tcpdump summary: the capture did not run or was cut off", j
@@ -230,13 +264,73 @@ func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Durati
 		drop = fmt.Sprintf(", %d dropped by the kernel", c.DroppedKernel)
 	}
 	if seen > firstPackets {
-		return Software, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s (%.0f packets/s%s); at most %d allowed before offload takes over",
-			seen, set, span, j.Rate, drop, firstPackets), j
+		control := ""
+		if ctlProblem == "" {
+			control = fmt.Sprintf("; the control capture on %s saw %d", ctl.where(), ctlSeen)
+		}
+		return Software, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor%s (%.0f packets/s over %s%s); at most %d allowed before offload takes over%s",
+			seen, set, arrivalNote(lines, arrival), j.Rate, span, drop, firstPackets, control), j
 	}
 	if c.DroppedKernel > 0 {
 		return Inconclusive, fmt.Sprintf("only %d packets of the guests' flow captured but %d dropped by the kernel: the capture is incomplete", seen, c.DroppedKernel), j
 	}
-	return Offloaded, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s (at most %d allowed)", seen, set, span, firstPackets), j
+	if ctlProblem != "" {
+		return Inconclusive, fmt.Sprintf("%s, so a quiet representor capture (%d packets of the guests' flow in %s) proves nothing", ctlProblem, seen, span), j
+	}
+	if ctlSeen <= firstPackets {
+		return Inconclusive, fmt.Sprintf("the control capture on %s saw only %d packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing (%d packets of the guests' flow in %s)",
+			ctl.where(), ctlSeen, seen, span), j
+	}
+	return Offloaded, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s%s (at most %d allowed), while the control capture on %s saw %d",
+		seen, set, span, arrivalNote(lines, arrival), firstPackets, ctl.where(), ctlSeen), j
+}
+
+// arrivalNote says over what span the counted packet lines arrived.
+func arrivalNote(lines int, span time.Duration) string {
+	if lines == 0 {
+		return ""
+	}
+	return ", arriving within " + span.String()
+}
+
+// flowCount counts the packets of the guests' IPv4 flow in c: lines is the
+// packet lines that match, first and last their timestamps. seen is lines,
+// or tcpdump's own "captured" count when that is larger and every line
+// matched: lines go missing when tcpdump is killed before it flushes stdout,
+// and the capture filter already selects only the flow.
+func flowCount(c Capture, set macSet) (seen, lines int, first, last float64) {
+	for _, p := range c.Packets {
+		if p.EtherType != "IPv4" || !set.has(p.Src) || !set.has(p.Dst) {
+			continue
+		}
+		if lines == 0 {
+			first = p.Time
+		}
+		last = p.Time
+		lines++
+	}
+	seen = lines
+	if c.Captured > seen && len(c.Packets) == lines {
+		seen = c.Captured
+	}
+	return seen, lines, first, last
+}
+
+// controlCount is how many packets of the flow the control capture saw, or
+// why it shows nothing.
+func controlCount(ctl ControlCapture, set macSet) (int, string) {
+	switch {
+	case ctl.Capture == nil && ctl.Problem != "":
+		return 0, fmt.Sprintf("the control capture on %s failed: %s", ctl.where(), ctl.Problem)
+	case ctl.Capture == nil:
+		return 0, "no control capture was taken on the guest's own interface"
+	case len(ctl.Capture.Errors) > 0:
+		return 0, fmt.Sprintf("the control capture on %s failed: tcpdump: %s", ctl.where(), strings.Join(ctl.Capture.Errors, "; "))
+	case ctl.Capture.Captured < 0 && len(ctl.Capture.Packets) == 0:
+		return 0, fmt.Sprintf("the control capture on %s has no packet lines and no tcpdump summary: it did not run or was cut off", ctl.where())
+	}
+	seen, _, _, _ := flowCount(*ctl.Capture, set)
+	return seen, ""
 }
 
 // ParseInterfaceNames parses `ovs-vsctl --bare --columns=name find Interface

@@ -6,9 +6,11 @@ import (
 	"time"
 )
 
-// Samples: testdata/sw/tcpdump-* and ovs-vsctl-* were recorded here by
-// testdata/record-software-path.sh (tcpdump 4.99.3 on the userspace-OVS
-// "representor" veth during iperf3); each NAME has NAME.stderr and NAME.cmd.
+// Samples: testdata/sw/tcpdump-rep-*, tcpdump-nodev and ovs-vsctl-* were
+// recorded here by testdata/record-software-path.sh (tcpdump 4.99.3 on the
+// userspace-OVS "representor" veth during iperf3), tcpdump-pair-* and
+// tcpdump-guest-missing by testdata/record-counters.sh; each NAME has
+// NAME.stderr and NAME.cmd.
 
 // recordedCapture joins a recorded capture's stdout and stderr as the runner does.
 func recordedCapture(t *testing.T, name string) Capture {
@@ -105,17 +107,15 @@ func TestJudgeCapture(t *testing.T) {
 	if _, _, j := JudgeCapture(tcp, rec, 10, 2*time.Second); j.Rate != 150 {
 		t.Errorf("rate over a 2s window: %v", j.Rate)
 	}
-	// Allowing more first packets than were seen flips the verdict.
-	if v, _, _ := JudgeCapture(tcp, rec, 300, 0); v != Offloaded {
-		t.Errorf("300 allowed: %s", v)
+	// Allowing more first packets than were seen flips the verdict, given a
+	// control that saw more than the allowance (4000 by its summary).
+	busy := ControlCapture{Guest: "guest-a", Iface: "eth1", Capture: &Capture{Packets: []CapturedPacket{}, Captured: 4000, ReceivedFilter: 4000}}
+	if v, why, j := JudgeCaptureWithControl(tcp, busy, rec, 300, 0); v != Offloaded || j.ControlPackets != 4000 || !strings.Contains(why, "the control capture on eth1 of guest-a saw 4000") {
+		t.Errorf("300 allowed: %s %q %+v", v, why, j)
 	}
-	// Packets of other guests do not count.
-	if v, why, _ := JudgeCapture(tcp, []string{mlxMACLocal, mlxMACRemote}, 10, 0); v != Offloaded || !strings.Contains(why, "0 packets") {
-		t.Errorf("other MACs: %s %q", v, why)
-	}
-	idle := recordedCapture(t, "tcpdump-rep-idle.txt")
-	if v, _, _ := JudgeCapture(idle, rec, 10, time.Second); v != Offloaded {
-		t.Errorf("idle capture: %s", v)
+	// Packets of other guests count on neither side.
+	if v, why, j := JudgeCaptureWithControl(tcp, ControlCapture{Iface: "eth1", Capture: &tcp}, []string{mlxMACLocal, mlxMACRemote}, 10, 0); v != Inconclusive || j.FlowPackets != 0 || j.ControlPackets != 0 || !strings.Contains(why, "saw only 0 packets") {
+		t.Errorf("other MACs: %s %q %+v", v, why, j)
 	}
 	if v, _, _ := JudgeCapture(recordedCapture(t, "tcpdump-nodev.txt"), rec, 10, time.Second); v != Inconclusive {
 		t.Errorf("missing device: %s", v)
@@ -127,11 +127,92 @@ func TestJudgeCapture(t *testing.T) {
 		t.Errorf("summary only: %s %q", v, why)
 	}
 	dropped := Capture{Packets: []CapturedPacket{}, Captured: 0, ReceivedFilter: 0, DroppedKernel: 5}
-	if v, _, _ := JudgeCapture(dropped, rec, 10, time.Second); v != Inconclusive {
+	if v, _, _ := JudgeCaptureWithControl(dropped, busy, rec, 10, time.Second); v != Inconclusive {
 		t.Errorf("dropped by kernel: %s", v)
 	}
-	if v, _, _ := JudgeCapture(Capture{Captured: -1}, rec, 10, time.Second); v != Inconclusive {
+	if v, _, _ := JudgeCaptureWithControl(Capture{Captured: -1}, busy, rec, 10, time.Second); v != Inconclusive {
 		t.Errorf("no summary, no packets: %s", v)
+	}
+}
+
+// Issue point 6, on the judge alone: the recorded idle capture (0 packets,
+// window ended) used to be judged "offloaded". Nothing beside it shows the
+// flow crossed the port, so it proves nothing.
+func TestJudgeCaptureEmptyCaptureProvesNothing(t *testing.T) {
+	idle := recordedCapture(t, "tcpdump-rep-idle.txt")
+	v, why, _ := JudgeCapture(idle, []string{recMAC1, recMAC2}, 10, time.Second)
+	if v != Inconclusive || !strings.Contains(why, "proves nothing") {
+		t.Errorf("idle capture with no control: %s %q", v, why)
+	}
+}
+
+func TestJudgeCaptureWithControl(t *testing.T) {
+	rec := []string{recMAC1, recMAC2}
+	idle := recordedCapture(t, "tcpdump-rep-idle.txt")
+	tcp := recordedCapture(t, "tcpdump-rep-tcp.txt")
+	noflow := recordedCapture(t, "tcpdump-pair-guest-noflow.txt")
+	nodev := recordedCapture(t, "tcpdump-nodev.txt")
+	few := tcp
+	few.Packets, few.Captured = tcp.Packets[:5], 5
+	for _, tc := range []struct {
+		name     string
+		rep      Capture
+		ctl      ControlCapture
+		want     Verdict
+		ctlCount int
+		has      []string
+	}{
+		{"quiet representor, busy control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}, Offloaded, 300,
+			[]string{"0 packets of the guests' flow", "the control capture on eth1 of g saw 300"}},
+		{"quiet representor, empty control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, Inconclusive, 0,
+			[]string{"the control capture on eth1 of g saw only 0 packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing"}},
+		{"quiet representor, control within the allowance", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &few}, Inconclusive, 5,
+			[]string{"saw only 5 packets"}},
+		{"quiet representor, control failed", idle, ControlCapture{Guest: "g", Iface: "eth1", Problem: "tcpdump is not installed in the guest g (exit 127: ...)"}, Inconclusive, -1,
+			[]string{"the control capture on eth1 of g failed: tcpdump is not installed in the guest g", "proves nothing"}},
+		{"quiet representor, control reported an error", idle, ControlCapture{Guest: "g", Iface: "eth9", Capture: &nodev}, Inconclusive, -1,
+			[]string{"the control capture on eth9 of g failed: tcpdump: offrec-nosuch: No such device exists"}},
+		{"quiet representor, no control", idle, ControlCapture{}, Inconclusive, -1,
+			[]string{"no control capture was taken"}},
+		{"full representor, failed control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Problem: "exit 1: sudo: a password is required"}, Software, -1,
+			[]string{"300 packets of the guests' flow"}},
+		{"full representor, empty control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, Software, 0,
+			[]string{"300 packets", "the control capture on eth1 of g saw 0"}},
+	} {
+		v, why, j := JudgeCaptureWithControl(tc.rep, tc.ctl, rec, 10, time.Second)
+		if v != tc.want || j.ControlPackets != tc.ctlCount {
+			t.Errorf("%s: got %s (control %d) %q, want %s (control %d)", tc.name, v, j.ControlPackets, why, tc.want, tc.ctlCount)
+		}
+		for _, h := range tc.has {
+			if !strings.Contains(why, h) {
+				t.Errorf("%s: reason %q lacks %q", tc.name, why, h)
+			}
+		}
+	}
+}
+
+// Issue point 7: the first packets of a flow reach the representor in a
+// burst before offload takes over; the verdict stays count-based, and says
+// how many arrived over what span.
+func TestJudgeCaptureReportsArrivalSpan(t *testing.T) {
+	rec := []string{recMAC1, recMAC2}
+	tcp := recordedCapture(t, "tcpdump-rep-tcp.txt")
+	first, last := tcp.Packets[0].Time, tcp.Packets[len(tcp.Packets)-1].Time
+	span := time.Duration((last - first) * float64(time.Second))
+	v, why, j := JudgeCapture(tcp, rec, 10, 2*time.Second)
+	if v != Software || j.ArrivalSpan != span.String() || !strings.Contains(why, "300 packets of the guests' flow") || !strings.Contains(why, "arriving within "+span.String()) || !strings.Contains(why, "over 2s") {
+		t.Errorf("recorded flow: %s %q %+v (span %s)", v, why, j, span)
+	}
+	// The first three packets of the same recording, then silence: within the allowance.
+	burst := Capture{Packets: tcp.Packets[:3], Captured: 3, ReceivedFilter: 3, DroppedKernel: 0}
+	burstSpan := time.Duration((tcp.Packets[2].Time - first) * float64(time.Second))
+	busy := ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}
+	v, why, j = JudgeCaptureWithControl(burst, busy, rec, 10, 2*time.Second)
+	if v != Offloaded || j.FlowPackets != 3 || j.ArrivalSpan != burstSpan.String() || !strings.Contains(why, "3 packets of the guests' flow") || !strings.Contains(why, "arriving within "+burstSpan.String()) {
+		t.Errorf("first-packet burst: %s %q %+v", v, why, j)
+	}
+	if _, _, j := JudgeCapture(recordedCapture(t, "tcpdump-rep-idle.txt"), rec, 10, time.Second); j.ArrivalSpan != "0s" || j.ControlPackets != -1 {
+		t.Errorf("idle: %+v", j)
 	}
 }
 

@@ -42,13 +42,21 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump> [flags] FILE [FILE...]
+const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
-  tc      [--mac A,B] FILE...       tc -s [-j] filter show dev DEV ingress, oldest first
-  dpctl   [--mac A,B] [--type offloaded] [--all FULL,...] FILE...
+  tc      [--mac A,B] [--window D] FILE...
+                                    tc -s [-j] filter show dev DEV ingress, oldest first
+  dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] FILE...
                                     ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
-  tcpdump [--mac A,B] [--first-packets N] [--window DURATION] FILE
-                                    tcpdump -nn -e -tt output (FILE.stderr read too when present)
+  tcpdump [--mac A,B] [--first-packets N] [--window D] [--control GUEST_CAPTURE] FILE
+                                    tcpdump -nn -e -tt output of the representor (FILE.stderr read
+                                    too when present); --control is the same capture on the
+                                    guest's data interface, without which a quiet capture proves nothing
+  counters [--max-rep-packets N] [--min-flow-packets N] [--cpuhit-before F --cpuhit-after F]
+           REP_BEFORE REP_AFTER GUEST_BEFORE GUEST_AFTER
+                                    ip -s -j link show of the representor and the guest's interface
+Every verdict comes from the harness's own judge functions (e2e/offload). tc and dpctl need two
+samples: one alone is inconclusive unless its own last use falls inside --window.
 `
 
 // usageError is a bad command line (exit 2).
@@ -107,7 +115,12 @@ func analyse(args []string) (any, error) {
 	dumpType := fs.String("type", "", "dpctl: \"offloaded\" when the dumps came from type=offloaded")
 	allDumps := fs.String("all", "", "dpctl: comma-separated full `dpctl/dump-flows -m` dumps taken with the offloaded ones, oldest first")
 	first := fs.Int("first-packets", config.DefaultCaptureFirstPackets, "tcpdump: packets of the flow allowed before offload takes over (the run's offload.capture_first_packets)")
-	window := fs.Duration("window", 0, "tcpdump: capture duration (0: from the packets' timestamps)")
+	window := fs.Duration("window", 0, "tcpdump: capture duration (0: from the packets' timestamps); tc, dpctl: the span in which a single sample's own last use counts (0: one sample is never enough)")
+	control := fs.String("control", "", "tcpdump: the control capture of the same window on the guest's data interface (FILE.stderr read too)")
+	maxRep := fs.Uint64("max-rep-packets", offload.DefaultMaxRepPackets, "counters: the representor's slow path may move fewer packets than this for offloaded (offload.representor_max_packets)")
+	minFlow := fs.Uint64("min-flow-packets", offload.DefaultMinFlowPackets, "counters: the guest's interface must move at least this many (offload.counters_min_flow_packets)")
+	cpuBefore := fs.String("cpuhit-before", "", "counters: ip -j stats ... cpu_hit of the representor, before")
+	cpuAfter := fs.String("cpuhit-after", "", "counters: the same, after")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, usageError{fmt.Sprintf("%s: %v", kind, err)}
 	}
@@ -138,7 +151,7 @@ func analyse(args []string) (any, error) {
 		}
 		return analyseIperf3(files[0])
 	case "tc":
-		return analyseTC(files, macList)
+		return analyseTC(files, macList, *window)
 	case "dpctl":
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
@@ -147,12 +160,20 @@ func analyse(args []string) (any, error) {
 		if *allDumps != "" {
 			all = strings.Split(*allDumps, ",")
 		}
-		return analyseDpctl(files, all, macList, *dumpType == "offloaded")
+		return analyseDpctl(files, all, macList, *dumpType == "offloaded", *window)
 	case "tcpdump":
 		if err := one(); err != nil {
 			return nil, err
 		}
-		return analyseTcpdump(files[0], macList, *first, *window)
+		return analyseTcpdump(files[0], *control, macList, *first, *window)
+	case "counters":
+		if len(files) != 4 {
+			return nil, usageError{fmt.Sprintf("counters takes REP_BEFORE REP_AFTER GUEST_BEFORE GUEST_AFTER, got %d file(s)", len(files))}
+		}
+		if (*cpuBefore == "") != (*cpuAfter == "") {
+			return nil, usageError{"counters: --cpuhit-before and --cpuhit-after go together"}
+		}
+		return analyseCounters(files, *cpuBefore, *cpuAfter, offload.CountersInput{MaxRepPackets: *maxRep, MinFlowPackets: *minFlow})
 	}
 	return nil, usageError{fmt.Sprintf("unknown kind %q", kind)}
 }
@@ -214,15 +235,28 @@ type tcOut struct {
 	Samples []offload.TCDump `json:"samples"`
 	Verdict offload.Verdict  `json:"verdict"`
 	Reason  string           `json:"reason"`
+	// Notes say what the judgement lacked that the harness always has.
+	Notes []string `json:"notes,omitempty"`
 }
 
-func analyseTC(files, macs []string) (any, error) {
+// oneSampleNote is said whenever a tc or dpctl judgement had a single sample.
+func oneSampleNote(n int, window time.Duration) []string {
+	if n != 1 {
+		return nil
+	}
+	if window <= 0 {
+		return []string{"one sample: growth cannot be seen, so it is never offloaded (the harness always takes two; give --window to let a rule's own last use count)"}
+	}
+	return []string{fmt.Sprintf("one sample: offloaded only if its own last use falls inside --window %s (the harness always takes two)", window)}
+}
+
+func analyseTC(files, macs []string, window time.Duration) (any, error) {
 	dumps, err := parseAll(files, offload.ParseTC)
 	if err != nil {
 		return nil, err
 	}
-	out := tcOut{Kind: "tc", Files: files, Samples: dumps}
-	obs := offload.TCObservation{Device: "(file)", Samples: dumps}
+	out := tcOut{Kind: "tc", Files: files, Samples: dumps, Notes: oneSampleNote(len(dumps), window)}
+	obs := offload.TCObservation{Device: "(file)", Samples: dumps, Window: window}
 	out.Verdict, out.Reason = offload.JudgeTC([]offload.TCObservation{obs}, macs)
 	return out, nil
 }
@@ -253,9 +287,10 @@ type dpctlOut struct {
 	All      [][]offload.DpctlFlow `json:"all_samples,omitempty"`
 	Verdict  offload.Verdict       `json:"verdict"`
 	Reason   string                `json:"reason"`
+	Notes    []string              `json:"notes,omitempty"`
 }
 
-func analyseDpctl(files, allFiles, macs []string, typed bool) (any, error) {
+func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Duration) (any, error) {
 	offloaded, err := parseAll(files, offload.ParseDpctl)
 	if err != nil {
 		return nil, err
@@ -264,14 +299,14 @@ func analyseDpctl(files, allFiles, macs []string, typed bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := dpctlOut{Kind: "dpctl", Files: files, Samples: offloaded, AllFiles: allFiles}
+	out := dpctlOut{Kind: "dpctl", Files: files, Samples: offloaded, AllFiles: allFiles, Notes: oneSampleNote(len(offloaded), window)}
 	if len(all) > 0 {
 		out.All = all
 	}
 	for _, flows := range offloaded {
 		out.Flows = append(out.Flows, len(flows))
 	}
-	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed}
+	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed, Window: window}
 	out.Verdict, out.Reason = offload.JudgeDpctl(s, macs)
 	return out, nil
 }
@@ -290,29 +325,56 @@ type tcpdumpOut struct {
 	Errors         []string                 `json:"errors,omitempty"`
 	SkippedLines   int                      `json:"skipped_lines"`
 	FirstPackets   int                      `json:"first_packets_allowed"`
+	ControlFile    string                   `json:"control_file,omitempty"`
 	Judgement      offload.CaptureJudgement `json:"judgement"`
 	Verdict        offload.Verdict          `json:"verdict"`
 	Reason         string                   `json:"reason"`
+	Notes          []string                 `json:"notes,omitempty"`
 }
 
-func analyseTcpdump(name string, macs []string, first int, window time.Duration) (any, error) {
-	if first < 0 {
-		return nil, usageError{fmt.Sprintf("tcpdump: --first-packets must be >= 0, got %d", first)}
-	}
+// readCapture reads a tcpdump output and the FILE.stderr beside it (the
+// harness saves tcpdump's summary there).
+func readCapture(name string) (offload.Capture, bool, error) {
 	data, err := readFile(name)
 	if err != nil {
-		return nil, err
+		return offload.Capture{}, false, err
 	}
-	out := tcpdumpOut{Kind: "tcpdump", File: name, FirstPackets: first}
+	hadStderr := false
 	if extra, err := os.ReadFile(name + ".stderr"); err == nil {
 		data = append(append(data, '\n'), extra...)
-		out.StderrFile = name + ".stderr"
+		hadStderr = true
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s.stderr: %w", name, err)
+		return offload.Capture{}, false, fmt.Errorf("%s.stderr: %w", name, err)
 	}
 	c, err := offload.ParseTcpdump(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return c, hadStderr, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, hadStderr, nil
+}
+
+func analyseTcpdump(name, control string, macs []string, first int, window time.Duration) (any, error) {
+	if first < 0 {
+		return nil, usageError{fmt.Sprintf("tcpdump: --first-packets must be >= 0, got %d", first)}
+	}
+	out := tcpdumpOut{Kind: "tcpdump", File: name, FirstPackets: first}
+	c, hadStderr, err := readCapture(name)
+	if err != nil {
+		return nil, err
+	}
+	if hadStderr {
+		out.StderrFile = name + ".stderr"
+	}
+	ctl := offload.ControlCapture{Guest: "(control file)", Iface: control}
+	if control != "" {
+		cc, _, err := readCapture(control)
+		if err != nil {
+			return nil, fmt.Errorf("--control: %w", err)
+		}
+		ctl.Capture = &cc
+		out.ControlFile = control
+	} else {
+		out.Notes = append(out.Notes, "no control capture (--control): a representor capture without the flow's packets is inconclusive, as in the harness")
 	}
 	out.Interface, out.PacketLines = c.Interface, len(c.Packets)
 	out.Captured, out.ReceivedFilter, out.DroppedKernel = c.Captured, c.ReceivedFilter, c.DroppedKernel
@@ -320,6 +382,47 @@ func analyseTcpdump(name string, macs []string, first int, window time.Duration)
 	if len(c.Packets) > 0 {
 		out.FirstTime, out.LastTime = c.Packets[0].Time, c.Packets[len(c.Packets)-1].Time
 	}
-	out.Verdict, out.Reason, out.Judgement = offload.JudgeCapture(c, macs, first, window)
+	out.Verdict, out.Reason, out.Judgement = offload.JudgeCaptureWithControl(c, ctl, macs, first, window)
+	return out, nil
+}
+
+type countersOut struct {
+	Kind    string                 `json:"kind"`
+	Files   []string               `json:"files"`
+	Rep     [2]offload.RepCounters `json:"representor"`
+	Guest   [2]offload.LinkStats   `json:"guest"`
+	Verdict offload.Verdict        `json:"verdict"`
+	Reason  string                 `json:"reason"`
+	Notes   []string               `json:"notes,omitempty"`
+}
+
+func analyseCounters(files []string, cpuBefore, cpuAfter string, in offload.CountersInput) (any, error) {
+	stats, err := parseAll(files, offload.ParseLinkStats)
+	if err != nil {
+		return nil, err
+	}
+	out := countersOut{Kind: "counters", Files: files}
+	out.Rep[0].Link, out.Rep[1].Link, out.Guest[0], out.Guest[1] = stats[0], stats[1], stats[2], stats[3]
+	if cpuBefore != "" {
+		for i, f := range []string{cpuBefore, cpuAfter} {
+			data, err := readFile(f)
+			if err != nil {
+				return nil, err
+			}
+			st, err := offload.ParseLinkStats(data)
+			switch {
+			case errors.Is(err, offload.ErrNoCounters):
+				// listed without counters: the driver keeps none (veth)
+			case err != nil:
+				return nil, fmt.Errorf("%s: %w", f, err)
+			default:
+				out.Rep[i].CPUHit = &st
+			}
+		}
+		out.Files = append(out.Files, cpuBefore, cpuAfter)
+	} else {
+		out.Notes = append(out.Notes, "no cpu_hit readings (--cpuhit-before/--cpuhit-after): the representor's link counters are taken as its slow path, which is right for a device without a hardware datapath (veth) and wrong for an mlx5 representor")
+	}
+	out.Verdict, out.Reason = offload.JudgeCounters(out.Rep[0], out.Rep[1], out.Guest[0], out.Guest[1], in)
 	return out, nil
 }

@@ -1,0 +1,2 @@
+ip -s -j link show dev eth1
+exit 0

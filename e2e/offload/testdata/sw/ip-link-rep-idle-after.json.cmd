@@ -1,0 +1,2 @@
+ip -s -j link show dev offrec2-rep
+exit 0
