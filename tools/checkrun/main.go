@@ -84,6 +84,15 @@ func refused(runDir, junitPath string) ([]string, error) {
 	if len(res.Offload) == 0 {
 		problems = append(problems, "the results hold no offload verdict: the checks never ran")
 	}
+	ran := map[string]bool{}
+	for _, c := range res.Offload {
+		ran[c.Name] = true
+	}
+	for _, name := range res.Config.Checks {
+		if !ran[name] {
+			problems = append(problems, fmt.Sprintf("check %s was configured but left no verdict: the refusal does not rest on it", name))
+		}
+	}
 	var reasons []string
 	for _, c := range res.Offload {
 		if c.Verdict != report.VerdictSoftware {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
 )
 
 // testdata/<case>/ holds a real run's results.json and the JUnit file of the
@@ -78,5 +81,31 @@ func TestAcceptedRunIsNotARefusal(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "did not fail") {
 		t.Fatalf("the reason does not say the spec passed: %s", out.String())
+	}
+}
+
+// A refusal rests on every configured check: a check the run was configured
+// to do that left no verdict (here counters, added to the recorded run's
+// configuration) is named, and the run is not a proper refusal.
+func TestConfiguredCheckWithoutVerdictIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	res, err := report.Load("testdata/refused/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Config.Checks = append(res.Config.Checks, "counters")
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"refused", dir, "testdata/refused/junit.xml"}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1: %s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "check counters was configured but left no verdict") {
+		t.Fatalf("the missing check is not named: %s", out.String())
 	}
 }
