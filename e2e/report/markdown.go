@@ -238,6 +238,9 @@ func sortedProfiles(ps []*ProfileResult) []*ProfileResult {
 func writeChecks(b *strings.Builder, s *Set) {
 	b.WriteString("## Offload checks\n\n")
 	b.WriteString("The complementary checks ran in their own window (flood ping, then a sustained flow), never during a measured iperf3 window.\n\n")
+	b.WriteString(mdTable([]string{"Check", "Offloaded when", "Software when"}, verdictBasis))
+	b.WriteString("\nOnly rules and flows whose source and destination are the two guests count; anything else is named as unrelated or exception traffic. " +
+		"An asap2 run needs every check offloaded on both hypervisors for both flows, and tc confirming dpctl at each; anything short of that is inconclusive or \"partial proof\".\n\n")
 	for _, f := range s.Files {
 		fmt.Fprintf(b, "### %s\n\n", fileLabel(f))
 		ev := Judge(f.Offload, f.Config.Checks, "run")
@@ -252,6 +255,15 @@ func writeChecks(b *strings.Builder, s *Set) {
 		b.WriteString(mdTable([]string{"Check", "Flow", "Verdict", "Reason", "Evidence files"}, rows))
 		b.WriteString("\n")
 	}
+}
+
+// verdictBasis is what each check's verdict rests on, for a release
+// engineer reading the report (docs/CONFIG.md has the long form).
+var verdictBasis = [][]string{
+	{"tc", "the pair's flower rules are `in_hw` and their hardware packet counters grew between two samples", "the pair's rules are `not_in_hw`/`skip_hw`, or there are none while the flow ran"},
+	{"dpctl", "the pair's flows are `offloaded:yes` and grew (OVS's claim: tc must agree)", "the pair's flows are `dp:ovs`, or `dp:tc` without `offloaded:yes` (TC in software)"},
+	{"representor", "at most the first packets reached the representor while the guest's own interface saw the flow", "more than the first packets reached the representor"},
+	{"counters", "the representor's slow path stayed under its bound while the guest's interface moved the flow", "the representor's slow path moved more than its bound"},
 }
 
 func thresholdsOf(s *Set, o Options) []ThresholdResult {
