@@ -30,8 +30,8 @@ type FlowCheck struct {
 // offload.flow_duration, never one of the measured windows.
 var evidenceFlows = []string{"tcp-p1", "udp-b0-p1"}
 
-// representor finds (and caches) the OVS interface of a Neutron port on a
-// hypervisor.
+// representor finds the OVS interface of a Neutron port on a hypervisor
+// (asked again for each flow: a port re-plugged between flows is seen).
 func (s *Session) representor(ctx context.Context, hv, portID string) (string, error) {
 	r, ok := s.Hypervisors[hv]
 	if !ok {
@@ -182,11 +182,13 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	}
 	done := make(chan flowResult, 1)
 	started := make(chan time.Time, 1)
+	trafficEnded := make(chan time.Time, 1)
 	go func() {
 		// The measured runs are over (they run one after the other and stop
 		// their servers), so the evidence flow can use the same ports.
 		in := s.iperfInput(p, oc.FlowDuration)
 		in.ClientsStarting = func(t time.Time) { started <- t }
+		in.ClientsDone = func(t time.Time) { trafficEnded <- t }
 		m, err := iperf3.Run(flowCtx, in)
 		done <- flowResult{m, err}
 	}()
@@ -240,13 +242,18 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 						flow: flow, guest: guest, guestName: srv.Name, guestIface: t.iface,
 					})
 				}
+				if cerr != nil {
+					// The check could not finish (transport lost, cancelled):
+					// it proves nothing, and says why in the results.
+					c.Name, c.Verdict, c.Reason = name, offload.Inconclusive, "the check did not finish: "+cerr.Error()
+				}
 				c.Flow, c.Host = flow, hv
 				fc := FlowCheck{Flow: flow, Hypervisor: hv, Check: c}
 				fc.Files = s.saveCheckEvidence(flow, hv, c)
 				mu.Lock()
 				defer mu.Unlock()
 				if cerr != nil {
-					errs = append(errs, fmt.Errorf("%s check on %s: %w", name, hv, cerr))
+					errs = append(errs, cerr)
 				}
 				results = append(results, fc)
 			}(name)
@@ -256,24 +263,26 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	checksDone := time.Now()
 
 	// Every sample must have been taken while the flow ran: the checks
-	// started after the flow did (settle), so it suffices that the flow was
-	// still running when the last check returned. A flow that ended first
-	// makes an empty capture or a silent counter meaningless.
+	// started after the flow did (settle), so it suffices that the traffic
+	// was still running when the last check returned. The traffic ends when
+	// the clients return, which can be long before iperf3.Run does (it then
+	// waits for the servers to exit). A flow that ended first makes an empty
+	// capture or a silent counter meaningless.
 	var fr flowResult
 	outlasted := false
 	select {
-	case fr = <-done:
-		outlasted = true
+	case end := <-trafficEnded:
+		outlasted = !end.After(checksDone)
 	default:
-		select {
-		case fr = <-done:
-		case <-ctx.Done():
-			return results, ctx.Err()
-		}
+	}
+	select {
+	case fr = <-done:
+	case <-ctx.Done():
+		return results, ctx.Err()
 	}
 	if outlasted {
 		why := fmt.Sprintf("the checks took %s after a settle of %s and outlasted the %s sustained flow (offload.flow_duration %s): their samples may postdate the traffic; raise offload.flow_duration",
-			checksDone.Sub(checksStart).Round(time.Second), oc.Settle, flow, oc.FlowDuration)
+			checksDone.Sub(checksStart).Round(time.Millisecond), oc.Settle, flow, oc.FlowDuration)
 		s.Logf("%s", why)
 		for i := range results {
 			c := &results[i].Check

@@ -75,6 +75,10 @@ type RunInput struct {
 	// from it, not from when Run was called: version queries, server start and
 	// the listen wait come first and take seconds).
 	ClientsStarting func(time.Time)
+	// ClientsDone, when set, is called once with the time at which every
+	// client has returned (the traffic is over), success or not, before Run
+	// waits for the servers to exit.
+	ClientsDone func(time.Time)
 }
 
 // ProcessRun is one iperf3 client/server pair of a run, with its raw output
@@ -277,6 +281,9 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 		}(&m.Processes[i], i)
 	}
 	wg.Wait()
+	if in.ClientsDone != nil {
+		in.ClientsDone(time.Now())
+	}
 	if err := firstRealError(errs); err != nil {
 		return m, fmt.Errorf("iperf3 run %s: %w", in.Profile.ID, err)
 	}
