@@ -28,7 +28,7 @@ func Cleaner(cfg *config.Config) fixtures.Cleaner {
 			if err == nil {
 				deletes.done(id)
 			}
-			Expect(err).To(Succeed(), "deleting %s", what)
+			ExpectNoError(err, "deleting %s", what)
 		}, NodeTimeout(timeout))
 	})
 }
@@ -50,14 +50,14 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 		Skip(fmt.Sprintf("no target cloud: set %s to a harness config file (make e2e CONFIG=FILE, or make lab for the local lab); every spec of this suite is skipped", harness.EnvConfig))
 	}
 	s, err := harness.Start(ctx, harness.Options{ConfigPath: cfgPath, Console: GinkgoWriter})
-	Expect(err).NotTo(HaveOccurred(), "starting the run")
+	ExpectNoError(err, "starting the run")
 
 	// Registered first, so they run last: after every delete below.
 	stopWatching := watchInterrupts(s)
 	// Last of all: the reports, from the finished results file.
 	DeferCleanup(func(ctx SpecContext) {
 		files, err := s.WriteReports()
-		Expect(err).NotTo(HaveOccurred(), "writing the reports")
+		ExpectNoError(err, "writing the reports")
 		for _, f := range files {
 			fmt.Fprintf(GinkgoWriter, "report: %s\n", f)
 		}
@@ -65,11 +65,11 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	// Then, before them: close the results file (timings with teardown, end time).
 	DeferCleanup(func() {
 		stopWatching()
-		Expect(s.Close()).To(Succeed(), "finishing the results file")
+		ExpectNoError(s.Close(), "finishing the results file")
 	})
 	DeferCleanup(func(ctx SpecContext) {
 		left, err := s.LeakCheck(ctx)
-		Expect(err).NotTo(HaveOccurred(), "listing what run %s left in the cloud", s.RunID)
+		ExpectNoError(err, "listing what run %s left in the cloud", s.RunID)
 		if s.Config.Run.KeepTopology {
 			fmt.Fprintf(GinkgoWriter, "kept on purpose (keep_topology): %s\n", harness.DescribeLeft(left))
 			return
@@ -84,12 +84,12 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	// says about the servers and ports (fault, host, binding, console log)
 	// is saved while they still exist, also when provisioning failed.
 	DeferCleanup(func(ctx SpecContext) { s.CollectTopologyEvidence(ctx) })
-	Expect(err).NotTo(HaveOccurred())
+	ExpectNoError(err, "building the topology")
 	if steps.Connect {
-		Expect(s.Connect(ctx)).To(Succeed())
+		ExpectNoError(s.Connect(ctx), "connecting to the guests and hypervisors")
 	}
 	if steps.Environment {
-		Expect(s.CollectEnvironment(ctx)).To(Succeed())
+		ExpectNoError(s.CollectEnvironment(ctx), "recording the environment")
 	}
 	return s
 }

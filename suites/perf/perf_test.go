@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/framework"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
@@ -21,8 +22,8 @@ var _ = Describe("Complementary offload checks", Label("offload"), func() {
 				Skip(fmt.Sprintf("run.expected_path is %s in %s", session.Config.Run.ExpectedPath, session.Config.File))
 			}
 			checks, err := session.RunOffloadChecks(ctx)
-			Expect(err).NotTo(HaveOccurred(), "running the offload evidence window")
-			Expect(offload.ExpectPath(string(path), harness.Checks(checks))).To(Succeed())
+			framework.ExpectNoError(err, "running the offload evidence window")
+			framework.ExpectNoError(offload.ExpectPath(string(path), harness.Checks(checks)), "proving the data path")
 		}
 	}
 	It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(config.PathASAP2))
@@ -36,11 +37,11 @@ var _ = Describe("iperf3 throughput", func() {
 				Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, session.Config.File))
 			}
 			pr, err := session.RunProfile(ctx, p)
-			Expect(err).NotTo(HaveOccurred(), "running %s", p.Name)
+			framework.ExpectNoError(err, "running %s", p.Name)
 			Expect(pr.Summary.Runs).To(BeNumerically(">", 0), "no successful repeat of %s", p.Name)
 			Expect(pr.Summary.Delivered.Median).To(BeNumerically(">", 0), "%s delivered nothing", p.Name)
 			results, err := session.ThresholdsFor(p.ID)
-			Expect(err).NotTo(HaveOccurred(), "evaluating thresholds of %s", p.ID)
+			framework.ExpectNoError(err, "evaluating thresholds of %s", p.ID)
 			for _, t := range results {
 				Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)
 			}

@@ -27,6 +27,6 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 var _ = Describe("Topology", Label("smoke"), func() {
 	It("puts two guests on different hypervisors with their direct ports on one VXLAN network, reachable over it", func(ctx SpecContext) {
 		Expect(session.Topology.Servers).To(HaveLen(2))
-		Expect(session.CheckDataPath(ctx)).To(Succeed())
+		framework.ExpectNoError(session.CheckDataPath(ctx), "reaching each guest over the data network")
 	})
 })
