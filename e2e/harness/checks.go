@@ -346,6 +346,8 @@ func (s *Session) runCheck(ctx context.Context, t checkTarget) (offload.Check, e
 		}
 		return offload.CheckTC(ctx, t.hv, offload.TCInput{Devices: devs, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
 	case config.CheckRepresentor:
+		// tcpdump runs under `timeout` for capture_window: its bound is that plus the usual one.
+		ctx = remote.WithBound(ctx, oc.CaptureWindow+s.Config.Interval(config.IntervalCommand).Timeout, "offload.capture_window + intervals.command")
 		return offload.CheckRepresentor(ctx, t.hv, offload.RepresentorInput{
 			PortID: t.portID, Representor: t.rep, LocalMAC: t.localMAC, PeerMAC: t.peerMAC, Protocol: t.flow,
 			Window: oc.CaptureWindow, FirstPackets: oc.CaptureFirstPackets, MaxPackets: oc.CaptureMaxPackets,

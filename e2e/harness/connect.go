@@ -43,7 +43,7 @@ func (s *Session) Connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("ssh to %s: %w", name, err)
 		}
-		s.Guests[i] = c
+		s.Guests[i] = s.bounded(c)
 	}
 	for _, srv := range s.Topology.Servers {
 		hv := srv.Hypervisor
@@ -65,9 +65,15 @@ func (s *Session) Connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("ssh to %s: %w", name, err)
 		}
-		s.Hypervisors[hv] = c
+		s.Hypervisors[hv] = s.bounded(c)
 	}
 	return nil
+}
+
+// bounded gives every command on r a deadline: its own (remote.WithBound,
+// e.g. an iperf3 client's -t + -O + grace) or intervals.command.
+func (s *Session) bounded(r remote.Runner) remote.Runner {
+	return remote.Bounded(r, s.Config.Interval(config.IntervalCommand).Timeout, "intervals.command")
 }
 
 // guestDialer is the run's dialer with the host key policy for guests.

@@ -265,6 +265,10 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A client ends by itself after -t + -O; past that plus the grace the
+	// servers get (the iperf_server interval) it is stuck on a dead peer.
+	bound := in.Duration + in.Omit + in.ListenTimeout
+	why := fmt.Sprintf("iperf3 -t %s + -O %s + the iperf_server interval %s", in.Duration, in.Omit, in.ListenTimeout)
 	if in.ClientsStarting != nil {
 		in.ClientsStarting(time.Now())
 	}
@@ -274,7 +278,7 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 		wg.Add(1)
 		go func(pr *ProcessRun, i int) {
 			defer wg.Done()
-			errs[i] = runClient(cctx, in.Client, pr)
+			errs[i] = runClient(cctx, in.Client, pr, bound, why)
 			if errs[i] != nil {
 				cancel() // one failed process spoils the sum: stop the others now
 			}
@@ -329,8 +333,8 @@ func remoteVersion(ctx context.Context, r remote.Runner) (Version, error) {
 	return v, nil
 }
 
-func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun) error {
-	res, err := c.Run(ctx, pr.ClientCmd)
+func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun, bound time.Duration, why string) error {
+	res, err := c.Run(remote.WithBound(ctx, bound, why), pr.ClientCmd)
 	pr.ClientJSON, pr.ClientStderr, pr.ClientExit = res.Stdout, res.Stderr, res.ExitCode
 	if err != nil {
 		pr.Error = err.Error()

@@ -452,3 +452,26 @@ func TestRunClientsStartingMarksTheClientLaunch(t *testing.T) {
 		}
 	}
 }
+
+// A client stuck on a dead peer is cut at -t + -O + the iperf_server
+// interval, not at the runner's default bound (issue 14): the error says
+// which bound and why.
+func TestRunClientBoundIsDurationOmitAndGrace(t *testing.T) {
+	s, c := pair(v312, v312, func(ctx context.Context, port int) remote.Result {
+		<-ctx.Done() // the peer never answers
+		return remote.Result{ExitCode: -1}
+	})
+	in := input(s, c, "tcp-p1")
+	in.Duration, in.ListenTimeout = time.Second, 200*time.Millisecond
+	in.Client = remote.Bounded(c, time.Hour, "intervals.command")
+	start := time.Now()
+	_, err := Run(context.Background(), in)
+	var be *remote.BoundError
+	if !errors.As(err, &be) || be.Bound != 1200*time.Millisecond || !strings.Contains(be.Why, "iperf3 -t 1s + -O 0s + the iperf_server interval 200ms") {
+		t.Fatalf("Run: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run took %s", d)
+	}
+	assertNoOrphans(t, s)
+}

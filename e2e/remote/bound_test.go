@@ -1,0 +1,119 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// hangRunner prints out and then blocks until its context ends, as a
+// command on a peer that stopped answering does.
+type hangRunner struct {
+	out  string
+	seen []time.Duration // the deadline each Run got, relative to its start
+}
+
+func (h *hangRunner) Name() string { return "guest vm1 (198.18.20.5)" }
+func (h *hangRunner) Run(ctx context.Context, cmd string) (Result, error) {
+	if d, ok := ctx.Deadline(); ok {
+		h.seen = append(h.seen, time.Until(d).Round(10*time.Millisecond))
+	} else {
+		h.seen = append(h.seen, 0)
+	}
+	<-ctx.Done()
+	return Result{Target: h.Name(), Cmd: cmd, Stdout: []byte(h.out), ExitCode: -1}, ctx.Err()
+}
+func (h *hangRunner) Start(ctx context.Context, cmd string) (Process, error) { return nil, errors.New("unused") }
+
+// Issue 14: every remote command has a deadline. Without one of its own a
+// command gets intervals.command; the failure names the target, the
+// command, the bound, where it came from and what was last seen.
+func TestBoundedRunNamesTargetCommandBoundAndLastOutput(t *testing.T) {
+	h := &hangRunner{out: "connecting to 198.18.10.5\nstill waiting\n"}
+	r := Bounded(h, 50*time.Millisecond, "intervals.command")
+	_, err := r.Run(context.Background(), "iperf3 -c 198.18.10.5")
+	var be *BoundError
+	if !errors.As(err, &be) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a BoundError", err)
+	}
+	want := `guest vm1 (198.18.20.5): "iperf3 -c 198.18.10.5" did not finish within 50ms (intervals.command) and was killed; last output: "still waiting"`
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err, want)
+	}
+	// an explicit bound replaces the default, in both directions
+	ctx := WithBound(context.Background(), 80*time.Millisecond, "iperf3 -t 0 + -O 0 + grace")
+	_, err = r.Run(ctx, "iperf3 -c x")
+	if !errors.As(err, &be) || be.Bound != 80*time.Millisecond || be.Why != "iperf3 -t 0 + -O 0 + grace" {
+		t.Errorf("explicit bound: %v", err)
+	}
+	// the caller's own cancellation is not a bound
+	cctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	_, err = r.Run(cctx, "sleep 9")
+	if !errors.Is(err, context.Canceled) || errors.As(err, &be) {
+		t.Errorf("cancelled by the caller: %v", err)
+	}
+	if h.seen[0] <= 0 || h.seen[0] > 50*time.Millisecond {
+		t.Errorf("the default bound did not reach the runner: %v", h.seen)
+	}
+	if got := Bounded(h, 0, "off").(*bounded); got.def.d != 0 {
+		t.Fatal("zero bound")
+	}
+}
+
+// The bound kills the real remote command, with its process group, as a
+// cancellation does: no orphan is left on the remote side.
+func TestBoundedRunKillsTheRemoteCommand(t *testing.T) {
+	e := newEnv(t)
+	srv := newTestServer(t, []ssh.PublicKey{e.pub})
+	c := e.dial(t, e.opts(srv))
+	pidFIFO := filepath.Join(e.dir, "pid.fifo")
+	holdFIFO := filepath.Join(e.dir, "hold.fifo")
+	for _, f := range []string{pidFIFO, holdFIFO} {
+		if err := mkfifo(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := Bounded(c, 2*time.Second, "intervals.command")
+	type out struct {
+		res Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := r.Run(context.Background(), "echo started; sleep 3600 >"+holdFIFO+" & echo $! > "+pidFIFO+"; wait")
+		done <- out{res, err}
+	}()
+	f, err := os.Open(pidFIFO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(f).ReadString('\n')
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := os.Open(holdFIFO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := closedOnEOF(hold)
+	o := <-done
+	var be *BoundError
+	if !errors.As(o.err, &be) || be.LastSeen != "started" || be.Bound != 2*time.Second {
+		t.Fatalf("Run: %v (result %+v)", o.err, o.res)
+	}
+	expectGone(t, pid, gone, "after its bound")
+}
