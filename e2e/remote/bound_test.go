@@ -31,7 +31,9 @@ func (h *hangRunner) Run(ctx context.Context, cmd string) (Result, error) {
 	<-ctx.Done()
 	return Result{Target: h.Name(), Cmd: cmd, Stdout: []byte(h.out), ExitCode: -1}, ctx.Err()
 }
-func (h *hangRunner) Start(ctx context.Context, cmd string) (Process, error) { return nil, errors.New("unused") }
+func (h *hangRunner) Start(ctx context.Context, cmd string) (Process, error) {
+	return nil, errors.New("unused")
+}
 
 // Issue 14: every remote command has a deadline. Without one of its own a
 // command gets intervals.command; the failure names the target, the
