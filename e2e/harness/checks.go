@@ -201,6 +201,8 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	var clientsAt time.Time
 	select {
 	case clientsAt = <-started:
+		s.Logf("sustained %s flow running: %s, until %s; checks from %s", flow, oc.FlowDuration,
+			clientsAt.Add(oc.FlowDuration).UTC().Format("15:04:05"), clientsAt.Add(oc.Settle).UTC().Format("15:04:05"))
 	case r := <-done:
 		s.saveIperfEvidence("offload/"+flow+"/iperf3", r.m)
 		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, orFinished(r.err))

@@ -42,3 +42,11 @@ func TestTimingsKeepsFirstSeenOrderAndSums(t *testing.T) {
 		t.Fatalf("Snapshot() = %+v", got)
 	}
 }
+
+func TestProgressLineSaysWhatRunsAndUntilWhen(t *testing.T) {
+	start := time.Date(2026, 12, 2, 12, 40, 37, 0, time.UTC)
+	got := progressLine("TCP 15 streams", 2, 3, 30*time.Second, start)
+	if want := "TCP 15 streams, repeat 2/3: 30s, until 12:41:07"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

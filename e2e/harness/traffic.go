@@ -76,7 +76,13 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 		}
 		run := report.Run{Repeat: rep, StartedAt: time.Now().UTC()}
 		stop := s.Timings.Track(PhaseTraffic)
-		m, err := iperf3.Run(ctx, s.iperfInput(p, s.Config.Traffic.Duration))
+		in := s.iperfInput(p, s.Config.Traffic.Duration)
+		// One line a person can watch, from the harness's own clock: nothing
+		// polls the guests for it while the measured window runs.
+		in.ClientsStarting = func(t time.Time) {
+			s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, t))
+		}
+		m, err := iperf3.Run(ctx, in)
 		stop()
 		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
 		for _, w := range m.Warnings {
@@ -97,6 +103,12 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 		}
 	}
 	return pr, errors.Join(errs...)
+}
+
+// progressLine announces a measured window: "TCP 15 streams, repeat 2/3:
+// 30s, until 12:41:07" (UTC, like every line of the harness log).
+func progressLine(name string, rep, repeats int, length time.Duration, start time.Time) string {
+	return fmt.Sprintf("%s, repeat %d/%d: %s, until %s", name, rep, repeats, length, start.Add(length).UTC().Format("15:04:05"))
 }
 
 func protoName(p iperf3.Protocol) string {
