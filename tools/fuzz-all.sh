@@ -5,6 +5,14 @@
 # when any target failed (a crasher is then in that package's
 # testdata/fuzz/<Target>/), 2 when discovery failed.
 #
+# A failing target is not tried again. Reading the output: "execs: N
+# (0/sec)" for seconds is the engine minimising an input that reached new
+# code (about n²/2 runs of the target for an n-byte input, so keep seeds
+# small: see maxSeedBytes in e2e/report/fuzz_test.go); a bare "context
+# deadline exceeded" with no failing input is Go's fuzz coordinator racing
+# its own -fuzztime deadline (golang/go#75804, go1.26.8 included): it is
+# named below, and it is still a failure.
+#
 #   bash tools/fuzz-all.sh        # 60s each
 #   bash tools/fuzz-all.sh 10s
 set -uo pipefail
@@ -34,23 +42,15 @@ for entry in "${targets[@]}"; do
   read -r pkg target <<<"$entry"
   start=$(date +%s)
   printf '== %s %s\n' "$pkg" "$target"
-  fuzz() { "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$DURATION" -parallel 1 "$pkg" 2>&1; }
-  # The Go fuzzing engine itself sometimes fails a target with a bare
-  # "context deadline exceeded" when -fuzztime runs out while a worker is
-  # minimising a new input: no crasher is written then. Such a run is tried
-  # once more; a real crash always writes its failing input and fails.
-  engine_deadline() { grep -q 'context deadline exceeded' <<<"$1" && ! grep -q 'Failing input written' <<<"$1"; }
-  out=$(fuzz); rc=$?
-  if [ $rc != 0 ] && engine_deadline "$out"; then
-    echo "   the fuzzing engine hit its own deadline (no crasher written); trying once more"
-    out=$(fuzz); rc=$?
-  fi
+  out=$("$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$DURATION" -parallel 1 "$pkg" 2>&1); rc=$?
   if [ $rc = 0 ]; then
     printf '   ok (%ss)\n' $(( $(date +%s) - start ))
-  elif engine_deadline "$out"; then
-    printf '   ok, but the engine hit its deadline twice without a crasher (%ss)\n' $(( $(date +%s) - start ))
   else
     printf '%s\n' "$out" | tail -n 30
+    if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+      # Not retried: see the note at the top.
+      echo "   no failing input written: a bare \"context deadline exceeded\" is Go's fuzz coordinator racing its own -fuzztime deadline (golang/go#75804)"
+    fi
     printf '   FAILED (%ss)\n' $(( $(date +%s) - start ))
     failed+=("$pkg $target")
   fi

@@ -370,7 +370,7 @@ func JudgeCounters(rep0, rep1 RepCounters, guest0, guest1 LinkStats, in Counters
 	// datapath handled are counted, not inferred. Only "offloaded", which
 	// rests on silence, needs the guest's own counters to show a big flow.
 	if slow >= in.MaxRepPackets {
-		return Software, fmt.Sprintf("representor %s moved %d packets on its %s while the guest's interface %s moved %d (fewer than %d allowed%s): the host datapath carried the flow",
+		return Software, fmt.Sprintf("representor %s moved %d packets on its %s while the guest's interface %s moved %d (an offloaded port moves fewer than %d there%s): the host datapath carried the flow",
 			rep, slow, counters, where, flow, in.MaxRepPackets, note)
 	}
 	if flow < in.MinFlowPackets {

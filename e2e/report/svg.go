@@ -195,12 +195,20 @@ func intervalChart(title string, series []lineSeries) string {
 			maxX = math.Max(maxX, iv.End)
 		}
 	}
-	if maxX <= minX {
+	if !(maxX > minX) {
+		// One instant: show one second from it. At |minX| >= 2^53 adding
+		// 1 changes nothing, so take the next float64 instead.
 		maxX = minX + 1
+		if !(maxX > minX) {
+			maxX = math.Nextafter(minX, math.Inf(1))
+		}
 	}
+	// half is half the x range: maxX-minX overflows to +Inf for a range
+	// like -1e308..1e308, half of it never does.
+	half := maxX/2 - minX/2
 	topY := niceMax(maxY)
 	div, unit := rateAxis(topY)
-	x := func(v float64) float64 { return float64(left) + (v-minX)/(maxX-minX)*float64(w-left-right) }
+	x := func(v float64) float64 { return float64(left) + (v/2-minX/2)/half*float64(w-left-right) }
 	y := func(v float64) float64 { return float64(base) - v/topY*float64(base-top) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart intervals" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`, w, h, w, h, esc(title))
@@ -209,8 +217,18 @@ func intervalChart(title string, series []lineSeries) string {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, left, w-right, y(v), y(v))
 		fmt.Fprintf(&b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y(v)+4, fmtTick(v/div))
 	}
-	step := niceStep((maxX - minX) / 8)
-	for t := math.Ceil(minX/step) * step; t <= maxX+1e-9; t += step {
+	// At most maxXTicks labels, whatever the range: stepping t += step
+	// until t passes maxX+1e-9 never ended where t+step == t (times near
+	// 1e17 s) and took 1e-9/step rounds for a tiny range (all intervals
+	// within 1e-15 s: 5 million labels, 14 s per report).
+	step := niceStep(half / 4)
+	first := math.Ceil(minX/step) * step
+	for i, prev := 0, math.NaN(); i < maxXTicks; i++ {
+		t := first + float64(i)*step
+		if t > maxX+step*1e-6 || t == prev {
+			break
+		}
+		prev = t
 		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x(t), base+16, fmtTick(t))
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">seconds</text>`, (left+w-right)/2, base+34)
@@ -241,6 +259,11 @@ func intervalChart(title string, series []lineSeries) string {
 	b.WriteString(`</svg>`)
 	return b.String()
 }
+
+// maxXTicks bounds the time-axis labels of an interval chart: a step of
+// range/8 rounded up to 1, 2 or 5 times a power of ten leaves at most 9 in
+// range, and one more covers rounding.
+const maxXTicks = 10
 
 // niceStep rounds v up to 1, 2 or 5 times a power of ten (axis tick steps).
 func niceStep(v float64) float64 {
