@@ -336,7 +336,7 @@ func TestJudgeCountersThresholds(t *testing.T) {
 		}
 	}
 	r0, r1 := hw(50)
-	if v, why := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 10, MinFlowPackets: 100}); v != Software || !strings.Contains(why, "fewer than 10 allowed") {
+	if v, why := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 10, MinFlowPackets: 100}); v != Software || !strings.Contains(why, "fewer than 10 there") {
 		t.Errorf("configured allowance: %s %q", v, why)
 	}
 	if v, _ := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 100, MinFlowPackets: 100}); v != Inconclusive {
