@@ -5,13 +5,15 @@
 # when any target failed (a crasher is then in that package's
 # testdata/fuzz/<Target>/), 2 when discovery failed.
 #
-# A failing target is not tried again. Reading the output: "execs: N
-# (0/sec)" for seconds is the engine minimising an input that reached new
-# code (about n²/2 runs of the target for an n-byte input, so keep seeds
-# small: see maxSeedBytes in e2e/report/fuzz_test.go); a bare "context
-# deadline exceeded" with no failing input is Go's fuzz coordinator racing
-# its own -fuzztime deadline (golang/go#75804, go1.26.8 included): it is
-# named below, and it is still a failure.
+# Reading the output: "execs: N (0/sec)" for seconds is the engine
+# minimising an input that reached new code (about n²/2 runs of the target
+# for an n-byte input, so keep seeds small: see maxSeedBytes in
+# e2e/report/fuzz_test.go, which is why FuzzDecode once sat at 0/sec). A
+# bare "context deadline exceeded" with no failing input is Go's fuzz
+# coordinator racing its own -fuzztime deadline (golang/go#75804, go1.26.8
+# included; measured here: 3 of 300 runs of a trivial target at 300ms):
+# only that exact outcome is run once more, and said so; any failure with
+# a failing input, or the race twice, fails.
 #
 #   bash tools/fuzz-all.sh        # 60s each
 #   bash tools/fuzz-all.sh 10s
@@ -42,15 +44,17 @@ for entry in "${targets[@]}"; do
   read -r pkg target <<<"$entry"
   start=$(date +%s)
   printf '== %s %s\n' "$pkg" "$target"
-  out=$("$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$DURATION" -parallel 1 "$pkg" 2>&1); rc=$?
+  fuzz() { "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$DURATION" -parallel 1 "$pkg" 2>&1; }
+  engine_race() { grep -q 'context deadline exceeded' <<<"$1" && ! grep -q 'Failing input written' <<<"$1"; }
+  out=$(fuzz); rc=$?
+  if [ $rc != 0 ] && engine_race "$out"; then
+    echo "   Go's fuzz coordinator raced its own deadline (golang/go#75804; no failing input written): once more"
+    out=$(fuzz); rc=$?
+  fi
   if [ $rc = 0 ]; then
     printf '   ok (%ss)\n' $(( $(date +%s) - start ))
   else
     printf '%s\n' "$out" | tail -n 30
-    if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
-      # Not retried: see the note at the top.
-      echo "   no failing input written: a bare \"context deadline exceeded\" is Go's fuzz coordinator racing its own -fuzztime deadline (golang/go#75804)"
-    fi
     printf '   FAILED (%ss)\n' $(( $(date +%s) - start ))
     failed+=("$pkg $target")
   fi
