@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -66,3 +67,18 @@ func (f *fakeRunner) Start(ctx context.Context, cmd string) (remote.Process, err
 }
 
 func ok(stdout []byte) remote.Result { return remote.Result{Stdout: stdout} }
+
+// expectVerdict fails the test unless the verdict is want and its reason
+// contains every one of reasons.
+func expectVerdict(t *testing.T, name string, v Verdict, why string, want Verdict, reasons ...string) {
+	t.Helper()
+	if v != want {
+		t.Errorf("%s: got %s %q, want %s", name, v, why, want)
+		return
+	}
+	for _, r := range reasons {
+		if !strings.Contains(why, r) {
+			t.Errorf("%s: reason %q lacks %q", name, why, r)
+		}
+	}
+}

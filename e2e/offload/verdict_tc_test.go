@@ -38,15 +38,7 @@ func runTCCases(t *testing.T, cases []tcCase) {
 	t.Helper()
 	for _, c := range cases {
 		v, why := JudgeTC(c.obs, c.macs)
-		if v != c.want {
-			t.Errorf("%s: got %s %q, want %s", c.name, v, why, c.want)
-			continue
-		}
-		for _, r := range c.reason {
-			if !strings.Contains(why, r) {
-				t.Errorf("%s: reason %q lacks %q", c.name, why, r)
-			}
-		}
+		expectVerdict(t, c.name, v, why, c.want, c.reason...)
 	}
 }
 
