@@ -605,6 +605,7 @@ const (
 	tcEmpty     tcDeviceState = iota // no rule of the guest pair: neutral
 	tcSoftware                       // rules of the pair, not in hardware
 	tcOffloaded                      // rules in hardware, hardware counters growing
+	tcOffloadedInner                 // the same, but every such rule is a decap rule matched by inner destination only
 	tcUnsure                         // contradictory or unreadable
 )
 
@@ -632,8 +633,11 @@ const (
 //
 // Overall: any inconclusive device makes the check inconclusive; offloaded
 // and software devices together are inconclusive; at least one offloaded
-// device and otherwise neutral ones are offloaded; all neutral or software is
-// software.
+// device and otherwise neutral ones are offloaded — but only when some
+// device's offloaded rules include one with both guests' MACs: a decap rule
+// matched by inner destination alone could carry a third host's traffic to
+// the guest, so on its own it cannot prove the pair; all neutral or software
+// is software.
 func JudgeTC(obs []TCObservation, macs []string) (Verdict, string) {
 	set, err := newMACSet(macs)
 	if err != nil {
@@ -653,10 +657,12 @@ func JudgeTC(obs []TCObservation, macs []string) (Verdict, string) {
 	switch {
 	case count[tcUnsure] > 0:
 		return Inconclusive, reason
-	case count[tcOffloaded] > 0 && count[tcSoftware] > 0:
+	case count[tcOffloaded]+count[tcOffloadedInner] > 0 && count[tcSoftware] > 0:
 		return Inconclusive, "some devices offload the guests' flows and others do not: " + reason
 	case count[tcOffloaded] > 0:
 		return Offloaded, reason
+	case count[tcOffloadedInner] > 0:
+		return Inconclusive, "only decap rules matched by the inner destination alone are in hardware, no rule with both guests' MACs (a third host's traffic to the guest would look the same): " + reason
 	default:
 		return Software, reason
 	}
@@ -743,8 +749,19 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	}
 
 	desc := describeTCRules(inHW)
+	// offloaded is this device's verdict when its rules prove offload: a full
+	// pair rule among them, or only inner-destination decap rules.
+	offloaded := tcOffloadedInner
+	for _, r := range inHW {
+		if !r.inner {
+			offloaded = tcOffloaded
+		}
+	}
 	if len(o.Samples) == 1 {
 		st, why := judgeTCOneSample(inHW, o.Window)
+		if st == tcOffloaded {
+			st = offloaded
+		}
 		return st, why + ": " + desc + note
 	}
 	// Packets only: bytes of offloaded rules are not comparable (no L2 header).
@@ -761,7 +778,7 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	case swDelta > hwDelta:
 		return tcUnsure, fmt.Sprintf("%d matching rules in hardware, but software packets grew more (+%d) than hardware packets (+%d): %s", len(inHW), swDelta, hwDelta, desc) + note
 	}
-	return tcOffloaded, fmt.Sprintf("%d matching rules in hardware, hardware packets +%d over %d samples (software +%d): %s", len(inHW), hwDelta, len(o.Samples), swDelta, desc) + note
+	return offloaded, fmt.Sprintf("%d matching rules in hardware, hardware packets +%d over %d samples (software +%d): %s", len(inHW), hwDelta, len(o.Samples), swDelta, desc) + note
 }
 
 // judgeTCOneSample judges in-hardware rules seen once. Counters seen once

@@ -68,8 +68,15 @@ func TestJudgeTCPairNeedsBothMACs(t *testing.T) {
 			[]string{"no rule of the guest pair; 1 unrelated rule (1 flower)"}},
 		{"src_mac equal to dst_mac", one("vxlan_sys_4789", self("hw/tc-mlx5-vxlan-decap.txt"), self("hw/tc-mlx5-vxlan-decap-sample2.txt")), []string{mlxMACLocal, mlxMACRemote}, Software,
 			[]string{"no rule of the guest pair"}},
-		{"decap rule by inner destination only", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACLocal, thirdMAC}, Offloaded,
-			[]string{"by inner destination only", "hardware packets +21665"}},
+		// A decap rule matched by its inner destination alone could carry a
+		// third host's traffic to the guest: alone it cannot prove the pair,
+		// beside a pair rule with both MACs in hardware it counts.
+		{"decap rule by inner destination only, alone", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACLocal, thirdMAC}, Inconclusive,
+			[]string{"no rule with both guests' MACs", "by inner destination only", "hardware packets +21665"}},
+		{"decap rule by inner destination only, beside a pair rule", []TCObservation{
+			{Device: "enp8s0f0_1", Samples: []TCDump{enc1, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{decDst1, decDst2}},
+		}, []string{mlxMACLocal, mlxMACRemote}, Offloaded,
+			[]string{"enp8s0f0_1: 1 matching rules in hardware", "by inner destination only"}},
 		{"decap rule to a MAC that is no guest", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACRemote, thirdMAC}, Software,
 			[]string{"no rule of the guest pair"}},
 		{"both MACs of the pair", one("vxlan_sys_4789", dec1, dec2), []string{mlxMACLocal, mlxMACRemote}, Offloaded,
