@@ -63,32 +63,41 @@ func TestRecordedNegativeLabRunIsRefused(t *testing.T) {
 // passed (the harness accepted the lab as offloaded) must not count as a
 // refusal.
 func TestAcceptedRunIsNotARefusal(t *testing.T) {
-	dir := t.TempDir()
 	data, err := os.ReadFile("testdata/refused/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	passed := `<testsuites><testsuite><testcase name="[It] Complementary offload checks proves the traffic is offloaded to the NIC (NIC asap2) [offload, asap2]"></testcase></testsuite></testsuites>`
+	if err := os.WriteFile(junit, []byte(passed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	junit := `<testsuites><testsuite><testcase name="[It] Complementary offload checks proves the traffic is offloaded to the NIC (NIC asap2) [offload, asap2]"></testcase></testsuite></testsuites>`
-	if err := os.WriteFile(filepath.Join(dir, "junit.xml"), []byte(junit), 0o644); err != nil {
+	code, out := refusedWith(t, data, junit)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, out)
+	}
+	if !strings.Contains(out, "did not fail") {
+		t.Fatalf("the reason does not say the spec passed: %s", out)
+	}
+}
+
+// refusedWith runs `checkrun refused` on a run directory holding results
+// and the JUnit file at junit; it returns the exit status and all output.
+func refusedWith(t *testing.T, results []byte, junit string) (int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), results, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"refused", dir, filepath.Join(dir, "junit.xml")}, &out, &errOut); code != 1 {
-		t.Fatalf("exit %d, want 1: %s%s", code, out.String(), errOut.String())
-	}
-	if !strings.Contains(out.String(), "did not fail") {
-		t.Fatalf("the reason does not say the spec passed: %s", out.String())
-	}
+	code := run([]string{"refused", dir, junit}, &out, &errOut)
+	return code, out.String() + errOut.String()
 }
 
 // A refusal rests on every configured check: a check the run was configured
 // to do that left no verdict (here counters, added to the recorded run's
 // configuration) is named, and the run is not a proper refusal.
 func TestConfiguredCheckWithoutVerdictIsNamed(t *testing.T) {
-	dir := t.TempDir()
 	res, err := report.Load("testdata/refused/results.json")
 	if err != nil {
 		t.Fatal(err)
@@ -98,14 +107,11 @@ func TestConfiguredCheckWithoutVerdictIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
-		t.Fatal(err)
+	code, out := refusedWith(t, data, "testdata/refused/junit.xml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, out)
 	}
-	var out, errOut bytes.Buffer
-	if code := run([]string{"refused", dir, "testdata/refused/junit.xml"}, &out, &errOut); code != 1 {
-		t.Fatalf("exit %d, want 1: %s%s", code, out.String(), errOut.String())
-	}
-	if !strings.Contains(out.String(), "check counters was configured but left no verdict") {
-		t.Fatalf("the missing check is not named: %s", out.String())
+	if !strings.Contains(out, "check counters was configured but left no verdict") {
+		t.Fatalf("the missing check is not named: %s", out)
 	}
 }
