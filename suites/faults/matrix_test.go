@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -440,30 +441,38 @@ func TestFaults(t *testing.T) {
 	t.Run("iperf3/server-busy", func(t *testing.T) {
 		t.Parallel()
 		row := record(t, "iperf3 peer answers \"the server is busy\"", "traffic window")
+		// Deterministic by construction, not by timing: the row gives its run
+		// a traffic port of its own and, before the harness starts, both
+		// hypervisors' br-int drop TCP to that port. The harness's client
+		// (guest 1) therefore cannot reach its server (guest 0) until this
+		// row has occupied the server from guest 0 itself (a local
+		// connection that never crosses OVS) and lifted the gate; the
+		// client's next SYN retransmission then meets a busy server.
+		const port = 5391
+		gate := env.gatePort(t, port)
 		r := env.start(t, "iperf3-busy", spec{suite: "perf", labels: "throughput", edit: func(c map[string]any) {
 			set(c, "traffic.profiles", []string{"tcp-p1"})
+			set(c, "traffic.port", port)
 		}})
-		// The harness's server listens on guest 0: occupy it from guest 0
-		// itself before the harness's client (guest 1) arrives.
 		var srv proc
-		found := r.poll(8*time.Minute, func() bool {
-			tp := r.topology()
-			if tp == nil || len(tp.Servers) < 1 {
-				return false
-			}
+		listen := fmt.Sprintf(" -p %d", port)
+		if !r.poll(8*time.Minute, func() bool {
 			for _, q := range procs() {
-				if q.Comm == "iperf3" && strings.Contains(q.Cmdline, " -s") && strings.Contains(q.Cmdline, tp.Servers[0].DataIP) {
+				if q.Comm == "iperf3" && strings.Contains(q.Cmdline, " -s") && strings.Contains(q.Cmdline, listen) {
 					srv = q
 					return true
 				}
 			}
 			return false
-		})
-		if !found {
+		}) {
 			t.Fatalf("the harness's iperf3 server never started; log tail:\n%s", tail(r.Log(), 10))
 		}
 		tp := r.topology()
-		r.occupy(t, srv.Netns, tp.Servers[0].DataIP)
+		if tp == nil || len(tp.Servers) < 1 {
+			t.Fatalf("no topology.json with the servers although the iperf3 server runs")
+		}
+		r.occupy(t, srv.Netns, tp.Servers[0].DataIP, port)
+		gate.lift(t)
 		code := r.wait(6 * time.Minute)
 		mustContain(t, "harness output", r.Log()+r.Console(), `server is busy`)
 		said := excerpt(r.Log(), `iperf3 reported: .*server is busy`, 0, 200)
@@ -587,14 +596,19 @@ func (r *harnessRun) waitIperfClient(t *testing.T, timeout time.Duration) proc {
 }
 
 // occupy connects a long iperf3 test to the harness's server from inside
-// netns, retrying until the server accepts it; the process is this test's
-// child, ended by PID when the row ends.
-func (r *harnessRun) occupy(t *testing.T, netns, addr string) {
+// netns, retrying while the server is not listening yet, and returns once
+// the connection holds the server; the process is this test's child,
+// ended by PID when the row ends. The caller makes sure the harness's own
+// client cannot arrive first (see gatePort).
+func (r *harnessRun) occupy(t *testing.T, netns, addr string, port int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		cmd := exec.Command("ip", "netns", "exec", netns, "iperf3", "-c", addr, "-p", "5201", "-t", "60", "--connect-timeout", "500")
-		f, _ := os.Create(filepath.Join(r.dir, "stray-client.log"))
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 1; time.Now().Before(deadline); attempt++ {
+		cmd := exec.Command("ip", "netns", "exec", netns, "iperf3", "-c", addr, "-p", strconv.Itoa(port), "-t", "60", "--connect-timeout", "500")
+		f, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("stray-client-%d.log", attempt)))
+		if err != nil {
+			t.Fatal(err)
+		}
 		cmd.Stdout, cmd.Stderr = f, f
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -602,16 +616,11 @@ func (r *harnessRun) occupy(t *testing.T, netns, addr string) {
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); f.Close(); close(exited) }()
 		select {
-		case <-exited:
-			// Refused (not listening yet): try again. Or it held the
-			// server until the harness, told "busy", stopped its server.
-			if strings.Contains(r.Log(), "server is busy") {
-				t.Logf("stray iperf3 client (pid %d) held %s:5201 until the harness stopped its server", cmd.Process.Pid, addr)
-				return
-			}
+		case <-exited: // refused: the server does not listen yet
+			time.Sleep(250 * time.Millisecond)
 			continue
 		case <-time.After(1500 * time.Millisecond):
-			t.Logf("stray iperf3 client (pid %d) occupies %s:5201", cmd.Process.Pid, addr)
+			t.Logf("stray iperf3 client (pid %d) occupies %s:%d", cmd.Process.Pid, addr, port)
 			t.Cleanup(func() {
 				select {
 				case <-exited:
@@ -623,5 +632,53 @@ func (r *harnessRun) occupy(t *testing.T, netns, addr string) {
 			return
 		}
 	}
-	t.Fatalf("could not occupy the harness's iperf3 server at %s:5201 from %s", addr, netns)
+	t.Fatalf("could not occupy the harness's iperf3 server at %s:%d from %s; the stray client's logs are in %s", addr, port, netns, r.dir)
+}
+
+// portGate drops TCP to one port in br-int of both lab hypervisors.
+type portGate struct {
+	env    *labEnv
+	cookie string
+	lifted bool
+}
+
+// gatePort makes both hypervisors' br-int drop every TCP segment to port
+// (an OpenFlow rule above all of Neutron's, with a cookie of its own) until
+// lift; the rule is removed when the test ends in any case.
+func (e *labEnv) gatePort(t *testing.T, port int) *portGate {
+	t.Helper()
+	g := &portGate{env: e, cookie: fmt.Sprintf("0x%x", 0xfa0000+port)}
+	flow := fmt.Sprintf("cookie=%s,table=0,priority=65535,tcp,tp_dst=%d,actions=drop", g.cookie, port)
+	for _, hv := range []string{"1", "2"} {
+		if out, err := e.hvExec(hv, "ovs-ofctl", "-O", "OpenFlow13", "add-flow", "br-int", flow); err != nil {
+			t.Fatalf("hv%s: ovs-ofctl add-flow br-int %q: %v: %s", hv, flow, err, out)
+		}
+	}
+	t.Logf("br-int of both hypervisors drops TCP to port %d (cookie %s)", port, g.cookie)
+	t.Cleanup(func() {
+		if !g.lifted {
+			g.lift(t)
+		}
+	})
+	return g
+}
+
+// lift removes the gate's rule from both hypervisors.
+func (g *portGate) lift(t *testing.T) {
+	t.Helper()
+	g.lifted = true
+	for _, hv := range []string{"1", "2"} {
+		if out, err := g.env.hvExec(hv, "ovs-ofctl", "-O", "OpenFlow13", "del-flows", "br-int", "cookie="+g.cookie+"/-1"); err != nil {
+			t.Errorf("hv%s: ovs-ofctl del-flows br-int cookie=%s/-1: %v: %s", hv, g.cookie, err, out)
+		}
+	}
+	t.Logf("gate on port cookie %s lifted", g.cookie)
+}
+
+// hvExec runs a command inside lab hypervisor n (lab/lib/hv-exec).
+func (e *labEnv) hvExec(n string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(e.root, "lab", "lib", "hv-exec"), append([]string{n}, args...)...)
+	return cmd.CombinedOutput()
 }
