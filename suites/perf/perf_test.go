@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,45 +14,66 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 )
 
-// The complementary checks come first: they say which path the measured
-// numbers below belong to.
-var _ = Describe("Complementary offload checks", Label("offload"), func() {
-	expect := func(path config.ExpectedPath) func(SpecContext) {
-		return func(ctx SpecContext) {
-			if session.Config.Run.ExpectedPath != path {
-				Skip(fmt.Sprintf("run.expected_path is %s in %s", session.Config.Run.ExpectedPath, session.Config.File))
+// One Ordered container, in the methodology's order: the topology is built
+// (BeforeSuite), the complementary checks prove which path the numbers
+// below belong to, then each profile is measured; teardown runs after the
+// last spec (registered by framework.SetUp). Ginkgo shuffles top-level
+// containers, never the specs inside an Ordered one. ContinueOnFailure: a
+// failed check or profile does not skip the profiles after it — each is
+// reported on its own, and the report says which path the numbers are.
+var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func() {
+	Describe("Complementary offload checks", Label("offload"), func() {
+		expect := func(path config.ExpectedPath) func(SpecContext) {
+			return func(ctx SpecContext) {
+				if session.Config.Run.ExpectedPath != path {
+					Skip(fmt.Sprintf("run.expected_path is %s in %s", session.Config.Run.ExpectedPath, session.Config.File))
+				}
+				By(fmt.Sprintf("proving the data path: %s checks during one evidence window", checkNames(session.Config)))
+				checks, err := session.RunOffloadChecks(ctx)
+				framework.ExpectNoError(err, "running the offload evidence window")
+				By(fmt.Sprintf("judging the verdicts against the expected path %s", path))
+				framework.ExpectNoError(offload.ExpectPath(string(path), harness.Checks(checks)), "proving the data path")
 			}
-			checks, err := session.RunOffloadChecks(ctx)
-			framework.ExpectNoError(err, "running the offload evidence window")
-			framework.ExpectNoError(offload.ExpectPath(string(path), harness.Checks(checks)), "proving the data path")
 		}
-	}
-	It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(config.PathASAP2))
-	It("proves the traffic stays on the software path (NIC standard)", Label("baseline"), expect(config.PathBaseline))
+		It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(config.PathASAP2))
+		It("proves the traffic stays on the software path (NIC standard)", Label("baseline"), expect(config.PathBaseline))
+	})
+
+	Describe("iperf3 throughput", func() {
+		for _, p := range iperf3.Catalogue() {
+			It(p.Name, profileLabels(p), func(ctx SpecContext) {
+				if !harness.Selected(session.Config, p.ID) {
+					Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, session.Config.File))
+				}
+				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, session.Config.Traffic.Repeats, session.Config.Traffic.Duration))
+				pr, err := session.RunProfile(ctx, p)
+				framework.ExpectNoError(err, "running %s", p.Name)
+				Expect(pr.Summary.Runs).To(BeNumerically(">", 0), "no successful repeat of %s", p.Name)
+				Expect(pr.Summary.Delivered.Median).To(BeNumerically(">", 0), "%s delivered nothing", p.Name)
+				By(fmt.Sprintf("comparing %s with its thresholds", p.ID))
+				results, err := session.ThresholdsFor(p.ID)
+				framework.ExpectNoError(err, "evaluating thresholds of %s", p.ID)
+				for _, t := range results {
+					Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)
+				}
+			})
+		}
+	})
 })
 
-var _ = Describe("iperf3 throughput", func() {
-	for _, p := range iperf3.Catalogue() {
-		It(p.Name, profileLabels(p), func(ctx SpecContext) {
-			if !harness.Selected(session.Config, p.ID) {
-				Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, session.Config.File))
-			}
-			pr, err := session.RunProfile(ctx, p)
-			framework.ExpectNoError(err, "running %s", p.Name)
-			Expect(pr.Summary.Runs).To(BeNumerically(">", 0), "no successful repeat of %s", p.Name)
-			Expect(pr.Summary.Delivered.Median).To(BeNumerically(">", 0), "%s delivered nothing", p.Name)
-			results, err := session.ThresholdsFor(p.ID)
-			framework.ExpectNoError(err, "evaluating thresholds of %s", p.ID)
-			for _, t := range results {
-				Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)
-			}
-		})
-	}
-})
-
+// profileLabels selects a profile by protocol, by "throughput" and by its
+// own id: --label-filter tcp-p15 runs that profile alone.
 func profileLabels(p iperf3.Profile) Labels {
+	proto := "tcp"
 	if p.Protocol == iperf3.UDP {
-		return Label("udp", "throughput")
+		proto = "udp"
 	}
-	return Label("tcp", "throughput")
+	return Label(proto, "throughput", p.ID)
+}
+
+func checkNames(cfg *config.Config) string {
+	if len(cfg.Offload.Checks) == 0 {
+		return "no"
+	}
+	return strings.Join(cfg.Offload.Checks, ", ")
 }
