@@ -186,6 +186,19 @@ type Traffic struct {
 	// the methodology's 25 GbE); optional, the report then says when a
 	// figure is near line rate; 0 = unknown.
 	LineRateBps float64 `yaml:"line_rate_bps"`
+	// StallTimeout is iperf3's own guard against a silent peer: the server
+	// gets --rcv-timeout, and both sides of a TCP profile --snd-timeout, of
+	// this many milliseconds (where their iperf3 has the flag), so a dead
+	// peer ends the run with iperf3's own error. 0 = no such guard. Must be
+	// shorter than intervals.iperf_server.timeout (the harness's bound on a
+	// client is -t + -O + that timeout). Default 5s.
+	StallTimeout time.Duration `yaml:"stall_timeout"`
+	// UDPSetupRetries is how many times a UDP run that failed at stream
+	// setup (iperf3's one unacknowledged datagram each way was lost,
+	// esnet/iperf#862) is run again; 0 = never. Default 2.
+	UDPSetupRetries int `yaml:"udp_setup_retries"`
+	// UDPSetupBackoff is the wait before such a retry. Default 2s.
+	UDPSetupBackoff time.Duration `yaml:"udp_setup_backoff"`
 }
 
 // Offload configures the complementary checks.

@@ -22,6 +22,9 @@ const (
 	DefaultTrafficRepeats      = 1
 	DefaultTrafficPort         = 5201
 	DefaultCVLimitPercent      = 10.0
+	DefaultStallTimeout        = 5 * time.Second
+	DefaultUDPSetupRetries     = 2
+	DefaultUDPSetupBackoff     = 2 * time.Second
 	DefaultFloodPings          = 1000
 	DefaultFlowDuration        = 20 * time.Second
 	DefaultCaptureWindow       = 5 * time.Second
@@ -132,6 +135,15 @@ func (c *Config) applyDefaults() {
 	}
 	if !c.has("traffic.cv_limit_percent") {
 		c.Traffic.CVLimitPercent = DefaultCVLimitPercent
+	}
+	if !c.has("traffic.stall_timeout") {
+		c.Traffic.StallTimeout = DefaultStallTimeout
+	}
+	if !c.has("traffic.udp_setup_retries") {
+		c.Traffic.UDPSetupRetries = DefaultUDPSetupRetries
+	}
+	if !c.has("traffic.udp_setup_backoff") {
+		c.Traffic.UDPSetupBackoff = DefaultUDPSetupBackoff
 	}
 
 	if !c.has("offload.checks") {

@@ -450,7 +450,28 @@ func (v *validator) traffic() {
 	if t.LineRateBps < 0 || math.IsNaN(t.LineRateBps) || math.IsInf(t.LineRateBps, 0) {
 		v.bad("traffic.line_rate_bps", "must be >= 0 (0 = unknown)", t.LineRateBps)
 	}
+	listen := v.c.Intervals[IntervalIperfServer].Timeout
+	switch st := t.StallTimeout; {
+	case st == 0:
+	case st < IperfMinStallTimeout:
+		v.bad("traffic.stall_timeout", "must be 0 (no guard) or at least "+IperfMinStallTimeout.String()+" (iperf3's smallest --rcv-timeout)", st)
+	case st%time.Millisecond != 0:
+		v.bad("traffic.stall_timeout", "must be whole milliseconds (iperf3 --rcv-timeout and --snd-timeout take ms)", st)
+	case listen > 0 && st >= listen:
+		v.bad("traffic.stall_timeout", "must be shorter than intervals.iperf_server.timeout ("+listen.String()+
+			"): the harness cuts an iperf3 client at -t + -O + that timeout, and iperf3 must give up on a silent peer first, with its own error", st)
+	}
+	if t.UDPSetupRetries < 0 {
+		v.bad("traffic.udp_setup_retries", "must be >= 0 (0 = never run a UDP test again)", t.UDPSetupRetries)
+	}
+	if t.UDPSetupBackoff < 0 {
+		v.bad("traffic.udp_setup_backoff", "must be >= 0", t.UDPSetupBackoff)
+	}
 }
+
+// IperfMinStallTimeout is the smallest --rcv-timeout iperf3 accepts
+// (iperf3.MinRcvTimeout; config cannot import e2e/iperf3, a test pins the two).
+const IperfMinStallTimeout = 100 * time.Millisecond
 
 // profiles checks profile IDs: non-empty, not repeated, and known when the
 // caller gave KnownProfiles.

@@ -14,6 +14,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // FlowCheck is one complementary check's verdict during one flow, on one
@@ -61,6 +62,9 @@ func (s *Session) RunOffloadChecks(ctx context.Context) ([]FlowCheck, error) {
 	if len(s.Config.Offload.Checks) == 0 {
 		return nil, errors.New("offload.checks is empty: nothing can prove the data path")
 	}
+	if err := s.notRunOnDamage("the offload checks"); err != nil {
+		return nil, err
+	}
 	if err := s.floodPing(ctx); err != nil {
 		return nil, err
 	}
@@ -70,13 +74,62 @@ func (s *Session) RunOffloadChecks(ctx context.Context) ([]FlowCheck, error) {
 		if !ok {
 			return all, fmt.Errorf("evidence flow %s is not in the catalogue", id)
 		}
-		got, err := s.checkDuringFlow(ctx, p)
+		got, err := s.checkDuringFlow(ctx, p, nil)
+		// iperf3 sets a UDP flow up with one datagram each way and no
+		// retransmission (esnet/iperf#862): on a loaded path the flow fails
+		// before any traffic, and so does everything the checks sampled. The
+		// whole window (flow and checks) runs again, bounded like a measured
+		// run's (traffic.udp_setup_retries, traffic.udp_setup_backoff), and
+		// each check's reason says so.
+		var notes []string
+		for attempt := 1; attempt <= s.Config.Traffic.UDPSetupRetries; attempt++ {
+			var se *flowSetupError
+			if !errors.As(err, &se) {
+				break
+			}
+			notes = append(notes, fmt.Sprintf("window %d of the %s flow given up at %s: UDP stream setup failed (%s)",
+				attempt, se.flow, se.at.UTC().Format("15:04:05"), se.reason))
+			s.Logf("%s; the evidence window runs again in %s (%d of %d, traffic.udp_setup_retries)",
+				notes[len(notes)-1], s.Config.Traffic.UDPSetupBackoff, attempt, s.Config.Traffic.UDPSetupRetries)
+			if werr := wait.Sleep(ctx, s.Config.Traffic.UDPSetupBackoff); werr != nil {
+				return all, werr
+			}
+			got, err = s.checkDuringFlow(ctx, p, notes)
+		}
 		all = append(all, got...)
 		if err != nil {
 			return all, err
 		}
 	}
 	return all, nil
+}
+
+// flowSetupError is an evidence flow that failed at UDP stream setup,
+// before any traffic (iperf3.UDPSetupFailure): the checks sampled nothing.
+type flowSetupError struct {
+	flow, reason string
+	at           time.Time
+	err          error
+}
+
+func (e *flowSetupError) Error() string {
+	return fmt.Sprintf("the sustained %s flow failed at UDP stream setup: %v", e.flow, e.err)
+}
+
+func (e *flowSetupError) Unwrap() error { return e.err }
+
+// setupFailure reports whether a failed evidence flow failed at UDP stream
+// setup (then the window may run again), with iperf3's reason.
+func setupFailure(p iperf3.Profile, m iperf3.Measurement, err error) (*flowSetupError, bool) {
+	if err == nil || p.Protocol != iperf3.UDP {
+		return nil, false
+	}
+	for _, pr := range m.Processes {
+		if reason, ok := iperf3.UDPSetupFailure(pr.ClientJSON); ok {
+			return &flowSetupError{flow: protoName(p.Protocol), reason: reason, at: time.Now(), err: err}, true
+		}
+	}
+	return nil, false
 }
 
 func (s *Session) floodPing(ctx context.Context) error {
@@ -149,7 +202,11 @@ func (s *Session) dataInterface(ctx context.Context, i int) (string, error) {
 // the first packets of each new flow take the miss path), runs every
 // configured check on both hypervisors at once, then waits for the flow to
 // end and confirms it carried traffic.
-func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]FlowCheck, error) {
+//
+// retried names the earlier windows of this flow that were given up at UDP
+// stream setup; each check's reason carries them. A flow that fails at UDP
+// stream setup returns a *flowSetupError and records no verdict.
+func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried []string) ([]FlowCheck, error) {
 	oc := s.Config.Offload
 	flow := protoName(p.Protocol)
 	s.Logf("offload checks during a sustained %s flow (%s, %s)", flow, p.Name, oc.FlowDuration)
@@ -205,7 +262,10 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 			clientsAt.Add(oc.FlowDuration).UTC().Format("15:04:05"), clientsAt.Add(oc.Settle).UTC().Format("15:04:05"))
 	case r := <-done:
 		s.saveIperfEvidence("offload/"+flow+"/iperf3", r.m)
-		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, orFinished(r.err))
+		if se, ok := setupFailure(p, r.m, r.err); ok {
+			return nil, se
+		}
+		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, s.explainFailure(ctx, "the sustained "+flow+" flow", r.m, orFinished(r.err)))
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -213,7 +273,10 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	case <-time.After(time.Until(clientsAt.Add(oc.Settle))):
 	case r := <-done:
 		s.saveIperfEvidence("offload/"+flow+"/iperf3", r.m)
-		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, orFinished(r.err))
+		if se, ok := setupFailure(p, r.m, r.err); ok {
+			return nil, se
+		}
+		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, s.explainFailure(ctx, "the sustained "+flow+" flow", r.m, orFinished(r.err)))
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -293,6 +356,16 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 		}
 	}
 	s.saveIperfEvidence("offload/"+flow+"/iperf3", fr.m)
+	if se, ok := setupFailure(p, fr.m, fr.err); ok {
+		// No traffic ever flowed: the samples prove nothing and are not
+		// recorded; the caller may run the window again.
+		s.Logf("the checks of this window sampled no traffic: the %s flow failed at UDP stream setup (%s)", flow, se.reason)
+		return nil, se
+	}
+	if fr.err != nil {
+		// Once, now that the flow and the checks are over: what changed.
+		fr.err = s.explainFailure(ctx, "the sustained "+flow+" flow", fr.m, fr.err)
+	}
 	ran := fr.err == nil && fr.m.Result.BytesReceived > 0
 	what := fmt.Sprintf("the sustained %s flow delivered %s", flow, report.FormatBps(fr.m.Result.DeliveredBps))
 	if fr.err != nil {
@@ -302,6 +375,9 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile) ([]Flow
 	// did not run is downgraded.
 	for i := range results {
 		results[i].Check = offload.ConfirmFlow(results[i].Check, ran, what)
+		if len(retried) > 0 {
+			results[i].Check.Reason += " (" + strings.Join(retried, "; ") + ")"
+		}
 	}
 	s.Logf("%s", what)
 	if fr.err != nil {

@@ -26,8 +26,10 @@ func (s *Session) CollectTopologyEvidence(ctx context.Context) {
 		if srv.ID == "" {
 			continue
 		}
+		// The API's own answer ({"server": {…}}): the result's typed
+		// ExtractInto takes a struct only.
 		var body map[string]any
-		err := servers.Get(ctx, compute, srv.ID).ExtractInto(&body)
+		err := servers.Get(ctx, compute, srv.ID).Result.ExtractInto(&body)
 		s.saveEvidenceJSON("topology/server-"+srv.Name+".json", body, err)
 		console, err := servers.ShowConsoleOutput(ctx, s.Clients.Tenant.Compute, srv.ID, servers.ShowConsoleOutputOpts{Length: 200}).Extract()
 		if err != nil {
@@ -41,7 +43,7 @@ func (s *Session) CollectTopologyEvidence(ctx context.Context) {
 				continue
 			}
 			var pb map[string]any
-			err := ports.Get(ctx, network, id).ExtractInto(&pb)
+			err := ports.Get(ctx, network, id).Result.ExtractInto(&pb)
 			s.saveEvidenceJSON("topology/port-"+id+".json", pb, err)
 		}
 	}

@@ -58,6 +58,11 @@ type Session struct {
 	// dataIfaces caches each guest's data interface name (by server index).
 	ifaceMu    sync.Mutex
 	dataIfaces map[int]string
+	// witness answers the look after a failed window (nil = the topology's
+	// cloud clients and a TCP connect: cloudWitness); damage is set when a
+	// look found the topology damaged, and refuses later windows.
+	witness witness
+	damage  string
 
 	logMu   sync.Mutex
 	console io.Writer

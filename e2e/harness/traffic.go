@@ -55,6 +55,7 @@ func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.Ru
 		GuestVCPUs:           s.Topology.Flavor.VCPUs,
 		ListenTimeout:        iv.Timeout,
 		ListenPoll:           iv.Poll,
+		StallTimeout:         s.Config.Traffic.StallTimeout,
 	}
 }
 
@@ -68,15 +69,23 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 		BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length,
 		Path: report.Path(s.Config.Run.ExpectedPath), DurationSeconds: s.Config.Traffic.Duration.Seconds(),
 	}
+	if err := s.notRunOnDamage(p.ID); err != nil {
+		return pr, err
+	}
 	var errs []error
 	for rep := 1; rep <= s.Config.Traffic.Repeats; rep++ {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
+		if s.damage != "" {
+			s.Logf("%s: repeats %d..%d not run: the topology is damaged (see above)", p.ID, rep, s.Config.Traffic.Repeats)
+			break
+		}
 		run := report.Run{Repeat: rep, StartedAt: time.Now().UTC()}
 		stop := s.Timings.Track(PhaseTraffic)
 		in := s.iperfInput(p, s.Config.Traffic.Duration)
+		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
 		// One line a person can watch, from the harness's own clock: nothing
 		// polls the guests for it while the measured window runs.
 		in.ClientsStarting = func(t time.Time) {
@@ -85,13 +94,17 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 		m, err := iperf3.Run(ctx, in)
 		stop()
 		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
+		fillAttempts(&run, m)
 		for _, w := range m.Warnings {
 			s.Logf("%s repeat %d: %s", p.ID, rep, w)
 		}
 		if err != nil {
+			s.Logf("%s repeat %d FAILED: %v", p.Name, rep, err)
+			// Once, after the window: what changed, in the failure itself
+			// (the results and the report carry it with the repeat).
+			err = s.explainFailure(ctx, fmt.Sprintf("%s repeat %d", p.ID, rep), m, err)
 			run.Error = err.Error()
 			errs = append(errs, fmt.Errorf("%s repeat %d: %w", p.ID, rep, err))
-			s.Logf("%s repeat %d FAILED: %v", p.Name, rep, err)
 		} else {
 			fillRun(&run, m.Result)
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
@@ -116,6 +129,15 @@ func protoName(p iperf3.Protocol) string {
 		return report.ProtoUDP
 	}
 	return report.ProtoTCP
+}
+
+// fillAttempts records how a repeat ran, success or not: iperf3's own
+// guards on its commands, and every UDP stream-setup retry.
+func fillAttempts(run *report.Run, m iperf3.Measurement) {
+	run.Iperf3Guards = m.Guards.String()
+	for _, r := range m.SetupRetries {
+		run.SetupRetries = append(run.SetupRetries, report.Retry{At: r.At, Reason: r.Reason})
+	}
 }
 
 func fillRun(run *report.Run, r iperf3.Result) {

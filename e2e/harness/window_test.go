@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +81,9 @@ type window struct {
 	hvs     [2]*fakeRunner
 	reps    [2]string
 	console bytes.Buffer
+	// witness answers the look after a failed flow (stall.go); healthy
+	// unless a case changes it.
+	witness *fakeWitness
 }
 
 func newWindow(t *testing.T) *window {
@@ -106,12 +110,13 @@ func newWindow(t *testing.T) *window {
 		},
 	}
 	wd.topo = &fixtures.Topology{
-		RunID: "20261202t091530-3fa2",
+		RunID: "20261202t091530-3fa2", Prefix: "asap2e2e",
 		Servers: []fixtures.Server{
-			{Name: "asap2e2e-server", Hypervisor: hvNames[0], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01", DataMAC: macServer, DataIP: "198.18.210.2"},
-			{Name: "asap2e2e-client", Hypervisor: hvNames[1], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a02", DataMAC: macClient, DataIP: "198.18.210.1"},
+			{ID: "5b0e7c1a-3d2f-4e6a-8b9c-0d1e2f3a4b01", Name: "asap2e2e-server", Hypervisor: hvNames[0], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01", DataMAC: macServer, DataIP: "198.18.210.2"},
+			{ID: "5b0e7c1a-3d2f-4e6a-8b9c-0d1e2f3a4b02", Name: "asap2e2e-client", Hypervisor: hvNames[1], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a02", DataMAC: macClient, DataIP: "198.18.210.1"},
 		},
 	}
+	wd.witness = healthyWitness(wd.topo)
 	version := ""
 	for _, l := range strings.Split(string(sw(t, "versions.txt")), "\n") {
 		if strings.HasPrefix(l, "iperf ") {
@@ -137,6 +142,23 @@ func newWindow(t *testing.T) *window {
 	})
 	wd.guests[1].on("sudo -n ping -f -q -c 1000 -W 1 "+wd.topo.Servers[0].DataIP, reply{stdout: sw(t, "ping-flood.txt")})
 	return wd
+}
+
+// loseUDPSetup allows one UDP stream-setup retry and makes the first n UDP
+// clients (every one when n < 0) run their -t and then fail as iperf3 3.12
+// does when the setup datagram is lost (recorded:
+// ../iperf3/testdata/v3.12-udp-setup-request-lost.json).
+func (wd *window) loseUDPSetup(n int32) {
+	wd.cfg.Traffic.UDPSetupRetries, wd.cfg.Traffic.UDPSetupBackoff = 1, 10*time.Millisecond
+	lost := readFile(wd.t, filepath.Join("..", "iperf3", "testdata", "v3.12-udp-setup-request-lost.json"))
+	normal := wd.guests[1].play.client
+	var udpCalls atomic.Int32
+	wd.guests[1].play.client = func(ctx context.Context, secs int, udp bool) (remote.Result, error) {
+		if udp && (n < 0 || udpCalls.Add(1) <= n) {
+			return sleepThen(func(bool) remote.Result { return remote.Result{Stdout: lost, ExitCode: 1} })(ctx, secs, udp)
+		}
+		return normal(ctx, secs, udp)
+	}
 }
 
 // linkListing is the `ip -o link show` lines of testdata/ip-o-link-addr.txt
@@ -296,6 +318,7 @@ func (wd *window) session() *Session {
 		Guests:      []remote.Runner{wd.guests[0], wd.guests[1]},
 		Hypervisors: map[string]remote.Runner{hvNames[0]: wd.hvs[0], hvNames[1]: wd.hvs[1]},
 		console:     &wd.console,
+		witness:     wd.witness,
 	}
 }
 
@@ -510,7 +533,66 @@ func TestEvidenceWindow(t *testing.T) {
 			flows:   []string{"tcp"},
 			want:    with(all(offload.Offloaded), config.CheckRepresentor, offload.Inconclusive),
 			reasons: map[string][]string{config.CheckRepresentor: {"the sustained flow did not run", "an empty capture proves nothing"}},
-			wantErr: "the sustained tcp flow of the offload checks",
+			// The look after the flow (stall.go) finds the topology as built
+			// and reads from the client's JSON when its data stopped.
+			wantErr: "the sustained tcp flow of the offload checks: iperf3 run tcp-p1: guest asap2e2e-client: port 5201: iperf3 reported: interrupt - the client has terminated (exit 1); " +
+				"after the window: servers ACTIVE on their hosts, ports ACTIVE and bound, guests' management path not tried (no address); " +
+				"iperf3 client on asap2e2e-client stopped receiving at 09:17:09",
+		},
+		{
+			// 8c. The server guest's data port is deleted while the flow runs
+			// (the issue's lab scenario): the failure says so, and when the
+			// client's data stopped.
+			name: "data port deleted during the flow",
+			setup: func(wd *window) {
+				wd.hardwarePath()
+				out := readFile(wd.t, filepath.Join("testdata", "stall", "v3.12-tcp-p1-path-cut.json"))
+				wd.guests[1].play.client = sleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
+				delete(wd.witness.ports, wd.topo.Servers[0].DataPortID)
+			},
+			flows:   []string{"tcp"},
+			want:    with(all(offload.Offloaded), config.CheckRepresentor, offload.Inconclusive),
+			reasons: map[string][]string{config.CheckRepresentor: {"the sustained flow did not run"}},
+			wantErr: "iperf3 reported: control socket has closed unexpectedly; after the window: data port asap2e2e-20261202t091530-3fa2-vm0-data (6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01) no longer exists; " +
+				"iperf3 client on asap2e2e-client stopped receiving at 15:57:11",
+		},
+		{
+			// 8d. The UDP flow is lost at stream setup (esnet/iperf#862: one
+			// datagram each way, no retransmission) while the checks sample
+			// its empty window: those samples are dropped, the window runs
+			// again, and the verdicts of the second window say so.
+			name: "udp flow lost at stream setup, window run again",
+			setup: func(wd *window) {
+				wd.hardwarePath()
+				wd.loseUDPSetup(1)
+			},
+			flows:   bothFlows,
+			want:    all(offload.Offloaded),
+			asap2OK: true,
+			extra: func(t *testing.T, wd *window, s *Session, fcs []FlowCheck) {
+				for _, fc := range fcs {
+					retried := strings.Contains(fc.Check.Reason, "window 1 of the udp flow given up at ") &&
+						strings.Contains(fc.Check.Reason, "UDP stream setup failed (unable to read from stream socket")
+					if retried != (fc.Flow == "udp") {
+						t.Errorf("%s/%s/%s: reason %q: want the given-up window named exactly on the udp flow's checks", fc.Flow, fc.Hypervisor, fc.Check.Name, fc.Check.Reason)
+					}
+				}
+				if !strings.Contains(wd.console.String(), "the evidence window runs again in 10ms (1 of 1, traffic.udp_setup_retries)") {
+					t.Errorf("the log does not announce the second window:\n%s", wd.console.String())
+				}
+			},
+		},
+		{
+			// 8e. Lost at setup every time: the retries end, with the reason.
+			name: "udp flow lost at stream setup, retries exhausted",
+			setup: func(wd *window) {
+				wd.hardwarePath()
+				wd.loseUDPSetup(-1)
+			},
+			flows:   []string{"tcp"},
+			want:    all(offload.Offloaded),
+			wantErr: "the sustained udp flow failed at UDP stream setup: ",
+			asap2OK: true,
 		},
 		{
 			// 8b. No traffic and no iperf3 output: tc and dpctl found no

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -136,6 +138,7 @@ func TestRunLocalIperf3(t *testing.T) {
 				Server: localRunner{}, Client: localRunner{}, ServerAddr: "127.0.0.1", Profile: p,
 				Duration: 2 * time.Second, BasePort: freePorts(t, 2), MaxStreamsPerProcess: tc.perProc,
 				ListenTimeout: 30 * time.Second, ListenPoll: 50 * time.Millisecond,
+				StallTimeout: 5 * time.Second, UDPSetupRetries: 2, UDPSetupBackoff: time.Second, // guards on a healthy run change nothing
 			})
 			if err != nil {
 				t.Fatalf("Run: %v\nprocesses: %+v", err, m.Processes)
@@ -159,4 +162,87 @@ func TestRunLocalIperf3(t *testing.T) {
 				tc.id, m.ClientVersion, len(m.Processes), r.OfferedBps, r.DeliveredBps, r.LossPercent, r.Retransmits)
 		})
 	}
+}
+
+// stoppableServers is localRunner that keeps the servers it starts, so a
+// test can freeze them (SIGSTOP to the process group it created, nothing
+// else) the way a dead peer stops answering.
+type stoppableServers struct {
+	localRunner
+	mu    sync.Mutex
+	procs []*localProc
+}
+
+func (s *stoppableServers) Start(ctx context.Context, cmd string) (remote.Process, error) {
+	p, err := s.localRunner.Start(ctx, cmd)
+	if err == nil {
+		s.mu.Lock()
+		s.procs = append(s.procs, p.(*localProc))
+		s.mu.Unlock()
+	}
+	return p, err
+}
+
+func (s *stoppableServers) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		_ = syscall.Kill(-p.c.Process.Pid, sig)
+	}
+}
+
+// TestRunLocalIperf3GuardEndsStalledRun: the real iperf3 on loopback, a TCP
+// run whose server is frozen (SIGSTOP) a second into a 30-second test. The
+// client's --snd-timeout (TCP_USER_TIMEOUT) ends it with iperf3's own error
+// within seconds — not at the harness's bound of -t + -O + the listen
+// timeout (50 s here), and not minutes later when the kernel's
+// retransmissions would give up (zero-window probes of a frozen peer are
+// answered, so without the guard the client waits for the bound).
+func TestRunLocalIperf3GuardEndsStalledRun(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed on this machine (apt-get install iperf3): the real local run cannot happen")
+	}
+	if _, err := exec.LookPath("ss"); err != nil {
+		t.Skip("ss is not installed: the runner cannot see the server listen")
+	}
+	v, err := remoteVersion(context.Background(), localRunner{})
+	if err != nil || !v.AtLeast(SndTimeoutSince) {
+		t.Skipf("iperf3 %s has no --snd-timeout (%v)", v, err)
+	}
+	p, _ := Lookup("tcp-p1")
+	srv := &stoppableServers{}
+	const stall = 2 * time.Second
+	var clientsAt time.Time
+	var freeze *time.Timer
+	in := RunInput{
+		Server: srv, Client: localRunner{}, ServerAddr: "127.0.0.1", Profile: p,
+		Duration: 30 * time.Second, BasePort: freePorts(t, 1),
+		ListenTimeout: 20 * time.Second, ListenPoll: 50 * time.Millisecond, StallTimeout: stall,
+		ClientsStarting: func(at time.Time) {
+			clientsAt = at
+			freeze = time.AfterFunc(time.Second, func() { srv.signal(syscall.SIGSTOP) })
+		},
+		// thaw before Run stops the servers: a frozen process keeps SIGTERM pending
+		ClientsDone: func(time.Time) {
+			freeze.Stop()
+			srv.signal(syscall.SIGCONT)
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m, err := Run(ctx, in)
+	took := time.Since(clientsAt)
+	var ie *IperfError
+	var be *remote.BoundError
+	if !errors.As(err, &ie) || errors.As(err, &be) || !strings.Contains(ie.Message, "Connection timed out") {
+		t.Fatalf("want iperf3's own error (unacknowledged data timed out), got: %v\nclient: %s", err, m.Processes[0].ClientCmd)
+	}
+	// frozen at 1 s; the socket buffers fill, then 2 s of unacknowledged data
+	if took > 15*time.Second {
+		t.Errorf("the guard took %s from the clients' start (frozen after 1 s, stall %s, bound %s)", took, stall, in.Duration+in.ListenTimeout)
+	}
+	if !strings.Contains(m.Processes[0].ClientCmd, "--snd-timeout 2000") || !strings.Contains(m.Processes[0].ServerCmd, "--rcv-timeout 2000") {
+		t.Errorf("commands lack the guards:\n%s\n%s", m.Processes[0].ClientCmd, m.Processes[0].ServerCmd)
+	}
+	t.Logf("iperf3 %s ended the stalled run %s after the clients started: %v", v, took.Round(time.Millisecond), ie)
 }

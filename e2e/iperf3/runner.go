@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // Version is an iperf3 version as `iperf3 --version` or start.version print it.
@@ -25,9 +26,7 @@ type Version struct {
 var MultiThreadedSince = Version{Major: 3, Minor: 16}
 
 // MultiThreaded reports whether this iperf3 gives every stream its own thread.
-func (v Version) MultiThreaded() bool {
-	return v.Major > MultiThreadedSince.Major || (v.Major == MultiThreadedSince.Major && v.Minor >= MultiThreadedSince.Minor)
-}
+func (v Version) MultiThreaded() bool { return v.AtLeast(MultiThreadedSince) }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
@@ -68,16 +67,33 @@ type RunInput struct {
 	// ListenTimeout bounds the wait for the servers to listen, and the
 	// wait for them to exit after the clients are done; ListenPoll is how
 	// often listening is checked (config interval "iperf_server").
+	// ListenTimeout is also the clients' --connect-timeout (Guards.Connect).
 	ListenTimeout, ListenPoll time.Duration
-	// ClientsStarting, when set, is called once with the time at which the
+	// StallTimeout is iperf3's own guard against a silent peer
+	// (Guards.Stall, config traffic.stall_timeout): --rcv-timeout on the
+	// server, and --snd-timeout on both sides of a TCP profile, where the
+	// versions have them. 0 = none. It must be shorter than ListenTimeout,
+	// so that iperf3 gives up before the harness's bound (-t + -O +
+	// ListenTimeout) cuts the client.
+	StallTimeout time.Duration
+	// UDPSetupRetries is how many times a UDP run that failed at stream
+	// setup (UDPSetupFailure) is run again, after UDPSetupBackoff; 0 = never
+	// (config traffic.udp_setup_retries, traffic.udp_setup_backoff). TCP runs
+	// and UDP runs that failed after traffic flowed are never run again.
+	UDPSetupRetries int
+	UDPSetupBackoff time.Duration
+	// ClientsStarting, when set, is called with the time at which the
 	// clients are launched: every server listens by then, so it is the moment
 	// the flow's traffic starts (the evidence window counts its settle time
 	// from it, not from when Run was called: version queries, server start and
-	// the listen wait come first and take seconds).
+	// the listen wait come first and take seconds). It is called once per
+	// attempt: a UDP setup retry launches the clients again and calls it
+	// again with the new time (only when UDPSetupRetries > 0).
 	ClientsStarting func(time.Time)
-	// ClientsDone, when set, is called once with the time at which every
-	// client has returned (the traffic is over), success or not, before Run
-	// waits for the servers to exit.
+	// ClientsDone, when set, is called with the time at which every client
+	// of an attempt has returned (the traffic is over), success or not,
+	// before Run waits for the servers to exit; once per attempt, like
+	// ClientsStarting.
 	ClientsDone func(time.Time)
 }
 
@@ -107,6 +123,11 @@ type Measurement struct {
 	ServerVersion Version      `json:"server_iperf3"`
 	Processes     []ProcessRun `json:"processes"`
 	Warnings      []string     `json:"warnings,omitempty"`
+	// Guards are iperf3's own dead-peer timeouts the commands carry.
+	Guards GuardFlags `json:"guards"`
+	// SetupRetries are the UDP attempts abandoned at stream setup and run
+	// again, in order; Processes are the last attempt's.
+	SetupRetries []SetupRetry `json:"setup_retries,omitempty"`
 }
 
 var hostRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:%-]*$`)
@@ -133,6 +154,13 @@ func (in RunInput) validate() error {
 	}
 	if in.ListenTimeout <= 0 || in.ListenPoll <= 0 {
 		errs = append(errs, fmt.Errorf("listen timeout and poll must be > 0, got %s and %s", in.ListenTimeout, in.ListenPoll))
+	}
+	if in.StallTimeout != 0 && (in.StallTimeout < MinRcvTimeout || in.StallTimeout >= in.ListenTimeout) {
+		errs = append(errs, fmt.Errorf("stall timeout: must be 0 or from %s (iperf3's minimum) up to below the listen timeout %s (so iperf3 gives up before the harness's bound), got %s",
+			MinRcvTimeout, in.ListenTimeout, in.StallTimeout))
+	}
+	if in.UDPSetupRetries < 0 || in.UDPSetupBackoff < 0 {
+		errs = append(errs, fmt.Errorf("UDP setup retries and back-off must be >= 0, got %d and %s", in.UDPSetupRetries, in.UDPSetupBackoff))
 	}
 	if in.BasePort < 1 || in.BasePort > 65535 {
 		errs = append(errs, fmt.Errorf("base port: must be 1..65535, got %d", in.BasePort))
@@ -178,20 +206,23 @@ func vcpuText(n int) string {
 }
 
 // ServerCommand is the iperf3 server command for one port: one test, JSON,
-// bound to the data address.
-func ServerCommand(addr string, port int) string {
-	return fmt.Sprintf("iperf3 -s -1 -J -B %s -p %d", addr, port)
+// bound to the data address, with the server's guard flags
+// (GuardFlags.Server: what the server's version has).
+func ServerCommand(addr string, port int, guards []string) string {
+	return strings.Join(append([]string{"iperf3", "-s", "-1", "-J", "-B", addr, "-p", strconv.Itoa(port)}, guards...), " ")
 }
 
-// ClientCommand is the iperf3 client command for one process of a profile.
-// --get-server-output puts the server's (receiver's) intervals into the
-// client JSON (server_output_json), so the evidence has both sides.
-func ClientCommand(addr string, port int, p Profile, streams int, duration, omit time.Duration) string {
+// ClientCommand is the iperf3 client command for one process of a profile,
+// with the client's guard flags (GuardFlags.Client: what the client's
+// version has). --get-server-output puts the server's (receiver's) intervals
+// into the client JSON (server_output_json), so the evidence has both sides.
+func ClientCommand(addr string, port int, p Profile, streams int, duration, omit time.Duration, guards []string) string {
 	args := []string{"iperf3", "-c", addr, "-p", strconv.Itoa(port), "-J", "--get-server-output",
 		"-t", strconv.Itoa(int(duration / time.Second))}
 	if omit > 0 {
 		args = append(args, "-O", strconv.Itoa(int(omit/time.Second)))
 	}
+	args = append(args, guards...)
 	args = append(args, p.ClientArgs(streams)...)
 	return strings.Join(args, " ")
 }
@@ -200,6 +231,11 @@ func ClientCommand(addr string, port int, p Profile, streams int, duration, omit
 // process on consecutive ports, waits until they listen, runs the clients
 // concurrently, parses and sums their output, and stops every server it
 // started before returning — on success, error and cancellation alike.
+//
+// The commands carry iperf3's own guards where the versions have them
+// (Guards, recorded in Measurement.Guards). A UDP run that fails at stream
+// setup is run again up to UDPSetupRetries times (Measurement.SetupRetries
+// records each, with its reason and time).
 //
 // The returned Measurement carries the raw JSON of every process even when
 // err is non-nil, so a failed run still leaves its evidence.
@@ -226,16 +262,80 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 	if last := in.BasePort + len(split) - 1; last > 65535 {
 		return m, fmt.Errorf("iperf3 run %s: %d processes from base port %d exceed port 65535", in.Profile.ID, len(split), in.BasePort)
 	}
+	m.Guards = Guards{Connect: in.ListenTimeout, Stall: in.StallTimeout}.Flags(in.Profile, m.ClientVersion, m.ServerVersion)
+	if w := m.Guards.warning(); w != "" {
+		m.Warnings = append(m.Warnings, w)
+	}
 	for i, s := range split {
 		port := in.BasePort + i
 		m.Processes = append(m.Processes, ProcessRun{
 			Port: port, Streams: s,
-			ServerCmd: ServerCommand(in.ServerAddr, port),
-			ClientCmd: ClientCommand(in.ServerAddr, port, in.Profile, s, in.Duration, in.Omit),
+			ServerCmd: ServerCommand(in.ServerAddr, port, m.Guards.Server),
+			ClientCmd: ClientCommand(in.ServerAddr, port, in.Profile, s, in.Duration, in.Omit, m.Guards.Client),
 		})
 	}
+	for {
+		failed, err := runAttempt(ctx, in, m.Processes)
+		if err == nil {
+			break
+		}
+		reason, setup := "", false
+		if in.Profile.Protocol == UDP && failed >= 0 {
+			reason, setup = UDPSetupFailure(m.Processes[failed].ClientJSON)
+		}
+		if !setup || len(m.SetupRetries) >= in.UDPSetupRetries {
+			return m, fmt.Errorf("iperf3 run %s: %w", in.Profile.ID, afterRetries(err, m.SetupRetries, setup))
+		}
+		retry := SetupRetry{
+			At:        time.Now().UTC(),
+			Reason:    fmt.Sprintf("port %d: %s", m.Processes[failed].Port, reason),
+			Processes: append([]ProcessRun(nil), m.Processes...),
+		}
+		// A cancelled ctx ends the back-off at once (also when it was
+		// cancelled before), and the retry never starts.
+		if werr := wait.Sleep(ctx, in.UDPSetupBackoff); werr != nil {
+			return m, fmt.Errorf("iperf3 run %s: cancelled in the %s back-off before UDP setup retry %d of %d: %w; the attempt failed at stream setup: %w",
+				in.Profile.ID, in.UDPSetupBackoff, len(m.SetupRetries)+1, in.UDPSetupRetries, werr, err)
+		}
+		m.SetupRetries = append(m.SetupRetries, retry)
+		m.Warnings = append(m.Warnings, fmt.Sprintf("UDP stream setup failed at %s (%s): ran again after the %s back-off (retry %d of %d, traffic.udp_setup_retries)",
+			retry.At.Format(time.TimeOnly), retry.Reason, in.UDPSetupBackoff, len(m.SetupRetries), in.UDPSetupRetries))
+		for i := range m.Processes {
+			pr := &m.Processes[i]
+			*pr = ProcessRun{Port: pr.Port, Streams: pr.Streams, ServerCmd: pr.ServerCmd, ClientCmd: pr.ClientCmd}
+		}
+	}
+	results := make([]Result, len(m.Processes))
+	for i, pr := range m.Processes {
+		results[i] = pr.Result
+	}
+	m.Result = SumResults(results)
+	return m, nil
+}
 
-	servers := make([]*server, 0, len(split))
+// afterRetries adds the earlier UDP setup failures to the error of the
+// last attempt: all of them when the retries ran out at setup again.
+func afterRetries(err error, retries []SetupRetry, setupAgain bool) error {
+	if len(retries) == 0 {
+		return err
+	}
+	reasons := make([]string, len(retries))
+	for i, r := range retries {
+		reasons[i] = fmt.Sprintf("attempt %d at %s: %s", i+1, r.At.Format(time.TimeOnly), r.Reason)
+	}
+	if setupAgain {
+		return fmt.Errorf("UDP stream setup failed on all %d attempts (%d retries, traffic.udp_setup_retries): %s; attempt %d: %w",
+			len(retries)+1, len(retries), strings.Join(reasons, "; "), len(retries)+1, err)
+	}
+	return fmt.Errorf("after %d UDP stream setup retries (%s): %w", len(retries), strings.Join(reasons, "; "), err)
+}
+
+// runAttempt runs the servers and clients of prs once, filling in their
+// outputs, and stops every server it started before it returns. failed is
+// the index of the process whose error failed the attempt (-1 when none or
+// none in particular).
+func runAttempt(ctx context.Context, in RunInput, prs []ProcessRun) (failed int, err error) {
+	servers := make([]*server, 0, len(prs))
 	clientsOK := false
 	defer func() {
 		// Stop every server started: give them ListenTimeout to finish on
@@ -247,34 +347,31 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 		}
 		stopServers(servers, grace)
 		for i, s := range servers {
-			m.Processes[i].ServerJSON = s.res.Stdout
-			m.Processes[i].ServerStderr = s.res.Stderr
-			m.Processes[i].ServerExit = s.res.ExitCode
+			prs[i].ServerJSON = s.res.Stdout
+			prs[i].ServerStderr = s.res.Stderr
+			prs[i].ServerExit = s.res.ExitCode
 		}
 	}()
-	for _, pr := range m.Processes {
+	for _, pr := range prs {
 		p, err := in.Server.Start(ctx, pr.ServerCmd)
 		if err != nil {
-			return m, fmt.Errorf("%s: start %q: %w", in.Server.Name(), pr.ServerCmd, err)
+			return -1, fmt.Errorf("%s: start %q: %w", in.Server.Name(), pr.ServerCmd, err)
 		}
 		servers = append(servers, newServer(p))
 	}
-	if err := waitListening(ctx, in, servers, m.Processes); err != nil {
-		return m, err
+	if err := waitListening(ctx, in, servers, prs); err != nil {
+		return -1, err
 	}
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// A client ends by itself after -t + -O; past that plus the grace the
-	// servers get (the iperf_server interval) it is stuck on a dead peer.
-	bound := in.Duration + in.Omit + in.ListenTimeout
-	why := fmt.Sprintf("iperf3 -t %s + -O %s + the iperf_server interval %s", in.Duration, in.Omit, in.ListenTimeout)
+	bound, why := clientBound(in)
 	if in.ClientsStarting != nil {
 		in.ClientsStarting(time.Now())
 	}
-	errs := make([]error, len(m.Processes))
+	errs := make([]error, len(prs))
 	var wg sync.WaitGroup
-	for i := range m.Processes {
+	for i := range prs {
 		wg.Add(1)
 		go func(pr *ProcessRun, i int) {
 			defer wg.Done()
@@ -282,37 +379,50 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 			if errs[i] != nil {
 				cancel() // one failed process spoils the sum: stop the others now
 			}
-		}(&m.Processes[i], i)
+		}(&prs[i], i)
 	}
 	wg.Wait()
 	if in.ClientsDone != nil {
 		in.ClientsDone(time.Now())
 	}
-	if err := firstRealError(errs); err != nil {
-		return m, fmt.Errorf("iperf3 run %s: %w", in.Profile.ID, err)
+	if i := firstRealError(errs); i >= 0 {
+		return i, errs[i]
 	}
 	clientsOK = true
-	results := make([]Result, len(m.Processes))
-	for i, pr := range m.Processes {
-		results[i] = pr.Result
-	}
-	m.Result = SumResults(results)
-	return m, nil
+	return -1, nil
 }
 
-// firstRealError prefers the error that caused a cancellation over the
-// context errors of the clients it cancelled.
-func firstRealError(errs []error) error {
-	var first error
-	for _, e := range errs {
+// clientBound is the harness's own bound on a client, and why. A client
+// ends by itself after -t + -O; past that plus the grace the servers get
+// (the iperf_server interval) it is stuck on a dead peer. A UDP client can
+// also sit UDPSetupReplyWait in stream setup before it fails with its own
+// error (the one a setup retry needs): when -t + -O + the grace would not
+// even reach that wait, the bound is the wait plus the grace.
+func clientBound(in RunInput) (time.Duration, string) {
+	bound := in.Duration + in.Omit + in.ListenTimeout
+	why := fmt.Sprintf("iperf3 -t %s + -O %s + the iperf_server interval %s", in.Duration, in.Omit, in.ListenTimeout)
+	if in.Profile.Protocol == UDP && bound <= UDPSetupReplyWait {
+		bound = UDPSetupReplyWait + in.ListenTimeout
+		why = fmt.Sprintf("iperf3's UDP stream-setup wait %s (-t %s + -O %s + the iperf_server interval %s would not reach it) + the iperf_server interval",
+			UDPSetupReplyWait, in.Duration, in.Omit, in.ListenTimeout)
+	}
+	return bound, why
+}
+
+// firstRealError is the index of the error that caused a cancellation,
+// preferred over the context errors of the clients it cancelled; -1 when
+// every client succeeded.
+func firstRealError(errs []error) int {
+	first := -1
+	for i, e := range errs {
 		if e == nil {
 			continue
 		}
 		if !errors.Is(e, context.Canceled) {
-			return e
+			return i
 		}
-		if first == nil {
-			first = e
+		if first < 0 {
+			first = i
 		}
 	}
 	return first

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ type fakeProc struct {
 	done    chan struct{}
 	once    sync.Once
 	res     remote.Result
-	stopped bool
+	stopped atomic.Bool // Stop may come from the ctx watcher and from Run at once
 }
 
 func (p *fakeProc) finish(r remote.Result) { p.once.Do(func() { p.res = r; close(p.done) }) }
@@ -47,7 +48,7 @@ func (p *fakeProc) Wait() (remote.Result, error) {
 	return p.res, nil
 }
 func (p *fakeProc) Stop() (remote.Result, error) {
-	p.stopped = true
+	p.stopped.Store(true)
 	p.finish(remote.Result{Cmd: p.cmd, ExitCode: -1})
 	return p.Wait()
 }
@@ -152,7 +153,7 @@ func pair(serverVer, clientVer string, client func(context.Context, int) remote.
 func input(s, c *fakeGuest, id string) RunInput {
 	p, _ := Lookup(id)
 	return RunInput{Server: s, Client: c, ServerAddr: "198.18.10.5", Profile: p, Duration: 5 * time.Second,
-		BasePort: 5201, ListenTimeout: time.Minute, ListenPoll: time.Millisecond}
+		BasePort: 5201, ListenTimeout: time.Minute, ListenPoll: time.Millisecond, StallTimeout: 5 * time.Second}
 }
 
 // every server started must have ended when Run returns
@@ -181,8 +182,8 @@ func TestRunSplitOverProcesses(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	wantClients := []string{
-		"iperf3 -c 198.18.10.5 -p 5201 -J --get-server-output -t 5 -P 8",
-		"iperf3 -c 198.18.10.5 -p 5202 -J --get-server-output -t 5 -P 7",
+		"iperf3 -c 198.18.10.5 -p 5201 -J --get-server-output -t 5 --connect-timeout 60000 --snd-timeout 5000 -P 8",
+		"iperf3 -c 198.18.10.5 -p 5202 -J --get-server-output -t 5 --connect-timeout 60000 --snd-timeout 5000 -P 7",
 	}
 	var clients []string
 	for _, cmd := range c.ran {
@@ -194,7 +195,8 @@ func TestRunSplitOverProcesses(t *testing.T) {
 	if !slices.Equal(clients, wantClients) {
 		t.Errorf("clients = %q\nwant %q", clients, wantClients)
 	}
-	if !slices.Contains(s.ran, "start: iperf3 -s -1 -J -B 198.18.10.5 -p 5201") || !slices.Contains(s.ran, "start: iperf3 -s -1 -J -B 198.18.10.5 -p 5202") {
+	if !slices.Contains(s.ran, "start: iperf3 -s -1 -J -B 198.18.10.5 -p 5201 --rcv-timeout 5000 --snd-timeout 5000") ||
+		!slices.Contains(s.ran, "start: iperf3 -s -1 -J -B 198.18.10.5 -p 5202 --rcv-timeout 5000 --snd-timeout 5000") {
 		t.Errorf("server commands: %q", s.ran)
 	}
 	if len(m.Processes) != 2 || m.Processes[0].Streams != 8 || m.Processes[1].Streams != 7 {
@@ -208,7 +210,7 @@ func TestRunSplitOverProcesses(t *testing.T) {
 		t.Error("raw client/server JSON not kept for evidence")
 	}
 	for _, p := range s.servers {
-		if p.stopped {
+		if p.stopped.Load() {
 			t.Error("a server that finished its test was stopped instead of exiting on its own")
 		}
 	}
@@ -289,8 +291,12 @@ func TestRunUDPCommandsCarryPerStreamRate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if want := "iperf3 -c 198.18.10.5 -p 6000 -J --get-server-output -t 5 -O 2 -P 15 -u -b 500000000 -l 700"; m.Processes[0].ClientCmd != want {
+	// UDP: --snd-timeout guards the control connection on both sides
+	if want := "iperf3 -c 198.18.10.5 -p 6000 -J --get-server-output -t 5 -O 2 --connect-timeout 60000 --snd-timeout 5000 -P 15 -u -b 500000000 -l 700"; m.Processes[0].ClientCmd != want {
 		t.Errorf("client %q\nwant %q", m.Processes[0].ClientCmd, want)
+	}
+	if want := "iperf3 -s -1 -J -B 198.18.10.5 -p 6000 --rcv-timeout 5000 --snd-timeout 5000"; m.Processes[0].ServerCmd != want {
+		t.Errorf("server %q\nwant %q", m.Processes[0].ServerCmd, want)
 	}
 	if !near(m.Result.LossPercent, 100*39903.0/797614, 1e-12) {
 		t.Errorf("loss %v", m.Result.LossPercent)
@@ -368,14 +374,14 @@ func TestRunNotListening(t *testing.T) {
 	s, c := pair(v312, v312, nil)
 	s.neverListen = true
 	in := input(s, c, "tcp-p1")
-	in.ListenTimeout = 20 * time.Millisecond
+	in.ListenTimeout, in.StallTimeout = 20*time.Millisecond, 0
 	_, err := Run(context.Background(), in)
 	if err == nil || !strings.Contains(err.Error(), "not listening after 20ms") || !strings.Contains(err.Error(), "[5201]") {
 		t.Fatalf("err = %v", err)
 	}
 	assertNoOrphans(t, s)
 	for _, p := range s.servers {
-		if !p.stopped {
+		if !p.stopped.Load() {
 			t.Error("server not stopped after listen timeout")
 		}
 	}
@@ -462,7 +468,7 @@ func TestRunClientBoundIsDurationOmitAndGrace(t *testing.T) {
 		return remote.Result{ExitCode: -1}
 	})
 	in := input(s, c, "tcp-p1")
-	in.Duration, in.ListenTimeout = time.Second, 200*time.Millisecond
+	in.Duration, in.ListenTimeout, in.StallTimeout = time.Second, 200*time.Millisecond, 100*time.Millisecond
 	in.Client = remote.Bounded(c, time.Hour, "intervals.command")
 	start := time.Now()
 	_, err := Run(context.Background(), in)
@@ -474,4 +480,186 @@ func TestRunClientBoundIsDurationOmitAndGrace(t *testing.T) {
 		t.Errorf("Run took %s", d)
 	}
 	assertNoOrphans(t, s)
+}
+
+// sequence serves the given testdata files to the client's runs in order
+// (any port), the last one for every later run, and counts the runs.
+func sequence(t *testing.T, runs *int, files ...string) func(context.Context, int) remote.Result {
+	var mu sync.Mutex
+	return func(context.Context, int) remote.Result {
+		mu.Lock()
+		defer mu.Unlock()
+		f := files[min(*runs, len(files)-1)]
+		*runs++
+		return remote.Result{Stdout: load(t, f)}
+	}
+}
+
+func serverStarts(g *fakeGuest) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, cmd := range g.ran {
+		if strings.HasPrefix(cmd, "start: ") {
+			n++
+		}
+	}
+	return n
+}
+
+// A UDP run whose stream setup datagram was lost (recorded:
+// testdata/v3.12-udp-setup-request-lost.json) is run again after the
+// back-off; the retry is recorded with its reason and time, the clients'
+// start is announced again, and the result is the second attempt's.
+func TestRunRetriesUDPSetupFailure(t *testing.T) {
+	var runs int
+	s, c := pair(v312, v312, sequence(t, &runs, "v3.12-udp-setup-request-lost.json", "v3.12-udp-b0-p1.json"))
+	in := input(s, c, "udp-b0-p1")
+	in.UDPSetupRetries, in.UDPSetupBackoff = 2, 10*time.Millisecond
+	var starts, dones int
+	in.ClientsStarting = func(time.Time) { starts++ }
+	in.ClientsDone = func(time.Time) { dones++ }
+	before := time.Now()
+	m, err := Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(m.SetupRetries) != 1 {
+		t.Fatalf("retries %+v, want 1", m.SetupRetries)
+	}
+	r := m.SetupRetries[0]
+	if r.Reason != "port 5201: unable to read from stream socket: Resource temporarily unavailable" || r.At.Before(before) || r.At.Location() != time.UTC {
+		t.Errorf("retry %+v", r)
+	}
+	if !slices.ContainsFunc(m.Warnings, func(w string) bool { return strings.Contains(w, "ran again after the 10ms back-off (retry 1 of 2") }) {
+		t.Errorf("no warning says the run was retried: %q", m.Warnings)
+	}
+	if len(r.Processes) != 1 || !strings.Contains(string(r.Processes[0].ClientJSON), "Resource temporarily unavailable") {
+		t.Errorf("the abandoned attempt's output is not kept: %+v", r.Processes)
+	}
+	if runs != 2 || serverStarts(s) != 2 || starts != 2 || dones != 2 {
+		t.Errorf("client runs %d, server starts %d, ClientsStarting %d, ClientsDone %d; want 2 each", runs, serverStarts(s), starts, dones)
+	}
+	if m.Processes[0].Error != "" || m.Result.ReceiverPackets == 0 || !strings.Contains(string(m.Processes[0].ClientJSON), `"sum_received"`) {
+		t.Errorf("the last attempt's process is not the successful one: error %q, packets %d", m.Processes[0].Error, m.Result.ReceiverPackets)
+	}
+	assertNoOrphans(t, s)
+}
+
+// Setup failing on every attempt (here the server's reply is lost each
+// time, testdata/v3.12-udp-setup-reply-lost.json) gives up after
+// UDPSetupRetries retries, naming every attempt's reason, with iperf3's
+// error still in the chain.
+func TestRunGivesUpAfterUDPSetupRetries(t *testing.T) {
+	var runs int
+	s, c := pair(v312, v312, sequence(t, &runs, "v3.12-udp-setup-reply-lost.json"))
+	in := input(s, c, "udp-b0-p1")
+	in.UDPSetupRetries, in.UDPSetupBackoff = 2, time.Millisecond
+	m, err := Run(context.Background(), in)
+	var ie *IperfError
+	if !errors.As(err, &ie) || runs != 3 || len(m.SetupRetries) != 2 {
+		t.Fatalf("err %v, runs %d, retries %d", err, runs, len(m.SetupRetries))
+	}
+	for _, want := range []string{"failed on all 3 attempts (2 retries, traffic.udp_setup_retries)", "attempt 1 at ", "attempt 2 at ", "attempt 3: ", "Resource temporarily unavailable"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	assertNoOrphans(t, s)
+}
+
+// Only a UDP run's stream-setup failure is run again. TCP sets its streams
+// up over TCP: a failure there (recorded:
+// testdata/v3.12-tcp-stream-connect-timeout.json, whose message alone
+// matches the UDP setup errors) is a finding. So is a UDP run that failed
+// after traffic flowed (recorded: the peer's port closed after three
+// intervals, testdata/v3.12-udp-refused-after-intervals.json): running it
+// again would hide a real fault.
+func TestRunNeverRetriesOtherFailures(t *testing.T) {
+	for _, c := range []struct{ profile, file, want string }{
+		{"tcp-p1", "v3.12-tcp-stream-connect-timeout.json", "unable to connect stream"},
+		{"udp-b0-p1", "v3.12-udp-refused-after-intervals.json", "unable to write to stream socket: Connection refused"},
+	} {
+		var runs int
+		s, g := pair(v312, v312, sequence(t, &runs, c.file, "v3.12-udp-b0-p1.json"))
+		in := input(s, g, c.profile)
+		in.UDPSetupRetries = 2
+		m, err := Run(context.Background(), in)
+		if err == nil || !strings.Contains(err.Error(), c.want) || runs != 1 || len(m.SetupRetries) != 0 {
+			t.Errorf("%s with %s: err %v, runs %d, retries %+v", c.profile, c.file, err, runs, m.SetupRetries)
+		}
+		assertNoOrphans(t, s)
+	}
+}
+
+// A later attempt that fails after traffic says which setup retries came
+// before it.
+func TestRunRetryThenOtherFailureNamesTheRetries(t *testing.T) {
+	var runs int
+	s, c := pair(v312, v312, sequence(t, &runs, "v3.12-udp-setup-request-lost.json", "v3.12-udp-refused-after-intervals.json"))
+	in := input(s, c, "udp-b0-p1")
+	in.UDPSetupRetries = 2
+	m, err := Run(context.Background(), in)
+	if err == nil || runs != 2 || len(m.SetupRetries) != 1 || !strings.Contains(err.Error(), "after 1 UDP stream setup retries (attempt 1 at ") || !strings.Contains(err.Error(), "Connection refused") {
+		t.Fatalf("err %v, runs %d, retries %d", err, runs, len(m.SetupRetries))
+	}
+}
+
+// Without UDPSetupRetries (the zero value) nothing is retried.
+func TestRunNoRetriesByDefault(t *testing.T) {
+	var runs int
+	s, c := pair(v312, v312, sequence(t, &runs, "v3.12-udp-setup-request-lost.json", "v3.12-udp-b0-p1.json"))
+	_, err := Run(context.Background(), input(s, c, "udp-b0-p1"))
+	var ie *IperfError
+	if !errors.As(err, &ie) || runs != 1 || strings.Contains(err.Error(), "attempt") {
+		t.Fatalf("err %v, runs %d", err, runs)
+	}
+}
+
+// Cancellation during the back-off ends Run at once: the retry never
+// starts, and the error says where it stopped.
+func TestRunCancelledDuringUDPSetupBackoff(t *testing.T) {
+	var runs int
+	s, c := pair(v312, v312, sequence(t, &runs, "v3.12-udp-setup-request-lost.json", "v3.12-udp-b0-p1.json"))
+	in := input(s, c, "udp-b0-p1")
+	in.UDPSetupRetries, in.UDPSetupBackoff = 2, time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in.ClientsDone = func(time.Time) { time.AfterFunc(20*time.Millisecond, cancel) }
+	start := time.Now()
+	m, err := Run(ctx, in)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "back-off before UDP setup retry 1 of 2") || !strings.Contains(err.Error(), "Resource temporarily unavailable") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run took %s after the cancellation", d)
+	}
+	if runs != 1 || serverStarts(s) != 1 || len(m.SetupRetries) != 0 {
+		t.Errorf("client runs %d, server starts %d, retries %d after the cancellation", runs, serverStarts(s), len(m.SetupRetries))
+	}
+	assertNoOrphans(t, s)
+}
+
+// A UDP client may wait UDPSetupReplyWait for its stream-setup reply before
+// iperf3 reports the loss itself (the error a setup retry needs): a bound
+// that would not reach that wait is raised to it plus the grace; otherwise
+// (and for TCP) it is -t + -O + the grace.
+func TestClientBoundCoversUDPSetupWait(t *testing.T) {
+	tcp, _ := Lookup("tcp-p1")
+	udp, _ := Lookup("udp-b0-p1")
+	cases := []struct {
+		p                  Profile
+		t, o, listen, want time.Duration
+	}{
+		{tcp, 5 * time.Second, 0, 10 * time.Second, 15 * time.Second},
+		{udp, 5 * time.Second, time.Second, 10 * time.Second, UDPSetupReplyWait + 10*time.Second},
+		{udp, 5 * time.Second, 0, 30 * time.Second, 35 * time.Second}, // the lab's: already past the wait
+		{udp, 40 * time.Second, 2 * time.Second, 30 * time.Second, 72 * time.Second},
+	}
+	for _, c := range cases {
+		got, why := clientBound(RunInput{Profile: c.p, Duration: c.t, Omit: c.o, ListenTimeout: c.listen})
+		if got != c.want || !strings.Contains(why, "iperf_server interval") {
+			t.Errorf("%s -t %s -O %s grace %s: bound %s (%s), want %s", c.p.ID, c.t, c.o, c.listen, got, why, c.want)
+		}
+	}
 }

@@ -602,11 +602,11 @@ type TCObservation struct {
 type tcDeviceState int
 
 const (
-	tcEmpty     tcDeviceState = iota // no rule of the guest pair: neutral
-	tcSoftware                       // rules of the pair, not in hardware
-	tcOffloaded                      // rules in hardware, hardware counters growing
-	tcOffloadedInner                 // the same, but every such rule is a decap rule matched by inner destination only
-	tcUnsure                         // contradictory or unreadable
+	tcEmpty          tcDeviceState = iota // no rule of the guest pair: neutral
+	tcSoftware                            // rules of the pair, not in hardware
+	tcOffloaded                           // rules in hardware, hardware counters growing
+	tcOffloadedInner                      // the same, but every such rule is a decap rule matched by inner destination only
+	tcUnsure                              // contradictory or unreadable
 )
 
 // JudgeTC decides the TC check from the observations of every device

@@ -59,6 +59,13 @@ func HTML(s *Set, o Options) []byte {
 				mdInline(r.Label), esc(r.ASAP2Cell), esc(r.BaselineCell), esc(r.GainCell), evidenceBadges(r))
 		}
 		b.WriteString("</table>\n")
+		if notes := RunNotes(t); len(notes) > 0 {
+			b.WriteString("<ul class=\"note\">")
+			for _, n := range notes {
+				fmt.Fprintf(&b, "<li>%s</li>", mdInline(n))
+			}
+			b.WriteString("</ul>\n")
+		}
 	}
 	writeIntervalCharts(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))

@@ -132,6 +132,11 @@ func Validate(r *Results) error {
 					add("%s.intervals[%d]: must have end >= start and bps >= 0, got %+v", rk, n, iv)
 				}
 			}
+			for n, rt := range run.SetupRetries {
+				if rt.Reason == "" || rt.At.IsZero() {
+					add("%s.setup_retries[%d]: must have at and reason, got %+v", rk, n, rt)
+				}
+			}
 		}
 		checkVerdicts(k+".offload", pr.Offload, add)
 	}

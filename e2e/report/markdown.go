@@ -46,6 +46,12 @@ func Markdown(s *Set, o Options) string {
 		fmt.Fprintf(&b, "### %s\n\n", t.Title)
 		b.WriteString(MarkdownTable(t, o.SeedLayout))
 		b.WriteString("\n")
+		if notes := RunNotes(t); len(notes) > 0 {
+			for _, n := range notes {
+				b.WriteString("- " + strings.ReplaceAll(n, "\n", " ") + "\n")
+			}
+			b.WriteString("\n")
+		}
 	}
 	writeSpread(&b, s)
 	writeChecks(&b, s)

@@ -156,8 +156,22 @@ type Run struct {
 	IntervalStats *IntervalStats `json:"interval_stats,omitempty"`
 	Iperf3Version string         `json:"iperf3_version,omitempty"`
 	EvidenceFile  string         `json:"evidence_file,omitempty"` // the raw iperf3 -J output(s)
+	// Iperf3Guards are iperf3's own dead-peer timeouts this repeat's
+	// commands carried, e.g. "client --connect-timeout 30000 --snd-timeout
+	// 5000; server --rcv-timeout 5000 --snd-timeout 5000", and any the
+	// guests' iperf3 was too old for ("without ...").
+	Iperf3Guards string `json:"iperf3_guards,omitempty"`
+	// SetupRetries are the UDP attempts of this repeat that failed at
+	// stream setup (before any traffic) and were run again, in order.
+	SetupRetries []Retry `json:"setup_retries,omitempty"`
 	// Error is set when this repeat failed; it is excluded from statistics.
 	Error string `json:"error,omitempty"`
+}
+
+// Retry is one attempt given up and run again: when, and iperf3's reason.
+type Retry struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
 }
 
 // Interval is one iperf3 reporting interval.

@@ -1,0 +1,404 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// The look after a failed window (stall.go, datastop.go): the client's
+// last data from its own JSON, recorded (testdata/stall/README.md), and
+// what the cloud and the management path say, from a fake witness.
+
+func stallJSON(t testing.TB, name string) []byte {
+	return readFile(t, filepath.Join("testdata", "stall", name))
+}
+
+func iperfJSON(t testing.TB, name string) []byte {
+	return readFile(t, filepath.Join("..", "iperf3", "testdata", name))
+}
+
+func TestClientDataStop(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		ok         bool
+		at         string // HH:MM:SS UTC; "" = no data at all
+		stalled    bool
+	}{
+		// Path cut 3 s into an 8 s test: one more second of buffered data, then
+		// four intervals with 0 bytes (cut at 15:57:10, timestamp 15:57:07).
+		{name: "path cut", file: "stall/v3.12-tcp-p1-path-cut.json", ok: true, at: "15:57:11", stalled: true},
+		// The lab's own case: the server guest's data port deleted 20 s into a
+		// 40 s window (the delete took effect at 16:12:56), the client killed
+		// at the harness's bound.
+		{name: "lab: data port deleted", file: "stall/v3.12-lab-port-deleted.json", ok: true, at: "16:12:56", stalled: true},
+		// -O 2: the measured intervals restart at 0 after the warm-up; the path
+		// was cut at 15:58:58.68, 2 s into the measured part.
+		{name: "path cut after a warm-up", file: "stall/v3.12-tcp-p1-O2-path-cut.json", ok: true, at: "15:58:58", stalled: true},
+		// SIGINT 3 s into a 10 s test: data to the last interval, but the
+		// intervals end far short of the requested duration.
+		{name: "interrupted", file: "iperf3/v3.12-interrupted.json", ok: true, at: "09:17:09", stalled: true},
+		{name: "complete run", file: "iperf3/v3.12-tcp-p1.json", ok: true, stalled: false},
+		{name: "refused: no interval", file: "iperf3/v3.12-refused.json", ok: false},
+		{name: "not JSON", data: []byte("iperf3: error - unable to connect to server\n"), ok: false},
+		{name: "empty", data: nil, ok: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := tc.data
+			if dir, file, found := strings.Cut(tc.file, "/"); found {
+				if dir == "stall" {
+					data = stallJSON(t, file)
+				} else {
+					data = iperfJSON(t, file)
+				}
+			}
+			ds, ok := clientDataStop(data)
+			if ok != tc.ok {
+				t.Fatalf("ok = %t, want %t (%+v)", ok, tc.ok, ds)
+			}
+			if !ok {
+				return
+			}
+			if ds.Stalled != tc.stalled {
+				t.Errorf("stalled = %t, want %t (%+v)", ds.Stalled, tc.stalled, ds)
+			}
+			if tc.at != "" && ds.Last.Format("15:04:05") != tc.at {
+				t.Errorf("last data at %s, want %s", ds.Last.Format(time.RFC3339Nano), tc.at)
+			}
+		})
+	}
+}
+
+func TestDescribeDataStop(t *testing.T) {
+	cut, complete := stallJSON(t, "v3.12-tcp-p1-path-cut.json"), iperfJSON(t, "v3.12-tcp-p1.json")
+	proc := func(data ...[]byte) iperf3.Measurement {
+		var m iperf3.Measurement
+		for _, d := range data {
+			m.Processes = append(m.Processes, iperf3.ProcessRun{ClientJSON: d})
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		m    iperf3.Measurement
+		want string
+	}{
+		{"one cut process", proc(cut), "iperf3 client on vm1 stopped receiving at 15:57:11"},
+		// Split over processes: one of them stalled is enough, the latest data counts.
+		{"a cut and a complete process", proc(complete, cut), "iperf3 client on vm1 stopped receiving at 15:57:11"},
+		{"complete", proc(complete), ""},
+		{"no output", proc(nil), ""},
+		{"no process", iperf3.Measurement{}, ""},
+	} {
+		if got := describeDataStop("vm1", tc.m); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// fakeWitness answers from maps; an id it does not know is gone (404).
+type fakeWitness struct {
+	servers map[string]serverNow
+	ports   map[string]portNow
+	errs    map[string]error // by server id, port id or address
+	block   bool             // every answer waits for the look's bound
+}
+
+func (f *fakeWitness) answer(ctx context.Context, key string) error {
+	if f.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return f.errs[key]
+}
+
+// known answers with m[id], or errGone for an id m does not hold.
+func known[T any](ctx context.Context, f *fakeWitness, m map[string]T, id string) (T, error) {
+	var zero T
+	if err := f.answer(ctx, id); err != nil {
+		return zero, err
+	}
+	v, ok := m[id]
+	if !ok {
+		return zero, errGone
+	}
+	return v, nil
+}
+
+func (f *fakeWitness) Server(ctx context.Context, id string) (serverNow, error) {
+	return known(ctx, f, f.servers, id)
+}
+
+func (f *fakeWitness) Port(ctx context.Context, id string) (portNow, error) {
+	return known(ctx, f, f.ports, id)
+}
+
+func (f *fakeWitness) Answers(ctx context.Context, _ int, addr string) error {
+	return f.answer(ctx, addr)
+}
+
+// healthyWitness says every server of topo is ACTIVE where the topology
+// put it, every port ACTIVE and bound there, every guest answers.
+func healthyWitness(topo *fixtures.Topology) *fakeWitness {
+	f := &fakeWitness{servers: map[string]serverNow{}, ports: map[string]portNow{}, errs: map[string]error{}}
+	for _, s := range topo.Servers {
+		f.servers[s.ID] = serverNow{Status: "ACTIVE", Host: s.Hypervisor, Hypervisor: s.Hypervisor, HostID: s.HostID}
+		for _, id := range []string{s.DataPortID, s.ManagementPortID} {
+			if id != "" {
+				f.ports[id] = portNow{Status: "ACTIVE", Binding: true, HostID: s.Hypervisor, VIFType: "ovs"}
+			}
+		}
+	}
+	return f
+}
+
+const (
+	vm0ID, vm1ID         = "0d1c6a52-51b7-4c8e-9a55-7f4e3c2b1a00", "0d1c6a52-51b7-4c8e-9a55-7f4e3c2b1a01"
+	vm0Data, vm1Data     = "e503d1a4-7c2b-4f5e-8a1d-3b9c0e6f2a10", "e503d1a4-7c2b-4f5e-8a1d-3b9c0e6f2a11"
+	vm0Mgmt, vm1Mgmt     = "a7f0c2d9-1e3b-4c5a-9d8e-6b2f4a1c0e20", "a7f0c2d9-1e3b-4c5a-9d8e-6b2f4a1c0e21"
+	vm0Access, vm1Access = "198.19.128.10:22", "198.19.128.11:22"
+)
+
+// stallTopology is a provisioned pair as Provision records it: vm0 serves
+// on compute1, vm1 sends from compute2; the ports' names are in Resources.
+func stallTopology() *fixtures.Topology {
+	topo := &fixtures.Topology{RunID: "20261202t155700-3fa2", Prefix: "asap2e2e", Servers: []fixtures.Server{
+		{ID: vm0ID, Name: "asap2e2e-20261202t155700-3fa2-vm0", Hypervisor: "compute1", HostID: "5f1d",
+			ManagementPortID: vm0Mgmt, ManagementIP: "198.19.128.10", DataPortID: vm0Data, DataIP: "198.18.10.10"},
+		{ID: vm1ID, Name: "asap2e2e-20261202t155700-3fa2-vm1", Hypervisor: "compute2", HostID: "9a2e",
+			ManagementPortID: vm1Mgmt, ManagementIP: "198.19.128.11", DataPortID: vm1Data, DataIP: "198.18.10.11"},
+	}}
+	for i, s := range topo.Servers {
+		topo.Resources = append(topo.Resources,
+			fixtures.Resource{Kind: fixtures.KindPort, ID: s.ManagementPortID, Name: s.Name + "-mgmt"},
+			fixtures.Resource{Kind: fixtures.KindPort, ID: s.DataPortID, Name: s.Name + "-data"},
+			fixtures.Resource{Kind: fixtures.KindServer, ID: s.ID, Name: topo.Servers[i].Name})
+	}
+	return topo
+}
+
+func stallSession(t *testing.T, topo *fixtures.Topology, w witness, console *bytes.Buffer) *Session {
+	t.Helper()
+	dir := t.TempDir()
+	res, err := report.NewWriter(filepath.Join(dir, ResultsFile), report.Results{RunID: topo.RunID, StartedAt: time.Now().UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Intervals: map[string]config.Interval{
+		config.IntervalCommand: {Timeout: 200 * time.Millisecond, Poll: 10 * time.Millisecond},
+	}}
+	return &Session{Config: cfg, RunID: topo.RunID, Dir: dir, Results: res, Topology: topo, witness: w, console: console}
+}
+
+func TestAfterWindowExplains(t *testing.T) {
+	cut := iperf3.Measurement{Processes: []iperf3.ProcessRun{{ClientJSON: stallJSON(t, "v3.12-tcp-p1-path-cut.json")}}}
+	orig := &iperf3.IperfError{Message: "unable to send control message: Broken pipe"}
+	vm0, vm1 := "asap2e2e-20261202t155700-3fa2-vm0", "asap2e2e-20261202t155700-3fa2-vm1"
+	stopped := "iperf3 client on " + vm1 + " stopped receiving at 15:57:11"
+	healthy := "servers ACTIVE on their hosts, ports ACTIVE and bound, both guests answer SSH"
+	for _, tc := range []struct {
+		name   string
+		change func(f *fakeWitness)
+		m      iperf3.Measurement
+		// want: the whole "after the window" part; or, when wantParts is set,
+		// substrings of it.
+		want      string
+		wantParts []string
+		notWant   []string
+		damaged   bool
+	}{
+		{name: "nothing abnormal", m: cut, want: healthy + "; " + stopped},
+		{name: "nothing abnormal, no client JSON", want: healthy},
+		{name: "data port gone (404)", m: cut, change: func(f *fakeWitness) { delete(f.ports, vm0Data) },
+			want: "data port " + vm0 + "-data (" + vm0Data + ") no longer exists; " + stopped, damaged: true},
+		{name: "data port DOWN", change: func(f *fakeWitness) {
+			f.ports[vm1Data] = portNow{Status: "DOWN", Binding: true, HostID: "compute2", VIFType: "ovs"}
+		},
+			want: "data port " + vm1 + "-data (" + vm1Data + ") is DOWN", damaged: true},
+		{name: "data port unbound", change: func(f *fakeWitness) { f.ports[vm0Data] = portNow{Status: "DOWN", Binding: true, VIFType: "unbound"} },
+			want: "data port " + vm0 + "-data (" + vm0Data + ") is DOWN; data port " + vm0 + "-data (" + vm0Data + `) is unbound (binding:vif_type "unbound", binding:host_id "")`, damaged: true},
+		{name: "data port binding failed", change: func(f *fakeWitness) {
+			f.ports[vm0Data] = portNow{Status: "ACTIVE", Binding: true, HostID: "compute1", VIFType: "binding_failed"}
+		}, wantParts: []string{"data port " + vm0 + "-data (" + vm0Data + ") is unbound", `"binding_failed"`}, damaged: true},
+		{name: "data port bound elsewhere", change: func(f *fakeWitness) {
+			f.ports[vm0Data] = portNow{Status: "ACTIVE", Binding: true, HostID: "compute2", VIFType: "ovs"}
+		},
+			want: "data port " + vm0 + "-data (" + vm0Data + ") is bound to compute2, not to its server's host compute1", damaged: true},
+		{name: "management port gone", change: func(f *fakeWitness) { delete(f.ports, vm1Mgmt) },
+			want: "management port " + vm1 + "-mgmt (" + vm1Mgmt + ") no longer exists", damaged: true},
+		{name: "server in ERROR", change: func(f *fakeWitness) {
+			f.servers[vm0ID] = serverNow{Status: "ERROR", Host: "compute1", Hypervisor: "compute1", Fault: "Instance failed: libvirt crashed"}
+		}, want: "server " + vm0 + " (" + vm0ID + ") is ERROR: Instance failed: libvirt crashed", damaged: true},
+		{name: "server SHUTOFF", change: func(f *fakeWitness) {
+			f.servers[vm1ID] = serverNow{Status: "SHUTOFF", Host: "compute2", Hypervisor: "compute2"}
+		},
+			want: "server " + vm1 + " (" + vm1ID + ") is SHUTOFF", damaged: true},
+		{name: "server moved", change: func(f *fakeWitness) {
+			f.servers[vm1ID] = serverNow{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1"}
+			f.ports[vm1Data] = portNow{Status: "ACTIVE", Binding: true, HostID: "compute1", VIFType: "ovs"}
+			f.ports[vm1Mgmt] = f.ports[vm1Data]
+		}, want: "server " + vm1 + " (" + vm1ID + ") moved from compute2 to compute1", damaged: true},
+		{name: "server moved, tenant view", change: func(f *fakeWitness) {
+			f.servers[vm1ID] = serverNow{Status: "ACTIVE", HostID: "5f1d"}
+		}, wantParts: []string{"server " + vm1 + " (" + vm1ID + ") moved from host 9a2e to host 5f1d"}, damaged: true},
+		{name: "server gone", change: func(f *fakeWitness) { delete(f.servers, vm0ID) },
+			wantParts: []string{"server " + vm0 + " (" + vm0ID + ") no longer exists"}, notWant: []string{"bound to"}, damaged: true},
+		{name: "guest does not answer", m: cut, change: func(f *fakeWitness) { f.errs[vm0Access] = syscall.ECONNREFUSED },
+			want: "guest " + vm0 + " does not answer on its management address " + vm0Access + ": connection refused; " + stopped, damaged: true},
+		{name: "bindings not visible (tenant)", change: func(f *fakeWitness) {
+			for id := range f.ports {
+				f.ports[id] = portNow{Status: "ACTIVE"}
+			}
+		}, want: "servers ACTIVE on their hosts, ports ACTIVE (bindings not visible without cloud.admin), both guests answer SSH"},
+		{name: "look-up fails", m: cut, change: func(f *fakeWitness) { f.errs[vm1ID] = errors.New("Internal Server Error (500)") },
+			want: "nothing abnormal in what could be read; could not read server " + vm1 + " (" + vm1ID + "): Internal Server Error (500); " + stopped},
+		{name: "look-up fails beside a finding", change: func(f *fakeWitness) {
+			f.errs[vm1Data] = errors.New("Service Unavailable (503)")
+			delete(f.ports, vm0Data)
+		}, want: "data port " + vm0 + "-data (" + vm0Data + ") no longer exists; could not read data port " + vm1 + "-data (" + vm1Data + "): Service Unavailable (503)", damaged: true},
+		{name: "look exceeds its bound", m: cut, change: func(f *fakeWitness) { f.block = true },
+			want: "nothing abnormal in what could be read; the look stopped at its bound (intervals.command, 200ms) with no answer about server " +
+				vm0 + " (" + vm0ID + "), data port " + vm0 + "-data (" + vm0Data + "), management port " + vm0 + "-mgmt (" + vm0Mgmt + "), guest " +
+				vm0 + " on " + vm0Access + ", server " + vm1 + " (" + vm1ID + "), data port " + vm1 + "-data (" + vm1Data + "), management port " +
+				vm1 + "-mgmt (" + vm1Mgmt + "), guest " + vm1 + " on " + vm1Access + "; " + stopped},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := stallTopology()
+			f := healthyWitness(topo)
+			if tc.change != nil {
+				tc.change(f)
+			}
+			var console bytes.Buffer
+			s := stallSession(t, topo, f, &console)
+			start := time.Now()
+			err := s.explainFailure(context.Background(), "tcp-p1 repeat 1", tc.m, orig)
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the look took %s, bound 200ms", d)
+			}
+			if !errors.Is(err, orig) {
+				t.Errorf("the original error left the chain: %v", err)
+			}
+			msg := err.Error()
+			prefix := orig.Error() + "; after the window: "
+			if !strings.HasPrefix(msg, prefix) {
+				t.Fatalf("got %q, want it to start with %q", msg, prefix)
+			}
+			why := strings.TrimPrefix(msg, prefix)
+			if tc.want != "" && why != tc.want {
+				t.Errorf("after the window:\n got  %q\n want %q", why, tc.want)
+			}
+			for _, w := range tc.wantParts {
+				if !strings.Contains(why, w) {
+					t.Errorf("%q lacks %q", why, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(why, w) {
+					t.Errorf("%q has %q", why, w)
+				}
+			}
+			if !strings.Contains(console.String(), "] after the window: "+why+"\n") {
+				t.Errorf("no log line of its own: %q", console.String())
+			}
+			if got := s.damage != ""; got != tc.damaged {
+				t.Errorf("damaged = %t, want %t (%q)", got, tc.damaged, s.damage)
+			}
+		})
+	}
+}
+
+func TestAfterWindowNotOnCancelledRun(t *testing.T) {
+	topo := stallTopology()
+	f := healthyWitness(topo)
+	f.block = true
+	var console bytes.Buffer
+	s := stallSession(t, topo, f, &console)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	orig := errors.New("context canceled")
+	if err := s.explainFailure(ctx, "tcp-p1 repeat 1", iperf3.Measurement{}, orig); err != orig {
+		t.Errorf("an interrupted run looked anyway: %v", err)
+	}
+	if console.Len() != 0 {
+		t.Errorf("logged %q", console.String())
+	}
+}
+
+// The whole path through RunProfile: a repeat whose data port vanished
+// fails with the iperf3 error and the look's findings, in the error, the
+// log, the results and the report; the remaining repeats and later windows
+// are not started on the damaged topology, and the report says so.
+func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
+	wd := newWindow(t)
+	wd.cfg.Traffic.Duration = time.Second
+	wd.cfg.Traffic.Repeats = 3
+	wd.cfg.Intervals[config.IntervalCommand] = config.Interval{Timeout: time.Second, Poll: 10 * time.Millisecond}
+	cut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
+	wd.guests[1].play.client = sleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
+	wd.topo.Resources = []fixtures.Resource{{Kind: fixtures.KindPort, ID: wd.topo.Servers[0].DataPortID, Name: "asap2e2e-r1-vm0-data"}}
+	wd.topo.Servers[0].ID, wd.topo.Servers[1].ID = vm0ID, vm1ID
+	s := wd.session()
+	f := healthyWitness(wd.topo)
+	delete(f.ports, wd.topo.Servers[0].DataPortID)
+	s.witness = f
+
+	p, _ := iperf3.Lookup("tcp-p1")
+	pr, err := s.RunProfile(context.Background(), p)
+	want := "tcp-p1 repeat 1: iperf3 run tcp-p1: guest asap2e2e-client: port 5201: iperf3 reported: control socket has closed unexpectedly; after the window: data port asap2e2e-r1-vm0-data (" +
+		wd.topo.Servers[0].DataPortID + ") no longer exists; iperf3 client on asap2e2e-client stopped receiving at 15:57:11"
+	if err == nil || err.Error() != want {
+		t.Fatalf("RunProfile:\n got  %v\n want %s", err, want)
+	}
+	if len(pr.Runs) != 1 || pr.Runs[0].Error != strings.TrimPrefix(want, "tcp-p1 repeat 1: ") {
+		t.Errorf("runs = %+v", pr.Runs)
+	}
+	if !strings.Contains(wd.console.String(), "tcp-p1: repeats 2..3 not run: the topology is damaged") {
+		t.Errorf("log: %s", wd.console.String())
+	}
+
+	p15, _ := iperf3.Lookup("tcp-p15")
+	_, err = s.RunProfile(context.Background(), p15)
+	notRun := "tcp-p15: not run: the topology was damaged during tcp-p1 repeat 1 (data port asap2e2e-r1-vm0-data (" + wd.topo.Servers[0].DataPortID + ") no longer exists)"
+	if err == nil || err.Error() != notRun {
+		t.Errorf("a window on the damaged topology: %v", err)
+	}
+	if _, err := s.RunOffloadChecks(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "the offload checks: not run: ") {
+		t.Errorf("offload checks on the damaged topology: %v", err)
+	}
+
+	res, err := report.Load(filepath.Join(s.Dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Profiles) != 1 || len(res.Errors) != 2 || res.Errors[0] != notRun {
+		t.Errorf("results: %d profiles, errors %q", len(res.Profiles), res.Errors)
+	}
+	if _, err := s.WriteReports(); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(s.Dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"repeat 1: iperf3 run tcp-p1: guest asap2e2e-client: port 5201: iperf3 reported: control socket has closed unexpectedly; after the window: data port asap2e2e-r1-vm0-data",
+		notRun,
+	} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report.md lacks %q:\n%s", w, md)
+		}
+	}
+}

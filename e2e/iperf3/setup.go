@@ -1,0 +1,93 @@
+package iperf3
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// A UDP stream is set up with one datagram each way and no retransmission
+// (src/iperf_udp.c: iperf_udp_connect writes UDP_CONNECT_MSG and waits for
+// UDP_CONNECT_REPLY with a 30-second SO_RCVTIMEO; iperf_udp_accept learns
+// the client from that datagram and writes the reply). On a loaded path
+// either datagram can be lost and the whole run fails before any traffic
+// (esnet/iperf#862, open; the retry pull requests #1144 and #1402 were never
+// merged, so no release up to 3.21 retries by itself).
+//
+// UDPSetupReplyWait is how long the client waits for the reply before it
+// fails; the harness's bound on a client must exceed it for iperf3's own
+// error, and so a retry, to happen.
+const UDPSetupReplyWait = 30 * time.Second
+
+// udpSetupErrors are iperf3's messages (src/iperf_error.c, the same text in
+// 3.9 .. 3.21) for the failures of those setup steps. Each is followed by
+// ": " and strerror(errno).
+var udpSetupErrors = []string{
+	// IESTREAMREAD: the client's recv of the server's reply failed: nothing
+	// arrived within UDPSetupReplyWait ("Resource temporarily unavailable",
+	// recorded: testdata/v3.12-udp-setup-*-lost.json) or not the reply.
+	"unable to read from stream socket",
+	// IESTREAMWRITE: the client's connect datagram (or the server's reply)
+	// could not be sent.
+	"unable to write to stream socket",
+	// IESTREAMCONNECT: the client's UDP socket could not be made.
+	"unable to connect stream",
+	// IESTREAMACCEPT: the server's recvfrom/connect of the client's datagram.
+	"unable to accept stream connection",
+}
+
+// IESTREAMLISTEN ("unable to start stream listener") is left out on
+// purpose: a port the server cannot bind is not a lost datagram, and a retry
+// would meet it again.
+
+// SetupRetry is a UDP run that failed at stream setup and was run again.
+type SetupRetry struct {
+	At     time.Time `json:"at"`     // when the failed attempt was given up (UTC)
+	Reason string    `json:"reason"` // iperf3's message, with the port of the process that failed
+	// Processes are the abandoned attempt's processes with their raw output,
+	// for the evidence directory.
+	Processes []ProcessRun `json:"-"`
+}
+
+// UDPSetupFailure reports whether clientJSON, the -J output of an iperf3
+// client, is a UDP run that failed while setting up its streams: iperf3's
+// error is one of the stream-setup errors above, and no interval and no
+// byte was reported (the streams never carried traffic). reason is iperf3's
+// message. A setup-like message after traffic (e.g. "unable to write to
+// stream socket: Connection refused" once the peer is gone, recorded:
+// testdata/v3.12-udp-refused-after-intervals.json) is not one, and neither
+// is output whose test_start names another protocol.
+//
+// Input looks like (testdata/v3.12-udp-setup-request-lost.json):
+//
+//	{"start": {"connected": [], "version": "iperf 3.12", ...},
+//	 "intervals": [], "end": {},
+//	 "error": "unable to read from stream socket: Resource temporarily unavailable"}
+//
+// It is pure and never panics.
+func UDPSetupFailure(clientJSON []byte) (reason string, ok bool) {
+	clean, _ := sanitizeNonFinite(clientJSON)
+	var doc rawDoc
+	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || len(doc.Intervals) > 0 {
+		return "", false
+	}
+	if doc.Start != nil && doc.Start.TestStart != nil && Protocol(doc.Start.TestStart.Protocol) != UDP {
+		return "", false
+	}
+	if e := doc.End; e != nil {
+		for _, s := range []*rawSum{e.Sum, e.SumSent, e.SumReceived} {
+			if s != nil && s.Bytes > 0 {
+				return "", false
+			}
+		}
+	}
+	// A 3.12 client writes the message bare (its server writes "error - "
+	// before it); the 3.1.7 client of esnet/iperf#862 wrote the prefix too.
+	msg := strings.TrimPrefix(strings.TrimSpace(*doc.Error), "error - ")
+	for _, e := range udpSetupErrors {
+		if strings.HasPrefix(msg, e) {
+			return msg, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,90 @@
+package iperf3
+
+import (
+	"strings"
+	"testing"
+)
+
+// Samples: testdata/README.md ("UDP stream setup and guards") says how each
+// was recorded with the real iperf3 3.12 in a network namespace, the loss
+// made by an nftables rule.
+func TestUDPSetupFailure(t *testing.T) {
+	cases := []struct {
+		file   string
+		setup  bool
+		reason string
+	}{
+		// the client's connect datagram dropped: the client's 30 s wait ends with EAGAIN
+		{"v3.12-udp-setup-request-lost.json", true, "unable to read from stream socket: Resource temporarily unavailable"},
+		// the server's reply dropped (2 processes' worth of streams, -l 700): the same
+		{"v3.12-udp-setup-reply-lost.json", true, "unable to read from stream socket: Resource temporarily unavailable"},
+		// the same message family after three intervals of traffic: not setup
+		{"v3.12-udp-refused-after-intervals.json", false, ""},
+		// TCP's own stream connect failing: no test_start says TCP, so the
+		// message alone matches; Run asks only for UDP profiles (TestRunNeverRetriesTCP)
+		{"v3.12-tcp-stream-connect-timeout.json", true, "unable to connect stream: Connection timed out"},
+		// --snd-timeout fired after intervals (TCP, test_start present)
+		{"v3.12-tcp-snd-timeout.json", false, ""},
+		// the control connection, not a stream
+		{"v3.12-refused.json", false, ""},
+		{"v3.12-server-busy.json", false, ""},
+		{"v3.12-interrupted.json", false, ""},
+		// successful runs
+		{"v3.12-udp-b0-p1.json", false, ""},
+		{"v3.12-tcp-p1.json", false, ""},
+		// the server's own JSON of the request-lost run: its --rcv-timeout fired
+		{"v3.12-udp-setup-request-lost.server.json", false, ""},
+	}
+	for _, c := range cases {
+		reason, ok := UDPSetupFailure(load(t, c.file))
+		if ok != c.setup || reason != c.reason {
+			t.Errorf("%s: (%q, %v), want (%q, %v)", c.file, reason, ok, c.reason, c.setup)
+		}
+	}
+}
+
+// Edited from testdata/v3.12-udp-setup-request-lost.json here: the 3.1.7
+// client of esnet/iperf#862 wrote "error - " before the message; a test_start
+// naming TCP, or bytes in end, rule a run out; input that is not iperf3's
+// JSON is never a setup failure.
+func TestUDPSetupFailureEdges(t *testing.T) {
+	rec := string(load(t, "v3.12-udp-setup-request-lost.json"))
+	cases := []struct {
+		name  string
+		data  string
+		setup bool
+	}{
+		{"3.1.7 prefix", strings.Replace(rec, `"error":	"unable`, `"error":	"error - unable`, 1), true},
+		{"listener, not a lost datagram", strings.Replace(rec, "unable to read from stream socket", "unable to start stream listener", 1), false},
+		{"server accept relayed", strings.Replace(rec, "unable to read from stream socket", "unable to accept stream connection", 1), true},
+		{"test_start says TCP", strings.Replace(rec, `"connected":	[],`, `"connected":	[], "test_start": {"protocol": "TCP"},`, 1), false},
+		{"test_start says UDP", strings.Replace(rec, `"connected":	[],`, `"connected":	[], "test_start": {"protocol": "UDP"},`, 1), true},
+		{"bytes in end", strings.Replace(rec, `"end":	{`, `"end":	{"sum_sent": {"bytes": 1200},`, 1), false},
+		{"no error", strings.Replace(rec, `"error":`, `"note":`, 1), false},
+		{"empty", "", false},
+		{"not JSON", "iperf3: error - unable to read from stream socket", false},
+		{"error not a string", `{"error": 5}`, false},
+	}
+	for _, c := range cases {
+		if _, ok := UDPSetupFailure([]byte(c.data)); ok != c.setup {
+			t.Errorf("%s: %v, want %v", c.name, ok, c.setup)
+		}
+	}
+}
+
+func FuzzUDPSetupFailure(f *testing.F) {
+	for _, name := range []string{"v3.12-udp-setup-request-lost.json", "v3.12-udp-refused-after-intervals.json", "v3.12-refused.json"} {
+		f.Add(load(f, name))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reason, ok := UDPSetupFailure(data)
+		if ok != (reason != "") {
+			t.Fatalf("ok %v with reason %q", ok, reason)
+		}
+		if ok {
+			if _, err := Parse(data); err == nil {
+				t.Fatalf("a setup failure that Parse accepts as a result: %q", data)
+			}
+		}
+	})
+}
