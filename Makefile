@@ -14,6 +14,8 @@ LABELS       ?=
 FOCUS        ?=
 SUITES       ?= ./suites/perf
 GINKGO_FLAGS ?=
+# Ginkgo's --timeout for make e2e; empty = the config's allowance (go run ./tools/budget CONFIG).
+E2E_TIMEOUT  ?=
 FUZZTIME     ?= 300000x
 
 export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
@@ -44,8 +46,11 @@ fuzz:
 e2e:
 	@test -n "$(CONFIG)" || { echo "usage: make e2e CONFIG=<harness config file> [LABELS=...] [FOCUS=...]" >&2; exit 2; }
 	@mkdir -p $(REPORT_DIR)
+	@# The suite's outer timeout comes from the config (go run ./tools/budget CONFIG shows how):
+	@# every step has its own bound, this only stops a run that outlives them all.
+	timeout=$(or $(E2E_TIMEOUT),$$($(GO) run ./tools/budget -ginkgo-timeout $(abspath $(CONFIG)))) || exit 2; \
 	ASAP2E2E_CONFIG=$(abspath $(CONFIG)) $(if $(OUT),ASAP2E2E_OUTPUT_DIR=$(abspath $(OUT))) \
-	  $(GO) tool ginkgo -v --timeout=6h --junit-report=junit.xml --output-dir=$(REPORT_DIR) \
+	  $(GO) tool ginkgo -v --timeout=$$timeout --junit-report=junit.xml --output-dir=$(REPORT_DIR) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(GINKGO_FLAGS) $(SUITES)
 
 smoke:

@@ -1,0 +1,76 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+)
+
+// BudgetLine is one step of a run and the longest it can take under the
+// config, with the rule that gave the number.
+type BudgetLine struct {
+	Step  string
+	Bound time.Duration
+	Rule  string
+}
+
+// Budget is the wall-time allowance of a whole run of the performance
+// suite under a config: `make e2e` gives it to Ginkgo as --timeout. Every
+// step already has its own bound (a named interval, or one derived from the
+// profile), so this is only the backstop for a bound that is missing: it
+// must never cut a run that keeps to its bounds, and it must stop one that
+// does not within minutes of when a healthy run would have ended, not hours
+// (a fixed 6h did).
+type Budget struct {
+	Lines []BudgetLine
+	Total time.Duration
+}
+
+// budgetMargin is added to a budget's total: process start, compilation
+// of the suite, the reports.
+const budgetMargin = 10 * time.Minute
+
+// RunBudget is the allowance of a run under cfg, step by step: the waits
+// whose length depends on the cloud (boot, SSH, deletes) at their bounds;
+// every measured window and evidence flow at its length plus the
+// iperf_server interval (servers listening, then exiting); and, because any
+// one step may run to its own bound and fail there without ending the run
+// (later profiles still run), the longest such bound once more.
+func RunBudget(cfg *config.Config) Budget {
+	iv := func(name string) time.Duration { return cfg.Interval(name).Timeout }
+	cmd, listen := iv(config.IntervalCommand), iv(config.IntervalIperfServer)
+	var b Budget
+	add := func(step string, d time.Duration, rule string, args ...any) {
+		b.Lines = append(b.Lines, BudgetLine{Step: step, Bound: d, Rule: fmt.Sprintf(rule, args...)})
+		b.Total += d
+	}
+	add("build the topology", iv(config.IntervalServerActive)+iv(config.IntervalPortActive), "intervals server_active + port_active")
+	add("reach guests and hypervisors", iv(config.IntervalSSHReady)+iv(config.IntervalHypervisorSSH), "intervals ssh_ready + hypervisor_ssh")
+	add("record the environment", cmd, "intervals.command")
+	if len(cfg.Offload.Checks) > 0 {
+		flows := time.Duration(len(evidenceFlows))
+		add("prove the path (offload checks)", cmd+flows*(cfg.Offload.FlowDuration+cfg.Traffic.Omit+listen),
+			"command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidenceFlows))
+	}
+	profiles := SelectedProfiles(cfg)
+	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
+	add("measure the profiles", time.Duration(len(profiles)*cfg.Traffic.Repeats)*window,
+		"%d profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", len(profiles), cfg.Traffic.Repeats)
+	add("tear down", iv(config.IntervalDelete)+iv(config.IntervalAPIRetry), "intervals delete + api_retry (leak check)")
+	// One step that runs to its bound: the longest of a remote command, a
+	// UDP run lost at setup every time (iperf3 waits 30 s per attempt), a
+	// client cut at -t + -O + iperf_server.
+	udpSetup := time.Duration(cfg.Traffic.UDPSetupRetries) * (iperf3.UDPSetupReplyWait + listen + cfg.Traffic.UDPSetupBackoff)
+	longest, which := cmd, "intervals.command"
+	if udpSetup > longest {
+		longest, which = udpSetup, "traffic.udp_setup_retries × (iperf3's 30s setup wait + iperf_server + udp_setup_backoff)"
+	}
+	if window > longest {
+		longest, which = window, "one window cut at its bound"
+	}
+	add("one step at its bound", longest, "%s", which)
+	add("margin", budgetMargin, "process start, suite compilation, reports")
+	return b
+}

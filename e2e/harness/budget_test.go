@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+)
+
+func budgetConfig() *config.Config {
+	return &config.Config{
+		Traffic: config.Traffic{Profiles: []string{"tcp-p1", "udp-b0-p1"}, Duration: 30 * time.Second, Repeats: 3,
+			UDPSetupRetries: 2, UDPSetupBackoff: 2 * time.Second},
+		Offload: config.Offload{Checks: []string{config.CheckTC}, FlowDuration: 20 * time.Second},
+	}
+}
+
+func budgetLine(b Budget, step string) (BudgetLine, bool) {
+	for _, l := range b.Lines {
+		if l.Step == step {
+			return l, true
+		}
+	}
+	return BudgetLine{}, false
+}
+
+// The allowance adds up, from the default intervals: the cloud's waits at
+// their bounds, each window at its length plus iperf_server, the longest
+// single bound once more, and the margin.
+func TestRunBudgetAddsTheSteps(t *testing.T) {
+	b := RunBudget(budgetConfig())
+	want := map[string]time.Duration{
+		"build the topology":              10*time.Minute + 2*time.Minute,
+		"reach guests and hypervisors":    10*time.Minute + time.Minute,
+		"record the environment":          2 * time.Minute,
+		"prove the path (offload checks)": 2*time.Minute + 2*(20+30)*time.Second,
+		"measure the profiles":            2 * 3 * (30 + 30) * time.Second,
+		"tear down":                       5*time.Minute + 2*time.Minute,
+		// 2 retries × (30s + 30s + 2s) = 2m4s beats a command's 2m
+		"one step at its bound": 2 * (30*time.Second + 30*time.Second + 2*time.Second),
+		"margin":                budgetMargin,
+	}
+	var sum time.Duration
+	for step, d := range want {
+		l, ok := budgetLine(b, step)
+		if !ok {
+			t.Errorf("no line %q", step)
+			continue
+		}
+		if l.Bound != d || l.Rule == "" {
+			t.Errorf("%s: %s (%s), want %s with its rule", step, l.Bound, l.Rule, d)
+		}
+		sum += d
+	}
+	if len(b.Lines) != len(want) || b.Total != sum {
+		t.Errorf("%d lines, total %s; want %d lines adding up to %s", len(b.Lines), b.Total, len(want), sum)
+	}
+}
+
+// Without checks there is no evidence window; more profiles, repeats or a
+// longer duration make the allowance grow by exactly their windows.
+func TestRunBudgetFollowsTheConfig(t *testing.T) {
+	cfg := budgetConfig()
+	base := RunBudget(cfg).Total
+	cfg.Offload.Checks = nil
+	if _, ok := budgetLine(RunBudget(cfg), "prove the path (offload checks)"); ok {
+		t.Error("a run without checks got an evidence window")
+	}
+	cfg = budgetConfig()
+	cfg.Traffic.Repeats = 4
+	if got := RunBudget(cfg).Total - base; got != 2*60*time.Second {
+		t.Errorf("one more repeat of 2 profiles added %s, want 2m0s", got)
+	}
+	cfg = budgetConfig()
+	cfg.Traffic.UDPSetupRetries = 0
+	if l, _ := budgetLine(RunBudget(cfg), "one step at its bound"); l.Bound != 2*time.Minute || l.Rule != "intervals.command" {
+		t.Errorf("without UDP retries: %s (%s), want intervals.command's 2m0s", l.Bound, l.Rule)
+	}
+	cfg.Traffic.Duration = 5 * time.Minute
+	if l, _ := budgetLine(RunBudget(cfg), "one step at its bound"); l.Bound != 5*time.Minute+30*time.Second || l.Rule != "one window cut at its bound" {
+		t.Errorf("5m windows: %s (%s), want the 5m30s window", l.Bound, l.Rule)
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli/clitest"
+)
+
+func TestHelpConvention(t *testing.T) { clitest.HelpConvention(t, run) }
+
+// The lab's own config: the table names every step, and -ginkgo-timeout
+// prints only the total, rounded up to a minute, as ginkgo parses it.
+func TestLabConfig(t *testing.T) {
+	cfg := filepath.Join("..", "..", "lab", "harness.yaml")
+	var out, errb bytes.Buffer
+	if code := run([]string{cfg}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, step := range []string{"build the topology", "reach guests and hypervisors", "prove the path (offload checks)", "measure the profiles", "tear down", "one step at its bound", "margin", "total"} {
+		if !strings.Contains(out.String(), step) {
+			t.Errorf("no %q line in:\n%s", step, out.String())
+		}
+	}
+	out.Reset()
+	if code := run([]string{"-ginkgo-timeout", cfg}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if got := strings.TrimSpace(out.String()); !strings.HasSuffix(got, "m0s") || strings.ContainsAny(got, " \n") {
+		t.Errorf("-ginkgo-timeout printed %q, want one whole-minute duration", got)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, args := range [][]string{{}, {"a.yaml", "b.yaml"}, {filepath.Join(t.TempDir(), "missing.yaml")}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 2 || out.Len() != 0 || errb.Len() == 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 with the reason on stderr", args, code, out.String(), errb.String())
+		}
+	}
+}
