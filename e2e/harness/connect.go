@@ -41,7 +41,9 @@ func (s *Session) Connect(ctx context.Context) error {
 		s.Logf("waiting for SSH on %s (up to %s)", name, ready.Timeout)
 		c, err := guests.DialEndpoint(ctx, name, ep, false, ready)
 		if err != nil {
-			return fmt.Errorf("ssh to %s: %w", name, err)
+			// Once, after the wait: a guest that never answers may be a
+			// server that stopped or went to ERROR, or a port that is gone.
+			return s.explainWait(ctx, "the SSH wait", fmt.Errorf("ssh to %s: %w", name, err))
 		}
 		s.Guests[i] = s.bounded(c)
 	}

@@ -239,7 +239,7 @@ func moved(was fixtures.Server, now serverNow) (from, to string) {
 // topology it remembers why, so later windows are not started against it
 // (see notRunOnDamage). It does not look when ctx is over (an interrupted
 // run has no use for it).
-func (s *Session) afterWindow(ctx context.Context, what string, m iperf3.Measurement) string {
+func (s *Session) afterWindow(ctx context.Context, what, after string, m iperf3.Measurement) string {
 	if ctx.Err() != nil || s.Topology == nil {
 		return ""
 	}
@@ -290,7 +290,7 @@ func (s *Session) afterWindow(ctx context.Context, what string, m iperf3.Measure
 		l.stop = describeDataStop(s.Topology.Servers[1].Name, m)
 	}
 	why, damage := explainLook(l)
-	s.Logf("after the window: %s", why)
+	s.Logf("%s: %s", after, why)
 	if len(damage) > 0 && s.damage == "" {
 		s.damage = fmt.Sprintf("%s (%s)", what, strings.Join(damage, "; "))
 	}
@@ -312,8 +312,18 @@ func (s *Session) portName(id string, i int, suffix string) string {
 // ("<err>; after the window: <findings>"); what names the window ("tcp-p1
 // repeat 1"). The original error stays first and in the chain.
 func (s *Session) explainFailure(ctx context.Context, what string, m iperf3.Measurement, err error) error {
-	if why := s.afterWindow(ctx, what, m); why != "" {
-		return fmt.Errorf("%w; after the window: %s", err, why)
+	return s.explain(ctx, what, "after the window", m, err)
+}
+
+// explainWait is explainFailure for a failed wait that carried no traffic
+// (the SSH wait): a guest that never answers may be a server that died.
+func (s *Session) explainWait(ctx context.Context, what string, err error) error {
+	return s.explain(ctx, what, "after the wait", iperf3.Measurement{}, err)
+}
+
+func (s *Session) explain(ctx context.Context, what, after string, m iperf3.Measurement, err error) error {
+	if why := s.afterWindow(ctx, what, after, m); why != "" {
+		return fmt.Errorf("%w; %s: %s", err, after, why)
 	}
 	return err
 }

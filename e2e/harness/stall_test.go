@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -400,5 +402,36 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("report.md lacks %q:\n%s", w, md)
 		}
+	}
+}
+
+// A guest that never answers SSH because its server stopped: the failed
+// wait says so, on a line of its own, and the topology counts as damaged.
+func TestExplainWaitNamesAStoppedServer(t *testing.T) {
+	topo := stallTopology()
+	f := healthyWitness(topo)
+	srv := topo.Servers[1]
+	now := f.servers[srv.ID]
+	now.Status = "SHUTOFF"
+	f.servers[srv.ID] = now
+	f.errs[net.JoinHostPort(srv.AccessIP(), strconv.Itoa(guestSSHPort))] = errors.New("connection refused")
+	var console bytes.Buffer
+	s := stallSession(t, topo, f, &console)
+	orig := errors.New("ssh to guest: not reachable within 10m0s")
+	err := s.explainWait(context.Background(), "the SSH wait", orig)
+	if !errors.Is(err, orig) {
+		t.Fatalf("the original error left the chain: %v", err)
+	}
+	for _, want := range []string{
+		orig.Error() + "; after the wait: ",
+		"server " + srv.Name + " (" + srv.ID + ") is SHUTOFF",
+		"guest " + srv.Name + " does not answer on its management address",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if !strings.Contains(console.String(), "] after the wait: ") || s.damage == "" {
+		t.Errorf("log %q, damage %q: want a line of its own and a damaged topology", console.String(), s.damage)
 	}
 }
