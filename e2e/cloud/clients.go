@@ -63,7 +63,6 @@ type Option func(*options)
 type options struct {
 	logf         Logf
 	requestLog   Logf
-	base         http.RoundTripper
 	retry        config.Interval
 	microversion string
 	parseOpts    []clouds.ParseOption
@@ -81,13 +80,6 @@ func WithRequestLog(logf Logf) Option { return func(o *options) { o.requestLog =
 // WithRetry sets the bound of retries (config.IntervalAPIRetry of the run).
 // Default: config.DefaultIntervals[config.IntervalAPIRetry].
 func WithRetry(iv config.Interval) Option { return func(o *options) { o.retry = iv } }
-
-// WithTransport sets the base transport under the retrying one (tests,
-// fault injection, proxies). The clouds.yaml TLS settings then do not apply.
-func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.base = rt } }
-
-// WithComputeMicroversion replaces DefaultComputeMicroversion.
-func WithComputeMicroversion(v string) Option { return func(o *options) { o.microversion = v } }
 
 // WithParseOptions adds options of gophercloud's clouds.Parse (e.g.
 // clouds.WithLocations) to both entries.
@@ -178,13 +170,9 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options) 
 // transport is the chain every client of a run uses: [request log] ->
 // retry -> base (TLS from clouds.yaml).
 func transport(o options, tlsConfig *tls.Config, red *Redactor) http.RoundTripper {
-	base := o.base
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		if tlsConfig != nil {
-			t.TLSClientConfig = tlsConfig
-		}
-		base = t
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	if tlsConfig != nil {
+		base.TLSClientConfig = tlsConfig
 	}
 	rt := &RetryTransport{Base: base, Interval: o.retry, Logf: red.Logf(o.logf)}
 	if o.retryT != nil {

@@ -76,7 +76,7 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 		}
 		Expect(left.AnythingLeft()).To(BeFalse(),
 			"run %s left resources behind: %s (remove them with: %s)",
-			s.RunID, harness.DescribeLeft(left), SweepHint(s.Config.File, s.RunID))
+			s.RunID, harness.DescribeLeft(left), fixtures.SweepCommand(s.Config.File, s.RunID))
 	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
 
 	err = s.Provision(ctx, Cleaner(s.Config))

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 // Ginkgo answers a first SIGINT/SIGTERM by interrupting the running node
@@ -59,11 +60,6 @@ func (l *ledger) Pending() []string {
 	return out
 }
 
-// SweepHint is the command that removes what run runID left.
-func SweepHint(configFile, runID string) string {
-	return fmt.Sprintf("go run ./tools/sweeper --config %s --run-id %s --delete", configFile, runID)
-}
-
 // watchInterrupts logs every SIGINT/SIGTERM the run receives: the first
 // says the deletes will run, the second lists what is still in the cloud
 // and how to sweep it (to harness.log and straight to stderr, since Ginkgo
@@ -90,7 +86,7 @@ func watchInterrupts(s *harness.Session) (stop func()) {
 					msg += "; nothing of run " + s.RunID + " is left to delete"
 				} else {
 					msg += fmt.Sprintf("; NOT DELETED, still in the cloud (%d): %s; remove them with: %s",
-						len(left), strings.Join(left, ", "), SweepHint(s.Config.File, s.RunID))
+						len(left), strings.Join(left, ", "), fixtures.SweepCommand(s.Config.File, s.RunID))
 				}
 				s.Logf("%s", msg)
 				fmt.Fprintf(os.Stderr, "\n%s\n", msg)

@@ -20,10 +20,3 @@ func TestLedgerKeepsWhatWasNotDeleted(t *testing.T) {
 		t.Errorf("Pending() = %v after every delete succeeded, want none", got)
 	}
 }
-
-func TestSweepHint(t *testing.T) {
-	got := SweepHint("/lab/harness.yaml", "20261202t094215-44a8")
-	if want := "go run ./tools/sweeper --config /lab/harness.yaml --run-id 20261202t094215-44a8 --delete"; got != want {
-		t.Errorf("SweepHint = %q, want %q", got, want)
-	}
-}

@@ -18,8 +18,6 @@ import (
 	"net"
 	"sort"
 	"strings"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
 // Verdict is what one check concluded about the data path.
@@ -233,7 +231,6 @@ func fullMaskMAC(s string) (string, bool) {
 
 // shellQuote is remote.ShellQuote (one implementation for every command
 // the harness sends).
-func shellQuote(s string) string { return remote.ShellQuote(s) }
 
 // firstLine returns the first non-empty line of b, trimmed, for messages.
 func firstLine(b []byte) string {

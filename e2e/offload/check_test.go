@@ -3,6 +3,8 @@ package offload
 import (
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
 func TestExpectPath(t *testing.T) {
@@ -92,8 +94,8 @@ func TestMACHelpers(t *testing.T) {
 		t.Errorf("all bad MACs named: %v", err)
 	}
 	for in, want := range map[string]string{"eth0": "eth0", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "x;rm": "'x;rm'"} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := remote.ShellQuote(in); got != want {
+			t.Errorf("remote.ShellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

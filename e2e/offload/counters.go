@@ -45,7 +45,7 @@ const (
 
 // LinkStatsCommand reads one device's link counters as JSON.
 func LinkStatsCommand(dev string) string {
-	return "ip -s -j link show dev " + shellQuote(dev)
+	return "ip -s -j link show dev " + remote.ShellQuote(dev)
 }
 
 // CPUHitStatsCommand reads one device's cpu_hit counters (the packets the
@@ -53,7 +53,7 @@ func LinkStatsCommand(dev string) string {
 // has the shape ParseLinkStats reads; a device whose driver keeps no such
 // counters is listed without "stats64".
 func CPUHitStatsCommand(dev string) string {
-	return "ip -j stats show dev " + shellQuote(dev) + " group offload subgroup cpu_hit"
+	return "ip -j stats show dev " + remote.ShellQuote(dev) + " group offload subgroup cpu_hit"
 }
 
 // LinkStats is one device's counters from `ip -s -j link show dev DEV` or

@@ -69,7 +69,7 @@ func FindRepresentor(ctx context.Context, hv remote.Runner, portID string) (stri
 // CaptureCommand is the capture CheckRepresentor runs.
 func CaptureCommand(rep, filter string, window time.Duration, maxPackets int) string {
 	secs := strconv.FormatFloat(window.Seconds(), 'f', -1, 64)
-	return fmt.Sprintf("timeout -s INT %ss tcpdump -nn -e -tt -l -i %s -c %d %s", secs, shellQuote(rep), maxPackets, shellQuote(filter))
+	return fmt.Sprintf("timeout -s INT %ss tcpdump -nn -e -tt -l -i %s -c %d %s", secs, remote.ShellQuote(rep), maxPackets, remote.ShellQuote(filter))
 }
 
 // ControlCaptureCommand is the control capture CheckRepresentor runs in the

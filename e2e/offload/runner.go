@@ -21,18 +21,18 @@ const (
 // TCCommand is the JSON form of the TC listing for dev; TCTextCommand the
 // text form for tc versions without usable JSON.
 func TCCommand(dev string) string {
-	return "tc -s -j filter show dev " + shellQuote(dev) + " ingress"
+	return "tc -s -j filter show dev " + remote.ShellQuote(dev) + " ingress"
 }
 
 // TCTextCommand is the text form of TCCommand.
 func TCTextCommand(dev string) string {
-	return "tc -s filter show dev " + shellQuote(dev) + " ingress"
+	return "tc -s filter show dev " + remote.ShellQuote(dev) + " ingress"
 }
 
 // FindInterfaceCommand lists the OVS interface names whose
 // external_ids:iface-id is portID (the Neutron port id).
 func FindInterfaceCommand(portID string) string {
-	return "ovs-vsctl --bare --columns=name find Interface " + shellQuote("external_ids:iface-id="+portID)
+	return "ovs-vsctl --bare --columns=name find Interface " + remote.ShellQuote("external_ids:iface-id="+portID)
 }
 
 // TCInput configures CheckTC.
@@ -72,7 +72,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 	for i, dev := range in.Devices {
 		obs[i].Device = dev
 		obs[i].Window = in.Spacing * time.Duration(in.Samples)
-		r, err := hv.Run(ctx, "tc qdisc show dev "+shellQuote(dev)+" ingress")
+		r, err := hv.Run(ctx, "tc qdisc show dev "+remote.ShellQuote(dev)+" ingress")
 		if err != nil {
 			return c, fmt.Errorf("tc check on %s: %w", hv.Name(), err)
 		}

@@ -56,8 +56,8 @@ func TestShellQuote(t *testing.T) {
 		"a*":     "'a*'",
 		"~root":  "'~root'",
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

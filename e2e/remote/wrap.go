@@ -67,8 +67,6 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func shellQuote(s string) string { return ShellQuote(s) }
-
 // wrapCommand returns the line sent to the server for cmd.
 func wrapCommand(cmd, marker string, grace time.Duration, sudo bool) string {
 	secs := int(math.Ceil(grace.Seconds()))
@@ -79,15 +77,15 @@ func wrapCommand(cmd, marker string, grace time.Duration, sudo bool) string {
 	if sudo {
 		prefix = "exec sudo -n "
 	}
-	return prefix + "/bin/sh -c " + shellQuote(stage1) + " asap2e2e " + shellQuote(stage2) + " " +
-		strconv.Itoa(secs) + " " + shellQuote(marker) + " " + shellQuote(cmd)
+	return prefix + "/bin/sh -c " + ShellQuote(stage1) + " asap2e2e " + ShellQuote(stage2) + " " +
+		strconv.Itoa(secs) + " " + ShellQuote(marker) + " " + ShellQuote(cmd)
 }
 
 // killCommand signals a whole process group.
 func killCommand(pgid int, signal string, sudo bool) string {
 	c := fmt.Sprintf("kill -s %s -- -%d 2>/dev/null; true", signal, pgid)
 	if sudo {
-		return "sudo -n /bin/sh -c " + shellQuote(c)
+		return "sudo -n /bin/sh -c " + ShellQuote(c)
 	}
 	return c
 }

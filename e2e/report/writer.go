@@ -56,21 +56,6 @@ func (w *Writer) PutProfile(p ProfileResult) error {
 	})
 }
 
-// AddTiming appends a phase's duration and writes the file.
-func (w *Writer) AddTiming(phase string, d time.Duration) error {
-	return w.Update(func(r *Results) {
-		r.Timings = append(r.Timings, Timing{Phase: phase, Seconds: d.Seconds()})
-	})
-}
-
-// AddError records a run-level error and writes the file.
-func (w *Writer) AddError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return w.Update(func(r *Results) { r.Errors = append(r.Errors, err.Error()) })
-}
-
 // Finish sets FinishedAt and writes the file.
 func (w *Writer) Finish(at time.Time) error {
 	return w.Update(func(r *Results) { t := at.UTC(); r.FinishedAt = &t })

@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,10 +94,10 @@ func TestWriterFileCompleteAfterEveryProfile(t *testing.T) {
 	if err := w.PutProfile(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddTiming(PhaseTeardown, 1500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddError(errors.New("port p1: still bound")); err != nil {
+	if err := w.Update(func(r *Results) {
+		r.Timings = append(r.Timings, Timing{Phase: PhaseTeardown, Seconds: 1.5})
+		r.Errors = append(r.Errors, "port p1: still bound")
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Finish(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)); err != nil {
