@@ -110,7 +110,7 @@ else
   end $rc "negative run"; [ $rc = 0 ] || status=1
 fi
 
-begin "fault matrix (issue 4): signals, API faults, broken guests, kill -9"
+begin "fault matrix: signals, API faults, broken guests, vanishing data path, two runs at once, kill -9"
 bash suites/faults/run.sh "$OUT/faults"; rc=$?
 end $rc "fault matrix"; [ $rc = 0 ] || status=1
 

@@ -104,6 +104,9 @@ func (s *Session) RunOffloadChecks(ctx context.Context) ([]FlowCheck, error) {
 	return all, nil
 }
 
+// checkUnfinished starts the reason of a check that could not finish.
+const checkUnfinished = "the check did not finish: "
+
 // flowSetupError is an evidence flow that failed at UDP stream setup,
 // before any traffic (iperf3.UDPSetupFailure): the checks sampled nothing.
 type flowSetupError struct {
@@ -310,7 +313,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 				if cerr != nil {
 					// The check could not finish (transport lost, cancelled):
 					// it proves nothing, and says why in the results.
-					c.Name, c.Verdict, c.Reason = name, offload.Inconclusive, "the check did not finish: "+cerr.Error()
+					c.Name, c.Verdict, c.Reason = name, offload.Inconclusive, checkUnfinished+cerr.Error()
 				}
 				c.Flow, c.Host = flow, hv
 				fc := FlowCheck{Flow: flow, Hypervisor: hv, Check: c}
@@ -351,6 +354,11 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 		s.Logf("%s", why)
 		for i := range results {
 			c := &results[i].Check
+			if strings.HasPrefix(c.Reason, checkUnfinished) {
+				// Already inconclusive, with the real cause (a bound, a lost
+				// connection): "raise offload.flow_duration" would hide it.
+				continue
+			}
 			c.Reason = fmt.Sprintf("%s (it said %s: %s)", why, c.Verdict, c.Reason)
 			c.Verdict = offload.Inconclusive
 		}

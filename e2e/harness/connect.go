@@ -43,7 +43,9 @@ func (s *Session) Connect(ctx context.Context) error {
 		if err != nil {
 			// Once, after the wait: a guest that never answers may be a
 			// server that stopped or went to ERROR, or a port that is gone.
-			return s.explainWait(ctx, "the SSH wait", fmt.Errorf("ssh to %s: %w", name, err))
+			err = s.explainWait(ctx, "the SSH wait", fmt.Errorf("ssh to %s: %w", name, err))
+			s.Logf("SSH wait FAILED: %v", err)
+			return err
 		}
 		s.Guests[i] = s.bounded(c)
 	}

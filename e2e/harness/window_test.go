@@ -665,6 +665,30 @@ func TestEvidenceWindow(t *testing.T) {
 			wantErr:   "connection lost",
 		},
 		{
+			// 10b. A hypervisor stops answering: its command runs to its
+			// bound, long past the flow. Its own reason (the bound) stands;
+			// the other checks, outlasted, become inconclusive with the advice.
+			name: "hypervisor stops answering past the flow",
+			setup: func(wd *window) {
+				wd.hardwarePath()
+				wd.hvs[1].on(dpctlAll, reply{stdout: win(wd.t, "dpctl-offloaded-sample1.txt")},
+					reply{sleep: 4 * time.Second, err: errors.New(`"ovs-appctl dpctl/dump-flows -m" did not finish within 15s (intervals.command)`)})
+			},
+			flows:     []string{"tcp"},
+			want:      all(offload.Inconclusive),
+			wantAt:    map[string]offload.Verdict{"tcp/compute2/dpctl": offload.Inconclusive}, // stopped early: part of its files
+			reasonsAt: map[string][]string{"tcp/compute2/dpctl": {"the check did not finish: ", "did not finish within 15s (intervals.command)"}},
+			wantErr:   "did not finish within 15s",
+			extra: func(t *testing.T, wd *window, s *Session, fcs []FlowCheck) {
+				for _, fc := range fcs {
+					advice := strings.Contains(fc.Check.Reason, "raise offload.flow_duration")
+					if unfinished := fc.Hypervisor == "compute2" && fc.Check.Name == config.CheckDpctl; advice == unfinished {
+						t.Errorf("%s/%s: reason %q: the unfinished check keeps its cause, the outlasted ones get the advice", fc.Hypervisor, fc.Check.Name, fc.Check.Reason)
+					}
+				}
+			},
+		},
+		{
 			// 11. The iperf3 server takes 2 s to exit after its client: the
 			// traffic has ended while iperf3.Run still waits, and a check
 			// that returns 300 ms after the client did outlasted the flow.

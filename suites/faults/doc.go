@@ -1,11 +1,16 @@
-// Package faults is the fault matrix of issue 4, run against the local lab:
-// the compiled smoke and perf suites are started as subprocesses, hurt at a
-// chosen phase (SIGINT/SIGTERM, SIGKILL, API faults through
-// e2e/faultproxy, an unreachable guest, a dropped SSH connection, a busy
-// iperf3 peer), and every row ends with a listing by the run id from the
-// `openstack` CLI (not from the harness) that must be empty, a scan for
-// orphan iperf3/tcpdump processes, and a search of every file the run wrote
-// for the credentials it was given.
+// Package faults is the fault matrix of issues 4 and 14, run against the
+// local lab: the compiled smoke and perf suites are started as
+// subprocesses, hurt at a chosen phase (SIGINT/SIGTERM, SIGKILL, API faults
+// through e2e/faultproxy, an unreachable guest, a dropped SSH connection, a
+// busy iperf3 peer; and, vanish_test.go, a data port deleted or the peer's
+// network cut mid-window, a hypervisor's sshd frozen during the checks, a
+// guest stopped during the SSH wait, two runs at once), and every row ends
+// with a listing by the run id from the `openstack` CLI (not from the
+// harness) that must be empty, a scan for orphan iperf3/tcpdump processes,
+// and a search of every file the run wrote for the credentials it was
+// given. A row's fault waits for state it can observe (the harness's
+// iperf3 client, a harness.log line, a held API call), never for time
+// alone, so no row can lose a race with the harness it hurts.
 //
 // The rows need the lab and take minutes, so they run only when asked:
 //

@@ -569,7 +569,10 @@ var toolComms = map[string]bool{"iperf3": true, "tcpdump": true, "sockperf": tru
 
 // procs lists the tool processes on this machine (hypervisors and guests
 // are network namespaces of it).
-func procs() []proc {
+func procs() []proc { return procsNamed(toolComms) }
+
+// procsNamed lists the processes on this machine whose name is in comms.
+func procsNamed(comms map[string]bool) []proc {
 	nsByIno := map[uint64]string{}
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
 		for _, e := range ents {
@@ -587,7 +590,7 @@ func procs() []proc {
 			continue
 		}
 		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		if err != nil || !toolComms[strings.TrimSpace(string(comm))] {
+		if err != nil || !comms[strings.TrimSpace(string(comm))] {
 			continue
 		}
 		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

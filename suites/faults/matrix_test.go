@@ -30,6 +30,9 @@ type Row struct {
 	Seconds   float64 `json:"seconds"`
 	Passed    bool    `json:"passed"`
 	RunID     string  `json:"run_id,omitempty"`
+	// FaultToFailureSeconds is how long the harness took from the fault to
+	// its failure (rows of faults that do not stop the run at once).
+	FaultToFailureSeconds *float64 `json:"fault_to_failure_seconds,omitempty"`
 }
 
 var (
@@ -71,13 +74,17 @@ func writeMatrix(dir string, total time.Duration) error {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Fault matrix on the lab (%s, %d rows, %s wall time)\n\n", time.Now().UTC().Format(time.RFC3339), len(rows), total.Round(time.Second))
-	b.WriteString("| fault | phase | outcome | leftovers | s | pass |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| fault | phase | outcome | fault → failure s | leftovers | s | pass |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		pass := "yes"
 		if !r.Passed {
 			pass = "**NO**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s |\n", r.Fault, r.Phase, mdCell(r.Outcome), mdCell(r.Leftovers), r.Seconds, pass)
+		f2f := "–"
+		if r.FaultToFailureSeconds != nil {
+			f2f = fmt.Sprintf("%.1f", *r.FaultToFailureSeconds)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f | %s |\n", r.Fault, r.Phase, mdCell(r.Outcome), f2f, mdCell(r.Leftovers), r.Seconds, pass)
 	}
 	var kinds []string
 	for what := range theEnv.secrets {
@@ -536,6 +543,8 @@ func TestFaults(t *testing.T) {
 		ending(t, r, row)
 		row.Leftovers = fmt.Sprintf("before sweep: %d resources; after: %s", len(before), row.Leftovers)
 	})
+
+	dataPathRows(t, env) // issue 14: vanish_test.go
 }
 
 func newInjector(t *testing.T, rules []faultproxy.Rule) *faultproxy.Injector {
