@@ -2,19 +2,56 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/pem"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli/clitest"
 )
 
 func TestHelpConvention(t *testing.T) { clitest.HelpConvention(t, run) }
 
-// The lab's own config: the table names every step, and -ginkgo-timeout
-// prints only the total, rounded up to a minute, as ginkgo parses it.
+// The lab's own config (its SSH key, made by lab/up.sh, replaced by a
+// file of the test's so it runs without a lab): the table names every
+// step, and -ginkgo-timeout prints only the total, rounded up to a minute,
+// as ginkgo parses it.
 func TestLabConfig(t *testing.T) {
-	cfg := filepath.Join("..", "..", "lab", "harness.yaml")
+	b, err := os.ReadFile(filepath.Join("..", "..", "lab", "harness.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "id_ed25519")
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, data := range map[string][]byte{key: pem.EncodeToMemory(block), key + ".pub": ssh.MarshalAuthorizedKey(sshPub)} {
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const labKey = "/var/lib/asap2lab/ssh/id_ed25519"
+	if !bytes.Contains(b, []byte(labKey)) {
+		t.Fatalf("lab/harness.yaml no longer names %s: update this test", labKey)
+	}
+	cfg := filepath.Join(dir, "harness.yaml")
+	if err := os.WriteFile(cfg, bytes.ReplaceAll(b, []byte(labKey), []byte(key)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out, errb bytes.Buffer
 	if code := run([]string{cfg}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
