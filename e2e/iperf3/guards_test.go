@@ -13,8 +13,8 @@ func ver(minor int) Version { return Version{Major: 3, Minor: minor} }
 // Each guard appears exactly from the release that added it (RELNOTES.md:
 // --connect-timeout 3.2, --rcv-timeout 3.10, --snd-timeout 3.12), on the side
 // iperf3 accepts it: --rcv-timeout on the receiving server only (a sending
-// client refuses it), --snd-timeout on both sides (TCP_USER_TIMEOUT: the
-// data streams of TCP and, for every protocol, the control connection).
+// client refuses it), --snd-timeout on both sides of TCP only (an unlimited
+// UDP flow starves its own control connection: see Guards.Stall).
 func TestGuardFlagsByVersion(t *testing.T) {
 	tcp, _ := Lookup("tcp-p1")
 	udp, _ := Lookup("udp-b0-p1")
@@ -28,11 +28,11 @@ func TestGuardFlagsByVersion(t *testing.T) {
 	}{
 		{"3.1 TCP: none", tcp, ver(1), "", "", 4},
 		{"3.2 TCP: connect", tcp, ver(2), "--connect-timeout 30000", "", 3},
-		{"3.9 UDP: connect", udp, ver(9), "--connect-timeout 30000", "", 3},
-		{"3.10 UDP: + server rcv", udp, ver(10), "--connect-timeout 30000", "--rcv-timeout 5000", 2},
+		{"3.9 UDP: connect", udp, ver(9), "--connect-timeout 30000", "", 1},
+		{"3.10 UDP: + server rcv", udp, ver(10), "--connect-timeout 30000", "--rcv-timeout 5000", 0},
 		{"3.11 TCP: no snd yet", tcp, ver(11), "--connect-timeout 30000", "--rcv-timeout 5000", 2},
 		{"3.12 TCP: all", tcp, ver(12), "--connect-timeout 30000 --snd-timeout 5000", "--rcv-timeout 5000 --snd-timeout 5000", 0},
-		{"3.12 UDP: snd guards the control connection", udp, ver(12), "--connect-timeout 30000 --snd-timeout 5000", "--rcv-timeout 5000 --snd-timeout 5000", 0},
+		{"3.12 UDP: no snd for UDP", udp, ver(12), "--connect-timeout 30000", "--rcv-timeout 5000", 0},
 		{"3.19 TCP: all", tcp, ver(19), "--connect-timeout 30000 --snd-timeout 5000", "--rcv-timeout 5000 --snd-timeout 5000", 0},
 		{"4.0 TCP: all", tcp, Version{Major: 4}, "--connect-timeout 30000 --snd-timeout 5000", "--rcv-timeout 5000 --snd-timeout 5000", 0},
 	}

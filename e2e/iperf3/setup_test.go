@@ -34,6 +34,9 @@ func TestUDPSetupFailure(t *testing.T) {
 		{"v3.12-tcp-p1.json", false, ""},
 		// the server's own JSON of the request-lost run: its --rcv-timeout fired
 		{"v3.12-udp-setup-request-lost.server.json", false, ""},
+		// a lab server whose UDP flow ran 5 intervals, then lost its control
+		// connection to a 5 s --snd-timeout: not setup, never retried
+		{"v3.12-udp-control-user-timeout.json", false, ""},
 	}
 	for _, c := range cases {
 		reason, ok := UDPSetupFailure(load(t, c.file))
