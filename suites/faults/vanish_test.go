@@ -363,13 +363,36 @@ func (row *Row) faultToFailure(t *testing.T, log string, fault time.Time, re str
 	row.setFaultToFailure(at.Sub(fault))
 }
 
-// midWindow waits until the run's iperf3 client runs, lets faultLead of
+// midWindow waits until the run's iperf3 client runs and has connected
+// (control connection and a stream established), lets faultLead of
 // traffic pass and makes sure the client is still there: the fault that
 // follows lands inside the window (a 40 s window, so there is no race to
 // lose; a window already over is a failure of the row, not a pass).
 func (r *harnessRun) midWindow(t *testing.T) {
 	t.Helper()
 	p := r.waitIperfClient(t, 8*time.Minute)
+	// The process alone is not the window: on a loaded machine its control
+	// connection can take seconds to come up, and a fault before that is a
+	// refused connect, not a vanishing data path. Wait for the control
+	// connection and a data stream, both established, from the client's
+	// namespace; faultLead counts from there.
+	tp := r.topology()
+	dst := fmt.Sprintf("%s:%d", tp.Servers[0].DataIP, 5201)
+	var conns int
+	if !r.poll(2*time.Minute, func() bool {
+		out, err := exec.Command("ip", "netns", "exec", p.Netns, "ss", "-Htn", "state", "established", "dst", dst).Output()
+		conns = 0
+		if err == nil {
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.TrimSpace(l) != "" {
+					conns++ // one line per connection (-H: no header)
+				}
+			}
+		}
+		return conns >= 2
+	}) {
+		t.Fatalf("the iperf3 client (pid %d) had %d established connection(s) to %s after 2m, want its control connection and a stream", p.PID, conns, dst)
+	}
 	time.Sleep(faultLead)
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.PID))
 	if err != nil || strings.TrimSpace(string(comm)) != "iperf3" {
