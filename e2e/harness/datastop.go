@@ -2,8 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
@@ -23,8 +21,6 @@ type dataStop struct {
 	Stalled bool
 }
 
-var timesecsRE = regexp.MustCompile(`"timesecs"\s*:\s*(\d+)`)
-
 // clientDataStop reads the output of an `iperf3 -c … -J` client, complete
 // or cut short by an error (iperf3 then prints the intervals it had, and
 // the error), e.g. testdata/stall/v3.12-tcp-p1-path-cut.json:
@@ -40,21 +36,13 @@ var timesecsRE = regexp.MustCompile(`"timesecs"\s*:\s*(\d+)`)
 // are placed after the last omitted one. ok is false when the output has
 // no timestamp or no interval: there is nothing to say then.
 func clientDataStop(data []byte) (ds dataStop, ok bool) {
-	m := timesecsRE.FindSubmatch(data)
-	if m == nil {
-		return dataStop{}, false
-	}
-	secs, err := strconv.ParseInt(string(m[1]), 10, 64)
-	if err != nil {
-		return dataStop{}, false
-	}
 	// Parse's error is the window's own failure, reported already; the
-	// intervals it read before it are what matters here.
+	// timestamp and the intervals it read before it are what matters here.
 	r, _ := iperf3.Parse(data)
-	if len(r.Intervals) == 0 {
+	if r.StartedAt.IsZero() || len(r.Intervals) == 0 {
 		return dataStop{}, false
 	}
-	start := time.Unix(secs, 0).UTC()
+	start := r.StartedAt
 	omitEnd := r.OmitSeconds
 	for _, iv := range r.Intervals {
 		if iv.Omitted {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"time"
 )
 
 // Result is one iperf3 client run (or the sum of several, see SumResults).
@@ -32,10 +33,13 @@ import (
 //     sender's count, so LossPercent = 100 × lost_packets / packets on that
 //     basis (LossBasis says which). TCP: 0.
 type Result struct {
-	Version  string   `json:"iperf3_version"` // start.version, e.g. "iperf 3.12"
-	Protocol Protocol `json:"protocol"`
-	Streams  int      `json:"streams"`
-	Reverse  bool     `json:"reverse,omitempty"`
+	Version string `json:"iperf3_version"` // start.version, e.g. "iperf 3.12"
+	// StartedAt is start.timestamp.timesecs (UTC, whole seconds): when the
+	// client connected; the intervals count from about then.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Protocol  Protocol  `json:"protocol"`
+	Streams   int       `json:"streams"`
+	Reverse   bool      `json:"reverse,omitempty"`
 	// BlockSize is test_start.blksize (UDP: datagram payload, -l).
 	BlockSize int `json:"block_size,omitempty"`
 	// TargetBitrate is test_start.target_bitrate (per stream; present since 3.10).
@@ -148,6 +152,9 @@ type rawDoc struct {
 
 type rawStart struct {
 	Version   string `json:"version"`
+	Timestamp *struct {
+		Timesecs int64 `json:"timesecs"`
+	} `json:"timestamp"`
 	TestStart *struct {
 		Protocol      string   `json:"protocol"`
 		NumStreams    float64  `json:"num_streams"`
@@ -208,6 +215,9 @@ func Parse(data []byte) (Result, error) {
 	}
 	if doc.Start != nil {
 		r.Version = doc.Start.Version
+		if ts := doc.Start.Timestamp; ts != nil && ts.Timesecs > 0 {
+			r.StartedAt = time.Unix(ts.Timesecs, 0).UTC()
+		}
 	}
 	r2, err := parseDoc(&doc, r)
 	if doc.Error != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Samples: see testdata/README.md for the exact command or public source of
@@ -304,5 +305,22 @@ func TestParseRejectsImpossibleNumbers(t *testing.T) {
 		if r, err := Parse(data); err == nil {
 			t.Errorf("%s: no error; offered %v delivered %v loss %v", name, r.OfferedBps, r.DeliveredBps, r.LossPercent)
 		}
+	}
+}
+
+// start.timestamp is read as StartedAt (UTC), also from a client that
+// failed before any interval (its error still comes back).
+func TestParseStartedAt(t *testing.T) {
+	for file, want := range map[string]time.Time{
+		"v3.12-tcp-p1.json":                 time.Date(2026, 12, 2, 9, 16, 31, 0, time.UTC),
+		"v3.12-udp-setup-request-lost.json": time.Date(2026, 12, 2, 16, 0, 9, 0, time.UTC),
+	} {
+		r, _ := Parse(load(t, file))
+		if !r.StartedAt.Equal(want) || r.StartedAt.Location() != time.UTC {
+			t.Errorf("%s: StartedAt %v, want %v", file, r.StartedAt, want)
+		}
+	}
+	if r, _ := Parse([]byte(`{"start": {"version": "iperf 3.12"}, "intervals": [], "end": {}}`)); !r.StartedAt.IsZero() {
+		t.Errorf("no timestamp: StartedAt %v, want zero", r.StartedAt)
 	}
 }
