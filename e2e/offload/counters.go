@@ -244,7 +244,7 @@ func readCounters(ctx context.Context, hv remote.Runner, in CountersInput, when 
 	read := func(r remote.Runner, cmd, name, where string) (ls LinkStats, perr error, problem string, err error) {
 		res, err := r.Run(ctx, cmd)
 		if err != nil {
-			return ls, nil, "", fmt.Errorf("counters check on %s: %w", r.Name(), err)
+			return ls, nil, "", onTarget("counters check", r, err)
 		}
 		c.Evidence = append(c.Evidence, evidence(name, res))
 		if !res.OK() {

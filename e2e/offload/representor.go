@@ -47,7 +47,7 @@ func FindRepresentor(ctx context.Context, hv remote.Runner, portID string) (stri
 	cmd := FindInterfaceCommand(portID)
 	r, err := hv.Run(ctx, cmd)
 	if err != nil {
-		return "", EvidenceFile{}, fmt.Errorf("find representor of port %s on %s: %w", portID, hv.Name(), err)
+		return "", EvidenceFile{}, onTarget("find representor of port "+portID, hv, err)
 	}
 	ev := evidence("ovs-vsctl-find-iface-"+fileSafe(portID)+".txt", r)
 	if err := r.Err(); err != nil {
@@ -55,7 +55,7 @@ func FindRepresentor(ctx context.Context, hv remote.Runner, portID string) (stri
 	}
 	names, err := ParseInterfaceNames(r.Stdout)
 	if err != nil {
-		return "", ev, fmt.Errorf("find representor of port %s on %s: %w", portID, hv.Name(), err)
+		return "", ev, onTarget("find representor of port "+portID, hv, err)
 	}
 	switch len(names) {
 	case 0:
@@ -172,7 +172,7 @@ func captureBoth(ctx context.Context, hv, guest remote.Runner, repCmd, ctlCmd st
 		res, err := r.Run(ctx, cmd)
 		*dst = res
 		if err != nil {
-			once.Do(func() { firstErr = fmt.Errorf("on %s: %w", r.Name(), err) })
+			once.Do(func() { firstErr = onTarget("", r, err) })
 			cancel()
 		}
 	}

@@ -74,7 +74,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 		obs[i].Window = in.Spacing * time.Duration(in.Samples)
 		r, err := hv.Run(ctx, "tc qdisc show dev "+remote.ShellQuote(dev)+" ingress")
 		if err != nil {
-			return c, fmt.Errorf("tc check on %s: %w", hv.Name(), err)
+			return c, onTarget("tc check", hv, err)
 		}
 		c.Evidence = append(c.Evidence, evidence("tc-qdisc-"+fileSafe(dev)+".txt", r))
 		if r.OK() {
@@ -114,7 +114,7 @@ func tcSample(ctx context.Context, hv remote.Runner, dev string, n int) (TCDump,
 	base := fmt.Sprintf("tc-%s-sample%d", fileSafe(dev), n)
 	r, err := hv.Run(ctx, TCCommand(dev))
 	if err != nil {
-		return TCDump{}, ev, "", fmt.Errorf("tc check on %s: %w", hv.Name(), err)
+		return TCDump{}, ev, "", onTarget("tc check", hv, err)
 	}
 	ev = append(ev, evidence(base+".json", r))
 	if problem, final := tcProblem(dev, r); final {
@@ -129,7 +129,7 @@ func tcSample(ctx context.Context, hv remote.Runner, dev string, n int) (TCDump,
 	// The JSON form failed or did not parse: the text form.
 	r, err = hv.Run(ctx, TCTextCommand(dev))
 	if err != nil {
-		return TCDump{}, ev, "", fmt.Errorf("tc check on %s: %w", hv.Name(), err)
+		return TCDump{}, ev, "", onTarget("tc check", hv, err)
 	}
 	ev = append(ev, evidence(base+".txt", r))
 	if problem, _ := tcProblem(dev, r); problem != "" {
@@ -230,7 +230,7 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 		} {
 			r, err := hv.Run(ctx, q.cmd)
 			if err != nil {
-				return c, fmt.Errorf("dpctl check on %s: %w", hv.Name(), err)
+				return c, onTarget("dpctl check", hv, err)
 			}
 			c.Evidence = append(c.Evidence, evidence(q.name, r))
 			if !r.OK() {
@@ -261,4 +261,20 @@ func fileSafe(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// onTarget says which check failed and, unless err already begins with it,
+// on which target: the remote runners name their target in their errors,
+// and a failure that names it twice reads as two places.
+func onTarget(what string, r remote.Runner, err error) error {
+	named := strings.HasPrefix(err.Error(), r.Name()+":")
+	switch {
+	case named && what == "":
+		return err
+	case named:
+		return fmt.Errorf("%s: %w", what, err)
+	case what == "":
+		return fmt.Errorf("on %s: %w", r.Name(), err)
+	}
+	return fmt.Errorf("%s on %s: %w", what, r.Name(), err)
 }

@@ -16,6 +16,10 @@ type BoundError struct {
 	Bound       time.Duration
 	Why         string // where the bound comes from, e.g. "intervals.command"
 	LastSeen    string // the last non-empty output line, "" when it printed nothing
+	// Stop is what went wrong while stopping the command ("" when it was
+	// killed as planned): a server that stopped answering cannot be told
+	// to kill anything.
+	Stop string
 }
 
 func (e *BoundError) Error() string {
@@ -23,8 +27,18 @@ func (e *BoundError) Error() string {
 	if e.LastSeen != "" {
 		seen = fmt.Sprintf("last output: %q", e.LastSeen)
 	}
-	return fmt.Sprintf("%s: %q did not finish within %s (%s) and was killed; %s", e.Target, e.Cmd, e.Bound, e.Why, seen)
+	stopped := "and was killed"
+	if e.Stop != "" {
+		stopped = "and could not be killed (" + e.Stop + ")"
+	}
+	return fmt.Sprintf("%s: %q did not finish within %s (%s) %s; %s", e.Target, e.Cmd, e.Bound, e.Why, stopped, seen)
 }
+
+// StopError is a command that was to be stopped (cancelled, bounded or
+// Stop called) where the stop did not go as planned: each note says what.
+type StopError struct{ Notes []string }
+
+func (e *StopError) Error() string { return strings.Join(e.Notes, "; ") }
 
 // Unwrap makes a BoundError a context.DeadlineExceeded.
 func (e *BoundError) Unwrap() error { return context.DeadlineExceeded }
@@ -71,7 +85,12 @@ func (b *bounded) Run(ctx context.Context, cmd string) (Result, error) {
 	defer cancel()
 	res, err := b.r.Run(bctx, cmd)
 	if err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
-		err = &BoundError{Target: b.r.Name(), Cmd: cmd, Bound: bd.d, Why: bd.why, LastSeen: lastLine(res.Stdout, res.Stderr)}
+		be := &BoundError{Target: b.r.Name(), Cmd: cmd, Bound: bd.d, Why: bd.why, LastSeen: lastLine(res.Stdout, res.Stderr)}
+		var se *StopError
+		if errors.As(err, &se) {
+			be.Stop = se.Error()
+		}
+		err = be
 	}
 	return res, err
 }

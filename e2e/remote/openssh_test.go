@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +28,7 @@ const sshdPath = "/usr/sbin/sshd" // Debian package openssh-server
 // startOpenSSH runs the real OpenSSH sshd on 127.0.0.1 with a random high
 // port, a fresh host key and an authorized_keys file holding clientPub. The
 // test owns the process and kills it (by pid) at cleanup.
-func startOpenSSH(t *testing.T, dir string, clientPub ssh.PublicKey) (port int, hostKey ssh.PublicKey) {
+func startOpenSSH(t *testing.T, dir string, clientPub ssh.PublicKey) (port int, hostKey ssh.PublicKey, listener int) {
 	t.Helper()
 	if _, err := os.Stat(sshdPath); err != nil {
 		t.Skipf("real-OpenSSH test skipped: %s is absent (install the Debian package openssh-server to run it)", sshdPath)
@@ -121,12 +123,12 @@ LogLevel VERBOSE
 	case <-time.After(testBound):
 		t.Fatalf("sshd did not report listening")
 	}
-	return port, signerOf(t, priv).PublicKey()
+	return port, signerOf(t, priv).PublicKey(), cmd.Process.Pid
 }
 
 func TestOpenSSHRealServer(t *testing.T) {
 	e := newEnv(t)
-	port, hostKey := startOpenSSH(t, e.dir, e.pub)
+	port, hostKey, listener := startOpenSSH(t, e.dir, e.pub)
 	hop := Hop{Address: "127.0.0.1", Port: port, User: "root"}
 	o := DialOptions{Name: "openssh", Target: hop, Auth: Auth{KeyFile: e.keyFile}, HostKeys: e.hk, Log: e.log,
 		ConnectTimeout: testBound, KillGrace: 2 * time.Second,
@@ -225,6 +227,98 @@ func TestOpenSSHRealServer(t *testing.T) {
 		t.Errorf("keepalive gave up on a healthy sshd connection: %v", c.Lost())
 	}
 
+	// Issue 14: a hypervisor whose sshd stops answering (SIGSTOP, as the
+	// fault matrix does on the lab) must fail a bounded command at its
+	// bound, not when the keepalive gives the connection up; the command is
+	// stopped by its watchdog once sshd runs again.
+	t.Run("frozen sshd: the bound returns without the keepalive", func(t *testing.T) {
+		fo := o
+		fo.KillGrace = time.Second
+		fo.KeepAlive = config.Interval{Timeout: 10 * time.Minute, Poll: time.Minute} // never the way out here
+		before := sshdDescendants(listener)
+		fc := e.dial(t, fo)
+		dir := t.TempDir()
+		pidFIFO := filepath.Join(dir, "pid.fifo")
+		if err := mkfifo(pidFIFO); err != nil {
+			t.Fatal(err)
+		}
+		const bound = 2 * time.Second
+		type ran struct {
+			err     error
+			elapsed time.Duration
+		}
+		done := make(chan ran, 1)
+		start := time.Now()
+		go func() {
+			_, err := Bounded(fc, bound, "the test's bound").Run(ctx, "sleep 3600 & echo $! > "+pidFIFO+"; wait")
+			done <- ran{err, time.Since(start)}
+		}()
+		data, err := os.ReadFile(pidFIFO)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The sshd processes of this connection, read while its command
+		// runs: the authentication child has ended by now.
+		mine := sshdDescendants(listener)
+		for p := range before {
+			delete(mine, p)
+		}
+		for p := range mine {
+			if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
+				delete(mine, p)
+			}
+		}
+		if len(mine) == 0 {
+			t.Fatal("found no sshd process serving the new connection")
+		}
+		resumed := false
+		resume := func() {
+			if !resumed {
+				resumed = true
+				for p := range mine {
+					syscall.Kill(p, syscall.SIGCONT)
+				}
+			}
+		}
+		t.Cleanup(resume)
+		var r ran
+		select {
+		case r = <-done:
+		case <-time.After(time.Minute):
+			resume()
+			t.Fatalf("a bounded command on a frozen sshd had not returned after a minute (bound %s, kill grace %s)", bound, fo.KillGrace)
+		}
+		var be *BoundError
+		if !errors.As(r.err, &be) || !strings.Contains(be.Stop, "did not open a session") {
+			t.Errorf("err = %v, want a BoundError saying the server did not open the kill's session", r.err)
+		}
+		if !strings.Contains(r.err.Error(), "could not be killed") || strings.Contains(r.err.Error(), "and was killed") {
+			t.Errorf("the message claims a kill it could not make: %v", r.err)
+		}
+		// bound + one kill grace for the TERM's session, with room for a
+		// loaded machine; the keepalive (10 min) is far beyond it.
+		if r.elapsed > bound+fo.KillGrace+20*time.Second {
+			t.Errorf("returned after %s: the bound is %s and the kill grace %s", r.elapsed.Round(time.Millisecond), bound, fo.KillGrace)
+		}
+		t.Logf("frozen sshd: returned after %s: %v", r.elapsed.Round(time.Millisecond), r.err)
+		if !alive(pid) {
+			t.Fatalf("remote sleep %d ended while sshd was frozen: the test froze the wrong processes", pid)
+		}
+		resume()
+		gone := make(chan struct{})
+		go func() {
+			for alive(pid) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			close(gone)
+		}()
+		expectGone(t, pid, gone, "after the frozen sshd ran again")
+	})
+
 	t.Run("dropped connection", func(t *testing.T) {
 		dc := e.dial(t, o)
 		p, pid, gone := startWithPID(t, dc, ctx, t.TempDir())
@@ -234,4 +328,45 @@ func TestOpenSSHRealServer(t *testing.T) {
 			t.Error("Wait after a dropped connection returned no error")
 		}
 	})
+}
+
+// sshdDescendants is every sshd process below pid (an sshd listener forks
+// a monitor per connection, and that a child for the session).
+func sshdDescendants(pid int) map[int]bool {
+	parent := map[int]int{}
+	comm := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		parent[p], comm[p] = pp, s[open+1:end]
+	}
+	out := map[int]bool{}
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				if comm[p] == "sshd" {
+					out[p] = true
+				}
+				break
+			}
+		}
+	}
+	return out
 }

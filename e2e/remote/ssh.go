@@ -427,7 +427,7 @@ func (c *Client) newSession(ctx context.Context) (*ssh.Session, error) {
 	targets := append([]*ssh.Client{c.conn()}, c.extra...)
 	c.extraMu.Unlock()
 	for _, t := range targets {
-		s, err := t.NewSession()
+		s, err := openSession(ctx, t)
 		if err == nil {
 			return s, nil
 		}
@@ -459,7 +459,41 @@ func (c *Client) newSession(ctx context.Context) (*ssh.Session, error) {
 	}
 	c.extra = append(c.extra, x)
 	c.extraMu.Unlock()
-	return x.NewSession()
+	return openSession(ctx, x)
+}
+
+// errNoSession is a server that did not open a session channel before the
+// context ended: a peer that stopped answering (its sshd frozen, its host
+// gone) keeps the TCP connection up and never replies.
+var errNoSession = errors.New("the server did not open a session")
+
+// openSession opens a session on t, or gives up when ctx ends first; x/crypto
+// ssh's NewSession takes no context and would wait until the keepalive gave
+// the connection up. A session that opens after that is closed at once.
+func openSession(ctx context.Context, t *ssh.Client) (*ssh.Session, error) {
+	if ctx.Done() == nil {
+		return t.NewSession()
+	}
+	type opened struct {
+		s   *ssh.Session
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		s, err := t.NewSession()
+		ch <- opened{s, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.s != nil {
+				o.s.Close()
+			}
+		}()
+		return nil, fmt.Errorf("%w: %w", errNoSession, context.Cause(ctx))
+	}
 }
 
 // sessionLimit reports a refused session channel. OpenSSH refuses one over
@@ -528,8 +562,12 @@ func (c *Client) start(ctx context.Context, cmd string, background bool) (*proce
 }
 
 // signalGroup sends signal to a remote process group over a fresh session.
+// It waits at most the kill grace (or the connect timeout, when shorter):
+// sending a signal is one short command on a connection that is already up,
+// so a server that needs longer is not answering, and errors.Is(err,
+// errNoSession) says so.
 func (c *Client) signalGroup(pgid int, signal string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(c.grace, c.timeout))
 	defer cancel()
 	start := time.Now()
 	line := killCommand(pgid, signal, c.sudo)
@@ -642,10 +680,11 @@ func (p *process) supervise() {
 		}
 	}
 	if len(notes) > 0 {
+		se := &StopError{Notes: notes}
 		if err != nil {
-			err = fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
+			err = fmt.Errorf("%w (%w)", err, se)
 		} else {
-			err = fmt.Errorf("%s: %q: %s", p.c.name, p.cmd, strings.Join(notes, "; "))
+			err = fmt.Errorf("%s: %q: %w", p.c.name, p.cmd, se)
 		}
 	}
 	p.res, p.err = res, err
@@ -679,6 +718,15 @@ func (p *process) kill() (error, []string) {
 	if ok {
 		if err := p.c.signalGroup(pgid, "TERM"); err != nil {
 			notes = append(notes, err.Error())
+			if errors.Is(err, errNoSession) {
+				// The server does not answer: a KILL would meet the same
+				// silence, and the session's end would come only with the
+				// keepalive. Close it: the remote watchdog stops the group
+				// when the server runs again and sees its stdin end.
+				p.stdin.Close()
+				p.sess.Close()
+				return errNoExit, append(notes, "closed the session without an exit status; the remote watchdog stops the command if the server runs again")
+			}
 		}
 	}
 	// Ending stdin makes the remote watchdog stop the group as well (TERM,
@@ -705,5 +753,12 @@ func (p *process) kill() (error, []string) {
 	}
 	notes = append(notes, fmt.Sprintf("the session did not end within %s after KILL; closed it", p.c.timeout))
 	p.sess.Close()
-	return <-p.exited, notes
+	// Not waiting for p.exited: on a server that stopped answering it comes
+	// only when the keepalive gives the connection up (p.exited is buffered,
+	// so its goroutine still ends then).
+	return errNoExit, notes
 }
+
+// errNoExit is the result of a command whose session was closed before it
+// reported an exit status.
+var errNoExit = errors.New("no exit status: the session was closed")
