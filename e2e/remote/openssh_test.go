@@ -267,14 +267,6 @@ func TestOpenSSHRealServer(t *testing.T) {
 		for p := range before {
 			delete(mine, p)
 		}
-		for p := range mine {
-			if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
-				delete(mine, p)
-			}
-		}
-		if len(mine) == 0 {
-			t.Fatal("found no sshd process serving the new connection")
-		}
 		resumed := false
 		resume := func() {
 			if !resumed {
@@ -284,7 +276,15 @@ func TestOpenSSHRealServer(t *testing.T) {
 				}
 			}
 		}
-		t.Cleanup(resume)
+		t.Cleanup(resume) // before the first SIGSTOP: a failing test must not leave a stopped sshd
+		for p := range mine {
+			if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
+				delete(mine, p) // the authentication child, ended since the listing
+			}
+		}
+		if len(mine) == 0 {
+			t.Fatal("found no sshd process serving the new connection")
+		}
 		var r ran
 		select {
 		case r = <-done:
