@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Config is the whole harness configuration for one target.
@@ -18,20 +20,20 @@ type Config struct {
 	// File is the path the config was loaded from (not a YAML key).
 	File string `yaml:"-"`
 
-	Run         Run                 `yaml:"run"`
-	Cloud       Cloud               `yaml:"cloud"`
-	Image       Image               `yaml:"image"`
-	Flavor      Flavor              `yaml:"flavor"`
-	Network     Network             `yaml:"network"`
-	DataPort    DataPort            `yaml:"data_port"`
-	Placement   Placement           `yaml:"placement"`
-	GuestAccess GuestAccess         `yaml:"guest_access"`
-	SSH         SSH                 `yaml:"ssh"`
-	Hypervisors Hypervisors         `yaml:"hypervisors"`
-	Traffic     Traffic             `yaml:"traffic"`
-	Offload     Offload             `yaml:"offload"`
-	Intervals   map[string]Interval `yaml:"intervals"`
-	Thresholds  []Threshold         `yaml:"thresholds"`
+	Run         Run                     `yaml:"run"`
+	Cloud       Cloud                   `yaml:"cloud"`
+	Image       Image                   `yaml:"image"`
+	Flavor      Flavor                  `yaml:"flavor"`
+	Network     Network                 `yaml:"network"`
+	DataPort    DataPort                `yaml:"data_port"`
+	Placement   Placement               `yaml:"placement"`
+	GuestAccess GuestAccess             `yaml:"guest_access"`
+	SSH         SSH                     `yaml:"ssh"`
+	Hypervisors Hypervisors             `yaml:"hypervisors"`
+	Traffic     Traffic                 `yaml:"traffic"`
+	Offload     Offload                 `yaml:"offload"`
+	Intervals   map[string]Interval     `yaml:"intervals"`
+	Thresholds  []results.ThresholdRule `yaml:"thresholds"`
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).
@@ -43,21 +45,11 @@ type Config struct {
 	set map[string]bool
 }
 
-// ExpectedPath is what the run must prove about the data path.
-type ExpectedPath string
-
-const (
-	// PathASAP2 means the traffic must be offloaded to the NIC (the seed's "NIC asap2" column).
-	PathASAP2 ExpectedPath = "asap2"
-	// PathBaseline means the traffic must stay on the software path (the seed's "NIC standard" column).
-	PathBaseline ExpectedPath = "baseline"
-)
-
 // Run holds knobs of one run.
 type Run struct {
 	NamePrefix   string       `yaml:"name_prefix"`   // every resource name starts with <prefix>-<run id>-; default "asap2e2e"
 	BuildLabel   string       `yaml:"build_label"`   // free text recorded in the report, e.g. "MOSK 25.2 rc3"
-	ExpectedPath ExpectedPath `yaml:"expected_path"` // asap2 | baseline
+	ExpectedPath results.Path `yaml:"expected_path"` // asap2 | baseline
 	OutputDir    string       `yaml:"output_dir"`    // artifacts root; each run writes <output_dir>/<run id>/
 	KeepTopology bool         `yaml:"keep_topology"` // skip teardown (debugging); prints how to sweep later
 }
@@ -234,16 +226,6 @@ type Offload struct {
 type Interval struct {
 	Timeout time.Duration `yaml:"timeout"`
 	Poll    time.Duration `yaml:"poll"`
-}
-
-// Threshold is a pass/fail rule evaluated on the results (see issue 5).
-type Threshold struct {
-	Name    string  `yaml:"name"`
-	Profile string  `yaml:"profile"` // profile ID
-	Path    string  `yaml:"path"`    // asap2 | baseline
-	Metric  string  `yaml:"metric"`  // one of report.ThresholdMetrics()
-	Op      string  `yaml:"op"`      // ">=" | "<="
-	Value   float64 `yaml:"value"`
 }
 
 // Names of every wait the harness does. Each has a default and may be

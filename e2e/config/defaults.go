@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
 
 // Defaults of keys the file may leave out. Each applies only when the key is
 // absent from the file: an explicit value (even 0 or "") is kept and
@@ -40,19 +44,6 @@ const (
 	DefaultRepresentorMaxPackets  = 1000
 	DefaultCountersMinFlowPackets = 10000
 )
-
-// Offload check names (offload.checks).
-const (
-	CheckTC          = "tc"
-	CheckRepresentor = "representor"
-	CheckDpctl       = "dpctl"
-	CheckCounters    = "counters"
-)
-
-// AllChecks is the default of offload.checks, in the order they run. An
-// asap2 run needs every one of them unless offload.partial_proof says
-// otherwise.
-var AllChecks = []string{CheckTC, CheckRepresentor, CheckDpctl, CheckCounters}
 
 func (c *Config) has(path string) bool { return c.set[path] }
 
@@ -147,7 +138,7 @@ func (c *Config) applyDefaults() {
 	}
 
 	if !c.has("offload.checks") {
-		c.Offload.Checks = append([]string(nil), AllChecks...)
+		c.Offload.Checks = append([]string(nil), results.AllChecks...)
 	}
 	if !c.has("offload.flood_pings") {
 		c.Offload.FloodPings = DefaultFloodPings

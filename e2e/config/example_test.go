@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // fakeHome makes a HOME with ~/.ssh/id_ed25519{,.pub} (generated here, a
@@ -63,7 +65,7 @@ func TestExampleMOSKLoadsAndValidates(t *testing.T) {
 		what      string
 		got, want any
 	}{
-		{"expected path", cfg.Run.ExpectedPath, PathASAP2},
+		{"expected path", cfg.Run.ExpectedPath, results.PathASAP2},
 		{"tenant", cfg.Cloud.Tenant, "mosk-asap2-tenant"},
 		{"admin", cfg.Cloud.Admin, "mosk-asap2-admin"},
 		{"flavor vcpus", cfg.Flavor.VCPUs, 16},
@@ -190,7 +192,7 @@ func TestEnvOverrides(t *testing.T) {
 	if cfg.Run.OutputDir != filepath.Join(wd, "out/here") {
 		t.Errorf("output dir: got %q, want it relative to the working directory", cfg.Run.OutputDir)
 	}
-	if cfg.Run.ExpectedPath != PathBaseline || cfg.Run.BuildLabel != "MOSK 25.2 rc4" || !cfg.Run.KeepTopology {
+	if cfg.Run.ExpectedPath != results.PathBaseline || cfg.Run.BuildLabel != "MOSK 25.2 rc4" || !cfg.Run.KeepTopology {
 		t.Errorf("overrides not applied: %+v", cfg.Run)
 	}
 	if r := cfg.Redacted(); !strings.Contains(r, "# run.expected_path set from $ASAP2E2E_EXPECTED_PATH") {

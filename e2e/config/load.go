@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Environment variables that override run knobs of the file (see docs/CONFIG.md).
@@ -422,7 +424,7 @@ func (c *Config) applyEnv(getenv func(string) string) Problems {
 		c.env["run.output_dir"] = EnvOutputDir
 	}
 	if v := getenv(EnvExpectedPath); v != "" {
-		c.Run.ExpectedPath = ExpectedPath(v)
+		c.Run.ExpectedPath = results.Path(v)
 		c.env["run.expected_path"] = EnvExpectedPath
 	}
 	if v := getenv(EnvBuildLabel); v != "" {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Problem is one thing wrong with a configuration file. Its Error() reads
@@ -82,7 +84,7 @@ func formatValue(v any) string {
 	switch x := v.(type) {
 	case string:
 		return fmt.Sprintf("%q", x)
-	case ExpectedPath, BindingProfile, GuestAccessMode:
+	case results.Path, BindingProfile, GuestAccessMode:
 		return fmt.Sprintf("%q", fmt.Sprint(x))
 	case time.Duration:
 		return x.String()

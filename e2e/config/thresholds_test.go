@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Every metric e2e/report evaluates is accepted by the validation, and a
@@ -24,10 +24,10 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	b.Write(base)
 	b.WriteString("traffic:\n  repeats: 2\n") // cv_percent needs repeats
 	b.WriteString("thresholds:\n")
-	metrics := report.ThresholdMetrics()
+	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
 		path := "asap2"
-		if m == report.MetricGain {
+		if m == results.MetricGain {
 			path = ""
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: tcp-p1, path: %q, metric: %s, op: \">=\", value: 1}\n", i, path, m)
@@ -44,7 +44,7 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 		t.Fatalf("loaded %d rules, want %d", len(cfg.Thresholds), len(metrics))
 	}
 	for _, th := range cfg.Thresholds {
-		if err := report.ValidateRule(report.ThresholdRule(th)); err != nil {
+		if err := results.ValidateRule(results.ThresholdRule(th)); err != nil {
 			t.Errorf("config accepts %+v but report rejects it: %v", th, err)
 		}
 	}

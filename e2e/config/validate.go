@@ -15,7 +15,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // maxKeyFileSize bounds the key and known_hosts files Validate reads.
@@ -23,14 +23,14 @@ const maxKeyFileSize = 1 << 20
 
 // Enumerations accepted by Validate.
 var (
-	ExpectedPaths     = []string{string(PathASAP2), string(PathBaseline)}
+	ExpectedPaths     = []string{string(results.PathASAP2), string(results.PathBaseline)}
 	BindingProfiles   = []string{string(ProfileSet), string(ProfileNova)}
 	GuestAccessModes  = []string{string(AccessManagementNetwork), string(AccessFloatingIP), string(AccessJump)}
 	VNICTypes         = []string{"direct", "normal"}
 	NetworkTypes      = []string{"vxlan", "geneve", "gre", "vlan", "flat"}
 	PlacementPolicies = []string{"anti-affinity", "soft-anti-affinity"}
 	// ThresholdMetrics are exactly the metrics e2e/report evaluates.
-	ThresholdMetrics = report.ThresholdMetrics()
+	ThresholdMetrics = results.ThresholdMetrics()
 	ThresholdOps     = []string{">=", "<="}
 )
 
@@ -238,7 +238,7 @@ func (v *validator) dataPort() {
 			v.bad("data_port.binding_profile", `"set" needs cloud.admin (binding:profile is admin-only under the default policy; "nova" needs no admin)`, d.BindingProfile)
 		}
 	}
-	if v.c.Run.ExpectedPath == PathASAP2 {
+	if v.c.Run.ExpectedPath == results.PathASAP2 {
 		if vnicOK && d.VNICType != "direct" {
 			v.bad("data_port.vnic_type", `must be "direct" when run.expected_path is asap2`, d.VNICType)
 		}
@@ -513,23 +513,23 @@ func (v *validator) offload() {
 			continue
 		}
 		seen[c] = true
-		v.oneOf(p, c, AllChecks)
+		v.oneOf(p, c, results.AllChecks)
 	}
-	if v.c.Run.ExpectedPath == PathASAP2 && len(o.Checks) > 0 {
+	if v.c.Run.ExpectedPath == results.PathASAP2 && len(o.Checks) > 0 {
 		var absent []string
-		for _, c := range AllChecks {
+		for _, c := range results.AllChecks {
 			if !seen[c] {
 				absent = append(absent, c)
 			}
 		}
 		switch {
-		case !seen[CheckTC]:
+		case !seen[results.CheckTC]:
 			// dpctl's offloaded:yes is OVS's own claim (it also says so when tc
 			// reported no state); only tc's in_hw is the hardware's word.
 			v.bad("offload.checks", "must include tc when run.expected_path is asap2 (tc's in_hw is the ground truth of hardware offload; the other checks corroborate it)", o.Checks)
 		case len(absent) > 0 && !o.PartialProof:
 			v.bad("offload.checks", fmt.Sprintf("leaves out %s: an asap2 run needs all of %s to prove offload; to accept fewer set offload.partial_proof: true (the report then says \"partial proof\")",
-				strings.Join(absent, ", "), strings.Join(AllChecks, ", ")), o.Checks)
+				strings.Join(absent, ", "), strings.Join(results.AllChecks, ", ")), o.Checks)
 		}
 	}
 	if o.RepresentorMaxPackets < 1 {
@@ -538,7 +538,7 @@ func (v *validator) offload() {
 	if o.CountersMinFlowPackets <= o.RepresentorMaxPackets {
 		v.bad("offload.counters_min_flow_packets", fmt.Sprintf("must exceed offload.representor_max_packets (%d): a window in which the guest moved fewer packets cannot tell a quiet representor from a quiet flow", o.RepresentorMaxPackets), o.CountersMinFlowPackets)
 	}
-	if seen[CheckRepresentor] {
+	if seen[results.CheckRepresentor] {
 		// The representor capture (e2e/offload CaptureFilter, JudgeCapture)
 		// filters and counts IPv4 packets: an IPv6 flow would never be
 		// captured, so the check would say "offloaded" on any path.
@@ -616,11 +616,11 @@ func (v *validator) thresholds() {
 		if v.required(p+".op", t.Op, ">= or <=") {
 			v.oneOf(p+".op", t.Op, ThresholdOps)
 		}
-		if metricOK && t.Metric == report.MetricCV && v.c.Traffic.Repeats < 2 {
+		if metricOK && t.Metric == results.MetricCV && v.c.Traffic.Repeats < 2 {
 			v.bad(p+".metric", fmt.Sprintf("cv_percent needs traffic.repeats >= 2 (the CV of one repeat is 0, the rule could never fail), traffic.repeats is %d", v.c.Traffic.Repeats), t.Metric)
 		}
 		if metricOK {
-			if t.Metric == report.MetricGain {
+			if t.Metric == results.MetricGain {
 				if t.Path != "" {
 					v.bad(p+".path", "must be empty for metric gain (gain compares asap2 with baseline)", t.Path)
 				}
@@ -633,8 +633,8 @@ func (v *validator) thresholds() {
 			v.bad(p+".value", "must be a finite number", t.Value)
 		case !v.c.has(p + ".value"):
 			v.missing(p+".value", "is required")
-		case metricOK && report.RuleValueProblem(t.Metric, t.Op, t.Value) != "":
-			v.bad(p+".value", report.RuleValueProblem(t.Metric, t.Op, t.Value), t.Value)
+		case metricOK && results.RuleValueProblem(t.Metric, t.Op, t.Value) != "":
+			v.bad(p+".value", results.RuleValueProblem(t.Metric, t.Op, t.Value), t.Value)
 		}
 	}
 }

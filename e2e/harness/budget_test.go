@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func budgetConfig() *config.Config {
 	return &config.Config{
 		Traffic: config.Traffic{Profiles: []string{"tcp-p1", "udp-b0-p1"}, Duration: 30 * time.Second, Repeats: 3,
 			UDPSetupRetries: 2, UDPSetupBackoff: 2 * time.Second},
-		Offload: config.Offload{Checks: []string{config.CheckTC}, FlowDuration: 20 * time.Second},
+		Offload: config.Offload{Checks: []string{results.CheckTC}, FlowDuration: 20 * time.Second},
 	}
 }
 

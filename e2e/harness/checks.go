@@ -14,6 +14,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -425,13 +426,13 @@ func (s *Session) runCheck(ctx context.Context, t checkTarget) (offload.Check, e
 	oc := s.Config.Offload
 	macs := []string{t.localMAC, t.peerMAC}
 	switch t.name {
-	case config.CheckTC:
+	case results.CheckTC:
 		devs := []string{t.rep}
 		if oc.VXLANDevice != "" {
 			devs = append(devs, oc.VXLANDevice)
 		}
 		return offload.CheckTC(ctx, t.hv, offload.TCInput{Devices: devs, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
-	case config.CheckRepresentor:
+	case results.CheckRepresentor:
 		// tcpdump runs under `timeout` for capture_window: its bound is that plus the usual one.
 		ctx = remote.WithBound(ctx, oc.CaptureWindow+s.Config.Interval(config.IntervalCommand).Timeout, "offload.capture_window + intervals.command")
 		return offload.CheckRepresentor(ctx, t.hv, offload.RepresentorInput{
@@ -439,9 +440,9 @@ func (s *Session) runCheck(ctx context.Context, t checkTarget) (offload.Check, e
 			Window: oc.CaptureWindow, FirstPackets: oc.CaptureFirstPackets, MaxPackets: oc.CaptureMaxPackets,
 			Control: t.guest, ControlIface: t.guestIface, ControlSudo: s.Config.GuestAccess.User != "root",
 		})
-	case config.CheckDpctl:
+	case results.CheckDpctl:
 		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
-	case config.CheckCounters:
+	case results.CheckCounters:
 		return offload.CheckCounters(ctx, t.hv, offload.CountersInput{
 			Representor: t.rep, Guest: t.guest, GuestIface: t.guestIface, GuestName: t.guestName,
 			Window: oc.CaptureWindow, MaxRepPackets: uint64(oc.RepresentorMaxPackets), MinFlowPackets: uint64(oc.CountersMinFlowPackets),
@@ -469,10 +470,10 @@ func (s *Session) saveCheckEvidence(flow, hv string, c offload.Check) []string {
 }
 
 func (s *Session) recordChecks(fcs []FlowCheck) error {
-	return s.Results.Update(func(r *report.Results) {
+	return s.Results.Update(func(r *results.Results) {
 		for _, fc := range fcs {
-			r.Offload = append(r.Offload, report.CheckResult{
-				Name: fc.Check.Name, Flow: fc.Flow, Verdict: string(fc.Check.Verdict),
+			r.Offload = append(r.Offload, results.CheckResult{
+				Name: fc.Check.Name, Flow: fc.Flow, Verdict: results.Verdict(fc.Check.Verdict),
 				Reason: fc.Hypervisor + ": " + fc.Check.Reason, EvidenceFiles: fc.Files,
 			})
 		}

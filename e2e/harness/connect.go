@@ -11,7 +11,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/envinfo"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Connect opens SSH to both guests (retrying while they boot, interval
@@ -126,13 +126,13 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 		}
 		return strings.TrimSpace(string(res.Stdout))
 	}
-	var env report.Environment
+	var env results.Environment
 	for i, srv := range s.Topology.Servers {
 		role := "server"
 		if i == 1 {
 			role = "client"
 		}
-		g := report.Guest{Name: srv.Name, Role: role, Hypervisor: srv.Hypervisor}
+		g := results.Guest{Name: srv.Name, Role: role, Hypervisor: srv.Hypervisor}
 		if out := run(s.Guests[i], "iperf3 --version"); out != "" {
 			g.Iperf3Version = strings.SplitN(out, "\n", 2)[0]
 		}
@@ -144,7 +144,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		h := report.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r")}
+		h := results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r")}
 		if out := run(hvr, "ovs-vsctl --version"); out != "" {
 			v, err := envinfo.ParseOVSVersion([]byte(out))
 			if err != nil {
@@ -179,7 +179,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 	if len(env.Guests) > 0 {
 		env.GuestKernel = env.Guests[0].Kernel
 	}
-	err := s.Results.Update(func(r *report.Results) {
+	err := s.Results.Update(func(r *results.Results) {
 		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
 		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
 		r.Environment = env

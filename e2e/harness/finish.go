@@ -9,22 +9,23 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 // ThresholdsFor evaluates the configured thresholds that name profile id on
 // this run's path (gain rules need a baseline file and are left to the
 // report command) and records them in the results file.
-func (s *Session) ThresholdsFor(id string) ([]report.ThresholdResult, error) {
-	var rules []report.ThresholdRule
+func (s *Session) ThresholdsFor(id string) ([]results.ThresholdResult, error) {
+	var rules []results.ThresholdRule
 	for _, t := range s.Config.Thresholds {
-		if t.Profile != id || t.Metric == report.MetricGain {
+		if t.Profile != id || t.Metric == results.MetricGain {
 			continue
 		}
 		if t.Path != "" && t.Path != string(s.Config.Run.ExpectedPath) {
 			continue
 		}
-		rules = append(rules, report.ThresholdRule(t))
+		rules = append(rules, results.ThresholdRule(t))
 	}
 	if len(rules) == 0 {
 		return nil, nil
@@ -35,7 +36,7 @@ func (s *Session) ThresholdsFor(id string) ([]report.ThresholdResult, error) {
 		return nil, err
 	}
 	got := report.EvaluateThresholds(rules, set)
-	return got, s.Results.Update(func(r *report.Results) { r.Thresholds = append(r.Thresholds, got...) })
+	return got, s.Results.Update(func(r *results.Results) { r.Thresholds = append(r.Thresholds, got...) })
 }
 
 // WriteReports renders report.md and report.html from the results file.

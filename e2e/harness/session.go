@@ -17,6 +17,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -110,12 +111,12 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		Hypervisors: map[string]remote.Runner{}}
 	s.Logf("run %s: config %s, expected path %s, artifacts in %s", runID, cfg.File, cfg.Run.ExpectedPath, dir)
 
-	s.Results, err = report.NewWriter(filepath.Join(dir, ResultsFile), report.Results{
-		SchemaVersion: report.SchemaVersion,
+	s.Results, err = report.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
+		SchemaVersion: results.SchemaVersion,
 		RunID:         runID,
 		StartedAt:     started.UTC(),
 		Config:        configSummary(cfg),
-		Environment: report.Environment{
+		Environment: results.Environment{
 			Cloud:            cfg.Cloud.Tenant,
 			BuildLabel:       cfg.Run.BuildLabel,
 			InsecureHostKeys: cfg.SSH.InsecureIgnoreHostKey,
@@ -204,7 +205,7 @@ func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) error
 	if err := fixtures.Verify(ctx, topo, s.Config); err != nil {
 		return fmt.Errorf("verifying the topology: %w", err)
 	}
-	if err := s.Results.Update(func(r *report.Results) { r.Environment.MTU = topo.Network.MTU }); err != nil {
+	if err := s.Results.Update(func(r *results.Results) { r.Environment.MTU = topo.Network.MTU }); err != nil {
 		return err
 	}
 	s.Logf("topology %s verified: %s", s.RunID, s.describeTopology())
@@ -299,10 +300,10 @@ func (s *Session) Close() error {
 		errs = append(errs, s.dialer.Close())
 	}
 	if s.Results != nil {
-		errs = append(errs, s.Results.Update(func(r *report.Results) {
+		errs = append(errs, s.Results.Update(func(r *results.Results) {
 			r.Timings = r.Timings[:0]
 			for _, t := range s.Timings.Snapshot() {
-				r.Timings = append(r.Timings, report.Timing{Phase: t.Phase, Seconds: t.Spent.Seconds()})
+				r.Timings = append(r.Timings, results.Timing{Phase: t.Phase, Seconds: t.Spent.Seconds()})
 			}
 		}))
 		errs = append(errs, s.Results.Finish(time.Now().UTC()))
@@ -320,17 +321,17 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
-func configSummary(cfg *config.Config) report.ConfigSummary {
+func configSummary(cfg *config.Config) results.ConfigSummary {
 	profiles := cfg.Traffic.Profiles
 	if len(profiles) == 0 {
 		for _, p := range iperf3.Catalogue() {
 			profiles = append(profiles, p.ID)
 		}
 	}
-	return report.ConfigSummary{
+	return results.ConfigSummary{
 		Cloud:           cfg.Cloud.Tenant,
 		BuildLabel:      cfg.Run.BuildLabel,
-		ExpectedPath:    report.Path(cfg.Run.ExpectedPath),
+		ExpectedPath:    results.Path(cfg.Run.ExpectedPath),
 		Profiles:        profiles,
 		DurationSeconds: cfg.Traffic.Duration.Seconds(),
 		Repeats:         cfg.Traffic.Repeats,

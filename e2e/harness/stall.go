@@ -12,7 +12,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -338,7 +338,7 @@ func (s *Session) notRunOnDamage(what string) error {
 	}
 	err := fmt.Errorf("%s: not run: the topology was damaged during %s", what, s.damage)
 	s.Logf("%v", err)
-	if uerr := s.Results.Update(func(r *report.Results) { r.Errors = append(r.Errors, err.Error()) }); uerr != nil {
+	if uerr := s.Results.Update(func(r *results.Results) { r.Errors = append(r.Errors, err.Error()) }); uerr != nil {
 		return errors.Join(err, uerr)
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -195,7 +196,7 @@ func stallTopology() *fixtures.Topology {
 func stallSession(t *testing.T, topo *fixtures.Topology, w witness, console *bytes.Buffer) *Session {
 	t.Helper()
 	dir := t.TempDir()
-	res, err := report.NewWriter(filepath.Join(dir, ResultsFile), report.Results{RunID: topo.RunID, StartedAt: time.Now().UTC()})
+	res, err := report.NewWriter(filepath.Join(dir, ResultsFile), results.Results{RunID: topo.RunID, StartedAt: time.Now().UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}

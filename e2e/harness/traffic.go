@@ -9,6 +9,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // SelectedProfiles returns the profiles the config selects, in catalogue order.
@@ -63,11 +64,11 @@ func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.Ru
 // output under iperf3/, and writes the profile into the results file before
 // it returns (so a later crash keeps it). It returns the profile's result;
 // the error joins every failed repeat.
-func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.ProfileResult, error) {
-	pr := report.ProfileResult{
+func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.ProfileResult, error) {
+	pr := results.ProfileResult{
 		ID: p.ID, Name: p.Name, Protocol: protoName(p.Protocol), Streams: p.Streams,
 		BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length,
-		Path: report.Path(s.Config.Run.ExpectedPath), DurationSeconds: s.Config.Traffic.Duration.Seconds(),
+		Path: results.Path(s.Config.Run.ExpectedPath), DurationSeconds: s.Config.Traffic.Duration.Seconds(),
 	}
 	if err := s.notRunOnDamage(p.ID); err != nil {
 		return pr, err
@@ -82,7 +83,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 			s.Logf("%s: repeats %d..%d not run: the topology is damaged (see above)", p.ID, rep, s.Config.Traffic.Repeats)
 			break
 		}
-		run := report.Run{Repeat: rep, StartedAt: time.Now().UTC()}
+		run := results.Run{Repeat: rep, StartedAt: time.Now().UTC()}
 		stop := s.Timings.Track(PhaseTraffic)
 		in := s.iperfInput(p, s.Config.Traffic.Duration)
 		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
@@ -110,7 +111,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (report.Prof
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
 		}
 		pr.Runs = append(pr.Runs, run)
-		report.Summarize(&pr, s.Config.Traffic.CVLimitPercent)
+		results.Summarize(&pr, s.Config.Traffic.CVLimitPercent)
 		if werr := s.Results.PutProfile(pr); werr != nil {
 			errs = append(errs, werr)
 		}
@@ -126,21 +127,21 @@ func progressLine(name string, rep, repeats int, length time.Duration, start tim
 
 func protoName(p iperf3.Protocol) string {
 	if p == iperf3.UDP {
-		return report.ProtoUDP
+		return results.ProtoUDP
 	}
-	return report.ProtoTCP
+	return results.ProtoTCP
 }
 
 // fillAttempts records how a repeat ran, success or not: iperf3's own
 // guards on its commands, and every UDP stream-setup retry.
-func fillAttempts(run *report.Run, m iperf3.Measurement) {
+func fillAttempts(run *results.Run, m iperf3.Measurement) {
 	run.Iperf3Guards = m.Guards.String()
 	for _, r := range m.SetupRetries {
-		run.SetupRetries = append(run.SetupRetries, report.Retry{At: r.At, Reason: r.Reason})
+		run.SetupRetries = append(run.SetupRetries, results.Retry{At: r.At, Reason: r.Reason})
 	}
 }
 
-func fillRun(run *report.Run, r iperf3.Result) {
+func fillRun(run *results.Run, r iperf3.Result) {
 	run.OfferedBps, run.DeliveredBps = r.OfferedBps, r.DeliveredBps
 	run.LossPercent, run.Retransmits = r.LossPercent, r.Retransmits
 	run.Iperf3Version = r.Version
@@ -148,13 +149,13 @@ func fillRun(run *report.Run, r iperf3.Result) {
 		if iv.Omitted {
 			continue
 		}
-		run.Intervals = append(run.Intervals, report.Interval{Start: iv.Start, End: iv.End, Bps: iv.Bps})
+		run.Intervals = append(run.Intervals, results.Interval{Start: iv.Start, End: iv.End, Bps: iv.Bps})
 	}
-	run.IntervalStats = report.IntervalStatsOf(run.Intervals)
+	run.IntervalStats = results.IntervalStatsOf(run.Intervals)
 }
 
 // oneLine is the console summary of one repeat in the seed's wording.
-func oneLine(p iperf3.Profile, run report.Run) string {
+func oneLine(p iperf3.Profile, run results.Run) string {
 	if p.Protocol == iperf3.UDP {
 		return "offered / delivered / loss " + report.UDPCell(run.OfferedBps, run.DeliveredBps, run.LossPercent)
 	}

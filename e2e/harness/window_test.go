@@ -19,6 +19,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -89,11 +90,11 @@ type window struct {
 func newWindow(t *testing.T) *window {
 	wd := &window{t: t, w: newWorld()}
 	wd.cfg = &config.Config{
-		Run:         config.Run{ExpectedPath: config.PathASAP2},
+		Run:         config.Run{ExpectedPath: results.PathASAP2},
 		GuestAccess: config.GuestAccess{User: "ubuntu"}, // not root: ping and the control capture go through sudo -n
 		Traffic:     config.Traffic{Port: config.DefaultTrafficPort, Repeats: 1},
 		Offload: config.Offload{
-			Checks:                 append([]string(nil), config.AllChecks...),
+			Checks:                 append([]string(nil), results.AllChecks...),
 			FloodPings:             1000, // as recorded in sw/ping-flood.txt
 			FlowDuration:           3 * time.Second,
 			CaptureWindow:          500 * time.Millisecond,
@@ -307,7 +308,7 @@ func (wd *window) session() *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := report.NewWriter(filepath.Join(dir, ResultsFile), report.Results{
+	res, err := report.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
 		RunID: runID, StartedAt: time.Now().UTC(), Config: configSummary(wd.cfg),
 	})
 	if err != nil {
@@ -348,7 +349,7 @@ type windowCase struct {
 
 func all(v offload.Verdict) map[string]offload.Verdict {
 	return map[string]offload.Verdict{
-		config.CheckTC: v, config.CheckRepresentor: v, config.CheckDpctl: v, config.CheckCounters: v,
+		results.CheckTC: v, results.CheckRepresentor: v, results.CheckDpctl: v, results.CheckCounters: v,
 	}
 }
 
@@ -375,10 +376,10 @@ func TestEvidenceWindow(t *testing.T) {
 			flows: bothFlows,
 			want:  all(offload.Offloaded),
 			reasons: map[string][]string{
-				config.CheckTC:          {hwRep + ": 1 matching rules in hardware, hardware packets +3135", vxlanDev + ": 1 matching rules in hardware, hardware packets +21665"},
-				config.CheckRepresentor: {"3 packets of the guests' flow", "while the control capture on eth1"},
-				config.CheckDpctl:       {"2 IP flows between " + macClient + ", " + macServer + " offloaded by OVS's own claim"},
-				config.CheckCounters:    {"moved 0 packets on its slow path (cpu_hit)", "moved 40000"},
+				results.CheckTC:          {hwRep + ": 1 matching rules in hardware, hardware packets +3135", vxlanDev + ": 1 matching rules in hardware, hardware packets +21665"},
+				results.CheckRepresentor: {"3 packets of the guests' flow", "while the control capture on eth1"},
+				results.CheckDpctl:       {"2 IP flows between " + macClient + ", " + macServer + " offloaded by OVS's own claim"},
+				results.CheckCounters:    {"moved 0 packets on its slow path (cpu_hit)", "moved 40000"},
 			},
 			asap2OK: true,
 		},
@@ -389,10 +390,10 @@ func TestEvidenceWindow(t *testing.T) {
 			flows: bothFlows,
 			want:  all(offload.Software),
 			reasons: map[string][]string{
-				config.CheckTC:          {"no ingress qdisc"},
-				config.CheckRepresentor: {"packets of the guests' flow", "reached the representor", "at most 10 allowed"},
-				config.CheckDpctl:       {"dp:ovs"},
-				config.CheckCounters:    {"moved 40000 packets on its link counters"},
+				results.CheckTC:          {"no ingress qdisc"},
+				results.CheckRepresentor: {"packets of the guests' flow", "reached the representor", "at most 10 allowed"},
+				results.CheckDpctl:       {"dp:ovs"},
+				results.CheckCounters:    {"moved 40000 packets on its link counters"},
 			},
 			baselineOK: true,
 		},
@@ -408,8 +409,8 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows:   bothFlows,
-			want:    with(all(offload.Offloaded), config.CheckDpctl, offload.Inconclusive),
-			reasons: map[string][]string{config.CheckDpctl: {"mixed:", "dp:tc without offloaded:yes"}},
+			want:    with(all(offload.Offloaded), results.CheckDpctl, offload.Inconclusive),
+			reasons: map[string][]string{results.CheckDpctl: {"mixed:", "dp:tc without offloaded:yes"}},
 		},
 		{
 			// 4. Both samples identical: hardware counters that did not grow.
@@ -426,10 +427,10 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows: bothFlows,
-			want:  with(all(offload.Offloaded), config.CheckTC, offload.Inconclusive, config.CheckDpctl, offload.Inconclusive),
+			want:  with(all(offload.Offloaded), results.CheckTC, offload.Inconclusive, results.CheckDpctl, offload.Inconclusive),
 			reasons: map[string][]string{
-				config.CheckTC:    {"hardware packet counters did not grow"},
-				config.CheckDpctl: {"did not grow"},
+				results.CheckTC:    {"hardware packet counters did not grow"},
+				results.CheckDpctl: {"did not grow"},
 			},
 		},
 		{
@@ -444,8 +445,8 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows:   bothFlows,
-			want:    with(all(offload.Offloaded), config.CheckTC, offload.Software),
-			reasons: map[string][]string{config.CheckTC: {"no rule of the guest pair"}},
+			want:    with(all(offload.Offloaded), results.CheckTC, offload.Software),
+			reasons: map[string][]string{results.CheckTC: {"no rule of the guest pair"}},
 		},
 		{
 			// 6. Hardware path plus a guest's mDNS traffic in software.
@@ -462,8 +463,8 @@ func TestEvidenceWindow(t *testing.T) {
 			flows: bothFlows,
 			want:  all(offload.Offloaded),
 			reasons: map[string][]string{
-				config.CheckTC:    {"exception traffic", "01:00:5e:00:00:fb"},
-				config.CheckDpctl: {"exception traffic", "01:00:5e:00:00:fb"},
+				results.CheckTC:    {"exception traffic", "01:00:5e:00:00:fb"},
+				results.CheckDpctl: {"exception traffic", "01:00:5e:00:00:fb"},
 			},
 			asap2OK: true,
 		},
@@ -531,8 +532,8 @@ func TestEvidenceWindow(t *testing.T) {
 				})
 			},
 			flows:   []string{"tcp"},
-			want:    with(all(offload.Offloaded), config.CheckRepresentor, offload.Inconclusive),
-			reasons: map[string][]string{config.CheckRepresentor: {"the sustained flow did not run", "an empty capture proves nothing"}},
+			want:    with(all(offload.Offloaded), results.CheckRepresentor, offload.Inconclusive),
+			reasons: map[string][]string{results.CheckRepresentor: {"the sustained flow did not run", "an empty capture proves nothing"}},
 			// The look after the flow (stall.go) finds the topology as built
 			// and reads from the client's JSON when its data stopped.
 			wantErr: "the sustained tcp flow of the offload checks: iperf3 run tcp-p1: guest asap2e2e-client: port 5201: iperf3 reported: interrupt - the client has terminated (exit 1); " +
@@ -551,8 +552,8 @@ func TestEvidenceWindow(t *testing.T) {
 				delete(wd.witness.ports, wd.topo.Servers[0].DataPortID)
 			},
 			flows:   []string{"tcp"},
-			want:    with(all(offload.Offloaded), config.CheckRepresentor, offload.Inconclusive),
-			reasons: map[string][]string{config.CheckRepresentor: {"the sustained flow did not run"}},
+			want:    with(all(offload.Offloaded), results.CheckRepresentor, offload.Inconclusive),
+			reasons: map[string][]string{results.CheckRepresentor: {"the sustained flow did not run"}},
 			wantErr: "iperf3 reported: control socket has closed unexpectedly; after the window: data port asap2e2e-20261202t091530-3fa2-vm0-data (6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01) no longer exists; " +
 				"iperf3 client on asap2e2e-client stopped receiving at 15:57:11",
 		},
@@ -618,10 +619,10 @@ func TestEvidenceWindow(t *testing.T) {
 			flows: []string{"tcp"},
 			want:  all(offload.Inconclusive),
 			reasons: map[string][]string{
-				config.CheckTC:          {"the sustained flow did not run", "missing hardware rules prove nothing", "no ingress qdisc"},
-				config.CheckDpctl:       {"the sustained flow did not run", "missing hardware rules prove nothing", "dp:ovs"},
-				config.CheckRepresentor: {"the control capture on eth1", "saw only 0 packets"},
-				config.CheckCounters:    {"moved only 0 packets"},
+				results.CheckTC:          {"the sustained flow did not run", "missing hardware rules prove nothing", "no ingress qdisc"},
+				results.CheckDpctl:       {"the sustained flow did not run", "missing hardware rules prove nothing", "dp:ovs"},
+				results.CheckRepresentor: {"the control capture on eth1", "saw only 0 packets"},
+				results.CheckCounters:    {"moved only 0 packets"},
 			},
 			wantErr:     "the sustained tcp flow of the offload checks",
 			noIperfJSON: true,
@@ -682,7 +683,7 @@ func TestEvidenceWindow(t *testing.T) {
 			extra: func(t *testing.T, wd *window, s *Session, fcs []FlowCheck) {
 				for _, fc := range fcs {
 					advice := strings.Contains(fc.Check.Reason, "raise offload.flow_duration")
-					if unfinished := fc.Hypervisor == "compute2" && fc.Check.Name == config.CheckDpctl; advice == unfinished {
+					if unfinished := fc.Hypervisor == "compute2" && fc.Check.Name == results.CheckDpctl; advice == unfinished {
 						t.Errorf("%s/%s: reason %q: the unfinished check keeps its cause, the outlasted ones get the advice", fc.Hypervisor, fc.Check.Name, fc.Check.Reason)
 					}
 				}
@@ -802,14 +803,14 @@ func assertVerdicts(t *testing.T, tc windowCase, fcs []FlowCheck) {
 	}
 	for _, flow := range tc.flows {
 		for _, hv := range hvNames {
-			for _, name := range config.AllChecks {
+			for _, name := range results.AllChecks {
 				if key := flow + "/" + hv + "/" + name; seen[key] != 1 {
 					t.Errorf("%s: ran %d times, want once", key, seen[key])
 				}
 			}
 		}
 	}
-	if want := len(tc.flows) * len(hvNames) * len(config.AllChecks); len(fcs) != want {
+	if want := len(tc.flows) * len(hvNames) * len(results.AllChecks); len(fcs) != want {
 		t.Errorf("%d checks, want %d", len(fcs), want)
 	}
 }
@@ -861,13 +862,13 @@ func wantFiles(name, rep string) []string {
 		return nil
 	}
 	switch name {
-	case config.CheckTC:
+	case results.CheckTC:
 		return []string{"tc-qdisc-" + rep + ".txt", "tc-" + rep + "-sample2.json", "tc-qdisc-" + vxlanDev + ".txt", "tc-" + vxlanDev + "-sample2.json"}
-	case config.CheckRepresentor:
+	case results.CheckRepresentor:
 		return []string{"tcpdump-" + rep + ".txt", "tcpdump-control-" + guestIface + ".txt"}
-	case config.CheckDpctl:
+	case results.CheckDpctl:
 		return []string{"dpctl-offloaded-sample1.txt", "dpctl-all-sample2.txt"}
-	case config.CheckCounters:
+	case results.CheckCounters:
 		return []string{"counters-rep-" + rep + "-after.json", "counters-rep-" + rep + "-cpuhit-after.json", "counters-guest-" + guestIface + "-after.json"}
 	}
 	return nil
@@ -942,7 +943,7 @@ func assertEvidence(t *testing.T, tc windowCase, wd *window, s *Session, fcs []F
 	}
 	for i, fc := range fcs {
 		r := res.Offload[i]
-		if r.Name != fc.Check.Name || r.Flow != fc.Flow || r.Verdict != string(fc.Check.Verdict) ||
+		if r.Name != fc.Check.Name || r.Flow != fc.Flow || r.Verdict != results.Verdict(fc.Check.Verdict) ||
 			!strings.HasPrefix(r.Reason, fc.Hypervisor+": ") || !slices.Equal(r.EvidenceFiles, fc.Files) {
 			t.Errorf("results file entry %d = %+v, want %s %s %s on %s", i, r, fc.Check.Name, fc.Flow, fc.Check.Verdict, fc.Hypervisor)
 		}

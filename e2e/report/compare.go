@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // CompareOptions set the regression gate.
@@ -34,18 +36,18 @@ const (
 
 // DeltaRow compares one profile shape on one path.
 type DeltaRow struct {
-	Profile            string  `json:"profile"` // human title
-	ID                 string  `json:"id"`
-	Path               Path    `json:"path"`
-	UDP                bool    `json:"udp"`
-	AcceptedDelivered  float64 `json:"accepted_delivered_bps"`
-	CandidateDelivered float64 `json:"candidate_delivered_bps"`
-	DeltaPercent       float64 `json:"delta_percent"` // candidate vs accepted delivered
-	AcceptedLoss       float64 `json:"accepted_loss_percent"`
-	CandidateLoss      float64 `json:"candidate_loss_percent"`
-	AcceptedEvidence   string  `json:"accepted_evidence"`
-	CandidateEvidence  string  `json:"candidate_evidence"`
-	Status             string  `json:"status"`
+	Profile            string       `json:"profile"` // human title
+	ID                 string       `json:"id"`
+	Path               results.Path `json:"path"`
+	UDP                bool         `json:"udp"`
+	AcceptedDelivered  float64      `json:"accepted_delivered_bps"`
+	CandidateDelivered float64      `json:"candidate_delivered_bps"`
+	DeltaPercent       float64      `json:"delta_percent"` // candidate vs accepted delivered
+	AcceptedLoss       float64      `json:"accepted_loss_percent"`
+	CandidateLoss      float64      `json:"candidate_loss_percent"`
+	AcceptedEvidence   string       `json:"accepted_evidence"`
+	CandidateEvidence  string       `json:"candidate_evidence"`
+	Status             string       `json:"status"`
 	// Regression is true when this row fails the gate.
 	Regression bool     `json:"regression"`
 	Notes      []string `json:"notes,omitempty"`
@@ -53,10 +55,10 @@ type DeltaRow struct {
 
 // EnvDiff is one environment fact that differs between the runs of a path.
 type EnvDiff struct {
-	Path      Path   `json:"path"`
-	Item      string `json:"item"`
-	Accepted  string `json:"accepted"`
-	Candidate string `json:"candidate"`
+	Path      results.Path `json:"path"`
+	Item      string       `json:"item"`
+	Accepted  string       `json:"accepted"`
+	Candidate string       `json:"candidate"`
 }
 
 // Comparison is the result of the regression gate.
@@ -93,7 +95,7 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 		if seen[key] {
 			continue
 		}
-		r := DeltaRow{Profile: profileTitle(p), ID: p.ID, Path: p.Path, UDP: ShapeOf(p).Protocol == ProtoUDP, Status: DeltaNew,
+		r := DeltaRow{Profile: profileTitle(p), ID: p.ID, Path: p.Path, UDP: ShapeOf(p).Protocol == results.ProtoUDP, Status: DeltaNew,
 			CandidateDelivered: p.Summary.Delivered.Median, CandidateLoss: p.Summary.Loss.Median,
 			CandidateEvidence: candidate.EvidenceFor(p).Status}
 		r.Notes = append(r.Notes, "not in the accepted run")
@@ -104,7 +106,7 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 			c.Regressions++
 		}
 	}
-	for _, path := range []Path{PathASAP2, PathBaseline} {
+	for _, path := range []results.Path{results.PathASAP2, results.PathBaseline} {
 		fa, fc := accepted.FileFor(path), candidate.FileFor(path)
 		if fa == nil || fc == nil {
 			continue
@@ -125,8 +127,8 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 	return c
 }
 
-func compareOne(accepted, candidate *Set, a, cand *ProfileResult, o CompareOptions) DeltaRow {
-	r := DeltaRow{Profile: profileTitle(a), ID: a.ID, Path: a.Path, UDP: ShapeOf(a).Protocol == ProtoUDP,
+func compareOne(accepted, candidate *Set, a, cand *results.ProfileResult, o CompareOptions) DeltaRow {
+	r := DeltaRow{Profile: profileTitle(a), ID: a.ID, Path: a.Path, UDP: ShapeOf(a).Protocol == results.ProtoUDP,
 		AcceptedDelivered: a.Summary.Delivered.Median, AcceptedLoss: a.Summary.Loss.Median,
 		AcceptedEvidence: accepted.EvidenceFor(a).Status, Status: DeltaOK}
 	if a.Summary.Delivered.N == 0 {
@@ -250,7 +252,7 @@ func (c Comparison) Markdown() string {
 
 // contradicts reports whether an evidence status proves the other path than
 // p: software for asap2, offload proven for baseline.
-func contradicts(p Path, status string) bool {
-	return p == PathASAP2 && status == EvidenceSoftware ||
-		p == PathBaseline && (status == EvidenceOffloadProven || status == EvidencePartialProof)
+func contradicts(p results.Path, status string) bool {
+	return p == results.PathASAP2 && status == EvidenceSoftware ||
+		p == results.PathBaseline && (status == EvidenceOffloadProven || status == EvidencePartialProof)
 }

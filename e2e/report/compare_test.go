@@ -3,9 +3,11 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-func mustSet(t *testing.T, rs ...*Results) *Set {
+func mustSet(t *testing.T, rs ...*results.Results) *Set {
 	t.Helper()
 	s, err := NewSet(rs...)
 	if err != nil {
@@ -16,12 +18,12 @@ func mustSet(t *testing.T, rs ...*Results) *Set {
 
 // Candidate identical to accepted except within tolerance: pass.
 func TestCompareWithinTolerance(t *testing.T) {
-	acc := mustSet(t, seedResults(PathASAP2), seedResults(PathBaseline))
-	c := seedResults(PathASAP2)
+	acc := mustSet(t, seedResults(results.PathASAP2), seedResults(results.PathBaseline))
+	c := seedResults(results.PathASAP2)
 	c.RunID = "cand"
 	c.Profiles[2].Runs[0].DeliveredBps *= 0.97 // -3% on TCP P30
-	Summarize(&c.Profiles[2], 0)
-	cmp := Compare(acc, mustSet(t, c, seedResults(PathBaseline)), CompareOptions{TolerancePercent: 5, LossTolerancePoints: 1})
+	results.Summarize(&c.Profiles[2], 0)
+	cmp := Compare(acc, mustSet(t, c, seedResults(results.PathBaseline)), CompareOptions{TolerancePercent: 5, LossTolerancePoints: 1})
 	if cmp.Failed() {
 		t.Fatalf("within tolerance failed:\n%s", cmp.Markdown())
 	}
@@ -34,17 +36,17 @@ func TestCompareWithinTolerance(t *testing.T) {
 // Planted regressions: delivered drop beyond tolerance, UDP loss rise,
 // evidence downgrade, missing profile; plus an environment difference.
 func TestComparePlantedRegression(t *testing.T) {
-	acc := mustSet(t, seedResults(PathASAP2))
-	c := seedResults(PathASAP2)
+	acc := mustSet(t, seedResults(results.PathASAP2))
+	c := seedResults(results.PathASAP2)
 	c.RunID = "cand"
 	c.Profiles[1].Runs[0].DeliveredBps *= 0.80 // TCP P15 -20%
 	c.Profiles[3].Runs[0].LossPercent = 29.5   // UDP P1 loss 27% -> 29.5%
 	c.Environment.Hypervisors[0].NICFirmware = "26.44.1036 (MT_0000000531)"
 	c.Environment.Guests[0].Iperf3Version = "3.18"
-	c.Offload[2].Verdict = VerdictSoftware
+	c.Offload[2].Verdict = results.VerdictSoftware
 	c.Profiles = c.Profiles[:len(c.Profiles)-1] // last capped profile not run
 	for i := range c.Profiles {
-		Summarize(&c.Profiles[i], 0)
+		results.Summarize(&c.Profiles[i], 0)
 	}
 	cmp := Compare(acc, mustSet(t, c), CompareOptions{TolerancePercent: 5, LossTolerancePoints: 1})
 	if !cmp.Failed() {
@@ -78,12 +80,12 @@ func TestComparePlantedRegression(t *testing.T) {
 // candidate's checks prove the software path on an asap2 run: the gate
 // fails, although the evidence did not "go down" from a proven state.
 func TestCompareCandidateProvesOtherPath(t *testing.T) {
-	a := seedResults(PathASAP2)
+	a := seedResults(results.PathASAP2)
 	a.Offload = nil
-	c := seedResults(PathASAP2)
+	c := seedResults(results.PathASAP2)
 	c.RunID = "cand"
 	for i := range c.Offload {
-		c.Offload[i].Verdict = VerdictSoftware
+		c.Offload[i].Verdict = results.VerdictSoftware
 	}
 	cmp := Compare(mustSet(t, a), mustSet(t, c), CompareOptions{TolerancePercent: 5, LossTolerancePoints: 1})
 	if !cmp.Failed() || !strings.Contains(cmp.Markdown(), `candidate evidence "software" contradicts its asap2 path`) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // FuzzDecode: tools/report reads results files from archives and other
@@ -43,10 +45,10 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var rules []ThresholdRule
+		var rules []results.ThresholdRule
 		for _, id := range s.IDs() {
-			for _, m := range ThresholdMetrics() {
-				rules = append(rules, ThresholdRule{Profile: id, Path: string(PathASAP2), Metric: m, Op: ">=", Value: 1})
+			for _, m := range results.ThresholdMetrics() {
+				rules = append(rules, results.ThresholdRule{Profile: id, Path: string(results.PathASAP2), Metric: m, Op: ">=", Value: 1})
 			}
 		}
 		opts := Options{Thresholds: EvaluateThresholds(rules, s)}
@@ -81,8 +83,8 @@ func smallSeeds(f *testing.F, b []byte) [][]byte {
 	if err != nil {
 		f.Fatalf("seed: %v", err)
 	}
-	head := func() Results {
-		return Results{SchemaVersion: r.SchemaVersion, RunID: r.RunID, Config: ConfigSummary{ExpectedPath: r.Config.ExpectedPath}}
+	head := func() results.Results {
+		return results.Results{SchemaVersion: r.SchemaVersion, RunID: r.RunID, Config: results.ConfigSummary{ExpectedPath: r.Config.ExpectedPath}}
 	}
 	var seeds [][]byte
 	seen := map[string]bool{}
@@ -91,23 +93,23 @@ func smallSeeds(f *testing.F, b []byte) [][]byte {
 			continue
 		}
 		seen[p.Protocol] = true
-		p.Name, p.DurationSeconds, p.Summary, p.Offload = "", 0, Summary{}, nil
+		p.Name, p.DurationSeconds, p.Summary, p.Offload = "", 0, results.Summary{}, nil
 		runs := p.Runs
 		repeats := head()
 		repeats.Config.CVLimitPercent = r.Config.CVLimitPercent
 		p.Runs = nil
 		for _, run := range runs[:min(2, len(runs))] {
-			p.Runs = append(p.Runs, Run{Repeat: run.Repeat, DeliveredBps: run.DeliveredBps, LossPercent: run.LossPercent, Error: run.Error})
+			p.Runs = append(p.Runs, results.Run{Repeat: run.Repeat, DeliveredBps: run.DeliveredBps, LossPercent: run.LossPercent, Error: run.Error})
 		}
-		repeats.Profiles = []ProfileResult{p}
+		repeats.Profiles = []results.ProfileResult{p}
 		seeds = append(seeds, compactSeed(f, repeats))
 		if len(runs) > 0 {
 			run := runs[0]
 			intervals := head()
-			p.Runs = []Run{{Repeat: run.Repeat, OfferedBps: run.OfferedBps, DeliveredBps: run.DeliveredBps,
+			p.Runs = []results.Run{{Repeat: run.Repeat, OfferedBps: run.OfferedBps, DeliveredBps: run.DeliveredBps,
 				LossPercent: run.LossPercent, Retransmits: run.Retransmits, Error: run.Error,
 				Intervals: run.Intervals[:min(2, len(run.Intervals))]}}
-			intervals.Profiles = []ProfileResult{p}
+			intervals.Profiles = []results.ProfileResult{p}
 			seeds = append(seeds, compactSeed(f, intervals))
 		}
 	}
@@ -115,7 +117,7 @@ func smallSeeds(f *testing.F, b []byte) [][]byte {
 	env.StartedAt, env.FinishedAt = r.StartedAt, r.FinishedAt
 	env.Environment.MTU = r.Environment.MTU
 	for _, h := range r.Environment.Hypervisors[:min(1, len(r.Environment.Hypervisors))] {
-		env.Environment.Hypervisors = append(env.Environment.Hypervisors, Hypervisor{Name: h.Name, NICDriver: h.NICDriver})
+		env.Environment.Hypervisors = append(env.Environment.Hypervisors, results.Hypervisor{Name: h.Name, NICDriver: h.NICDriver})
 	}
 	env.Timings = r.Timings[:min(2, len(r.Timings))]
 	env.Errors = r.Errors[:min(1, len(r.Errors))]
@@ -125,11 +127,11 @@ func smallSeeds(f *testing.F, b []byte) [][]byte {
 	for _, c := range r.Offload {
 		if !seenCheck[c.Name] {
 			seenCheck[c.Name] = true
-			checks.Offload = append(checks.Offload, CheckResult{Name: c.Name, Verdict: c.Verdict})
+			checks.Offload = append(checks.Offload, results.CheckResult{Name: c.Name, Verdict: c.Verdict})
 		}
 	}
 	for _, t := range r.Thresholds[:min(1, len(r.Thresholds))] {
-		checks.Thresholds = append(checks.Thresholds, ThresholdResult{Profile: t.Profile, Path: t.Path, Metric: t.Metric, Op: t.Op, Value: t.Value, Pass: t.Pass})
+		checks.Thresholds = append(checks.Thresholds, results.ThresholdResult{Profile: t.Profile, Path: t.Path, Metric: t.Metric, Op: t.Op, Value: t.Value, Pass: t.Pass})
 	}
 	return append(seeds, compactSeed(f, env), compactSeed(f, checks))
 }
@@ -137,7 +139,7 @@ func smallSeeds(f *testing.F, b []byte) [][]byte {
 // compactSeed marshals r without zero values (0, "", false, null, empty
 // lists and objects, the zero time) and with numbers rounded to four
 // significant digits.
-func compactSeed(f *testing.F, r Results) []byte {
+func compactSeed(f *testing.F, r results.Results) []byte {
 	f.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {

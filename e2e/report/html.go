@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 const css = `
@@ -77,7 +79,7 @@ func evidenceBadges(r Row) string {
 	var parts []string
 	for _, side := range []struct {
 		name string
-		p    *ProfileResult
+		p    *results.ProfileResult
 		ev   *Evidence
 	}{{"ASAP²", r.ASAP2, r.ASAP2Evidence}, {"Baseline", r.Baseline, r.BaselineEvidence}} {
 		if side.p == nil || side.ev == nil {
@@ -117,7 +119,7 @@ func writeIntervalCharts(b *strings.Builder, s *Set) {
 		for _, r := range t.Rows {
 			// one chart per path, each scaled from 0 to its own maximum, so
 			// the slower path's dips are not flattened by the faster one
-			for _, p := range []*ProfileResult{r.ASAP2, r.Baseline} {
+			for _, p := range []*results.ProfileResult{r.ASAP2, r.Baseline} {
 				if p == nil {
 					continue
 				}
@@ -127,7 +129,7 @@ func writeIntervalCharts(b *strings.Builder, s *Set) {
 						continue
 					}
 					color := colASAP2
-					if p.Path == PathBaseline {
+					if p.Path == results.PathBaseline {
 						color = colBaseline
 					}
 					if len(p.Runs) > 1 {
@@ -138,7 +140,7 @@ func writeIntervalCharts(b *strings.Builder, s *Set) {
 						ls.name += " (failed)"
 						ls.dash = true
 					}
-					if st := IntervalStatsOf(run.Intervals); st != nil {
+					if st := results.IntervalStatsOf(run.Intervals); st != nil {
 						w := st.Worst
 						ls.worst = &w
 					}

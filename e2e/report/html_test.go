@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // seedSetWithRepeats is the seed set with the TCP 1-stream baseline run
@@ -12,7 +14,7 @@ import (
 // shows several lines and a whisker.
 func seedSetWithRepeats(t *testing.T) *Set {
 	t.Helper()
-	a, b := seedResults(PathASAP2), seedResults(PathBaseline)
+	a, b := seedResults(results.PathASAP2), seedResults(results.PathBaseline)
 	p := &b.Profiles[0]
 	base := p.Runs[0]
 	for i, f := range []float64{0.93, 1.05} {
@@ -27,7 +29,7 @@ func seedSetWithRepeats(t *testing.T) *Set {
 		}
 		p.Runs = append(p.Runs, r)
 	}
-	Summarize(p, b.Config.CVLimitPercent)
+	results.Summarize(p, b.Config.CVLimitPercent)
 	s, err := NewSet(a, b)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // testdata/lab-baseline-results.json is the results file of the baseline
@@ -11,7 +13,7 @@ import (
 // 2 repeats, cv_limit_percent 25, threshold lab-tcp-1-stream-floor). Its
 // numbers are real lab measurements; these tests exercise repeats, spread
 // and thresholds on them.
-func loadLabBaseline(t *testing.T) *Results {
+func loadLabBaseline(t *testing.T) *results.Results {
 	t.Helper()
 	r, err := Load("testdata/lab-baseline-results.json")
 	if err != nil {
@@ -22,7 +24,7 @@ func loadLabBaseline(t *testing.T) *Results {
 
 func TestLabRepeatsSummary(t *testing.T) {
 	r := loadLabBaseline(t)
-	var p *ProfileResult
+	var p *results.ProfileResult
 	for i := range r.Profiles {
 		if r.Profiles[i].ID == "tcp-p15" {
 			p = &r.Profiles[i]
@@ -50,7 +52,7 @@ func TestLabRepeatsSummary(t *testing.T) {
 	}
 	// The same runs under a stricter limit are unstable, with the reason.
 	q := *p
-	Summarize(&q, 10)
+	results.Summarize(&q, 10)
 	if !q.Summary.Unstable || !strings.Contains(q.Summary.UnstableReason, "11.3") {
 		t.Fatalf("limit 10%%: unstable=%v (%s), want unstable naming CV 11.3%%", q.Summary.Unstable, q.Summary.UnstableReason)
 	}
@@ -65,11 +67,11 @@ func TestLabThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds([]ThresholdRule{
-		{Name: "floor", Profile: "tcp-p1", Path: "baseline", Metric: MetricDelivered, Op: ">=", Value: 20e6},
-		{Name: "line-rate", Profile: "tcp-p15", Path: "baseline", Metric: MetricDelivered, Op: ">=", Value: 10e9},
-		{Name: "udp-loss", Profile: "udp-500m-p1-l700", Path: "baseline", Metric: MetricLoss, Op: "<=", Value: 1},
-		{Name: "asap2-missing", Profile: "tcp-p1", Path: "asap2", Metric: MetricDelivered, Op: ">=", Value: 1e9},
+	got := EvaluateThresholds([]results.ThresholdRule{
+		{Name: "floor", Profile: "tcp-p1", Path: "baseline", Metric: results.MetricDelivered, Op: ">=", Value: 20e6},
+		{Name: "line-rate", Profile: "tcp-p15", Path: "baseline", Metric: results.MetricDelivered, Op: ">=", Value: 10e9},
+		{Name: "udp-loss", Profile: "udp-500m-p1-l700", Path: "baseline", Metric: results.MetricLoss, Op: "<=", Value: 1},
+		{Name: "asap2-missing", Profile: "tcp-p1", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 1e9},
 	}, set)
 	want := map[string]bool{"floor": true, "line-rate": false, "udp-loss": false, "asap2-missing": false}
 	for _, g := range got {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Options tune the renderers.
@@ -17,7 +19,7 @@ type Options struct {
 	SeedLayout bool
 	// Thresholds are evaluated rules to show; when nil, the rules stored in
 	// the results files are shown.
-	Thresholds []ThresholdResult
+	Thresholds []results.ThresholdResult
 }
 
 func (o Options) title() string {
@@ -93,10 +95,10 @@ const UnprovenGainNote = "data path not proven by the offload checks"
 // pathsProven reports whether both sides show the evidence their path
 // must show (a side that was not run has no evidence to miss).
 func (r Row) pathsProven() bool {
-	if r.ASAP2Evidence != nil && !Expected(PathASAP2, r.ASAP2Evidence.Status) {
+	if r.ASAP2Evidence != nil && !Expected(results.PathASAP2, r.ASAP2Evidence.Status) {
 		return false
 	}
-	if r.BaselineEvidence != nil && !Expected(PathBaseline, r.BaselineEvidence.Status) {
+	if r.BaselineEvidence != nil && !Expected(results.PathBaseline, r.BaselineEvidence.Status) {
 		return false
 	}
 	return true
@@ -132,17 +134,17 @@ func mdEscape(s string) string {
 	return s
 }
 
-func pathName(p Path) string {
+func pathName(p results.Path) string {
 	switch p {
-	case PathASAP2:
+	case results.PathASAP2:
 		return "ASAP²"
-	case PathBaseline:
+	case results.PathBaseline:
 		return "Baseline"
 	}
 	return string(p)
 }
 
-func fileLabel(f *Results) string {
+func fileLabel(f *results.Results) string {
 	return fmt.Sprintf("%s run %s", pathName(f.Config.ExpectedPath), f.RunID)
 }
 
@@ -205,7 +207,7 @@ func writeSpread(b *strings.Builder, s *Set) {
 }
 
 // profileTitle is a short human name: the profile's Name, else its label.
-func profileTitle(p *ProfileResult) string {
+func profileTitle(p *results.ProfileResult) string {
 	if p.Name != "" {
 		return p.Name
 	}
@@ -219,8 +221,8 @@ func profileTitle(p *ProfileResult) string {
 }
 
 // sortedProfiles orders profiles by table, seed row order, then path.
-func sortedProfiles(ps []*ProfileResult) []*ProfileResult {
-	out := append([]*ProfileResult(nil), ps...)
+func sortedProfiles(ps []*results.ProfileResult) []*results.ProfileResult {
+	out := append([]*results.ProfileResult(nil), ps...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := ShapeOf(out[i]), ShapeOf(out[j])
 		ka, kb := tableOf(a), tableOf(b)
@@ -256,7 +258,7 @@ func writeChecks(b *strings.Builder, s *Set) {
 		}
 		var rows [][]string
 		for _, c := range f.Offload {
-			rows = append(rows, []string{c.Name, orDash(c.Flow), c.Verdict, orDash(c.Reason), orDash(strings.Join(c.EvidenceFiles, ", "))})
+			rows = append(rows, []string{c.Name, orDash(c.Flow), string(c.Verdict), orDash(c.Reason), orDash(strings.Join(c.EvidenceFiles, ", "))})
 		}
 		b.WriteString(mdTable([]string{"Check", "Flow", "Verdict", "Reason", "Evidence files"}, rows))
 		b.WriteString("\n")
@@ -272,11 +274,11 @@ var verdictBasis = [][]string{
 	{"counters", "the representor's slow path stayed under its bound while the guest's interface moved the flow", "the representor's slow path moved more than its bound"},
 }
 
-func thresholdsOf(s *Set, o Options) []ThresholdResult {
+func thresholdsOf(s *Set, o Options) []results.ThresholdResult {
 	if o.Thresholds != nil {
 		return o.Thresholds
 	}
-	var out []ThresholdResult
+	var out []results.ThresholdResult
 	for _, f := range s.Files {
 		out = append(out, f.Thresholds...)
 	}
@@ -284,9 +286,9 @@ func thresholdsOf(s *Set, o Options) []ThresholdResult {
 }
 
 // ThresholdRuleText is the rule in words: "tcp-p30 asap2 delivered_bps >= 22.5 Gbit/s".
-func ThresholdRuleText(t ThresholdResult) string {
+func ThresholdRuleText(t results.ThresholdResult) string {
 	parts := []string{t.Profile}
-	if t.Metric != MetricGain && t.Path != "" {
+	if t.Metric != results.MetricGain && t.Path != "" {
 		parts = append(parts, t.Path)
 	}
 	parts = append(parts, t.Metric, t.Op, formatMetric(t.Metric, t.Value))
@@ -318,39 +320,45 @@ func writeThresholds(b *strings.Builder, s *Set, o Options) {
 func EnvironmentRows(s *Set) [][]string {
 	get := []struct {
 		item string
-		fn   func(f *Results) string
+		fn   func(f *results.Results) string
 	}{
-		{"Run ID", func(f *Results) string { return f.RunID }},
-		{"Cloud", func(f *Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }},
-		{"Build", func(f *Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }},
-		{"Expected path", func(f *Results) string { return string(f.Config.ExpectedPath) }},
-		{"Hypervisor pair", func(f *Results) string {
+		{"Run ID", func(f *results.Results) string { return f.RunID }},
+		{"Cloud", func(f *results.Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }},
+		{"Build", func(f *results.Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }},
+		{"Expected path", func(f *results.Results) string { return string(f.Config.ExpectedPath) }},
+		{"Hypervisor pair", func(f *results.Results) string {
 			var n []string
 			for _, h := range f.Environment.Hypervisors {
 				n = append(n, h.Name)
 			}
 			return strings.Join(n, " ↔ ")
 		}},
-		{"NIC driver", func(f *Results) string {
-			return hvJoin(f, func(h Hypervisor) string {
+		{"NIC driver", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string {
 				if h.NICDriverVersion != "" {
 					return h.NICDriver + " " + h.NICDriverVersion
 				}
 				return h.NICDriver
 			})
 		}},
-		{"NIC firmware", func(f *Results) string { return hvJoin(f, func(h Hypervisor) string { return h.NICFirmware }) }},
-		{"OVS", func(f *Results) string { return hvJoin(f, func(h Hypervisor) string { return h.OVSVersion }) }},
-		{"Host kernel", func(f *Results) string { return hvJoin(f, func(h Hypervisor) string { return h.Kernel }) }},
-		{"iperf3", func(f *Results) string { return iperfVersions(f) }},
-		{"MTU", func(f *Results) string {
+		{"NIC firmware", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string { return h.NICFirmware })
+		}},
+		{"OVS", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string { return h.OVSVersion })
+		}},
+		{"Host kernel", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string { return h.Kernel })
+		}},
+		{"iperf3", func(f *results.Results) string { return iperfVersions(f) }},
+		{"MTU", func(f *results.Results) string {
 			if f.Environment.MTU == 0 {
 				return ""
 			}
 			return fmt.Sprintf("%d", f.Environment.MTU)
 		}},
-		{"Guest kernel", func(f *Results) string { return f.Environment.GuestKernel }},
-		{"Host keys", func(f *Results) string {
+		{"Guest kernel", func(f *results.Results) string { return f.Environment.GuestKernel }},
+		{"Host keys", func(f *results.Results) string {
 			if f.Environment.InsecureHostKeys {
 				return "NOT verified (insecure opt-in)"
 			}
@@ -369,7 +377,7 @@ func EnvironmentRows(s *Set) [][]string {
 }
 
 // hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".
-func hvJoin(f *Results, fn func(Hypervisor) string) string {
+func hvJoin(f *results.Results, fn func(results.Hypervisor) string) string {
 	hs := f.Environment.Hypervisors
 	if len(hs) == 0 {
 		return ""
@@ -390,7 +398,7 @@ func hvJoin(f *Results, fn func(Hypervisor) string) string {
 	return strings.Join(parts, "; ")
 }
 
-func iperfVersions(f *Results) string {
+func iperfVersions(f *results.Results) string {
 	var vs []string
 	for _, g := range f.Environment.Guests {
 		if g.Iperf3Version != "" && !containsString(vs, g.Iperf3Version) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and fixtures in testdata/")
@@ -35,7 +37,7 @@ func mdTables(t *testing.T, md string) map[string][][]string {
 
 func seedSet(t *testing.T) *Set {
 	t.Helper()
-	s, err := NewSet(seedResults(PathASAP2), seedResults(PathBaseline))
+	s, err := NewSet(seedResults(results.PathASAP2), seedResults(results.PathBaseline))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +134,11 @@ func TestMarkdownGolden(t *testing.T) {
 // Default layout: each row states the evidence of both paths; a missing
 // path is shown as "—" and "not run", never dropped.
 func TestMarkdownEvidenceAndMissing(t *testing.T) {
-	a := seedResults(PathASAP2)
-	b := seedResults(PathBaseline)
+	a := seedResults(results.PathASAP2)
+	b := seedResults(results.PathBaseline)
 	// Baseline lost its 30-stream TCP row; ASAP² lost the dpctl check.
 	b.Profiles = b.Profiles[:2:2]
-	b.Profiles = append(b.Profiles, seedResults(PathBaseline).Profiles[3:]...)
+	b.Profiles = append(b.Profiles, seedResults(results.PathBaseline).Profiles[3:]...)
 	a.Offload = a.Offload[:2]
 	s, err := NewSet(a, b)
 	if err != nil {
@@ -162,7 +164,7 @@ func TestMarkdownEvidenceAndMissing(t *testing.T) {
 
 // With only one path, both columns are still there; gain is "—".
 func TestMarkdownSinglePath(t *testing.T) {
-	s, err := NewSet(seedResults(PathASAP2))
+	s, err := NewSet(seedResults(results.PathASAP2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,11 +179,11 @@ func TestMarkdownSinglePath(t *testing.T) {
 // side software (here the seed's asap2 file with every check turned
 // software), its gain must not read as a clean "~6×".
 func TestSeedLayoutMarksUnprovenGain(t *testing.T) {
-	a := seedResults(PathASAP2)
+	a := seedResults(results.PathASAP2)
 	for i := range a.Offload {
-		a.Offload[i].Verdict = VerdictSoftware
+		a.Offload[i].Verdict = results.VerdictSoftware
 	}
-	s, err := NewSet(a, seedResults(PathBaseline))
+	s, err := NewSet(a, seedResults(results.PathBaseline))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // SetupRetryNote says why a UDP repeat may have run more than once.
@@ -18,11 +20,11 @@ const SetupRetryNote = "iperf3 sets a UDP stream up with one datagram each way a
 func RunNotes(t Table) []string {
 	type side struct {
 		label string
-		p     *ProfileResult
+		p     *results.ProfileResult
 	}
 	var sides []side
 	for _, r := range t.Rows {
-		for _, p := range []*ProfileResult{r.ASAP2, r.Baseline} {
+		for _, p := range []*results.ProfileResult{r.ASAP2, r.Baseline} {
 			if p != nil {
 				sides = append(sides, side{profileTitle(p) + ", " + pathName(p.Path), p})
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The seed's results plus what issue 14 records per repeat: the guards
@@ -13,13 +15,13 @@ import (
 // two that ran out.
 func notesSet(t *testing.T) *Set {
 	t.Helper()
-	a, b := seedResults(PathASAP2), seedResults(PathBaseline)
+	a, b := seedResults(results.PathASAP2), seedResults(results.PathBaseline)
 	at := time.Date(2026, 12, 2, 16, 0, 40, 0, time.UTC)
-	for _, f := range []*Results{a, b} {
+	for _, f := range []*results.Results{a, b} {
 		for i := range f.Profiles {
 			p := &f.Profiles[i]
 			g := "client --connect-timeout 30000; server --rcv-timeout 5000"
-			if p.Protocol == ProtoTCP {
+			if p.Protocol == results.ProtoTCP {
 				g = "client --connect-timeout 30000 --snd-timeout 5000; server --rcv-timeout 5000 --snd-timeout 5000"
 				if f == b {
 					g = "client --connect-timeout 30000; server --rcv-timeout 5000; without client --snd-timeout (iperf3 3.9; needs 3.12), server --snd-timeout (iperf3 3.9; needs 3.12)"
@@ -30,9 +32,9 @@ func notesSet(t *testing.T) *Set {
 			}
 			switch {
 			case f == b && p.ID == "udp-b0-p1":
-				p.Runs[0].SetupRetries = []Retry{{At: at, Reason: "port 5201: unable to read from stream socket: Resource temporarily unavailable"}}
+				p.Runs[0].SetupRetries = []results.Retry{{At: at, Reason: "port 5201: unable to read from stream socket: Resource temporarily unavailable"}}
 			case f == a && p.ID == "udp-500m-p15":
-				p.Runs[0].SetupRetries = []Retry{
+				p.Runs[0].SetupRetries = []results.Retry{
 					{At: at.Add(time.Minute), Reason: "port 5201: unable to read from stream socket: Resource temporarily unavailable"},
 					{At: at.Add(2 * time.Minute), Reason: "port 5202: unable to write to stream socket: No buffer space available"},
 				}
@@ -118,10 +120,10 @@ func TestRunNotesAbsentForOlderResults(t *testing.T) {
 // when empty (the change is additive), and a retry without its reason or
 // time is named.
 func TestSetupRetriesAndGuardsInResultsJSON(t *testing.T) {
-	r := seedResults(PathBaseline)
+	r := seedResults(results.PathBaseline)
 	run := &r.Profiles[3].Runs[0]
 	run.Iperf3Guards = "client --connect-timeout 30000; server --rcv-timeout 5000"
-	run.SetupRetries = []Retry{{At: time.Date(2026, 12, 2, 16, 0, 40, 0, time.UTC), Reason: "port 5201: unable to read from stream socket: Resource temporarily unavailable"}}
+	run.SetupRetries = []results.Retry{{At: time.Date(2026, 12, 2, 16, 0, 40, 0, time.UTC), Reason: "port 5201: unable to read from stream socket: Resource temporarily unavailable"}}
 	data, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -134,11 +136,11 @@ func TestSetupRetriesAndGuardsInResultsJSON(t *testing.T) {
 	if got.Iperf3Guards != run.Iperf3Guards || len(got.SetupRetries) != 1 || !got.SetupRetries[0].At.Equal(run.SetupRetries[0].At) || got.SetupRetries[0].Reason != run.SetupRetries[0].Reason {
 		t.Errorf("round trip: %+v", got)
 	}
-	plain, _ := json.Marshal(seedResults(PathBaseline))
+	plain, _ := json.Marshal(seedResults(results.PathBaseline))
 	if strings.Contains(string(plain), "setup_retries") || strings.Contains(string(plain), "iperf3_guards") {
 		t.Error("empty guards/retries are written: the schema change is not additive")
 	}
-	run.SetupRetries = []Retry{{Reason: "x"}}
+	run.SetupRetries = []results.Retry{{Reason: "x"}}
 	data, _ = json.Marshal(r)
 	if _, err := Decode(data); err == nil || !strings.Contains(err.Error(), "profiles[3].runs[0].setup_retries[0]: must have at and reason") {
 		t.Errorf("Decode of a retry without time: %v", err)

@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Issue 9 point 5: fewer checks never earn the same stamp. A run that
@@ -10,12 +12,12 @@ import (
 // from both is a "partial proof" naming what ran and what did not; the
 // table cell, the HTML badge and a comparison with a fully proven run say so.
 func TestPartialProofIsNeverOffloadProven(t *testing.T) {
-	full := seedResults(PathASAP2)
-	part := seedResults(PathASAP2)
+	full := seedResults(results.PathASAP2)
+	part := seedResults(results.PathASAP2)
 	part.RunID = "seed-asap2-partial"
 	part.Config.Checks = []string{"tc", "dpctl"}
 	part.Config.PartialProof = true
-	var kept []CheckResult
+	var kept []results.CheckResult
 	for _, c := range part.Offload {
 		if c.Name == "tc" || c.Name == "dpctl" {
 			kept = append(kept, c)
@@ -35,7 +37,7 @@ func TestPartialProofIsNeverOffloadProven(t *testing.T) {
 	if want := "partial proof: tc, dpctl only (representor, counters not run)"; PartialProofLabel(ev) != want {
 		t.Errorf("label %q, want %q", PartialProofLabel(ev), want)
 	}
-	if !Expected(PathASAP2, ev.Status) || Expected(PathBaseline, ev.Status) {
+	if !Expected(results.PathASAP2, ev.Status) || Expected(results.PathBaseline, ev.Status) {
 		t.Error("a partial proof is what an opted-in asap2 run asked for, and contradicts a baseline")
 	}
 	md := Markdown(s, Options{})

@@ -1,12 +1,10 @@
 package report_test
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // report depends on no harness package, so the strings other packages hand
@@ -17,18 +15,15 @@ import (
 // "unproven" in the report.
 func TestStringsSharedWithOtherPackages(t *testing.T) {
 	pairs := []struct{ what, got, want string }{
-		{"verdict offloaded", string(offload.Offloaded), report.VerdictOffloaded},
-		{"verdict software", string(offload.Software), report.VerdictSoftware},
-		{"verdict inconclusive", string(offload.Inconclusive), report.VerdictInconclusive},
-		{"path asap2 (offload)", offload.PathASAP2, string(report.PathASAP2)},
-		{"path baseline (offload)", offload.PathBaseline, string(report.PathBaseline)},
-		{"path asap2 (config)", string(config.PathASAP2), string(report.PathASAP2)},
-		{"path baseline (config)", string(config.PathBaseline), string(report.PathBaseline)},
-		{"check tc", offload.CheckNameTC, config.CheckTC},
-		{"check representor", offload.CheckNameRepresentor, config.CheckRepresentor},
-		{"check dpctl", offload.CheckNameDpctl, config.CheckDpctl},
-		{"check counters", offload.CheckNameCounters, config.CheckCounters},
-		{"known checks", strings.Join(report.KnownChecks, ","), strings.Join(config.AllChecks, ",")},
+		{"verdict offloaded", string(offload.Offloaded), string(results.VerdictOffloaded)},
+		{"verdict software", string(offload.Software), string(results.VerdictSoftware)},
+		{"verdict inconclusive", string(offload.Inconclusive), string(results.VerdictInconclusive)},
+		{"path asap2 (offload)", offload.PathASAP2, string(results.PathASAP2)},
+		{"path baseline (offload)", offload.PathBaseline, string(results.PathBaseline)},
+		{"check tc", offload.CheckNameTC, results.CheckTC},
+		{"check representor", offload.CheckNameRepresentor, results.CheckRepresentor},
+		{"check dpctl", offload.CheckNameDpctl, results.CheckDpctl},
+		{"check counters", offload.CheckNameCounters, results.CheckCounters},
 	}
 	for _, p := range pairs {
 		if p.got != p.want {

@@ -2,6 +2,8 @@ package report
 
 import (
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The seed's numbers: /work/shared/seeds/asap2-direct-performance.txt,
@@ -60,10 +62,10 @@ var seedGainDeviations = map[string]string{
 var vethSeries = []float64{232, 251, 237, 246, 204, 235, 241, 265, 239, 234, 238, 243, 272, 240, 240, 193, 217, 242, 225}
 var internalSeries = []float64{448, 453, 484, 483, 472, 289, 480, 544, 505, 422, 482, 352, 471, 519, 504, 536, 493}
 
-func series(start float64, mbps []float64, scale float64) []Interval {
-	out := make([]Interval, len(mbps))
+func series(start float64, mbps []float64, scale float64) []results.Interval {
+	out := make([]results.Interval, len(mbps))
 	for i, v := range mbps {
-		out[i] = Interval{Start: start + float64(i), End: start + float64(i) + 1, Bps: v * M * scale}
+		out[i] = results.Interval{Start: start + float64(i), End: start + float64(i) + 1, Bps: v * M * scale}
 	}
 	return out
 }
@@ -72,28 +74,28 @@ var seedStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // seedEnv is an illustrative environment (made up for the fixture, not
 // measured): the seed names the hardware but not versions.
-func seedEnv(path Path) Environment {
-	if path == PathASAP2 {
-		return Environment{
+func seedEnv(path results.Path) results.Environment {
+	if path == results.PathASAP2 {
+		return results.Environment{
 			Cloud: "mosk-lab", BuildLabel: "MOSK 25.2",
-			Hypervisors: []Hypervisor{
+			Hypervisors: []results.Hypervisor{
 				{Name: "cmp-asap2-1", NIC: "bond0", NICDriver: "mlx5_core", NICDriverVersion: "24.10-1.1.4", NICFirmware: "26.43.2026 (MT_0000000531)", OVSVersion: "3.3.1", Kernel: "5.15.0-125-generic"},
 				{Name: "cmp-asap2-2", NIC: "bond0", NICDriver: "mlx5_core", NICDriverVersion: "24.10-1.1.4", NICFirmware: "26.43.2026 (MT_0000000531)", OVSVersion: "3.3.1", Kernel: "5.15.0-125-generic"},
 			},
-			Guests: []Guest{
+			Guests: []results.Guest{
 				{Name: "server", Role: "server", Hypervisor: "cmp-asap2-1", Iperf3Version: "3.16", Kernel: "6.8.0-45-generic"},
 				{Name: "client", Role: "client", Hypervisor: "cmp-asap2-2", Iperf3Version: "3.16", Kernel: "6.8.0-45-generic"},
 			},
 			MTU: 8950, GuestKernel: "6.8.0-45-generic",
 		}
 	}
-	return Environment{
+	return results.Environment{
 		Cloud: "mosk-lab", BuildLabel: "MOSK 25.2",
-		Hypervisors: []Hypervisor{
+		Hypervisors: []results.Hypervisor{
 			{Name: "cmp-std-1", NIC: "bond0", NICDriver: "ice", NICDriverVersion: "1.14.9", NICFirmware: "4.40 0x8001c967 1.3534.0", OVSVersion: "3.3.1", Kernel: "5.15.0-125-generic"},
 			{Name: "cmp-std-2", NIC: "bond0", NICDriver: "ice", NICDriverVersion: "1.14.9", NICFirmware: "4.40 0x8001c967 1.3534.0", OVSVersion: "3.3.1", Kernel: "5.15.0-125-generic"},
 		},
-		Guests: []Guest{
+		Guests: []results.Guest{
 			{Name: "server", Role: "server", Hypervisor: "cmp-std-1", Iperf3Version: "3.16", Kernel: "6.8.0-45-generic"},
 			{Name: "client", Role: "client", Hypervisor: "cmp-std-2", Iperf3Version: "3.16", Kernel: "6.8.0-45-generic"},
 		},
@@ -104,37 +106,37 @@ func seedEnv(path Path) Environment {
 // seedResults builds one results file per path from the seed's numbers.
 // Run-level offload checks: all three offloaded on asap2, software on the
 // baseline. The TCP 1-stream rows carry the public interval series.
-func seedResults(path Path) *Results {
-	r := &Results{
-		SchemaVersion: SchemaVersion,
+func seedResults(path results.Path) *results.Results {
+	r := &results.Results{
+		SchemaVersion: results.SchemaVersion,
 		RunID:         "seed-" + string(path),
 		StartedAt:     seedStart,
-		Config: ConfigSummary{
+		Config: results.ConfigSummary{
 			Cloud: "mosk-lab", BuildLabel: "MOSK 25.2", ExpectedPath: path,
-			DurationSeconds: 30, Repeats: 1, Checks: KnownChecks,
+			DurationSeconds: 30, Repeats: 1, Checks: results.AllChecks,
 			CVLimitPercent: 5, LineRateBps: 25 * G,
 		},
 		Environment: seedEnv(path),
-		Timings: []Timing{
-			{PhaseProvisioning, 74.2}, {PhaseBoot, 41.0}, {PhaseSSHWait, 12.5},
-			{PhaseTraffic, 14 * 32}, {PhaseChecks, 95.3}, {PhaseTeardown, 38.9},
+		Timings: []results.Timing{
+			{Phase: results.PhaseProvisioning, Seconds: 74.2}, {Phase: results.PhaseBoot, Seconds: 41.0}, {Phase: results.PhaseSSHWait, Seconds: 12.5},
+			{Phase: results.PhaseTraffic, Seconds: 14 * 32}, {Phase: results.PhaseChecks, Seconds: 95.3}, {Phase: results.PhaseTeardown, Seconds: 38.9},
 		},
 	}
 	fin := seedStart.Add(15 * time.Minute)
 	r.FinishedAt = &fin
-	verdict, reason := VerdictOffloaded, "hardware counters grew between samples"
-	if path == PathBaseline {
-		verdict, reason = VerdictSoftware, "flow packets kept reaching the host datapath"
+	verdict, reason := results.VerdictOffloaded, "hardware counters grew between samples"
+	if path == results.PathBaseline {
+		verdict, reason = results.VerdictSoftware, "flow packets kept reaching the host datapath"
 	}
-	for _, name := range KnownChecks {
-		r.Offload = append(r.Offload, CheckResult{Name: name, Flow: "tcp", Verdict: verdict, Reason: reason,
+	for _, name := range results.AllChecks {
+		r.Offload = append(r.Offload, results.CheckResult{Name: name, Flow: "tcp", Verdict: verdict, Reason: reason,
 			EvidenceFiles: []string{"evidence/" + name + "-tcp.txt"}})
 	}
 	for _, s := range seedRows {
-		p := ProfileResult{ID: s.id, Protocol: s.proto, Streams: s.streams, BitrateBps: s.bitrate,
+		p := results.ProfileResult{ID: s.id, Protocol: s.proto, Streams: s.streams, BitrateBps: s.bitrate,
 			LengthBytes: s.length, Path: path, DurationSeconds: 30}
-		run := Run{Repeat: 1, Iperf3Version: "3.16", EvidenceFile: "iperf3/" + s.id + "-1.json"}
-		if path == PathASAP2 {
+		run := results.Run{Repeat: 1, Iperf3Version: "3.16", EvidenceFile: "iperf3/" + s.id + "-1.json"}
+		if path == results.PathASAP2 {
 			run.OfferedBps, run.DeliveredBps, run.LossPercent = s.aOff, s.aDel, s.aLoss
 		} else {
 			run.OfferedBps, run.DeliveredBps, run.LossPercent = s.bOff, s.bDel, s.bLoss
@@ -143,14 +145,14 @@ func seedResults(path Path) *Results {
 			run.OfferedBps = run.DeliveredBps
 		}
 		if s.id == "tcp-p1" {
-			if path == PathASAP2 {
+			if path == results.PathASAP2 {
 				run.Intervals = series(83, internalSeries, 16.5*G/(473*M))
 			} else {
 				run.Intervals = series(81, vethSeries, 2.76*G/(236*M))
 			}
 		}
-		p.Runs = []Run{run}
-		Summarize(&p, r.Config.CVLimitPercent)
+		p.Runs = []results.Run{run}
+		results.Summarize(&p, r.Config.CVLimitPercent)
 		r.Profiles = append(r.Profiles, p)
 	}
 	return r

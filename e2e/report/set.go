@@ -5,19 +5,21 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Set is one or more results files read together: typically one asap2 run
 // and one baseline run, merged into one table. A profile (by ID, and by
 // shape: protocol, streams, bitrate, length) may appear once per path.
 type Set struct {
-	Files   []*Results
+	Files   []*results.Results
 	entries []entry
 }
 
 type entry struct {
-	file *Results
-	prof *ProfileResult
+	file *results.Results
+	prof *results.ProfileResult
 }
 
 // Shape is what makes two profiles comparable across runs, whatever their IDs.
@@ -29,25 +31,25 @@ type Shape struct {
 }
 
 // ShapeOf returns p's shape.
-func ShapeOf(p *ProfileResult) Shape {
+func ShapeOf(p *results.ProfileResult) Shape {
 	return Shape{Protocol: strings.ToLower(p.Protocol), Streams: p.Streams, BitrateBps: p.BitrateBps, LengthBytes: p.LengthBytes}
 }
 
 // NewSet merges results files. A profile's path is its own Path, or the
 // file's expected path when empty. Two results for the same profile ID and
 // path, or the same shape and path, are an error naming both files' run IDs.
-func NewSet(files ...*Results) (*Set, error) {
+func NewSet(files ...*results.Results) (*Set, error) {
 	s := &Set{Files: files}
 	type idKey struct {
 		id   string
-		path Path
+		path results.Path
 	}
 	type shapeKey struct {
 		shape Shape
-		path  Path
+		path  results.Path
 	}
-	byID := map[idKey]*Results{}
-	byShape := map[shapeKey]*Results{}
+	byID := map[idKey]*results.Results{}
+	byShape := map[shapeKey]*results.Results{}
 	var problems []string
 	for _, f := range files {
 		if f == nil {
@@ -79,7 +81,7 @@ func NewSet(files ...*Results) (*Set, error) {
 }
 
 // Profile returns the result for a profile ID on a path, or nil.
-func (s *Set) Profile(id string, path Path) *ProfileResult {
+func (s *Set) Profile(id string, path results.Path) *results.ProfileResult {
 	for _, e := range s.entries {
 		if e.prof.ID == id && e.prof.Path == path {
 			return e.prof
@@ -89,7 +91,7 @@ func (s *Set) Profile(id string, path Path) *ProfileResult {
 }
 
 // ByShape returns the result with that shape on a path, or nil.
-func (s *Set) ByShape(sh Shape, path Path) *ProfileResult {
+func (s *Set) ByShape(sh Shape, path results.Path) *results.ProfileResult {
 	for _, e := range s.entries {
 		if ShapeOf(e.prof) == sh && e.prof.Path == path {
 			return e.prof
@@ -99,7 +101,7 @@ func (s *Set) ByShape(sh Shape, path Path) *ProfileResult {
 }
 
 // FileOf returns the results file p belongs to, or nil.
-func (s *Set) FileOf(p *ProfileResult) *Results {
+func (s *Set) FileOf(p *results.ProfileResult) *results.Results {
 	for _, e := range s.entries {
 		if e.prof == p {
 			return e.file
@@ -110,7 +112,7 @@ func (s *Set) FileOf(p *ProfileResult) *Results {
 
 // FileFor returns the first file whose expected path is path, else the
 // first file holding a profile on that path, else nil.
-func (s *Set) FileFor(path Path) *Results {
+func (s *Set) FileFor(path results.Path) *results.Results {
 	for _, f := range s.Files {
 		if f.Config.ExpectedPath == path {
 			return f
@@ -125,8 +127,8 @@ func (s *Set) FileFor(path Path) *Results {
 }
 
 // Profiles returns every profile in the set, in file order.
-func (s *Set) Profiles() []*ProfileResult {
-	out := make([]*ProfileResult, len(s.entries))
+func (s *Set) Profiles() []*results.ProfileResult {
+	out := make([]*results.ProfileResult, len(s.entries))
 	for i, e := range s.entries {
 		out[i] = e.prof
 	}
@@ -150,7 +152,7 @@ func (s *Set) IDs() []string {
 // profile shape; ok is false when either side is missing, has no successful
 // run, or the baseline delivered nothing.
 func (s *Set) Gain(sh Shape) (gain float64, ok bool) {
-	a, b := s.ByShape(sh, PathASAP2), s.ByShape(sh, PathBaseline)
+	a, b := s.ByShape(sh, results.PathASAP2), s.ByShape(sh, results.PathBaseline)
 	if a == nil || b == nil || a.Summary.Delivered.N == 0 || b.Summary.Delivered.N == 0 || b.Summary.Delivered.Median <= 0 {
 		return 0, false
 	}
@@ -179,7 +181,7 @@ const (
 // EvidenceFor judges the checks that cover p: its own, else its file's
 // run-level checks. Checks the run was configured to do but that left no
 // result are named as missing.
-func (s *Set) EvidenceFor(p *ProfileResult) Evidence {
+func (s *Set) EvidenceFor(p *results.ProfileResult) Evidence {
 	f := s.FileOf(p)
 	checks, scope := p.Offload, "profile"
 	if len(checks) == 0 && f != nil {
@@ -193,7 +195,7 @@ func (s *Set) EvidenceFor(p *ProfileResult) Evidence {
 }
 
 // partial turns "offload proven" into "partial proof: tc, dpctl only" when
-// the configured checks leave any of KnownChecks out (only a run with
+// the configured checks leave any of results.AllChecks out (only a run with
 // offload.partial_proof gets that far for asap2): fewer witnesses never
 // earn the same stamp as all of them.
 func partial(ev Evidence, configured []string) Evidence {
@@ -201,7 +203,7 @@ func partial(ev Evidence, configured []string) Evidence {
 		return ev
 	}
 	var left []string
-	for _, k := range KnownChecks {
+	for _, k := range results.AllChecks {
 		if !slices.Contains(configured, k) {
 			left = append(left, k)
 		}
@@ -222,12 +224,12 @@ func partial(ev Evidence, configured []string) Evidence {
 // otherwise
 // "unproven" (nothing ran, a check is missing or inconclusive, or the checks
 // contradict each other).
-func Judge(checks []CheckResult, configured []string, scope string) Evidence {
-	per := map[string]string{}
+func Judge(checks []results.CheckResult, configured []string, scope string) Evidence {
+	per := map[string]results.Verdict{}
 	var order []string
 	anyOffloaded := false // any single result, before combining
 	for _, c := range checks {
-		if c.Verdict == VerdictOffloaded {
+		if c.Verdict == results.VerdictOffloaded {
 			anyOffloaded = true
 		}
 		prev, seen := per[c.Name]
@@ -237,12 +239,12 @@ func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 			continue
 		}
 		switch {
-		case prev == VerdictSoftware || c.Verdict == VerdictSoftware:
-			per[c.Name] = VerdictSoftware
-		case prev == VerdictOffloaded && c.Verdict == VerdictOffloaded:
-			per[c.Name] = VerdictOffloaded
+		case prev == results.VerdictSoftware || c.Verdict == results.VerdictSoftware:
+			per[c.Name] = results.VerdictSoftware
+		case prev == results.VerdictOffloaded && c.Verdict == results.VerdictOffloaded:
+			per[c.Name] = results.VerdictOffloaded
 		default:
-			per[c.Name] = VerdictInconclusive
+			per[c.Name] = results.VerdictInconclusive
 		}
 	}
 	var missing []string
@@ -257,12 +259,12 @@ func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 	for _, name := range order {
 		v := per[name]
 		switch v {
-		case VerdictOffloaded:
+		case results.VerdictOffloaded:
 			off++
-		case VerdictSoftware:
+		case results.VerdictSoftware:
 			sw++
 		}
-		parts = append(parts, name+" "+v)
+		parts = append(parts, name+" "+string(v))
 	}
 	for _, m := range missing {
 		parts = append(parts, m+" missing")
@@ -292,13 +294,13 @@ func Judge(checks []CheckResult, configured []string, scope string) Evidence {
 
 // Expected reports whether an evidence status is what the path must show:
 // offload proven for asap2, software for baseline.
-func Expected(path Path, status string) bool {
+func Expected(path results.Path, status string) bool {
 	switch path {
-	case PathASAP2:
+	case results.PathASAP2:
 		// A partial proof was opted into by the run's config and says so in
 		// every cell; it still is what the run asked to show.
 		return status == EvidenceOffloadProven || status == EvidencePartialProof
-	case PathBaseline:
+	case results.PathBaseline:
 		return status == EvidenceSoftware
 	}
 	return false

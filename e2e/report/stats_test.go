@@ -1,35 +1,17 @@
 package report
 
 import (
-	"math"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
-
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
-
-func TestStatOf(t *testing.T) {
-	st := StatOf([]float64{10, 12, 11, 30})
-	if st.N != 4 || st.Min != 10 || st.Max != 30 || st.Median != 11.5 || st.Mean != 15.75 {
-		t.Errorf("got %+v", st)
-	}
-	// sample sd of {10,12,11,30} = sqrt(((5.75²+3.75²+4.75²+14.25²))/3) = 9.5351...
-	if !near(st.CVPercent, math.Sqrt((5.75*5.75+3.75*3.75+4.75*4.75+14.25*14.25)/3)/15.75*100) {
-		t.Errorf("cv = %v", st.CVPercent)
-	}
-	if one := StatOf([]float64{7}); one.CVPercent != 0 || one.Median != 7 {
-		t.Errorf("single: %+v", one)
-	}
-	if zero := StatOf(nil); zero.N != 0 {
-		t.Errorf("empty: %+v", zero)
-	}
-}
 
 // Interval statistics on the public veth series (seed_test.go): the
 // 100-second average hides a 193 Mbit/s second.
 func TestIntervalStatsVethSeries(t *testing.T) {
 	iv := series(81, vethSeries, 1)
-	st := IntervalStatsOf(iv)
+	st := results.IntervalStatsOf(iv)
 	if st.Count != 19 || st.MinBps != 193e6 || st.MaxBps != 272e6 || st.MedianBps != 239e6 {
 		t.Errorf("got %+v", st)
 	}
@@ -38,35 +20,12 @@ func TestIntervalStatsVethSeries(t *testing.T) {
 	}
 	// A trailing partial interval (iperf3 prints e.g. 100.00-100.01) is not
 	// the "worst second".
-	iv = append(iv, Interval{Start: 100, End: 100.01, Bps: 1e6})
-	if st2 := IntervalStatsOf(iv); st2.MinBps != 193e6 || st2.Count != 19 {
+	iv = append(iv, results.Interval{Start: 100, End: 100.01, Bps: 1e6})
+	if st2 := results.IntervalStatsOf(iv); st2.MinBps != 193e6 || st2.Count != 19 {
 		t.Errorf("partial interval counted: %+v", st2)
 	}
-	if IntervalStatsOf(nil) != nil {
+	if results.IntervalStatsOf(nil) != nil {
 		t.Error("nil series must give nil stats")
-	}
-}
-
-func TestSummarizeRepeatsAndUnstable(t *testing.T) {
-	p := ProfileResult{ID: "tcp-p15", Protocol: ProtoTCP, Streams: 15, Runs: []Run{
-		{Repeat: 1, DeliveredBps: 22.7e9}, {Repeat: 2, DeliveredBps: 22.5e9}, {Repeat: 3, DeliveredBps: 18.0e9},
-		{Repeat: 4, Error: "iperf3: the server is busy"},
-	}}
-	Summarize(&p, 5)
-	s := p.Summary
-	if s.Runs != 3 || s.Failed != 1 || s.Delivered.Median != 22.5e9 || s.Delivered.Min != 18e9 || s.Delivered.Max != 22.7e9 {
-		t.Errorf("got %+v", s)
-	}
-	if !s.Unstable || !strings.Contains(s.UnstableReason, "exceeds the limit 5.0%") {
-		t.Errorf("want unstable, got %v %q (cv %.2f)", s.Unstable, s.UnstableReason, s.Delivered.CVPercent)
-	}
-	Summarize(&p, 20)
-	if p.Summary.Unstable {
-		t.Errorf("cv %.1f%% must be within a 20%% limit", p.Summary.Delivered.CVPercent)
-	}
-	Summarize(&p, 0)
-	if p.Summary.Unstable {
-		t.Error("limit 0 means no limit")
 	}
 }
 
@@ -96,26 +55,30 @@ func TestFormatting(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	all := KnownChecks
-	off := func(n string) CheckResult { return CheckResult{Name: n, Verdict: VerdictOffloaded} }
-	sw := func(n string) CheckResult { return CheckResult{Name: n, Verdict: VerdictSoftware} }
+	all := results.AllChecks
+	off := func(n string) results.CheckResult {
+		return results.CheckResult{Name: n, Verdict: results.VerdictOffloaded}
+	}
+	sw := func(n string) results.CheckResult {
+		return results.CheckResult{Name: n, Verdict: results.VerdictSoftware}
+	}
 	cases := []struct {
 		name   string
-		checks []CheckResult
+		checks []results.CheckResult
 		want   string
 		detail string
 	}{
-		{"all offloaded", []CheckResult{off("tc"), off("representor"), off("dpctl"), off("counters")}, EvidenceOffloadProven, ""},
-		{"one missing", []CheckResult{off("tc"), off("dpctl")}, EvidenceUnproven, "representor missing"},
+		{"all offloaded", []results.CheckResult{off("tc"), off("representor"), off("dpctl"), off("counters")}, EvidenceOffloadProven, ""},
+		{"one missing", []results.CheckResult{off("tc"), off("dpctl")}, EvidenceUnproven, "representor missing"},
 		{"none", nil, EvidenceUnproven, "representor missing"},
-		{"software", []CheckResult{sw("tc"), sw("representor"), sw("dpctl")}, EvidenceSoftware, ""},
-		{"contradiction", []CheckResult{off("tc"), sw("representor"), off("dpctl")}, EvidenceUnproven, "contradict"},
-		{"udp flow software", []CheckResult{off("tc"), off("representor"), off("dpctl"), off("counters"), {Name: "tc", Flow: "udp", Verdict: VerdictSoftware}}, EvidenceUnproven, "tc software"},
-		{"inconclusive", []CheckResult{off("tc"), off("representor"), {Name: "dpctl", Verdict: VerdictInconclusive}}, EvidenceUnproven, "dpctl inconclusive"},
+		{"software", []results.CheckResult{sw("tc"), sw("representor"), sw("dpctl")}, EvidenceSoftware, ""},
+		{"contradiction", []results.CheckResult{off("tc"), sw("representor"), off("dpctl")}, EvidenceUnproven, "contradict"},
+		{"udp flow software", []results.CheckResult{off("tc"), off("representor"), off("dpctl"), off("counters"), {Name: "tc", Flow: "udp", Verdict: results.VerdictSoftware}}, EvidenceUnproven, "tc software"},
+		{"inconclusive", []results.CheckResult{off("tc"), off("representor"), {Name: "dpctl", Verdict: results.VerdictInconclusive}}, EvidenceUnproven, "dpctl inconclusive"},
 		// One hypervisor's tc rules in hardware, the other's not: no
 		// "software" proof for a baseline row (offload.ExpectPath fails such a
 		// baseline run, the report must not show it as expected).
-		{"offloaded on one hypervisor", []CheckResult{sw("tc"), off("tc"), sw("representor"), sw("dpctl")}, EvidenceUnproven, "contradict"},
+		{"offloaded on one hypervisor", []results.CheckResult{sw("tc"), off("tc"), sw("representor"), sw("dpctl")}, EvidenceUnproven, "contradict"},
 	}
 	for _, c := range cases {
 		ev := Judge(c.checks, all, "run")

@@ -5,6 +5,8 @@ import (
 	"html"
 	"math"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Colours of the two paths and their light (offered) variants.
@@ -51,7 +53,7 @@ func fmtTick(v float64) string {
 }
 
 type barSide struct {
-	p     *ProfileResult
+	p     *results.ProfileResult
 	color string
 	light string
 	name  string
@@ -68,7 +70,7 @@ func barChart(t Table) string {
 	udp := t.Kind != TableTCP
 	max := 0.0
 	for _, r := range t.Rows {
-		for _, p := range []*ProfileResult{r.ASAP2, r.Baseline} {
+		for _, p := range []*results.ProfileResult{r.ASAP2, r.Baseline} {
 			if p == nil || p.Summary.Delivered.N == 0 {
 				continue
 			}
@@ -175,8 +177,8 @@ func gainShort(r Row, whole bool) string {
 type lineSeries struct {
 	name  string
 	color string
-	iv    []Interval
-	worst *Interval
+	iv    []results.Interval
+	worst *results.Interval
 	dash  bool
 }
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // TableKind is one of the seed's three result tables.
@@ -31,8 +33,8 @@ type Table struct {
 type Row struct {
 	Label    string
 	Shape    Shape
-	ASAP2    *ProfileResult // nil when missing
-	Baseline *ProfileResult // nil when missing
+	ASAP2    *results.ProfileResult // nil when missing
+	Baseline *results.ProfileResult // nil when missing
 	// Cells are the seed's columns after the label: ASAP², baseline, gain.
 	ASAP2Cell, BaselineCell, GainCell string
 	Gain                              float64
@@ -48,14 +50,14 @@ func seedShapes(kind TableKind, capBps float64) []Shape {
 	switch kind {
 	case TableTCP:
 		for _, n := range []int{1, 15, 30} {
-			out = append(out, Shape{Protocol: ProtoTCP, Streams: n})
+			out = append(out, Shape{Protocol: results.ProtoTCP, Streams: n})
 		}
 	case TableUDPUnlimited:
 		for _, n := range []int{1, 15, 30} {
-			out = append(out, Shape{Protocol: ProtoUDP, Streams: n})
+			out = append(out, Shape{Protocol: results.ProtoUDP, Streams: n})
 		}
 		for _, n := range []int{15, 30} {
-			out = append(out, Shape{Protocol: ProtoUDP, Streams: n, LengthBytes: 700})
+			out = append(out, Shape{Protocol: results.ProtoUDP, Streams: n, LengthBytes: 700})
 		}
 	case TableUDPCapped:
 		if capBps != 500e6 {
@@ -63,7 +65,7 @@ func seedShapes(kind TableKind, capBps float64) []Shape {
 		}
 		for _, l := range []int{0, 700} {
 			for _, n := range []int{1, 15, 30} {
-				out = append(out, Shape{Protocol: ProtoUDP, Streams: n, BitrateBps: capBps, LengthBytes: l})
+				out = append(out, Shape{Protocol: results.ProtoUDP, Streams: n, BitrateBps: capBps, LengthBytes: l})
 			}
 		}
 	}
@@ -77,7 +79,7 @@ type tableKey struct {
 
 func tableOf(sh Shape) tableKey {
 	switch {
-	case sh.Protocol == ProtoTCP:
+	case sh.Protocol == results.ProtoTCP:
 		return tableKey{TableTCP, 0}
 	case sh.BitrateBps == 0:
 		return tableKey{TableUDPUnlimited, 0}
@@ -278,8 +280,8 @@ func RowLabel(kind TableKind, sh Shape) string {
 
 func buildRow(s *Set, t Table, sh Shape) Row {
 	r := Row{Label: RowLabel(t.Kind, sh), Shape: sh}
-	r.ASAP2 = s.ByShape(sh, PathASAP2)
-	r.Baseline = s.ByShape(sh, PathBaseline)
+	r.ASAP2 = s.ByShape(sh, results.PathASAP2)
+	r.Baseline = s.ByShape(sh, results.PathBaseline)
 	r.ASAP2Cell = valueCell(t.Kind, r.ASAP2)
 	r.BaselineCell = valueCell(t.Kind, r.Baseline)
 	r.Gain, r.HasGain = s.Gain(sh)
@@ -287,7 +289,7 @@ func buildRow(s *Set, t Table, sh Shape) Row {
 	var ev []string
 	for _, side := range []struct {
 		name string
-		p    *ProfileResult
+		p    *results.ProfileResult
 		dst  **Evidence
 	}{{"ASAP²", r.ASAP2, &r.ASAP2Evidence}, {"Baseline", r.Baseline, &r.BaselineEvidence}} {
 		if side.p == nil {
@@ -325,14 +327,14 @@ func PartialProofLabel(e Evidence) string {
 	return label
 }
 
-func expectedStatus(p Path) string {
-	if p == PathBaseline {
+func expectedStatus(p results.Path) string {
+	if p == results.PathBaseline {
 		return EvidenceSoftware
 	}
 	return EvidenceOffloadProven
 }
 
-func valueCell(kind TableKind, p *ProfileResult) string {
+func valueCell(kind TableKind, p *results.ProfileResult) string {
 	if p == nil || p.Summary.Delivered.N == 0 {
 		return Dash
 	}

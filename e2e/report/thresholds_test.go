@@ -3,22 +3,24 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Rules in the spirit of issue 5 ("TCP 30 streams ≥ 0.9 × line rate", "UDP
 // 500M capped loss ≤ 0.1 %", "gain over baseline ≥ 2×") on the seed's numbers.
 func TestEvaluateThresholdsOnSeed(t *testing.T) {
 	s := seedSet(t)
-	rules := []ThresholdRule{
-		{Name: "TCP P30 near line rate", Profile: "tcp-p30", Path: "asap2", Metric: MetricDelivered, Op: ">=", Value: 0.9 * 25e9},
-		{Name: "UDP 500M P15 loss", Profile: "udp-500m-p15", Path: "asap2", Metric: MetricLoss, Op: "<=", Value: 0.1},
-		{Name: "UDP 500M P30 l700 loss", Profile: "udp-500m-p30-l700", Path: "asap2", Metric: MetricLoss, Op: "<=", Value: 0.1},
-		{Name: "TCP P15 gain", Profile: "tcp-p15", Metric: MetricGain, Op: ">=", Value: 2},
-		{Name: "TCP P1 gain", Profile: "tcp-p1", Metric: MetricGain, Op: ">=", Value: 2},
-		{Name: "absent", Profile: "tcp-p64", Path: "asap2", Metric: MetricDelivered, Op: ">=", Value: 1},
+	rules := []results.ThresholdRule{
+		{Name: "TCP P30 near line rate", Profile: "tcp-p30", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 0.9 * 25e9},
+		{Name: "UDP 500M P15 loss", Profile: "udp-500m-p15", Path: "asap2", Metric: results.MetricLoss, Op: "<=", Value: 0.1},
+		{Name: "UDP 500M P30 l700 loss", Profile: "udp-500m-p30-l700", Path: "asap2", Metric: results.MetricLoss, Op: "<=", Value: 0.1},
+		{Name: "TCP P15 gain", Profile: "tcp-p15", Metric: results.MetricGain, Op: ">=", Value: 2},
+		{Name: "TCP P1 gain", Profile: "tcp-p1", Metric: results.MetricGain, Op: ">=", Value: 2},
+		{Name: "absent", Profile: "tcp-p64", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 1},
 		{Name: "bad", Profile: "tcp-p1", Path: "fast", Metric: "jitter", Op: ">", Value: 1},
-		{Name: "TCP P1 stable", Profile: "tcp-p1", Path: "asap2", Metric: MetricCV, Op: "<=", Value: 5},
-		{Name: "retr", Profile: "tcp-p1", Path: "baseline", Metric: MetricRetransmits, Op: "<=", Value: 0},
+		{Name: "TCP P1 stable", Profile: "tcp-p1", Path: "asap2", Metric: results.MetricCV, Op: "<=", Value: 5},
+		{Name: "retr", Profile: "tcp-p1", Path: "baseline", Metric: results.MetricRetransmits, Op: "<=", Value: 0},
 	}
 	got := EvaluateThresholds(rules, s)
 	want := []struct {
@@ -51,88 +53,41 @@ func TestEvaluateThresholdsOnSeed(t *testing.T) {
 
 // A rule on a profile whose every repeat failed fails: a gate never passes on nothing.
 func TestThresholdOnFailedRepeats(t *testing.T) {
-	r := seedResults(PathASAP2)
+	r := seedResults(results.PathASAP2)
 	r.Profiles[0].Runs[0].Error = "iperf3: unable to connect"
-	Summarize(&r.Profiles[0], 0)
+	results.Summarize(&r.Profiles[0], 0)
 	s, err := NewSet(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds([]ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: MetricDelivered, Op: ">=", Value: 1}}, s)
+	got := EvaluateThresholds([]results.ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 1}}, s)
 	if got[0].Pass || !strings.Contains(got[0].Reason, "no successful repeat (1 failed)") {
 		t.Errorf("got %+v", got[0])
-	}
-}
-
-// ThresholdRule converts from config.Threshold (same fields in the same
-// order); this pins the shape so a change to either breaks here.
-func TestThresholdRuleShape(t *testing.T) {
-	type configThreshold struct { // copy of e2e/config.Threshold's fields
-		Name    string  `yaml:"name"`
-		Profile string  `yaml:"profile"`
-		Path    string  `yaml:"path"`
-		Metric  string  `yaml:"metric"`
-		Op      string  `yaml:"op"`
-		Value   float64 `yaml:"value"`
-	}
-	r := ThresholdRule(configThreshold{Name: "n", Profile: "p", Path: "asap2", Metric: MetricGain, Op: ">=", Value: 2})
-	if r.Value != 2 || r.Metric != MetricGain {
-		t.Errorf("got %+v", r)
-	}
-}
-
-// A rule that cannot fail (delivered >= 0, loss <= 150 %) or is in the wrong
-// unit (loss 0.5 meant as 50 % is allowed, but a negative CV or retransmit
-// count is not) is rejected before it gates anything.
-func TestValidateRuleValues(t *testing.T) {
-	bad := []ThresholdRule{
-		{Profile: "p", Path: "asap2", Metric: MetricDelivered, Op: ">=", Value: 0},
-		{Profile: "p", Path: "asap2", Metric: MetricOffered, Op: ">=", Value: -1},
-		{Profile: "p", Path: "asap2", Metric: MetricLoss, Op: "<=", Value: 150},
-		{Profile: "p", Path: "asap2", Metric: MetricRetransmits, Op: "<=", Value: -1},
-		{Profile: "p", Path: "asap2", Metric: MetricCV, Op: "<=", Value: -5},
-		{Profile: "p", Metric: MetricGain, Op: ">=", Value: 0},
-		// Could never fail:
-		{Profile: "p", Path: "asap2", Metric: MetricRetransmits, Op: ">=", Value: 0},
-		{Profile: "p", Path: "asap2", Metric: MetricLoss, Op: ">=", Value: 0},
-		{Profile: "p", Path: "asap2", Metric: MetricLoss, Op: "<=", Value: 100},
-		{Profile: "p", Path: "asap2", Metric: MetricCV, Op: ">=", Value: 0},
-	}
-	for _, r := range bad {
-		if err := ValidateRule(r); err == nil || !strings.Contains(err.Error(), "value: must be") {
-			t.Errorf("ValidateRule(%+v) = %v, want a value problem", r, err)
-		}
-	}
-	for _, m := range ThresholdMetrics() {
-		r := ThresholdRule{Profile: "p", Path: "asap2", Metric: m, Op: ">=", Value: 1}
-		if err := ValidateRule(r); err != nil {
-			t.Errorf("ValidateRule(%+v) = %v, want nil", r, err)
-		}
 	}
 }
 
 // A CV rule over a single repeat has nothing to measure (the CV of one
 // value is 0): it fails with the reason instead of passing.
 func TestThresholdCVNeedsRepeats(t *testing.T) {
-	s, err := NewSet(seedResults(PathASAP2)) // one repeat per profile
+	s, err := NewSet(seedResults(results.PathASAP2)) // one repeat per profile
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds([]ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: MetricCV, Op: "<=", Value: 10}}, s)
+	got := EvaluateThresholds([]results.ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: results.MetricCV, Op: "<=", Value: 10}}, s)
 	if got[0].Pass || got[0].Actual != nil || !strings.Contains(got[0].Reason, "at least 2 successful repeats, got 1") {
 		t.Errorf("got %+v", got[0])
 	}
 	// Three repeats (seedSetWithRepeats: baseline TCP P1 at 1, 0.93 and
 	// 1.05 of the seed's rate): the CV is measured and judged both ways.
 	rs := seedSetWithRepeats(t)
-	p := rs.Profile("tcp-p1", PathBaseline)
+	p := rs.Profile("tcp-p1", results.PathBaseline)
 	cv := p.Summary.Delivered.CVPercent
 	if p.Summary.Delivered.N != 3 || cv <= 0 {
 		t.Fatalf("fixture: n=%d cv=%v", p.Summary.Delivered.N, cv)
 	}
-	got = EvaluateThresholds([]ThresholdRule{
-		{Profile: "tcp-p1", Path: "baseline", Metric: MetricCV, Op: "<=", Value: cv + 0.1},
-		{Profile: "tcp-p1", Path: "baseline", Metric: MetricCV, Op: "<=", Value: cv - 0.1},
+	got = EvaluateThresholds([]results.ThresholdRule{
+		{Profile: "tcp-p1", Path: "baseline", Metric: results.MetricCV, Op: "<=", Value: cv + 0.1},
+		{Profile: "tcp-p1", Path: "baseline", Metric: results.MetricCV, Op: "<=", Value: cv - 0.1},
 	}, rs)
 	if !got[0].Pass || got[1].Pass || got[0].Actual == nil || *got[0].Actual != cv {
 		t.Errorf("CV over 3 repeats: %+v / %+v", got[0], got[1])

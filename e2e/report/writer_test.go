@@ -10,13 +10,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The committed fixtures testdata/seed-{asap2,baseline}.json are the seed's
 // numbers (seed_test.go) written through Writer; tools/report's tests read
 // them. Regenerate with -update.
 func TestSeedFixturesWrittenByWriter(t *testing.T) {
-	for _, path := range []Path{PathASAP2, PathBaseline} {
+	for _, path := range []results.Path{results.PathASAP2, results.PathBaseline} {
 		want := seedResults(path)
 		dir := t.TempDir()
 		file := filepath.Join(dir, "results.json")
@@ -66,7 +68,7 @@ func TestSeedFixturesWrittenByWriter(t *testing.T) {
 func TestWriterFileCompleteAfterEveryProfile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "results.json")
-	src := seedResults(PathASAP2)
+	src := seedResults(results.PathASAP2)
 	init := *src
 	init.Profiles, init.FinishedAt = nil, nil
 	w, err := NewWriter(file, init)
@@ -90,12 +92,12 @@ func TestWriterFileCompleteAfterEveryProfile(t *testing.T) {
 	}
 	// Re-putting a profile replaces it.
 	p := src.Profiles[0]
-	p.Runs = append(p.Runs, Run{Repeat: 2, OfferedBps: 15e9, DeliveredBps: 15e9})
+	p.Runs = append(p.Runs, results.Run{Repeat: 2, OfferedBps: 15e9, DeliveredBps: 15e9})
 	if err := w.PutProfile(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Update(func(r *Results) {
-		r.Timings = append(r.Timings, Timing{Phase: PhaseTeardown, Seconds: 1.5})
+	if err := w.Update(func(r *results.Results) {
+		r.Timings = append(r.Timings, results.Timing{Phase: results.PhaseTeardown, Seconds: 1.5})
 		r.Errors = append(r.Errors, "port p1: still bound")
 	}); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func TestWriterFileCompleteAfterEveryProfile(t *testing.T) {
 		t.Errorf("replace failed: %d profiles, first has %d runs", len(r.Profiles), r.Profiles[0].Summary.Delivered.N)
 	}
 	last := r.Timings[len(r.Timings)-1]
-	if last.Phase != PhaseTeardown || last.Seconds != 1.5 || r.Errors[0] != "port p1: still bound" || r.FinishedAt == nil {
+	if last.Phase != results.PhaseTeardown || last.Seconds != 1.5 || r.Errors[0] != "port p1: still bound" || r.FinishedAt == nil {
 		t.Errorf("timing/error/finish not recorded: %+v %q %v", last, r.Errors, r.FinishedAt)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -134,7 +136,7 @@ func TestWriterFileCompleteAfterEveryProfile(t *testing.T) {
 // valid at the end.
 func TestWriterConcurrent(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "results.json")
-	w, err := NewWriter(file, Results{RunID: "conc", Config: ConfigSummary{ExpectedPath: PathASAP2}})
+	w, err := NewWriter(file, results.Results{RunID: "conc", Config: results.ConfigSummary{ExpectedPath: results.PathASAP2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +146,8 @@ func TestWriterConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- w.PutProfile(ProfileResult{ID: fmt.Sprintf("p%d", i), Protocol: ProtoTCP, Streams: i + 1,
-				Runs: []Run{{Repeat: 1, DeliveredBps: float64(i+1) * 1e9, OfferedBps: float64(i+1) * 1e9}}})
+			errs <- w.PutProfile(results.ProfileResult{ID: fmt.Sprintf("p%d", i), Protocol: results.ProtoTCP, Streams: i + 1,
+				Runs: []results.Run{{Repeat: 1, DeliveredBps: float64(i+1) * 1e9, OfferedBps: float64(i+1) * 1e9}}})
 		}()
 	}
 	wg.Wait()
@@ -168,13 +170,13 @@ func TestWriterConcurrent(t *testing.T) {
 // a truncated file.
 func TestWriterRejectsNaN(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "results.json")
-	w, err := NewWriter(file, Results{RunID: "nan"})
+	w, err := NewWriter(file, results.Results{RunID: "nan"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nan := 0.0
 	nan /= nan
-	err = w.PutProfile(ProfileResult{ID: "x", Protocol: ProtoTCP, Streams: 1, Path: PathASAP2, Runs: []Run{{DeliveredBps: nan}}})
+	err = w.PutProfile(results.ProfileResult{ID: "x", Protocol: results.ProtoTCP, Streams: 1, Path: results.PathASAP2, Runs: []results.Run{{DeliveredBps: nan}}})
 	if err == nil || !strings.Contains(err.Error(), file) {
 		t.Fatalf("err = %v, want an encode error naming %s", err, file)
 	}

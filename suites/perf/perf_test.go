@@ -12,6 +12,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // One Ordered container, in the methodology's order: the topology is built
@@ -23,7 +24,7 @@ import (
 // reported on its own, and the report says which path the numbers are.
 var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func() {
 	Describe("Complementary offload checks", Label("offload"), func() {
-		expect := func(path config.ExpectedPath) func(SpecContext) {
+		expect := func(path results.Path) func(SpecContext) {
 			return func(ctx SpecContext) {
 				if session.Config.Run.ExpectedPath != path {
 					Skip(fmt.Sprintf("run.expected_path is %s in %s", session.Config.Run.ExpectedPath, session.Config.File))
@@ -35,8 +36,8 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 				framework.ExpectNoError(offload.ExpectPath(string(path), harness.Checks(checks)), "proving the data path")
 			}
 		}
-		It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(config.PathASAP2))
-		It("proves the traffic stays on the software path (NIC standard)", Label("baseline"), expect(config.PathBaseline))
+		It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(results.PathASAP2))
+		It("proves the traffic stays on the software path (NIC standard)", Label("baseline"), expect(results.PathBaseline))
 	})
 
 	Describe("iperf3 throughput", func() {

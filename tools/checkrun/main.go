@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -78,7 +79,7 @@ func refused(runDir, junitPath string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", junitPath, err)
 	}
 	var problems []string
-	if res.Config.ExpectedPath != report.PathASAP2 {
+	if res.Config.ExpectedPath != results.PathASAP2 {
 		problems = append(problems, fmt.Sprintf("%s: expected_path is %q, not asap2", runDir, res.Config.ExpectedPath))
 	}
 	if len(res.Offload) == 0 {
@@ -95,7 +96,7 @@ func refused(runDir, junitPath string) ([]string, error) {
 	}
 	var reasons []string
 	for _, c := range res.Offload {
-		if c.Verdict != report.VerdictSoftware {
+		if c.Verdict != results.VerdictSoftware {
 			problems = append(problems, fmt.Sprintf("check %s (%s flow) says %s, want software: %s", c.Name, c.Flow, c.Verdict, c.Reason))
 		}
 		if len(c.EvidenceFiles) == 0 {

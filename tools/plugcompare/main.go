@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The reference's figures, as its author printed them (final sender lines of
@@ -71,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 type side struct {
 	label string
 	file  string
-	p     *report.ProfileResult
+	p     *results.ProfileResult
 }
 
 func compare(vethFile, internalFile, profile string) (string, error) {
@@ -132,14 +133,14 @@ func compare(vethFile, internalFile, profile string) (string, error) {
 	return b.String(), nil
 }
 
-func spread(st *report.IntervalStats) string {
+func spread(st *results.IntervalStats) string {
 	if st == nil {
 		return report.Dash
 	}
 	return fmt.Sprintf("%s / %s / %s", report.FormatBps(st.MinBps), report.FormatBps(st.MedianBps), report.FormatBps(st.MaxBps))
 }
 
-func worst(st *report.IntervalStats) string {
+func worst(st *results.IntervalStats) string {
 	if st == nil {
 		return report.Dash
 	}

@@ -30,6 +30,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func main() {
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func loadSet(paths []string) (*report.Set, error) {
-	var rs []*report.Results
+	var rs []*results.Results
 	for _, p := range paths {
 		r, err := report.Load(p)
 		if err != nil {
@@ -142,7 +143,7 @@ func render(args []string, stdout, stderr io.Writer) int {
 // loadRules reads the `thresholds:` list of a YAML file, ignoring other
 // top-level keys (so the harness config can be given) but rejecting unknown
 // keys inside a rule.
-func loadRules(path string) ([]report.ThresholdRule, error) {
+func loadRules(path string) ([]results.ThresholdRule, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("thresholds: %w", err)
@@ -161,13 +162,13 @@ func loadRules(path string) ([]report.ThresholdRule, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
-	var rules []report.ThresholdRule
+	var rules []results.ThresholdRule
 	if err := dec.Decode(&rules); err != nil {
 		return nil, fmt.Errorf("thresholds %s: thresholds: %w", path, err)
 	}
 	var problems []string
 	for i, r := range rules {
-		if err := report.ValidateRule(r); err != nil {
+		if err := results.ValidateRule(r); err != nil {
 			problems = append(problems, fmt.Sprintf("thresholds[%d]: %v", i, err))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Fixtures: the seed's numbers written through report.Writer (see
@@ -31,7 +32,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 }
 
 // plant writes a copy of the seed asap2 fixture with fn applied.
-func plant(t *testing.T, fn func(r *report.Results)) string {
+func plant(t *testing.T, fn func(r *results.Results)) string {
 	t.Helper()
 	r, err := report.Load(seedASAP2)
 	if err != nil {
@@ -47,7 +48,7 @@ func plant(t *testing.T, fn func(r *report.Results)) string {
 }
 
 func TestCompareExitZeroWithinTolerance(t *testing.T) {
-	cand := plant(t, func(r *report.Results) {
+	cand := plant(t, func(r *results.Results) {
 		for i := range r.Profiles {
 			r.Profiles[i].Runs[0].DeliveredBps *= 0.96 // -4% everywhere, tolerance 5%
 		}
@@ -62,7 +63,7 @@ func TestCompareExitZeroWithinTolerance(t *testing.T) {
 }
 
 func TestCompareExitNonZeroOnPlantedRegression(t *testing.T) {
-	cand := plant(t, func(r *report.Results) {
+	cand := plant(t, func(r *results.Results) {
 		r.Profiles[2].Runs[0].DeliveredBps *= 0.90 // TCP P30 -10%
 		r.Environment.MTU = 1450
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
 )
@@ -34,7 +35,7 @@ func setup(t *testing.T) (*fakecloud.Cloud, clientsFunc) {
 	c.Add("keypairs", fakecloud.Obj{"name": "alice", "public_key": "ssh-ed25519 AAA"})
 	fast := config.Interval{Timeout: 10 * time.Second, Poll: time.Millisecond}
 	cfg := &config.Config{
-		Run:         config.Run{NamePrefix: "asap2e2e", ExpectedPath: config.PathASAP2},
+		Run:         config.Run{NamePrefix: "asap2e2e", ExpectedPath: results.PathASAP2},
 		Image:       config.Image{Name: "img"},
 		Flavor:      config.Flavor{Name: "perf", Create: true, VCPUs: 4, RAMMB: 4096, DiskGB: 10},
 		Network:     config.Network{CIDR: "198.18.10.0/24"},

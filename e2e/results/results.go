@@ -1,55 +1,19 @@
-// Package report holds the results of a run (a versioned JSON schema written
-// atomically after every profile), their statistics (repeats, intervals),
-// threshold evaluation, the regression comparison of two runs, and the
-// renderers: markdown in the methodology's own table layout and one
-// self-contained HTML file with inline SVG charts.
+// Package results is the vocabulary every layer of the harness shares: the
+// results schema types (a versioned JSON document, SCHEMA.md in e2e/report),
+// the expected paths, the offload check names and their verdicts, the timing
+// phase names, the threshold metrics and rules, and the statistics stored in
+// the schema (a profile's summary over repeats, interval statistics).
 //
-// The package depends on no other harness package: the integration code
-// copies parsed iperf3 results and offload verdicts into these plain types.
-// The schema is documented in SCHEMA.md.
-package report
+// Each word is defined here once. The package imports nothing of the
+// project: config, offload, harness and the report all speak it, so none of
+// them needs another to agree on a string.
+package results
 
 import "time"
 
-// SchemaVersion is the version of the results JSON this package writes and reads.
+// SchemaVersion is the version of the results JSON the harness writes and
+// the report reads.
 const SchemaVersion = 1
-
-// Path is the data path a run is expected to exercise.
-type Path string
-
-const (
-	// PathASAP2 is the offloaded path (the seed's "NIC asap2" column).
-	PathASAP2 Path = "asap2"
-	// PathBaseline is the software path (the seed's "NIC standard" column).
-	PathBaseline Path = "baseline"
-)
-
-// Protocols of a profile.
-const (
-	ProtoTCP = "tcp"
-	ProtoUDP = "udp"
-)
-
-// KnownChecks are the complementary checks a run can configure, in the
-// order they run (config.AllChecks; pinned by seams_test.go).
-var KnownChecks = []string{"tc", "representor", "dpctl", "counters"}
-
-// Verdicts of an offload check.
-const (
-	VerdictOffloaded    = "offloaded"
-	VerdictSoftware     = "software"
-	VerdictInconclusive = "inconclusive"
-)
-
-// Timing phases the harness records (others are allowed and kept in order).
-const (
-	PhaseProvisioning = "provisioning"
-	PhaseBoot         = "boot"
-	PhaseSSHWait      = "ssh_wait"
-	PhaseTraffic      = "traffic"
-	PhaseChecks       = "checks"
-	PhaseTeardown     = "teardown"
-)
 
 // Results is one results file: one run of the harness against one cloud.
 type Results struct {
@@ -80,7 +44,7 @@ type ConfigSummary struct {
 	// missing, never hidden.
 	Checks []string `json:"checks"`
 	// PartialProof records the run's explicit opt-in (offload.partial_proof)
-	// to accept fewer than all KnownChecks: its evidence is then "partial
+	// to accept fewer than all AllChecks: its evidence is then "partial
 	// proof", never "offload proven".
 	PartialProof bool `json:"partial_proof,omitempty"`
 	// CVLimitPercent marks a profile unstable when the coefficient of
@@ -218,7 +182,7 @@ type Summary struct {
 type CheckResult struct {
 	Name          string   `json:"name"`           // tc | representor | dpctl
 	Flow          string   `json:"flow,omitempty"` // what traffic it observed: flood_ping, tcp, udp
-	Verdict       string   `json:"verdict"`        // offloaded | software | inconclusive
+	Verdict       Verdict  `json:"verdict"`        // offloaded | software | inconclusive
 	Reason        string   `json:"reason"`
 	EvidenceFiles []string `json:"evidence_files,omitempty"`
 }
