@@ -58,7 +58,7 @@ func (s *Session) representor(ctx context.Context, hv, portID string) (string, e
 // failures to run the window (transport, cancellation); the verdicts are
 // judged by the caller with offload.ExpectPath.
 func (s *Session) RunOffloadChecks(ctx context.Context) ([]FlowCheck, error) {
-	stop := s.Timings.Track(PhaseChecks)
+	stop := s.Timings.Track(results.PhaseChecks)
 	defer stop()
 	if len(s.Config.Offload.Checks) == 0 {
 		return nil, errors.New("offload.checks is empty: nothing can prove the data path")
@@ -288,10 +288,10 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 	checksStart := time.Now()
 	s.Logf("checks start %s after the %s flow's clients (offload.settle %s)", checksStart.Sub(clientsAt).Round(time.Millisecond), flow, oc.Settle)
 	var (
-		mu      sync.Mutex
-		results []FlowCheck
-		errs    []error
-		wg      sync.WaitGroup
+		mu         sync.Mutex
+		flowChecks []FlowCheck
+		errs       []error
+		wg         sync.WaitGroup
 	)
 	for i, srv := range servers {
 		peer := servers[1-i]
@@ -304,7 +304,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 				var cerr error
 				switch {
 				case t.err != nil:
-					c = offload.Check{Name: name, Verdict: offload.Inconclusive, Reason: t.err.Error()}
+					c = offload.Check{Name: name, Verdict: results.VerdictInconclusive, Reason: t.err.Error()}
 				default:
 					c, cerr = s.runCheck(flowCtx, checkTarget{
 						hv: t.runner, name: name, rep: t.rep, portID: srv.DataPortID, localMAC: srv.DataMAC, peerMAC: peer.DataMAC,
@@ -314,7 +314,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 				if cerr != nil {
 					// The check could not finish (transport lost, cancelled):
 					// it proves nothing, and says why in the results.
-					c.Name, c.Verdict, c.Reason = name, offload.Inconclusive, checkUnfinished+cerr.Error()
+					c.Name, c.Verdict, c.Reason = name, results.VerdictInconclusive, checkUnfinished+cerr.Error()
 				}
 				c.Flow, c.Host = flow, hv
 				fc := FlowCheck{Flow: flow, Hypervisor: hv, Check: c}
@@ -324,7 +324,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 				if cerr != nil {
 					errs = append(errs, cerr)
 				}
-				results = append(results, fc)
+				flowChecks = append(flowChecks, fc)
 			}(name)
 		}
 	}
@@ -347,21 +347,21 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 	select {
 	case fr = <-done:
 	case <-ctx.Done():
-		return results, ctx.Err()
+		return flowChecks, ctx.Err()
 	}
 	if outlasted {
 		why := fmt.Sprintf("the checks took %s after a settle of %s and outlasted the %s sustained flow (offload.flow_duration %s): their samples may postdate the traffic; raise offload.flow_duration",
 			checksDone.Sub(checksStart).Round(time.Millisecond), oc.Settle, flow, oc.FlowDuration)
 		s.Logf("%s", why)
-		for i := range results {
-			c := &results[i].Check
+		for i := range flowChecks {
+			c := &flowChecks[i].Check
 			if strings.HasPrefix(c.Reason, checkUnfinished) {
 				// Already inconclusive, with the real cause (a bound, a lost
 				// connection): "raise offload.flow_duration" would hide it.
 				continue
 			}
 			c.Reason = fmt.Sprintf("%s (it said %s: %s)", why, c.Verdict, c.Reason)
-			c.Verdict = offload.Inconclusive
+			c.Verdict = results.VerdictInconclusive
 		}
 	}
 	s.saveIperfEvidence("offload/"+flow+"/iperf3", fr.m)
@@ -382,23 +382,23 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 	}
 	// No traffic proves nothing, either way: every verdict of a flow that
 	// did not run is downgraded.
-	for i := range results {
-		results[i].Check = offload.ConfirmFlow(results[i].Check, ran, what)
+	for i := range flowChecks {
+		flowChecks[i].Check = offload.ConfirmFlow(flowChecks[i].Check, ran, what)
 		if len(retried) > 0 {
-			results[i].Check.Reason += " (" + strings.Join(retried, "; ") + ")"
+			flowChecks[i].Check.Reason += " (" + strings.Join(retried, "; ") + ")"
 		}
 	}
 	s.Logf("%s", what)
 	if fr.err != nil {
 		errs = append(errs, fmt.Errorf("the sustained %s flow of the offload checks: %w", flow, fr.err))
 	}
-	if err := s.recordChecks(results); err != nil {
+	if err := s.recordChecks(flowChecks); err != nil {
 		errs = append(errs, err)
 	}
-	for _, r := range results {
+	for _, r := range flowChecks {
 		s.Logf("  %-11s %-10s on %s: %s", r.Check.Name, r.Check.Verdict, r.Hypervisor, r.Check.Reason)
 	}
-	return results, errors.Join(errs...)
+	return flowChecks, errors.Join(errs...)
 }
 
 func orFinished(err error) error {
@@ -473,7 +473,7 @@ func (s *Session) recordChecks(fcs []FlowCheck) error {
 	return s.Results.Update(func(r *results.Results) {
 		for _, fc := range fcs {
 			r.Offload = append(r.Offload, results.CheckResult{
-				Name: fc.Check.Name, Flow: fc.Flow, Verdict: results.Verdict(fc.Check.Verdict),
+				Name: fc.Check.Name, Flow: fc.Flow, Verdict: fc.Check.Verdict,
 				Reason: fc.Hypervisor + ": " + fc.Check.Reason, EvidenceFiles: fc.Files,
 			})
 		}

@@ -20,7 +20,7 @@ func (s *Session) Connect(ctx context.Context) error {
 	if s.Topology == nil || len(s.Topology.Servers) != 2 {
 		return errors.New("connect: no provisioned pair of servers")
 	}
-	stop := s.Timings.Track(PhaseSSHWait)
+	stop := s.Timings.Track(results.PhaseSSHWait)
 	defer stop()
 	if s.dialer == nil {
 		d, err := remote.NewDialer(s.Config.SSH, s.Dir, func(msg string) { s.Logf("WARNING: %s", msg) })
@@ -112,7 +112,7 @@ func (s *Session) guestJump() *config.SSHEndpoint {
 // representor (or the configured NIC) on both hypervisors. A fact that cannot
 // be read is recorded as an error in the results, not fatal.
 func (s *Session) CollectEnvironment(ctx context.Context) error {
-	stop := s.Timings.Track(PhaseEnvironment)
+	stop := s.Timings.Track(results.PhaseEnvironment)
 	defer stop()
 	var problems []string
 	run := func(r remote.Runner, cmd string) string {

@@ -3,6 +3,8 @@ package harness
 import (
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func TestRunIDRoundTrip(t *testing.T) {
@@ -33,12 +35,12 @@ func TestRunIDRoundTrip(t *testing.T) {
 
 func TestTimingsKeepsFirstSeenOrderAndSums(t *testing.T) {
 	var tm Timings
-	tm.Add(PhaseProvisioning, 2*time.Second)
-	tm.Add(PhaseTraffic, 30*time.Second)
-	tm.Add(PhaseProvisioning, time.Second)
+	tm.Add(results.PhaseProvisioning, 2*time.Second)
+	tm.Add(results.PhaseTraffic, 30*time.Second)
+	tm.Add(results.PhaseProvisioning, time.Second)
 	got := tm.Snapshot()
-	if len(got) != 2 || got[0].Phase != PhaseProvisioning || got[0].Spent != 3*time.Second ||
-		got[1].Phase != PhaseTraffic || got[1].Spent != 30*time.Second {
+	if len(got) != 2 || got[0].Phase != results.PhaseProvisioning || got[0].Spent != 3*time.Second ||
+		got[1].Phase != results.PhaseTraffic || got[1].Spent != 30*time.Second {
 		t.Fatalf("Snapshot() = %+v", got)
 	}
 }

@@ -172,7 +172,7 @@ func (s *Session) Logf(format string, args ...any) {
 // Provision builds the topology (every create registering its delete with
 // cleaner), saves topology.json and verifies it.
 func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) error {
-	stop := s.Timings.Track(PhaseProvisioning)
+	stop := s.Timings.Track(results.PhaseProvisioning)
 	defer stop()
 	pub := ""
 	if s.Config.GuestAccess.Keypair == "" {
@@ -223,7 +223,7 @@ func (s *Session) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
 			start := time.Now()
 			err := fn(ctx)
 			d := time.Since(start)
-			s.Timings.Add(PhaseTeardown, d)
+			s.Timings.Add(results.PhaseTeardown, d)
 			if err != nil {
 				s.Logf("teardown: %s: %v", what, err)
 			} else {

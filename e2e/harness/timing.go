@@ -5,18 +5,8 @@ import (
 	"time"
 )
 
-// Phase names of the wall-time breakdown every run reports.
-const (
-	PhaseProvisioning = "provisioning" // API calls that create the topology
-	PhaseBoot         = "boot"         // waiting for ACTIVE servers and ports
-	PhaseSSHWait      = "ssh_wait"     // waiting for guests and hypervisors to answer SSH
-	PhaseEnvironment  = "environment"  // collecting versions and NIC facts
-	PhaseTraffic      = "traffic"      // measured iperf3 windows
-	PhaseChecks       = "checks"       // the complementary offload checks
-	PhaseTeardown     = "teardown"     // deleting everything
-)
-
-// Timings accumulates wall time per phase; safe for concurrent use.
+// Timings accumulates wall time per phase (the results.Phase* names);
+// safe for concurrent use.
 type Timings struct {
 	mu    sync.Mutex
 	order []string

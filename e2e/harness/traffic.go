@@ -84,7 +84,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.Pro
 			break
 		}
 		run := results.Run{Repeat: rep, StartedAt: time.Now().UTC()}
-		stop := s.Timings.Track(PhaseTraffic)
+		stop := s.Timings.Track(results.PhaseTraffic)
 		in := s.iperfInput(p, s.Config.Traffic.Duration)
 		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
 		// One line a person can watch, from the harness's own clock: nothing

@@ -331,11 +331,11 @@ type windowCase struct {
 	flows []string
 	// want is every check's verdict, on both hypervisors and every flow;
 	// reasons are substrings every reason of that check must contain.
-	want    map[string]offload.Verdict
+	want    map[string]results.Verdict
 	reasons map[string][]string
 	// wantAt and reasonsAt override want and add to reasons for one
 	// "flow/hypervisor/check".
-	wantAt    map[string]offload.Verdict
+	wantAt    map[string]results.Verdict
 	reasonsAt map[string][]string
 	// wantErr is a substring of RunOffloadChecks' error; "" wants none.
 	wantErr string
@@ -347,19 +347,19 @@ type windowCase struct {
 	extra       func(t *testing.T, wd *window, s *Session, fcs []FlowCheck)
 }
 
-func all(v offload.Verdict) map[string]offload.Verdict {
-	return map[string]offload.Verdict{
+func all(v results.Verdict) map[string]results.Verdict {
+	return map[string]results.Verdict{
 		results.CheckTC: v, results.CheckRepresentor: v, results.CheckDpctl: v, results.CheckCounters: v,
 	}
 }
 
-func with(m map[string]offload.Verdict, kv ...any) map[string]offload.Verdict {
-	out := map[string]offload.Verdict{}
+func with(m map[string]results.Verdict, kv ...any) map[string]results.Verdict {
+	out := map[string]results.Verdict{}
 	for k, v := range m {
 		out[k] = v
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i].(string)] = kv[i+1].(offload.Verdict)
+		out[kv[i].(string)] = kv[i+1].(results.Verdict)
 	}
 	return out
 }
@@ -374,7 +374,7 @@ func TestEvidenceWindow(t *testing.T) {
 			name:  "hardware path",
 			setup: func(wd *window) { wd.hardwarePath() },
 			flows: bothFlows,
-			want:  all(offload.Offloaded),
+			want:  all(results.VerdictOffloaded),
 			reasons: map[string][]string{
 				results.CheckTC:          {hwRep + ": 1 matching rules in hardware, hardware packets +3135", vxlanDev + ": 1 matching rules in hardware, hardware packets +21665"},
 				results.CheckRepresentor: {"3 packets of the guests' flow", "while the control capture on eth1"},
@@ -388,7 +388,7 @@ func TestEvidenceWindow(t *testing.T) {
 			name:  "software path",
 			setup: func(wd *window) { wd.softwarePath() },
 			flows: bothFlows,
-			want:  all(offload.Software),
+			want:  all(results.VerdictSoftware),
 			reasons: map[string][]string{
 				results.CheckTC:          {"no ingress qdisc"},
 				results.CheckRepresentor: {"packets of the guests' flow", "reached the representor", "at most 10 allowed"},
@@ -409,7 +409,7 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows:   bothFlows,
-			want:    with(all(offload.Offloaded), results.CheckDpctl, offload.Inconclusive),
+			want:    with(all(results.VerdictOffloaded), results.CheckDpctl, results.VerdictInconclusive),
 			reasons: map[string][]string{results.CheckDpctl: {"mixed:", "dp:tc without offloaded:yes"}},
 		},
 		{
@@ -427,7 +427,7 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows: bothFlows,
-			want:  with(all(offload.Offloaded), results.CheckTC, offload.Inconclusive, results.CheckDpctl, offload.Inconclusive),
+			want:  with(all(results.VerdictOffloaded), results.CheckTC, results.VerdictInconclusive, results.CheckDpctl, results.VerdictInconclusive),
 			reasons: map[string][]string{
 				results.CheckTC:    {"hardware packet counters did not grow"},
 				results.CheckDpctl: {"did not grow"},
@@ -445,7 +445,7 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows:   bothFlows,
-			want:    with(all(offload.Offloaded), results.CheckTC, offload.Software),
+			want:    with(all(results.VerdictOffloaded), results.CheckTC, results.VerdictSoftware),
 			reasons: map[string][]string{results.CheckTC: {"no rule of the guest pair"}},
 		},
 		{
@@ -461,7 +461,7 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows: bothFlows,
-			want:  all(offload.Offloaded),
+			want:  all(results.VerdictOffloaded),
 			reasons: map[string][]string{
 				results.CheckTC:    {"exception traffic", "01:00:5e:00:00:fb"},
 				results.CheckDpctl: {"exception traffic", "01:00:5e:00:00:fb"},
@@ -496,7 +496,7 @@ func TestEvidenceWindow(t *testing.T) {
 				}
 			},
 			flows:   bothFlows,
-			want:    all(offload.Offloaded),
+			want:    all(results.VerdictOffloaded),
 			asap2OK: true,
 			extra: func(t *testing.T, wd *window, s *Session, fcs []FlowCheck) {
 				if wd.w.missPath != 0 {
@@ -532,7 +532,7 @@ func TestEvidenceWindow(t *testing.T) {
 				})
 			},
 			flows:   []string{"tcp"},
-			want:    with(all(offload.Offloaded), results.CheckRepresentor, offload.Inconclusive),
+			want:    with(all(results.VerdictOffloaded), results.CheckRepresentor, results.VerdictInconclusive),
 			reasons: map[string][]string{results.CheckRepresentor: {"the sustained flow did not run", "an empty capture proves nothing"}},
 			// The look after the flow (stall.go) finds the topology as built
 			// and reads from the client's JSON when its data stopped.
@@ -552,7 +552,7 @@ func TestEvidenceWindow(t *testing.T) {
 				delete(wd.witness.ports, wd.topo.Servers[0].DataPortID)
 			},
 			flows:   []string{"tcp"},
-			want:    with(all(offload.Offloaded), results.CheckRepresentor, offload.Inconclusive),
+			want:    with(all(results.VerdictOffloaded), results.CheckRepresentor, results.VerdictInconclusive),
 			reasons: map[string][]string{results.CheckRepresentor: {"the sustained flow did not run"}},
 			wantErr: "iperf3 reported: control socket has closed unexpectedly; after the window: data port asap2e2e-20261202t091530-3fa2-vm0-data (6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01) no longer exists; " +
 				"iperf3 client on asap2e2e-client stopped receiving at 15:57:11",
@@ -568,7 +568,7 @@ func TestEvidenceWindow(t *testing.T) {
 				wd.loseUDPSetup(1)
 			},
 			flows:   bothFlows,
-			want:    all(offload.Offloaded),
+			want:    all(results.VerdictOffloaded),
 			asap2OK: true,
 			extra: func(t *testing.T, wd *window, s *Session, fcs []FlowCheck) {
 				for _, fc := range fcs {
@@ -591,7 +591,7 @@ func TestEvidenceWindow(t *testing.T) {
 				wd.loseUDPSetup(-1)
 			},
 			flows:   []string{"tcp"},
-			want:    all(offload.Offloaded),
+			want:    all(results.VerdictOffloaded),
 			wantErr: "the sustained udp flow failed at UDP stream setup: ",
 			asap2OK: true,
 		},
@@ -617,7 +617,7 @@ func TestEvidenceWindow(t *testing.T) {
 				wd.guests[1].play.client = sleepThen(func(bool) remote.Result { return remote.Result{} })
 			},
 			flows: []string{"tcp"},
-			want:  all(offload.Inconclusive),
+			want:  all(results.VerdictInconclusive),
 			reasons: map[string][]string{
 				results.CheckTC:          {"the sustained flow did not run", "missing hardware rules prove nothing", "no ingress qdisc"},
 				results.CheckDpctl:       {"the sustained flow did not run", "missing hardware rules prove nothing", "dp:ovs"},
@@ -646,7 +646,7 @@ func TestEvidenceWindow(t *testing.T) {
 				wd.hvs[1].on(dpctlAll, reply{stdout: win(t, "dpctl-offloaded-sample1.txt")}, late)
 			},
 			flows:   bothFlows,
-			want:    all(offload.Inconclusive),
+			want:    all(results.VerdictInconclusive),
 			reasons: map[string][]string{"*": {"outlasted the", "raise offload.flow_duration"}},
 		},
 		{
@@ -660,8 +660,8 @@ func TestEvidenceWindow(t *testing.T) {
 				wd.hvs[1].on(dpctlAll, reply{stdout: win(wd.t, "dpctl-offloaded-sample1.txt")}, reply{err: errors.New("ssh: connection lost")})
 			},
 			flows:     []string{"tcp"},
-			want:      all(offload.Offloaded),
-			wantAt:    map[string]offload.Verdict{"tcp/compute2/dpctl": offload.Inconclusive},
+			want:      all(results.VerdictOffloaded),
+			wantAt:    map[string]results.Verdict{"tcp/compute2/dpctl": results.VerdictInconclusive},
 			reasonsAt: map[string][]string{"tcp/compute2/dpctl": {"connection lost"}},
 			wantErr:   "connection lost",
 		},
@@ -676,8 +676,8 @@ func TestEvidenceWindow(t *testing.T) {
 					reply{sleep: 4 * time.Second, err: errors.New(`"ovs-appctl dpctl/dump-flows -m" did not finish within 15s (intervals.command)`)})
 			},
 			flows:     []string{"tcp"},
-			want:      all(offload.Inconclusive),
-			wantAt:    map[string]offload.Verdict{"tcp/compute2/dpctl": offload.Inconclusive}, // stopped early: part of its files
+			want:      all(results.VerdictInconclusive),
+			wantAt:    map[string]results.Verdict{"tcp/compute2/dpctl": results.VerdictInconclusive}, // stopped early: part of its files
 			reasonsAt: map[string][]string{"tcp/compute2/dpctl": {"the check did not finish: ", "did not finish within 15s (intervals.command)"}},
 			wantErr:   "did not finish within 15s",
 			extra: func(t *testing.T, wd *window, s *Session, fcs []FlowCheck) {
@@ -707,7 +707,7 @@ func TestEvidenceWindow(t *testing.T) {
 				wd.hvs[1].on(dpctlAll, reply{stdout: win(wd.t, "dpctl-offloaded-sample1.txt")}, late)
 			},
 			flows:   bothFlows,
-			want:    all(offload.Inconclusive),
+			want:    all(results.VerdictInconclusive),
 			reasons: map[string][]string{"*": {"outlasted the"}},
 		},
 	}
@@ -821,12 +821,12 @@ func assertExpectPath(t *testing.T, tc windowCase, fcs []FlowCheck) {
 	t.Helper()
 	checks := Checks(fcs)
 	for _, p := range []struct {
-		path string
+		path results.Path
 		ok   bool
-		bad  func(offload.Verdict) bool
+		bad  func(results.Verdict) bool
 	}{
-		{offload.PathASAP2, tc.asap2OK, func(v offload.Verdict) bool { return v != offload.Offloaded }},
-		{offload.PathBaseline, tc.baselineOK, func(v offload.Verdict) bool { return v == offload.Offloaded }},
+		{results.PathASAP2, tc.asap2OK, func(v results.Verdict) bool { return v != results.VerdictOffloaded }},
+		{results.PathBaseline, tc.baselineOK, func(v results.Verdict) bool { return v == results.VerdictOffloaded }},
 	} {
 		err := offload.ExpectPath(p.path, checks)
 		if p.ok {
@@ -943,7 +943,7 @@ func assertEvidence(t *testing.T, tc windowCase, wd *window, s *Session, fcs []F
 	}
 	for i, fc := range fcs {
 		r := res.Offload[i]
-		if r.Name != fc.Check.Name || r.Flow != fc.Flow || r.Verdict != results.Verdict(fc.Check.Verdict) ||
+		if r.Name != fc.Check.Name || r.Flow != fc.Flow || r.Verdict != fc.Check.Verdict ||
 			!strings.HasPrefix(r.Reason, fc.Hypervisor+": ") || !slices.Equal(r.EvidenceFiles, fc.Files) {
 			t.Errorf("results file entry %d = %+v, want %s %s %s on %s", i, r, fc.Check.Name, fc.Flow, fc.Check.Verdict, fc.Hypervisor)
 		}

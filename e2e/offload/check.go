@@ -18,28 +18,8 @@ import (
 	"net"
 	"sort"
 	"strings"
-)
 
-// Verdict is what one check concluded about the data path.
-type Verdict string
-
-// The three verdicts.
-const (
-	// Offloaded: the evidence shows the flow forwarded by the NIC.
-	Offloaded Verdict = "offloaded"
-	// Software: the evidence shows the flow forwarded by the host (OVS in the
-	// kernel or in user space), i.e. the seed's "NIC standard" path.
-	Software Verdict = "software"
-	// Inconclusive: the evidence is missing, contradictory or unreadable.
-	Inconclusive Verdict = "inconclusive"
-)
-
-// Check names, used as Check.Name.
-const (
-	CheckNameTC          = "tc"
-	CheckNameRepresentor = "representor"
-	CheckNameDpctl       = "dpctl"
-	CheckNameCounters    = "counters"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // EvidenceFile is one raw output a check looked at. The caller writes Output
@@ -60,7 +40,7 @@ type EvidenceFile struct {
 // Check is the outcome of one complementary check.
 type Check struct {
 	Name     string
-	Verdict  Verdict
+	Verdict  results.Verdict
 	Reason   string
 	Evidence []EvidenceFile
 	// Flow and Host say where the check looked (the sustained flow, e.g.
@@ -69,27 +49,21 @@ type Check struct {
 	Flow, Host string
 }
 
-// Expected paths, as in the config's `expect` values.
-const (
-	PathASAP2    = "asap2"
-	PathBaseline = "baseline"
-)
-
 // ExpectPath compares the checks with the path a run expects.
 //
 // An `asap2` run fails when any check says software or inconclusive. A
 // `baseline` run fails when any check says offloaded, and also when no check
 // positively says software (all inconclusive proves nothing about the path).
 // The error lists every offending check with its reason.
-func ExpectPath(path string, checks []Check) error {
+func ExpectPath(path results.Path, checks []Check) error {
 	if len(checks) == 0 {
 		return fmt.Errorf("expected path %q: no offload check ran", path)
 	}
 	var bad []string
 	switch path {
-	case PathASAP2:
+	case results.PathASAP2:
 		for _, c := range checks {
-			if c.Verdict != Offloaded {
+			if c.Verdict != results.VerdictOffloaded {
 				bad = append(bad, fmt.Sprintf("%s: %s: %s", c.Name, c.Verdict, c.Reason))
 			}
 		}
@@ -101,13 +75,13 @@ func ExpectPath(path string, checks []Check) error {
 			return fmt.Errorf("expected path asap2 (offloaded), but dpctl's offloaded:yes (OVS's own claim) is not confirmed by tc's in_hw (the hardware's word) for the same guest pair:\n  %s",
 				strings.Join(unconfirmed, "\n  "))
 		}
-	case PathBaseline:
+	case results.PathBaseline:
 		software := 0
 		for _, c := range checks {
 			switch c.Verdict {
-			case Offloaded:
+			case results.VerdictOffloaded:
 				bad = append(bad, fmt.Sprintf("%s: %s: %s", c.Name, c.Verdict, c.Reason))
-			case Software:
+			case results.VerdictSoftware:
 				software++
 			}
 		}
@@ -124,7 +98,7 @@ func ExpectPath(path string, checks []Check) error {
 				strings.Join(all, "\n  "))
 		}
 	default:
-		return fmt.Errorf("expected path: unknown value %q (want %q or %q)", path, PathASAP2, PathBaseline)
+		return fmt.Errorf("expected path: unknown value %q (want %q or %q)", path, results.PathASAP2, results.PathBaseline)
 	}
 	return nil
 }
@@ -134,22 +108,22 @@ func ExpectPath(path string, checks []Check) error {
 // offloaded:yes also when tc reported no offload state at all
 // (lib/netdev-offload-tc.c), so an asap2 verdict rests on tc agreeing.
 func dpctlWithoutTC(checks []Check) []string {
-	tcAt := map[string]Verdict{}
+	tcAt := map[string]results.Verdict{}
 	for _, c := range checks {
-		if c.Name == CheckNameTC {
+		if c.Name == results.CheckTC {
 			tcAt[c.Flow+"\x00"+c.Host] = c.Verdict
 		}
 	}
 	var out []string
 	for _, c := range checks {
-		if c.Name != CheckNameDpctl || c.Verdict != Offloaded {
+		if c.Name != results.CheckDpctl || c.Verdict != results.VerdictOffloaded {
 			continue
 		}
 		where := fmt.Sprintf("%s flow on %s", orUnknown(c.Flow), orUnknown(c.Host))
 		switch v, ok := tcAt[c.Flow+"\x00"+c.Host]; {
 		case !ok:
 			out = append(out, where+": dpctl offloaded, tc did not run there")
-		case v != Offloaded:
+		case v != results.VerdictOffloaded:
 			out = append(out, fmt.Sprintf("%s: dpctl offloaded, tc %s", where, v))
 		}
 	}

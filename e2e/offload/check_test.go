@@ -5,26 +5,27 @@ import (
 	"testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func TestExpectPath(t *testing.T) {
-	off := Check{Name: "tc", Verdict: Offloaded, Reason: "rules in hardware"}
-	sw := Check{Name: "dpctl", Verdict: Software, Reason: "no offloaded flows"}
-	inc := Check{Name: "representor", Verdict: Inconclusive, Reason: "tcpdump missing"}
+	off := Check{Name: "tc", Verdict: results.VerdictOffloaded, Reason: "rules in hardware"}
+	sw := Check{Name: "dpctl", Verdict: results.VerdictSoftware, Reason: "no offloaded flows"}
+	inc := Check{Name: "representor", Verdict: results.VerdictInconclusive, Reason: "tcpdump missing"}
 	cases := []struct {
 		name   string
-		path   string
+		path   results.Path
 		checks []Check
 		errHas []string // empty: no error
 	}{
-		{"asap2 all offloaded", PathASAP2, []Check{off, off, off}, nil},
-		{"asap2 one software", PathASAP2, []Check{off, sw}, []string{"1 of 2", "dpctl: software: no offloaded flows"}},
-		{"asap2 inconclusive fails too", PathASAP2, []Check{off, inc, sw}, []string{"2 of 3", "representor: inconclusive: tcpdump missing", "dpctl: software"}},
-		{"baseline all software", PathBaseline, []Check{sw, sw}, nil},
-		{"baseline software and inconclusive", PathBaseline, []Check{sw, inc}, nil},
-		{"baseline one offloaded", PathBaseline, []Check{sw, off}, []string{"tc: offloaded: rules in hardware"}},
-		{"baseline nothing proves software", PathBaseline, []Check{inc}, []string{"no check shows the software path", "tcpdump missing"}},
-		{"no checks", PathASAP2, nil, []string{"no offload check ran"}},
+		{"asap2 all offloaded", results.PathASAP2, []Check{off, off, off}, nil},
+		{"asap2 one software", results.PathASAP2, []Check{off, sw}, []string{"1 of 2", "dpctl: software: no offloaded flows"}},
+		{"asap2 inconclusive fails too", results.PathASAP2, []Check{off, inc, sw}, []string{"2 of 3", "representor: inconclusive: tcpdump missing", "dpctl: software"}},
+		{"baseline all software", results.PathBaseline, []Check{sw, sw}, nil},
+		{"baseline software and inconclusive", results.PathBaseline, []Check{sw, inc}, nil},
+		{"baseline one offloaded", results.PathBaseline, []Check{sw, off}, []string{"tc: offloaded: rules in hardware"}},
+		{"baseline nothing proves software", results.PathBaseline, []Check{inc}, []string{"no check shows the software path", "tcpdump missing"}},
+		{"no checks", results.PathASAP2, nil, []string{"no offload check ran"}},
 		{"unknown path", "nic-standard", []Check{sw}, []string{`unknown value "nic-standard"`}},
 	}
 	for _, c := range cases {
@@ -52,23 +53,23 @@ func TestExpectPath(t *testing.T) {
 // old ExpectPath accepted a dpctl-only "offloaded" (a run configured with
 // dpctl alone, or checks whose places do not match).
 func TestExpectPathASAP2NeedsTCWhereDpctlSaysOffloaded(t *testing.T) {
-	at := func(name, flow, host string, v Verdict) Check {
+	at := func(name, flow, host string, v results.Verdict) Check {
 		return Check{Name: name, Verdict: v, Reason: "r", Flow: flow, Host: host}
 	}
-	agree := []Check{at("tc", "tcp", "compute1", Offloaded), at("dpctl", "tcp", "compute1", Offloaded),
-		at("tc", "tcp", "compute2", Offloaded), at("dpctl", "tcp", "compute2", Offloaded)}
-	if err := ExpectPath(PathASAP2, agree); err != nil {
+	agree := []Check{at("tc", "tcp", "compute1", results.VerdictOffloaded), at("dpctl", "tcp", "compute1", results.VerdictOffloaded),
+		at("tc", "tcp", "compute2", results.VerdictOffloaded), at("dpctl", "tcp", "compute2", results.VerdictOffloaded)}
+	if err := ExpectPath(results.PathASAP2, agree); err != nil {
 		t.Fatalf("tc and dpctl agree at every place: %v", err)
 	}
-	dpctlOnly := []Check{at("dpctl", "tcp", "compute1", Offloaded), at("dpctl", "udp", "compute1", Offloaded)}
-	err := ExpectPath(PathASAP2, dpctlOnly)
+	dpctlOnly := []Check{at("dpctl", "tcp", "compute1", results.VerdictOffloaded), at("dpctl", "udp", "compute1", results.VerdictOffloaded)}
+	err := ExpectPath(results.PathASAP2, dpctlOnly)
 	if err == nil || !strings.Contains(err.Error(), "tcp flow on compute1: dpctl offloaded, tc did not run there") ||
 		!strings.Contains(err.Error(), "udp flow on compute1") || !strings.Contains(err.Error(), "OVS's own claim") {
 		t.Errorf("dpctl alone must not prove asap2: %v", err)
 	}
 	// tc offloaded on the other hypervisor only does not confirm this one
-	crossed := []Check{at("tc", "tcp", "compute2", Offloaded), at("dpctl", "tcp", "compute1", Offloaded)}
-	if err := ExpectPath(PathASAP2, crossed); err == nil || !strings.Contains(err.Error(), "tcp flow on compute1: dpctl offloaded, tc did not run there") {
+	crossed := []Check{at("tc", "tcp", "compute2", results.VerdictOffloaded), at("dpctl", "tcp", "compute1", results.VerdictOffloaded)}
+	if err := ExpectPath(results.PathASAP2, crossed); err == nil || !strings.Contains(err.Error(), "tcp flow on compute1: dpctl offloaded, tc did not run there") {
 		t.Errorf("tc on compute2 cannot confirm dpctl on compute1: %v", err)
 	}
 }

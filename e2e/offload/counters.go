@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -201,7 +202,7 @@ func (in CountersInput) withDefaults() CountersInput {
 // reading (tool missing, no such device, old iproute2) is an inconclusive
 // verdict; err is for bad input, transport failure or a cancelled context.
 func CheckCounters(ctx context.Context, hv remote.Runner, in CountersInput) (Check, error) {
-	c := Check{Name: CheckNameCounters}
+	c := Check{Name: results.CheckCounters}
 	in = in.withDefaults()
 	switch {
 	case strings.TrimSpace(in.Representor) == "":
@@ -229,7 +230,7 @@ func CheckCounters(ctx context.Context, hv remote.Runner, in CountersInput) (Che
 			return c, err
 		}
 		if problem != "" {
-			c.Verdict, c.Reason = Inconclusive, problem
+			c.Verdict, c.Reason = results.VerdictInconclusive, problem
 			return c, nil
 		}
 	}
@@ -330,10 +331,10 @@ func ipProblem(r remote.Result, where string) string {
 //
 // Packets are judged, not bytes (offloaded byte counters leave out the
 // Ethernet header).
-func JudgeCounters(rep0, rep1 RepCounters, guest0, guest1 LinkStats, in CountersInput) (Verdict, string) {
+func JudgeCounters(rep0, rep1 RepCounters, guest0, guest1 LinkStats, in CountersInput) (results.Verdict, string) {
 	in = in.withDefaults()
 	if in.MinFlowPackets <= in.MaxRepPackets {
-		return Inconclusive, fmt.Sprintf("min flow packets (%d) must exceed max representor packets (%d)", in.MinFlowPackets, in.MaxRepPackets)
+		return results.VerdictInconclusive, fmt.Sprintf("min flow packets (%d) must exceed max representor packets (%d)", in.MinFlowPackets, in.MaxRepPackets)
 	}
 	rep, iface := in.Representor, in.GuestIface
 	if rep == "" {
@@ -347,17 +348,17 @@ func JudgeCounters(rep0, rep1 RepCounters, guest0, guest1 LinkStats, in Counters
 		where = iface
 	}
 	if why := backwards(guest0, guest1); why != "" {
-		return Inconclusive, fmt.Sprintf("the counters of %s went backwards (%s): the interface was reset or recreated in the window", where, why)
+		return results.VerdictInconclusive, fmt.Sprintf("the counters of %s went backwards (%s): the interface was reset or recreated in the window", where, why)
 	}
 	if why := backwards(rep0.Link, rep1.Link); why != "" {
-		return Inconclusive, fmt.Sprintf("the link counters of representor %s went backwards (%s): the device was reset or recreated in the window", rep, why)
+		return results.VerdictInconclusive, fmt.Sprintf("the link counters of representor %s went backwards (%s): the device was reset or recreated in the window", rep, why)
 	}
 	if (rep0.CPUHit == nil) != (rep1.CPUHit == nil) {
-		return Inconclusive, fmt.Sprintf("the cpu_hit counters of representor %s appeared or vanished between the readings", rep)
+		return results.VerdictInconclusive, fmt.Sprintf("the cpu_hit counters of representor %s appeared or vanished between the readings", rep)
 	}
 	if rep0.CPUHit != nil {
 		if why := backwards(*rep0.CPUHit, *rep1.CPUHit); why != "" {
-			return Inconclusive, fmt.Sprintf("the cpu_hit counters of representor %s went backwards (%s): the device was reset or recreated in the window", rep, why)
+			return results.VerdictInconclusive, fmt.Sprintf("the cpu_hit counters of representor %s went backwards (%s): the device was reset or recreated in the window", rep, why)
 		}
 	}
 	flow := moved(guest0, guest1)
@@ -370,22 +371,22 @@ func JudgeCounters(rep0, rep1 RepCounters, guest0, guest1 LinkStats, in Counters
 	// datapath handled are counted, not inferred. Only "offloaded", which
 	// rests on silence, needs the guest's own counters to show a big flow.
 	if slow >= in.MaxRepPackets {
-		return Software, fmt.Sprintf("representor %s moved %d packets on its %s while the guest's interface %s moved %d (an offloaded port moves fewer than %d there%s): the host datapath carried the flow",
+		return results.VerdictSoftware, fmt.Sprintf("representor %s moved %d packets on its %s while the guest's interface %s moved %d (an offloaded port moves fewer than %d there%s): the host datapath carried the flow",
 			rep, slow, counters, where, flow, in.MaxRepPackets, note)
 	}
 	if flow < in.MinFlowPackets {
-		return Inconclusive, fmt.Sprintf("the flow moved only %d packets through %s in the window (at least %d needed), so quiet representor counters prove nothing",
+		return results.VerdictInconclusive, fmt.Sprintf("the flow moved only %d packets through %s in the window (at least %d needed), so quiet representor counters prove nothing",
 			flow, where, in.MinFlowPackets)
 	}
 	if rep0.CPUHit == nil {
-		return Inconclusive, fmt.Sprintf("representor %s keeps no cpu_hit counters (no hardware datapath) and its link counters moved only %d packets while %s moved %d: the flow did not cross this device (wrong representor?)",
+		return results.VerdictInconclusive, fmt.Sprintf("representor %s keeps no cpu_hit counters (no hardware datapath) and its link counters moved only %d packets while %s moved %d: the flow did not cross this device (wrong representor?)",
 			rep, port, where, flow)
 	}
 	if port < in.MinFlowPackets {
-		return Inconclusive, fmt.Sprintf("representor %s moved %d packets on its slow path, but its link counters (the port it stands for) moved only %d while %s moved %d: the flow did not cross this representor's port (wrong representor?)",
+		return results.VerdictInconclusive, fmt.Sprintf("representor %s moved %d packets on its slow path, but its link counters (the port it stands for) moved only %d while %s moved %d: the flow did not cross this representor's port (wrong representor?)",
 			rep, slow, port, where, flow)
 	}
-	return Offloaded, fmt.Sprintf("representor %s moved %d packets on its slow path (cpu_hit) while the guest's interface %s moved %d and the representor's port (link counters) %d: the NIC forwarded the flow",
+	return results.VerdictOffloaded, fmt.Sprintf("representor %s moved %d packets on its slow path (cpu_hit) while the guest's interface %s moved %d and the representor's port (link counters) %d: the NIC forwarded the flow",
 		rep, slow, where, flow, port)
 }
 

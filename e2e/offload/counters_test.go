@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Recorded by testdata/record-counters.sh (iproute2 6.1.0): ip-link-* and
@@ -140,7 +141,7 @@ func TestCheckCountersRecordedSoftwarePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != CheckNameCounters || c.Verdict != Software ||
+	if c.Name != results.CheckCounters || c.Verdict != results.VerdictSoftware ||
 		!strings.Contains(c.Reason, "representor offrec2-rep moved 40000 packets on its link counters while the guest's interface eth1 of guest-a moved 40000") ||
 		!strings.Contains(c.Reason, "it keeps no cpu_hit counters") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
@@ -173,21 +174,21 @@ func TestCheckCountersHardwareShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Offloaded || !strings.Contains(c.Reason, "representor offrec2-rep moved 4 packets on its slow path (cpu_hit) while the guest's interface eth1 of guest-a moved 40000 and the representor's port (link counters) 40000") {
+	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "representor offrec2-rep moved 4 packets on its slow path (cpu_hit) while the guest's interface eth1 of guest-a moved 40000 and the representor's port (link counters) 40000") {
 		t.Errorf("flat slow path: %s %q", c.Verdict, c.Reason)
 	}
 	// The same flat slow path on a representor whose port did not carry the
 	// flow: the wrong representor, not offload.
 	hv, _, in = countersSetup(t, recordedPair(t, "ip-link-rep-idle-before.json", "ip-link-rep-idle-after.json"), flatHit, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "its link counters (the port it stands for) moved only 0 while eth1 of guest-a moved 40000") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "its link counters (the port it stands for) moved only 0 while eth1 of guest-a moved 40000") {
 		t.Errorf("port did not move: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// A busy slow path is software even on a hardware netdev.
 	busyHit := [2]remote.Result{ok(cpuHitJSON("offrec2-rep", 3, 2)), ok(cpuHitJSON("offrec2-rep", 20003, 20002))}
 	hv, _, in = countersSetup(t, growingLink, busyHit, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Software || !strings.Contains(c.Reason, "moved 40000 packets on its cpu_hit (slow-path) counters") {
+	if err != nil || c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "moved 40000 packets on its cpu_hit (slow-path) counters") {
 		t.Errorf("busy slow path: %s %q %v", c.Verdict, c.Reason, err)
 	}
 }
@@ -199,13 +200,13 @@ func TestCheckCountersQuietDevicesProveNothing(t *testing.T) {
 	// No flow in the window.
 	hv, _, in := countersSetup(t, idleRep, [2]remote.Result{}, idleGuest)
 	c, err := CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "the flow moved only 0 packets through eth1 of guest-a in the window (at least 10000 needed)") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "the flow moved only 0 packets through eth1 of guest-a in the window (at least 10000 needed)") {
 		t.Errorf("guest flat: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// A quiet veth while the guest moved 40000: the flow went elsewhere.
 	hv, _, in = countersSetup(t, idleRep, [2]remote.Result{}, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "keeps no cpu_hit counters (no hardware datapath) and its link counters moved only 0 packets while eth1 of guest-a moved 40000") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "keeps no cpu_hit counters (no hardware datapath) and its link counters moved only 0 packets while eth1 of guest-a moved 40000") {
 		t.Errorf("quiet device without cpu_hit: %s %q %v", c.Verdict, c.Reason, err)
 	}
 }
@@ -216,21 +217,21 @@ func TestCheckCountersReset(t *testing.T) {
 		recordedPair(t, "ip-link-rep-before.json", "ip-link-rep-after.json"), [2]remote.Result{},
 		recordedPair(t, "ip-link-guest-after.json", "ip-link-guest-before.json"))
 	c, err := CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "the counters of eth1 of guest-a went backwards (rx packets 20003 -> 3, tx packets 20003 -> 3)") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "the counters of eth1 of guest-a went backwards (rx packets 20003 -> 3, tx packets 20003 -> 3)") {
 		t.Errorf("guest reset: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	hv, _, in = countersSetup(t,
 		recordedPair(t, "ip-link-rep-after.json", "ip-link-rep-before.json"), [2]remote.Result{},
 		recordedPair(t, "ip-link-guest-before.json", "ip-link-guest-after.json"))
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "link counters of representor offrec2-rep went backwards") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "link counters of representor offrec2-rep went backwards") {
 		t.Errorf("representor reset: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	hit := [2]remote.Result{ok(cpuHitJSON("offrec2-rep", 50, 50)), ok(cpuHitJSON("offrec2-rep", 1, 1))}
 	hv, _, in = countersSetup(t, recordedPair(t, "ip-link-rep-before.json", "ip-link-rep-after.json"), hit,
 		recordedPair(t, "ip-link-guest-before.json", "ip-link-guest-after.json"))
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "cpu_hit counters of representor offrec2-rep went backwards") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "cpu_hit counters of representor offrec2-rep went backwards") {
 		t.Errorf("cpu_hit reset: %s %q %v", c.Verdict, c.Reason, err)
 	}
 }
@@ -242,33 +243,33 @@ func TestCheckCountersToolProblems(t *testing.T) {
 	// ip missing in the guest (recorded: /bin/sh with a PATH without ip).
 	hv, _, in := countersSetup(t, growingRep, [2]remote.Result{}, [2]remote.Result{missing, missing})
 	c, err := CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || c.Reason != "ip (iproute2) is not installed in the guest guest-a (exit 127: /bin/sh: 1: ip: not found)" {
+	if err != nil || c.Verdict != results.VerdictInconclusive || c.Reason != "ip (iproute2) is not installed in the guest guest-a (exit 127: /bin/sh: 1: ip: not found)" {
 		t.Errorf("ip missing in the guest: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// ip missing on the hypervisor: nothing else is asked.
 	hv, guest, in := countersSetup(t, [2]remote.Result{missing, missing}, [2]remote.Result{}, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "ip (iproute2) is not installed on the hypervisor fake-hv") || len(guest.calls) != 0 {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "ip (iproute2) is not installed on the hypervisor fake-hv") || len(guest.calls) != 0 {
 		t.Errorf("ip missing on the hypervisor: %s %q %v (guest calls %v)", c.Verdict, c.Reason, err, guest.calls)
 	}
 	// No such representor (recorded).
 	nodev := remote.Result{ExitCode: 1, Stderr: readTestdata(t, "sw/ip-link-nodev.txt.stderr")}
 	hv, _, in = countersSetup(t, [2]remote.Result{nodev, nodev}, [2]remote.Result{}, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || c.Reason != `Device "offrec2-nosuch" does not exist on the hypervisor fake-hv` {
+	if err != nil || c.Verdict != results.VerdictInconclusive || c.Reason != `Device "offrec2-nosuch" does not exist on the hypervisor fake-hv` {
 		t.Errorf("no such device: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// iproute2 older than 5.18 has no `ip stats`; its message, from ip/ip.c.
 	old := remote.Result{ExitCode: 255, Stderr: []byte("Object \"stats\" is unknown, try \"ip help\".\n")}
 	hv, _, in = countersSetup(t, growingRep, [2]remote.Result{old, old}, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "has no `ip stats` (it needs 5.18 or later)") || !strings.Contains(c.Reason, "on mlx5 they count all of the VF's traffic") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "has no `ip stats` (it needs 5.18 or later)") || !strings.Contains(c.Reason, "on mlx5 they count all of the VF's traffic") {
 		t.Errorf("old iproute2: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// Output that is not a listing.
 	hv, _, in = countersSetup(t, [2]remote.Result{ok([]byte("[]\n")), ok([]byte("[]\n"))}, [2]remote.Result{}, growingGuest)
 	c, err = CheckCounters(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "cannot read `ip -s -j link show dev offrec2-rep` output on the hypervisor fake-hv: ip link statistics: no device listed") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "cannot read `ip -s -j link show dev offrec2-rep` output on the hypervisor fake-hv: ip link statistics: no device listed") {
 		t.Errorf("empty listing: %s %q %v", c.Verdict, c.Reason, err)
 	}
 }
@@ -322,12 +323,12 @@ func TestJudgeCountersThresholds(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		slow, flow uint64
-		want       Verdict
+		want       results.Verdict
 	}{
-		{"slow path just under the default allowance", 999, 40000, Offloaded},
-		{"slow path at the default allowance", 1000, 40000, Software},
-		{"flow just under the default minimum", 0, 9999, Inconclusive},
-		{"flow at the default minimum", 0, 10000, Offloaded},
+		{"slow path just under the default allowance", 999, 40000, results.VerdictOffloaded},
+		{"slow path at the default allowance", 1000, 40000, results.VerdictSoftware},
+		{"flow just under the default minimum", 0, 9999, results.VerdictInconclusive},
+		{"flow at the default minimum", 0, 10000, results.VerdictOffloaded},
 	} {
 		r0, r1 := hw(tc.slow)
 		v, why := JudgeCounters(r0, r1, at(0, 0), at(tc.flow, 0), in)
@@ -336,20 +337,20 @@ func TestJudgeCountersThresholds(t *testing.T) {
 		}
 	}
 	r0, r1 := hw(50)
-	if v, why := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 10, MinFlowPackets: 100}); v != Software || !strings.Contains(why, "fewer than 10 there") {
+	if v, why := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 10, MinFlowPackets: 100}); v != results.VerdictSoftware || !strings.Contains(why, "fewer than 10 there") {
 		t.Errorf("configured allowance: %s %q", v, why)
 	}
-	if v, _ := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 100, MinFlowPackets: 100}); v != Inconclusive {
+	if v, _ := JudgeCounters(r0, r1, at(0, 0), at(40000, 0), CountersInput{MaxRepPackets: 100, MinFlowPackets: 100}); v != results.VerdictInconclusive {
 		t.Errorf("min flow == max rep: %s", v)
 	}
 	// Counters near the top of uint64 do not wrap.
 	top := at(1<<64-1, 1<<64-1)
-	if v, _ := JudgeCounters(RepCounters{Link: at(0, 0)}, RepCounters{Link: top}, at(0, 0), top, in); v != Software {
+	if v, _ := JudgeCounters(RepCounters{Link: at(0, 0)}, RepCounters{Link: top}, at(0, 0), top, in); v != results.VerdictSoftware {
 		t.Errorf("saturated counters: %s", v)
 	}
 	// cpu_hit counters that appear between the readings.
 	h := at(0, 0)
-	if v, why := JudgeCounters(RepCounters{Link: at(0, 0)}, RepCounters{Link: at(0, 0), CPUHit: &h}, at(0, 0), at(40000, 0), in); v != Inconclusive || !strings.Contains(why, "appeared or vanished") {
+	if v, why := JudgeCounters(RepCounters{Link: at(0, 0)}, RepCounters{Link: at(0, 0), CPUHit: &h}, at(0, 0), at(40000, 0), in); v != results.VerdictInconclusive || !strings.Contains(why, "appeared or vanished") {
 		t.Errorf("cpu_hit appeared: %s %q", v, why)
 	}
 }
@@ -363,12 +364,12 @@ func TestJudgeCountersBusySlowPathIsSoftwareWhateverTheFlowSize(t *testing.T) {
 	g0 := LinkStats{Name: "eth1", RxPackets: 10, TxPackets: 10}
 	g1 := LinkStats{Name: "eth1", RxPackets: 2510, TxPackets: 2510}
 	v, why := JudgeCounters(rep0, rep1, g0, g1, CountersInput{Representor: "rep", GuestIface: "eth1"})
-	if v != Software || !strings.Contains(why, "moved 5000 packets") || !strings.Contains(why, "moved 5000 (an offloaded port moves fewer than 1000 there") {
+	if v != results.VerdictSoftware || !strings.Contains(why, "moved 5000 packets") || !strings.Contains(why, "moved 5000 (an offloaded port moves fewer than 1000 there") {
 		t.Errorf("busy slow path with a 5000-packet flow: %s %q", v, why)
 	}
 	// the same small flow with a quiet representor proves nothing
 	v, why = JudgeCounters(rep0, rep0, g0, g1, CountersInput{Representor: "rep", GuestIface: "eth1"})
-	if v != Inconclusive || !strings.Contains(why, "moved only 5000 packets") {
+	if v != results.VerdictInconclusive || !strings.Contains(why, "moved only 5000 packets") {
 		t.Errorf("quiet representor, small flow: %s %q", v, why)
 	}
 }

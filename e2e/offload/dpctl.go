@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // DpctlFlow is one datapath flow of `ovs-appctl dpctl/dump-flows [-m]
@@ -363,13 +365,13 @@ func keyedFlows(flows []DpctlFlow) ([]string, map[string]DpctlFlow) {
 // growing software flows; or — when full dumps were sampled — no flow of the
 // pair anywhere (the traffic was not flowing, so an empty offloaded dump
 // proves nothing).
-func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
+func JudgeDpctl(s DpctlSamples, macs []string) (results.Verdict, string) {
 	set, err := newMACSet(macs)
 	if err != nil {
-		return Inconclusive, "bad guest MAC: " + err.Error()
+		return results.VerdictInconclusive, "bad guest MAC: " + err.Error()
 	}
 	if len(s.Offloaded) == 0 {
-		return Inconclusive, "no dpctl sample"
+		return results.VerdictInconclusive, "no dpctl sample"
 	}
 	var flows []dpctlPairFlow
 	var exceptions []DpctlFlow
@@ -422,7 +424,7 @@ func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
 	}
 	switch {
 	case len(partial) > 0:
-		return Inconclusive, fmt.Sprintf("%d %s only partially offloaded (the software datapath still forwards them): %s", len(partial), what, describePairFlows(partial)) + note
+		return results.VerdictInconclusive, fmt.Sprintf("%d %s only partially offloaded (the software datapath still forwards them): %s", len(partial), what, describePairFlows(partial)) + note
 	case len(hw) == 0 && len(sw) > 0:
 		var packets uint64
 		for _, pf := range sw {
@@ -432,14 +434,14 @@ func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
 		if len(tcSW) > 0 {
 			tcNote = fmt.Sprintf(", %d of them TC rules in software (dp:tc without offloaded:yes)", len(tcSW))
 		}
-		return Software, fmt.Sprintf("no offloaded %s; %d software flows (%d packets)%s: %s", what, len(sw), packets, tcNote, describePairFlows(sw)) + note
+		return results.VerdictSoftware, fmt.Sprintf("no offloaded %s; %d software flows (%d packets)%s: %s", what, len(sw), packets, tcNote, describePairFlows(sw)) + note
 	case len(hw) == 0 && len(s.All) > 0:
 		// The full dumps were taken and hold no flow between the guests
 		// either: nothing carried the guests' traffic while we looked (the
 		// flow did not run), which proves neither path.
-		return Inconclusive, fmt.Sprintf("no %s in the offloaded dump nor in the full dump (%d and %d flows): the guests' traffic was not flowing", what, len(s.Offloaded[len(s.Offloaded)-1]), len(s.All[len(s.All)-1])) + note
+		return results.VerdictInconclusive, fmt.Sprintf("no %s in the offloaded dump nor in the full dump (%d and %d flows): the guests' traffic was not flowing", what, len(s.Offloaded[len(s.Offloaded)-1]), len(s.All[len(s.All)-1])) + note
 	case len(hw) == 0:
-		return Software, fmt.Sprintf("no offloaded %s (%d flows in the offloaded dump)", what, len(s.Offloaded[len(s.Offloaded)-1])) + note
+		return results.VerdictSoftware, fmt.Sprintf("no offloaded %s (%d flows in the offloaded dump)", what, len(s.Offloaded[len(s.Offloaded)-1])) + note
 	}
 	var growingTC []dpctlPairFlow
 	for _, pf := range tcSW {
@@ -448,7 +450,7 @@ func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
 		}
 	}
 	if len(growingTC) > 0 {
-		return Inconclusive, fmt.Sprintf("mixed: %s in TC software (dp:tc without offloaded:yes, +%d packets), while OVS claims offloaded:yes for %s", describePairFlows(growingTC), growth(growingTC), describePairFlows(hw)) + note
+		return results.VerdictInconclusive, fmt.Sprintf("mixed: %s in TC software (dp:tc without offloaded:yes, +%d packets), while OVS claims offloaded:yes for %s", describePairFlows(growingTC), growth(growingTC), describePairFlows(hw)) + note
 	}
 	const claim = "tc's in_hw is the ground truth (OVS also says yes when tc reports no offload state)"
 	measured := false
@@ -464,20 +466,20 @@ func JudgeDpctl(s DpctlSamples, macs []string) (Verdict, string) {
 			}
 		}
 		if delta == 0 {
-			return Inconclusive, fmt.Sprintf("%d offloaded %s but their packet counters did not grow over %d samples (is the flow running?): %s", len(hw), what, len(s.Offloaded), describePairFlows(hw)) + note
+			return results.VerdictInconclusive, fmt.Sprintf("%d offloaded %s but their packet counters did not grow over %d samples (is the flow running?): %s", len(hw), what, len(s.Offloaded), describePairFlows(hw)) + note
 		}
 		how = fmt.Sprintf("packets +%d over %d samples", delta, len(s.Offloaded))
 	} else {
 		ok, why := dpctlOneSample(hw, s.Window)
 		if !ok {
-			return Inconclusive, fmt.Sprintf("%d offloaded %s %s: %s", len(hw), what, why, describePairFlows(hw)) + note
+			return results.VerdictInconclusive, fmt.Sprintf("%d offloaded %s %s: %s", len(hw), what, why, describePairFlows(hw)) + note
 		}
 		how = why
 	}
 	if g := growth(by[flowSoftware]); g > 0 {
-		return Inconclusive, fmt.Sprintf("%d offloaded %s, but software flows between the guests also counted +%d packets: %s", len(hw), what, g, describePairFlows(sw)) + note
+		return results.VerdictInconclusive, fmt.Sprintf("%d offloaded %s, but software flows between the guests also counted +%d packets: %s", len(hw), what, g, describePairFlows(sw)) + note
 	}
-	return Offloaded, fmt.Sprintf("%d %s offloaded by OVS's own claim (offloaded:yes), %s; %s: %s", len(hw), what, how, claim, describePairFlows(hw)) + note
+	return results.VerdictOffloaded, fmt.Sprintf("%d %s offloaded by OVS's own claim (offloaded:yes), %s; %s: %s", len(hw), what, how, claim, describePairFlows(hw)) + note
 }
 
 // dpctlOneSample judges claimed flows seen in one sample only: counters

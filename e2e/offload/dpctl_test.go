@@ -3,6 +3,8 @@ package offload
 import (
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Samples: testdata/hw/dpctl-kubeovn-offloaded.txt is [kubeovn-dpctl] (see
@@ -118,25 +120,25 @@ func TestJudgeDpctl(t *testing.T) {
 		name   string
 		s      DpctlSamples
 		macs   []string
-		want   Verdict
+		want   results.Verdict
 		reason string
 	}{
-		{"offloaded, counters grow", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, kube, Offloaded, "packets +6096875"},
+		{"offloaded, counters grow", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, kube, results.VerdictOffloaded, "packets +6096875"},
 		// One sample proves nothing without a window for used: (see verdict_dpctl_test.go).
-		{"offloaded, one sample", DpctlSamples{Offloaded: [][]DpctlFlow{k1}}, kube, Inconclusive, "one sample proves nothing"},
-		{"all flows when no MAC given", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, nil, Offloaded, "between any MAC"},
-		{"offloaded but static", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k1}}, kube, Inconclusive, "did not grow"},
-		{"typed plain dump counts as hardware", DpctlSamples{Offloaded: [][]DpctlFlow{plainK, plainK2}, OffloadedIsTyped: true}, kube, Offloaded, "+6096875"},
-		{"untyped plain dump is not hardware", DpctlSamples{Offloaded: [][]DpctlFlow{plainK, plainK2}}, kube, Software, "no offloaded"},
-		{"partial offload", DpctlSamples{Offloaded: [][]DpctlFlow{partial}}, kube, Inconclusive, "partially offloaded"},
-		{"other guests' flows", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, rec, Software, "no offloaded IP flows between 02:00:c6:12:d2:01, 02:00:c6:12:d2:02"},
-		{"recorded software path", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{all1, all2}, OffloadedIsTyped: true}, rec, Software, "2 software flows"},
-		{"recorded, empty offloaded dump only", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, OffloadedIsTyped: true}, rec, Software, "(0 flows in the offloaded dump)"},
-		{"hardware plus growing software flows", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}, All: [][]DpctlFlow{all1, all2}}, append(kube, rec...), Inconclusive, "software flows between the guests also counted"},
-		{"no sample", DpctlSamples{}, kube, Inconclusive, "no dpctl sample"},
+		{"offloaded, one sample", DpctlSamples{Offloaded: [][]DpctlFlow{k1}}, kube, results.VerdictInconclusive, "one sample proves nothing"},
+		{"all flows when no MAC given", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, nil, results.VerdictOffloaded, "between any MAC"},
+		{"offloaded but static", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k1}}, kube, results.VerdictInconclusive, "did not grow"},
+		{"typed plain dump counts as hardware", DpctlSamples{Offloaded: [][]DpctlFlow{plainK, plainK2}, OffloadedIsTyped: true}, kube, results.VerdictOffloaded, "+6096875"},
+		{"untyped plain dump is not hardware", DpctlSamples{Offloaded: [][]DpctlFlow{plainK, plainK2}}, kube, results.VerdictSoftware, "no offloaded"},
+		{"partial offload", DpctlSamples{Offloaded: [][]DpctlFlow{partial}}, kube, results.VerdictInconclusive, "partially offloaded"},
+		{"other guests' flows", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, rec, results.VerdictSoftware, "no offloaded IP flows between 02:00:c6:12:d2:01, 02:00:c6:12:d2:02"},
+		{"recorded software path", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{all1, all2}, OffloadedIsTyped: true}, rec, results.VerdictSoftware, "2 software flows"},
+		{"recorded, empty offloaded dump only", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, OffloadedIsTyped: true}, rec, results.VerdictSoftware, "(0 flows in the offloaded dump)"},
+		{"hardware plus growing software flows", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}, All: [][]DpctlFlow{all1, all2}}, append(kube, rec...), results.VerdictInconclusive, "software flows between the guests also counted"},
+		{"no sample", DpctlSamples{}, kube, results.VerdictInconclusive, "no dpctl sample"},
 		// The recorded full dumps hold no flow of the kube-ovn MACs: with the
 		// full dumps sampled, an empty offloaded dump is no proof of software.
-		{"no guest flow in any dump", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{all1, all2}, OffloadedIsTyped: true}, kube, Inconclusive, "was not flowing"},
+		{"no guest flow in any dump", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{all1, all2}, OffloadedIsTyped: true}, kube, results.VerdictInconclusive, "was not flowing"},
 	}
 	for _, c := range cases {
 		v, why := JudgeDpctl(c.s, c.macs)

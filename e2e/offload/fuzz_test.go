@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Fuzz targets for every parser, seeded from testdata (recorded and public
@@ -75,10 +77,10 @@ func FuzzParseTCText(f *testing.F) {
 func tcInvariants(t *testing.T, d TCDump) {
 	t.Helper()
 	for _, macs := range [][]string{nil, {mlxMACLocal, mlxMACRemote}} {
-		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d, d}, Window: time.Hour}}, macs); v == Offloaded {
+		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d, d}, Window: time.Hour}}, macs); v == results.VerdictOffloaded {
 			t.Fatalf("two identical samples judged offloaded (MACs %v): %s", macs, why)
 		}
-		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d}}}, macs); v == Offloaded {
+		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d}}}, macs); v == results.VerdictOffloaded {
 			t.Fatalf("one sample with window 0 judged offloaded (MACs %v): %s", macs, why)
 		}
 	}
@@ -94,14 +96,14 @@ func FuzzParseDpctl(f *testing.F) {
 		for _, macs := range [][]string{nil, {kubeMAC1, kubeMAC2}} {
 			for _, typed := range []bool{false, true} {
 				twice := DpctlSamples{Offloaded: [][]DpctlFlow{flows, flows}, All: [][]DpctlFlow{flows, flows}, OffloadedIsTyped: typed, Window: time.Hour}
-				if v, why := JudgeDpctl(twice, macs); v == Offloaded {
+				if v, why := JudgeDpctl(twice, macs); v == results.VerdictOffloaded {
 					t.Fatalf("two identical samples judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
 				}
 				once := DpctlSamples{Offloaded: [][]DpctlFlow{flows}, All: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}
-				if v, why := JudgeDpctl(once, macs); v == Offloaded {
+				if v, why := JudgeDpctl(once, macs); v == results.VerdictOffloaded {
 					t.Fatalf("one sample with window 0 judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
 				}
-				if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}, macs); v == Offloaded {
+				if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}, macs); v == results.VerdictOffloaded {
 					t.Fatalf("one offloaded sample with window 0 judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
 				}
 			}
@@ -138,7 +140,7 @@ func FuzzParseTcpdump(f *testing.F) {
 		} {
 			for _, first := range []int{0, 1, 10} {
 				v, why, j := JudgeCaptureWithControl(c, ctl, macs, first, 0)
-				if flow > first && v == Offloaded {
+				if flow > first && v == results.VerdictOffloaded {
 					t.Fatalf("%d flow packets (allowance %d) judged offloaded: %q %+v", flow, first, why, j)
 				}
 				if j.FlowPackets != flow && why != "" && len(c.Errors) == 0 {
@@ -167,7 +169,7 @@ func FuzzParseLinkStats(f *testing.F) {
 		in := CountersInput{Representor: "rep", GuestIface: "eth1", GuestName: "g"}
 		// Readings that did not change prove nothing.
 		for _, rep := range []RepCounters{{Link: ls}, {Link: ls, CPUHit: &hit}} {
-			if v, why := JudgeCounters(rep, rep, ls, ls, in); v == Offloaded {
+			if v, why := JudgeCounters(rep, rep, ls, ls, in); v == results.VerdictOffloaded {
 				t.Fatalf("unchanged readings judged offloaded: %q", why)
 			}
 		}
@@ -179,11 +181,11 @@ func FuzzParseLinkStats(f *testing.F) {
 		if total < ls.RxPackets { // wrapped: saturate as the judge does
 			total = 1<<64 - 1
 		}
-		if (v == Offloaded) != (total >= DefaultMinFlowPackets) {
+		if (v == results.VerdictOffloaded) != (total >= DefaultMinFlowPackets) {
 			t.Fatalf("%d packets moved by the guest and the port, none on the slow path: %s %q", total, v, why)
 		}
 		// The same traffic on the slow path is never offloaded.
-		if v, why := JudgeCounters(RepCounters{Link: zero, CPUHit: &z}, RepCounters{Link: ls, CPUHit: &hit}, zero, ls, in); v == Offloaded {
+		if v, why := JudgeCounters(RepCounters{Link: zero, CPUHit: &z}, RepCounters{Link: ls, CPUHit: &hit}, zero, ls, in); v == results.VerdictOffloaded {
 			t.Fatalf("slow path moved as much as the guest, judged offloaded: %q", why)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Guests of the recorded software-path session (testdata/record-software-path.sh).
@@ -70,7 +71,7 @@ func ok(stdout []byte) remote.Result { return remote.Result{Stdout: stdout} }
 
 // expectVerdict fails the test unless the verdict is want and its reason
 // contains every one of reasons.
-func expectVerdict(t *testing.T, name string, v Verdict, why string, want Verdict, reasons ...string) {
+func expectVerdict(t *testing.T, name string, v results.Verdict, why string, want results.Verdict, reasons ...string) {
 	t.Helper()
 	if v != want {
 		t.Errorf("%s: got %s %q, want %s", name, v, why, want)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // RepresentorInput configures CheckRepresentor.
@@ -90,7 +91,7 @@ func ControlCaptureCommand(iface, filter string, window time.Duration, maxPacket
 // failure or a cancelled context. ConfirmFlow still applies once the flow's
 // own result is known.
 func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput) (Check, error) {
-	c := Check{Name: CheckNameRepresentor}
+	c := Check{Name: results.CheckRepresentor}
 	filter, err := CaptureFilter(in.LocalMAC, in.PeerMAC, in.Protocol)
 	if err != nil {
 		return c, fmt.Errorf("representor check: %w", err)
@@ -117,7 +118,7 @@ func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput
 			if ev.Cmd == "" { // transport failure or cancelled: no command result
 				return c, err
 			}
-			c.Verdict, c.Reason = Inconclusive, err.Error()
+			c.Verdict, c.Reason = results.VerdictInconclusive, err.Error()
 			return c, nil
 		}
 		rep = name
@@ -142,13 +143,13 @@ func CheckRepresentor(ctx context.Context, hv remote.Runner, in RepresentorInput
 		if r.ExitCode == 127 {
 			msg = "tcpdump or timeout is not installed on the hypervisor: " + msg
 		}
-		c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("capture on %s exited %d: %s", rep, r.ExitCode, msg)
+		c.Verdict, c.Reason = results.VerdictInconclusive, fmt.Sprintf("capture on %s exited %d: %s", rep, r.ExitCode, msg)
 		return c, nil
 	}
 	out := append(append([]byte{}, r.Stdout...), r.Stderr...)
 	capt, perr := ParseTcpdump(out)
 	if perr != nil {
-		c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("capture on %s: %v", rep, perr)
+		c.Verdict, c.Reason = results.VerdictInconclusive, fmt.Sprintf("capture on %s: %v", rep, perr)
 		return c, nil
 	}
 	v, why, _ := JudgeCaptureWithControl(capt, ctl, []string{in.LocalMAC, in.PeerMAC}, in.FirstPackets, window)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The representor capture with its positive control. Recorded outputs
@@ -90,7 +91,7 @@ func TestCheckRepresentorEmptyCaptureAndEmptyControlIsInconclusive(t *testing.T)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if c.Verdict != Inconclusive || !strings.Contains(c.Reason, "the control capture on eth1 of guest-a saw only 0 packets") ||
+		if c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "the control capture on eth1 of guest-a saw only 0 packets") ||
 			!strings.Contains(c.Reason, "an empty representor capture proves nothing") {
 			t.Errorf("%s: %s %q", tc.name, c.Verdict, c.Reason)
 		}
@@ -105,7 +106,7 @@ func TestCheckRepresentorQuietWithBusyControlIsOffloaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Offloaded || !strings.Contains(c.Reason, "representor offrec-rep1: 0 packets") || !strings.Contains(c.Reason, "the control capture on eth1 of guest-a saw 300") {
+	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "representor offrec-rep1: 0 packets") || !strings.Contains(c.Reason, "the control capture on eth1 of guest-a saw 300") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
 	}
 	if len(c.Evidence) != 2 || c.Evidence[0].Name != "tcpdump-offrec-rep1.txt" || c.Evidence[1].Name != "tcpdump-control-eth1.txt" {
@@ -120,10 +121,10 @@ func TestCheckRepresentorQuietWithBusyControlIsOffloaded(t *testing.T) {
 	}
 	// The same verdict stands once ConfirmFlow hears the flow ran, and falls
 	// when it did not.
-	if got := ConfirmFlow(c, true, "iperf3 delivered 1.2 Gbit/s"); got.Verdict != Offloaded {
+	if got := ConfirmFlow(c, true, "iperf3 delivered 1.2 Gbit/s"); got.Verdict != results.VerdictOffloaded {
 		t.Errorf("confirmed flow: %s", got.Verdict)
 	}
-	if got := ConfirmFlow(c, false, "iperf3 delivered 0 bytes"); got.Verdict != Inconclusive || !strings.Contains(got.Reason, "iperf3 delivered 0 bytes") {
+	if got := ConfirmFlow(c, false, "iperf3 delivered 0 bytes"); got.Verdict != results.VerdictInconclusive || !strings.Contains(got.Reason, "iperf3 delivered 0 bytes") {
 		t.Errorf("flow did not run: %s %q", got.Verdict, got.Reason)
 	}
 }
@@ -139,7 +140,7 @@ func TestCheckRepresentorFullCaptureIsSoftwareWhateverTheControl(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if c.Verdict != Software || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets of the guests' flow") {
+		if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets of the guests' flow") {
 			t.Errorf("%s: %s %q", name, c.Verdict, c.Reason)
 		}
 	}
@@ -152,7 +153,7 @@ func TestCheckRepresentorControlToolMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Inconclusive || !strings.Contains(c.Reason, "tcpdump is not installed in the guest guest-a") ||
+	if c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "tcpdump is not installed in the guest guest-a") ||
 		!strings.Contains(c.Reason, "failed to run command 'tcpdump'") || !strings.Contains(c.Reason, "proves nothing") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
 	}
@@ -170,7 +171,7 @@ func TestCheckRepresentorControlToolMissing(t *testing.T) {
 		sudoCmd: {{ExitCode: 1, Stderr: []byte("sudo: a password is required\n")}},
 	}}, "guest-a"}
 	c, err = CheckRepresentor(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "`sudo -n` in the guest guest-a refused (exit 1: sudo: a password is required)") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "`sudo -n` in the guest guest-a refused (exit 1: sudo: a password is required)") {
 		t.Errorf("sudo refused: %s %q %v", c.Verdict, c.Reason, err)
 	}
 }
@@ -221,7 +222,7 @@ func TestCheckRepresentorCapturesRunConcurrently(t *testing.T) {
 	if strings.Replace(hv.ranCommand, "-i offrec2-rep", "-i eth1", 1) != guest.ranCommand {
 		t.Errorf("captures differ:\n%s\n%s", hv.ranCommand, guest.ranCommand)
 	}
-	if c.Verdict != Software {
+	if c.Verdict != results.VerdictSoftware {
 		t.Errorf("recorded pair: %s %q", c.Verdict, c.Reason)
 	}
 }
@@ -278,7 +279,7 @@ func TestCheckRepresentorLookupAndHypervisorFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Software || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets") {
+	if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets") {
 		t.Errorf("recorded capture: %s %q", c.Verdict, c.Reason)
 	}
 	if len(c.Evidence) != 3 || c.Evidence[0].Name != "ovs-vsctl-find-iface-offrec-port-1.txt" || c.Evidence[1].Name != "tcpdump-offrec-rep1.txt" || len(c.Evidence[1].Stderr) == 0 {
@@ -291,7 +292,7 @@ func TestCheckRepresentorLookupAndHypervisorFailures(t *testing.T) {
 	}}
 	in.PortID = "no-such-port"
 	c, err = CheckRepresentor(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "no OVS interface on fake-hv has external_ids:iface-id=no-such-port") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "no OVS interface on fake-hv has external_ids:iface-id=no-such-port") {
 		t.Errorf("missing port: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// Missing device on the hypervisor: inconclusive, the control is kept as evidence.
@@ -299,19 +300,19 @@ func TestCheckRepresentorLookupAndHypervisorFailures(t *testing.T) {
 	hv = &fakeRunner{results: map[string][]remote.Result{nodevCmd: {recordedResult(t, "tcpdump-nodev.txt")}}}
 	in.Representor = "offrec-nosuch"
 	c, err = CheckRepresentor(context.Background(), hv, in)
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "No such device") || len(c.Evidence) != 2 {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "No such device") || len(c.Evidence) != 2 {
 		t.Errorf("missing device: %s %q %v (%d evidence files)", c.Verdict, c.Reason, err, len(c.Evidence))
 	}
 	// Without traffic, "no hardware rule / flow" is no proof of the software
 	// path either; verdicts resting on counted packets stand.
 	for _, tc := range []struct {
 		c    Check
-		want Verdict
+		want results.Verdict
 	}{
-		{Check{Name: CheckNameTC, Verdict: Software, Reason: "no flower rule"}, Inconclusive},
-		{Check{Name: CheckNameDpctl, Verdict: Software, Reason: "no offloaded IP flows"}, Inconclusive},
-		{Check{Name: CheckNameTC, Verdict: Offloaded, Reason: "hardware packets +100"}, Offloaded},
-		{Check{Name: CheckNameRepresentor, Verdict: Software, Reason: "300 packets"}, Software},
+		{Check{Name: results.CheckTC, Verdict: results.VerdictSoftware, Reason: "no flower rule"}, results.VerdictInconclusive},
+		{Check{Name: results.CheckDpctl, Verdict: results.VerdictSoftware, Reason: "no offloaded IP flows"}, results.VerdictInconclusive},
+		{Check{Name: results.CheckTC, Verdict: results.VerdictOffloaded, Reason: "hardware packets +100"}, results.VerdictOffloaded},
+		{Check{Name: results.CheckRepresentor, Verdict: results.VerdictSoftware, Reason: "300 packets"}, results.VerdictSoftware},
 	} {
 		if got := ConfirmFlow(tc.c, false, "iperf3 failed"); got.Verdict != tc.want {
 			t.Errorf("flow did not run, %s %s: got %s %q, want %s", tc.c.Name, tc.c.Verdict, got.Verdict, got.Reason, tc.want)

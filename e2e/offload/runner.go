@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -58,7 +59,7 @@ type TCInput struct {
 // hypervisor is an inconclusive verdict, not an error: err is only for bad
 // input, a transport failure or a cancelled context.
 func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
-	c := Check{Name: CheckNameTC}
+	c := Check{Name: results.CheckTC}
 	if len(in.Devices) == 0 {
 		return c, errors.New("tc check: no device to examine")
 	}
@@ -183,11 +184,11 @@ func ConfirmFlow(c Check, ran bool, what string) Check {
 		return c
 	}
 	switch {
-	case c.Name == CheckNameRepresentor && c.Verdict == Offloaded:
-		c.Verdict = Inconclusive
+	case c.Name == results.CheckRepresentor && c.Verdict == results.VerdictOffloaded:
+		c.Verdict = results.VerdictInconclusive
 		c.Reason = fmt.Sprintf("the sustained flow did not run (%s), so an empty capture proves nothing; %s", what, c.Reason)
-	case (c.Name == CheckNameTC || c.Name == CheckNameDpctl) && c.Verdict == Software:
-		c.Verdict = Inconclusive
+	case (c.Name == results.CheckTC || c.Name == results.CheckDpctl) && c.Verdict == results.VerdictSoftware:
+		c.Verdict = results.VerdictInconclusive
 		c.Reason = fmt.Sprintf("the sustained flow did not run (%s), so missing hardware rules prove nothing; %s", what, c.Reason)
 	}
 	return c
@@ -207,7 +208,7 @@ type DpctlInput struct {
 // full `-m` dump, for the software flows) Samples times, Spacing apart,
 // during a sustained flow, and judges them with JudgeDpctl.
 func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, error) {
-	c := Check{Name: CheckNameDpctl}
+	c := Check{Name: results.CheckDpctl}
 	if in.Samples < 2 {
 		return c, fmt.Errorf("dpctl check: at least two samples are needed to see counters grow, got %d", in.Samples)
 	}
@@ -234,12 +235,12 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 			}
 			c.Evidence = append(c.Evidence, evidence(q.name, r))
 			if !r.OK() {
-				c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("`%s` exited %d: %s", q.cmd, r.ExitCode, firstLine(r.Stderr))
+				c.Verdict, c.Reason = results.VerdictInconclusive, fmt.Sprintf("`%s` exited %d: %s", q.cmd, r.ExitCode, firstLine(r.Stderr))
 				return c, nil
 			}
 			flows, perr := ParseDpctl(r.Stdout)
 			if perr != nil {
-				c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("cannot read `%s` output: %v", q.cmd, perr)
+				c.Verdict, c.Reason = results.VerdictInconclusive, fmt.Sprintf("cannot read `%s` output: %v", q.cmd, perr)
 				return c, nil
 			}
 			*q.dst = append(*q.dst, flows)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The fake hypervisor answers with the recorded (testdata/sw) and public
@@ -22,7 +23,7 @@ func TestCheckTCRecordedSoftware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != CheckNameTC || c.Verdict != Software || !strings.Contains(c.Reason, "offrec-rep1: no ingress qdisc") {
+	if c.Name != results.CheckTC || c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "offrec-rep1: no ingress qdisc") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
 	}
 	names := []string{}
@@ -51,7 +52,7 @@ func TestCheckTCHardwareJSONAndTextFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Offloaded || !strings.Contains(c.Reason, "vxlan_sys_4789: 1 matching rules in hardware, hardware packets +21665") || !strings.Contains(c.Reason, "enp8s0f0_1: 1 matching rules in hardware, hardware packets +3135") {
+	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "vxlan_sys_4789: 1 matching rules in hardware, hardware packets +21665") || !strings.Contains(c.Reason, "enp8s0f0_1: 1 matching rules in hardware, hardware packets +3135") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
 	}
 	var txt int
@@ -75,7 +76,7 @@ func TestCheckTCToolProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Inconclusive || !strings.Contains(c.Reason, "device offrec-nosuch does not exist") {
+	if c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "device offrec-nosuch does not exist") {
 		t.Errorf("missing device: %s %q", c.Verdict, c.Reason)
 	}
 	for _, call := range hv.calls {
@@ -88,7 +89,7 @@ func TestCheckTCToolProblems(t *testing.T) {
 		TCCommand("rep0"): {{ExitCode: 2, Stderr: []byte("Error: Cannot find specified qdisc on specified device.\n")}},
 	}}
 	c, err = CheckTC(context.Background(), hv, TCInput{Devices: []string{"rep0"}, MACs: []string{recMAC1}, Samples: 2})
-	if err != nil || c.Verdict != Software {
+	if err != nil || c.Verdict != results.VerdictSoftware {
 		t.Errorf("no qdisc: %s %q %v", c.Verdict, c.Reason, err)
 	}
 	// Bad input and transport failure are errors.
@@ -122,7 +123,7 @@ func TestCheckDpctl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != Software || !strings.Contains(c.Reason, "dp:ovs") || len(c.Evidence) != 4 {
+	if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "dp:ovs") || len(c.Evidence) != 4 {
 		t.Errorf("recorded software path: %s %q (%d evidence files)", c.Verdict, c.Reason, len(c.Evidence))
 	}
 
@@ -131,7 +132,7 @@ func TestCheckDpctl(t *testing.T) {
 		cmdDpctlAll:       {ok(readTestdata(t, "hw/dpctl-kubeovn-offloaded.txt")), ok(readTestdata(t, "hw/dpctl-kubeovn-offloaded-sample2.txt"))},
 	}}
 	c, err = CheckDpctl(context.Background(), hv, DpctlInput{MACs: []string{kubeMAC1, kubeMAC2}, Samples: 2})
-	if err != nil || c.Verdict != Offloaded {
+	if err != nil || c.Verdict != results.VerdictOffloaded {
 		t.Errorf("hardware path: %s %q %v", c.Verdict, c.Reason, err)
 	}
 
@@ -139,7 +140,7 @@ func TestCheckDpctl(t *testing.T) {
 		cmdDpctlOffloaded: {{ExitCode: 1, Stderr: []byte("2026-12-02T09:00:00Z|00001|unixctl|WARN|failed to connect to /run/openvswitch/ovs-vswitchd.1.ctl\novs-appctl: cannot connect to \"/run/openvswitch/ovs-vswitchd.1.ctl\" (No such file or directory)\n")}},
 	}}
 	c, err = CheckDpctl(context.Background(), hv, DpctlInput{MACs: []string{kubeMAC1}, Samples: 2})
-	if err != nil || c.Verdict != Inconclusive || !strings.Contains(c.Reason, "exited 1") {
+	if err != nil || c.Verdict != results.VerdictInconclusive || !strings.Contains(c.Reason, "exited 1") {
 		t.Errorf("ovs-appctl failure: %s %q %v", c.Verdict, c.Reason, err)
 	}
 }

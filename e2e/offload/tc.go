@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // TCDump is one `tc -s filter show dev DEV ingress` output, JSON or text.
@@ -638,13 +640,13 @@ const (
 // matched by inner destination alone could carry a third host's traffic to
 // the guest, so on its own it cannot prove the pair; all neutral or software
 // is software.
-func JudgeTC(obs []TCObservation, macs []string) (Verdict, string) {
+func JudgeTC(obs []TCObservation, macs []string) (results.Verdict, string) {
 	set, err := newMACSet(macs)
 	if err != nil {
-		return Inconclusive, "bad guest MAC: " + err.Error()
+		return results.VerdictInconclusive, "bad guest MAC: " + err.Error()
 	}
 	if len(obs) == 0 {
-		return Inconclusive, "no device was examined"
+		return results.VerdictInconclusive, "no device was examined"
 	}
 	var reasons []string
 	count := map[tcDeviceState]int{}
@@ -656,15 +658,15 @@ func JudgeTC(obs []TCObservation, macs []string) (Verdict, string) {
 	reason := strings.Join(reasons, "; ")
 	switch {
 	case count[tcUnsure] > 0:
-		return Inconclusive, reason
+		return results.VerdictInconclusive, reason
 	case count[tcOffloaded]+count[tcOffloadedInner] > 0 && count[tcSoftware] > 0:
-		return Inconclusive, "some devices offload the guests' flows and others do not: " + reason
+		return results.VerdictInconclusive, "some devices offload the guests' flows and others do not: " + reason
 	case count[tcOffloaded] > 0:
-		return Offloaded, reason
+		return results.VerdictOffloaded, reason
 	case count[tcOffloadedInner] > 0:
-		return Inconclusive, "only decap rules matched by the inner destination alone are in hardware, no rule with both guests' MACs (a third host's traffic to the guest would look the same): " + reason
+		return results.VerdictInconclusive, "only decap rules matched by the inner destination alone are in hardware, no rule with both guests' MACs (a third host's traffic to the guest would look the same): " + reason
 	default:
-		return Software, reason
+		return results.VerdictSoftware, reason
 	}
 }
 

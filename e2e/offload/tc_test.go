@@ -3,6 +3,8 @@ package offload
 import (
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Samples: testdata/hw/tc-mlx5-*.txt are from the mlx5 VF-tunnel series
@@ -184,24 +186,24 @@ func TestJudgeTC(t *testing.T) {
 		name   string
 		obs    []TCObservation
 		macs   []string
-		want   Verdict
+		want   results.Verdict
 		reason string
 	}{
-		{"hardware counters grow (text)", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, Offloaded, "hardware packets +21665"},
-		{"hardware counters grow (JSON)", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{j1, j2}}}, macs, Offloaded, "+21665"},
+		{"hardware counters grow (text)", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictOffloaded, "hardware packets +21665"},
+		{"hardware counters grow (JSON)", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{j1, j2}}}, macs, results.VerdictOffloaded, "+21665"},
 		// One sample proves nothing without a window for the last-use time
 		// (verdict_tc_test.go covers the window).
-		{"one sample, non-zero hardware counters", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1}}}, macs, Inconclusive, "one sample proves nothing"},
-		{"in hardware but counters static", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec1}}}, macs, Inconclusive, "did not grow"},
-		{"rep encap and vxlan decap both offloaded", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, Offloaded, "enp8s0f0_1: 1 matching rules in hardware"},
-		{"vxlan without rules is neutral next to an offloaded rep", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{empty, empty}}}, macs, Offloaded, "vxlan_sys_4789: no rule of the guest pair; no filter on the device"},
-		{"rules for other MACs only", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, []string{recMAC1, recMAC2}, Software, "no rule of the guest pair; 1 unrelated rule (1 flower)"},
-		{"not_in_hw rules", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{sw, sw}}}, macs, Software, "none in hardware"},
-		{"recorded: no ingress qdisc", []TCObservation{{Device: "offrec-rep1", Samples: []TCDump{empty, empty}, IngressQdisc: &no}}, []string{recMAC1, recMAC2}, Software, "no ingress qdisc"},
-		{"mixed devices", []TCObservation{{Device: "rep", Samples: []TCDump{sw}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, Inconclusive, "some devices offload"},
-		{"tool problem", []TCObservation{{Device: "rep", Problem: "tc is not installed"}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, Inconclusive, "tc is not installed"},
-		{"no observation", nil, macs, Inconclusive, "no device"},
-		{"bad MAC", []TCObservation{{Device: "rep", Samples: []TCDump{dec1}}}, []string{"zz"}, Inconclusive, "bad guest MAC"},
+		{"one sample, non-zero hardware counters", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1}}}, macs, results.VerdictInconclusive, "one sample proves nothing"},
+		{"in hardware but counters static", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec1}}}, macs, results.VerdictInconclusive, "did not grow"},
+		{"rep encap and vxlan decap both offloaded", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictOffloaded, "enp8s0f0_1: 1 matching rules in hardware"},
+		{"vxlan without rules is neutral next to an offloaded rep", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{empty, empty}}}, macs, results.VerdictOffloaded, "vxlan_sys_4789: no rule of the guest pair; no filter on the device"},
+		{"rules for other MACs only", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, []string{recMAC1, recMAC2}, results.VerdictSoftware, "no rule of the guest pair; 1 unrelated rule (1 flower)"},
+		{"not_in_hw rules", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{sw, sw}}}, macs, results.VerdictSoftware, "none in hardware"},
+		{"recorded: no ingress qdisc", []TCObservation{{Device: "offrec-rep1", Samples: []TCDump{empty, empty}, IngressQdisc: &no}}, []string{recMAC1, recMAC2}, results.VerdictSoftware, "no ingress qdisc"},
+		{"mixed devices", []TCObservation{{Device: "rep", Samples: []TCDump{sw}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictInconclusive, "some devices offload"},
+		{"tool problem", []TCObservation{{Device: "rep", Problem: "tc is not installed"}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictInconclusive, "tc is not installed"},
+		{"no observation", nil, macs, results.VerdictInconclusive, "no device"},
+		{"bad MAC", []TCObservation{{Device: "rep", Samples: []TCDump{dec1}}}, []string{"zz"}, results.VerdictInconclusive, "bad guest MAC"},
 	}
 	for _, c := range cases {
 		v, why := JudgeTC(c.obs, c.macs)
@@ -222,7 +224,7 @@ func TestJudgeTCSoftwareGrowthBeatsHardware(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, why := JudgeTC([]TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{mustTC(t, "hw/tc-mlx5-vxlan-decap.txt"), d2}}}, []string{mlxMACLocal, mlxMACRemote})
-	if v != Inconclusive || !strings.Contains(why, "software packets grew more") {
+	if v != results.VerdictInconclusive || !strings.Contains(why, "software packets grew more") {
 		t.Errorf("got %s %q", v, why)
 	}
 }

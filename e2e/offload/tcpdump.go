@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // CaptureFilter builds the tcpdump (pcap-filter) expression that selects only
@@ -211,7 +213,7 @@ func (ctl ControlCapture) where() string {
 // it (e.g. re-analysing one saved file): a full capture is still software,
 // but a quiet one is inconclusive, since nothing shows the flow crossed the
 // port in that window. It is JudgeCaptureWithControl with no control.
-func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Duration) (Verdict, string, CaptureJudgement) {
+func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Duration) (results.Verdict, string, CaptureJudgement) {
 	return JudgeCaptureWithControl(c, ControlCapture{}, macs, firstPackets, window)
 }
 
@@ -225,17 +227,17 @@ func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Durati
 // the control is missing, failed or too small. With no MACs, every IPv4
 // packet counts. window is the capture's duration (0 when unknown: the rate
 // is then taken from the packets' own timestamps).
-func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, firstPackets int, window time.Duration) (Verdict, string, CaptureJudgement) {
+func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, firstPackets int, window time.Duration) (results.Verdict, string, CaptureJudgement) {
 	j := CaptureJudgement{ControlPackets: -1}
 	set, err := newMACSet(macs)
 	if err != nil {
-		return Inconclusive, "bad guest MAC: " + err.Error(), j
+		return results.VerdictInconclusive, "bad guest MAC: " + err.Error(), j
 	}
 	if firstPackets < 0 {
-		return Inconclusive, fmt.Sprintf("first packets allowance must be >= 0, got %d", firstPackets), j
+		return results.VerdictInconclusive, fmt.Sprintf("first packets allowance must be >= 0, got %d", firstPackets), j
 	}
 	if len(c.Errors) > 0 {
-		return Inconclusive, "tcpdump: " + strings.Join(c.Errors, "; "), j
+		return results.VerdictInconclusive, "tcpdump: " + strings.Join(c.Errors, "; "), j
 	}
 	seen, lines, first, last := flowCount(c, set)
 	j.FlowPackets = lines
@@ -257,7 +259,7 @@ func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, first
 		j.ControlPackets = ctlSeen
 	}
 	if c.Captured < 0 && len(c.Packets) == 0 {
-		return Inconclusive, "no packet lines and no tcpdump summary: the capture did not run or was cut off", j
+		return results.VerdictInconclusive, "no packet lines and no tcpdump summary: the capture did not run or was cut off", j
 	}
 	drop := ""
 	if c.DroppedKernel > 0 {
@@ -268,20 +270,20 @@ func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, first
 		if ctlProblem == "" {
 			control = fmt.Sprintf("; the control capture on %s saw %d", ctl.where(), ctlSeen)
 		}
-		return Software, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor%s (%.0f packets/s over %s%s); at most %d allowed before offload takes over%s",
+		return results.VerdictSoftware, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor%s (%.0f packets/s over %s%s); at most %d allowed before offload takes over%s",
 			seen, set, arrivalNote(lines, arrival), j.Rate, span, drop, firstPackets, control), j
 	}
 	if c.DroppedKernel > 0 {
-		return Inconclusive, fmt.Sprintf("only %d packets of the guests' flow captured but %d dropped by the kernel: the capture is incomplete", seen, c.DroppedKernel), j
+		return results.VerdictInconclusive, fmt.Sprintf("only %d packets of the guests' flow captured but %d dropped by the kernel: the capture is incomplete", seen, c.DroppedKernel), j
 	}
 	if ctlProblem != "" {
-		return Inconclusive, fmt.Sprintf("%s, so a quiet representor capture (%d packets of the guests' flow in %s) proves nothing", ctlProblem, seen, span), j
+		return results.VerdictInconclusive, fmt.Sprintf("%s, so a quiet representor capture (%d packets of the guests' flow in %s) proves nothing", ctlProblem, seen, span), j
 	}
 	if ctlSeen <= firstPackets {
-		return Inconclusive, fmt.Sprintf("the control capture on %s saw only %d packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing (%d packets of the guests' flow in %s)",
+		return results.VerdictInconclusive, fmt.Sprintf("the control capture on %s saw only %d packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing (%d packets of the guests' flow in %s)",
 			ctl.where(), ctlSeen, seen, span), j
 	}
-	return Offloaded, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s%s (at most %d allowed), while the control capture on %s saw %d",
+	return results.VerdictOffloaded, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s%s (at most %d allowed), while the control capture on %s saw %d",
 		seen, set, span, arrivalNote(lines, arrival), firstPackets, ctl.where(), ctlSeen), j
 }
 

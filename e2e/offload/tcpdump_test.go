@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Samples: testdata/sw/tcpdump-rep-*, tcpdump-nodev and ovs-vsctl-* were
@@ -100,7 +102,7 @@ func TestJudgeCapture(t *testing.T) {
 	rec := []string{recMAC1, recMAC2}
 	tcp := recordedCapture(t, "tcpdump-rep-tcp.txt")
 	v, why, j := JudgeCapture(tcp, rec, 10, 0)
-	if v != Software || j.FlowPackets != 300 || j.Rate <= 0 || !strings.Contains(why, "300 packets") {
+	if v != results.VerdictSoftware || j.FlowPackets != 300 || j.Rate <= 0 || !strings.Contains(why, "300 packets") {
 		t.Errorf("recorded TCP flow: %s %q %+v", v, why, j)
 	}
 	// Over the window instead of timestamps: 300 packets in 2 s.
@@ -110,27 +112,27 @@ func TestJudgeCapture(t *testing.T) {
 	// Allowing more first packets than were seen flips the verdict, given a
 	// control that saw more than the allowance (4000 by its summary).
 	busy := ControlCapture{Guest: "guest-a", Iface: "eth1", Capture: &Capture{Packets: []CapturedPacket{}, Captured: 4000, ReceivedFilter: 4000}}
-	if v, why, j := JudgeCaptureWithControl(tcp, busy, rec, 300, 0); v != Offloaded || j.ControlPackets != 4000 || !strings.Contains(why, "the control capture on eth1 of guest-a saw 4000") {
+	if v, why, j := JudgeCaptureWithControl(tcp, busy, rec, 300, 0); v != results.VerdictOffloaded || j.ControlPackets != 4000 || !strings.Contains(why, "the control capture on eth1 of guest-a saw 4000") {
 		t.Errorf("300 allowed: %s %q %+v", v, why, j)
 	}
 	// Packets of other guests count on neither side.
-	if v, why, j := JudgeCaptureWithControl(tcp, ControlCapture{Iface: "eth1", Capture: &tcp}, []string{mlxMACLocal, mlxMACRemote}, 10, 0); v != Inconclusive || j.FlowPackets != 0 || j.ControlPackets != 0 || !strings.Contains(why, "saw only 0 packets") {
+	if v, why, j := JudgeCaptureWithControl(tcp, ControlCapture{Iface: "eth1", Capture: &tcp}, []string{mlxMACLocal, mlxMACRemote}, 10, 0); v != results.VerdictInconclusive || j.FlowPackets != 0 || j.ControlPackets != 0 || !strings.Contains(why, "saw only 0 packets") {
 		t.Errorf("other MACs: %s %q %+v", v, why, j)
 	}
-	if v, _, _ := JudgeCapture(recordedCapture(t, "tcpdump-nodev.txt"), rec, 10, time.Second); v != Inconclusive {
+	if v, _, _ := JudgeCapture(recordedCapture(t, "tcpdump-nodev.txt"), rec, 10, time.Second); v != results.VerdictInconclusive {
 		t.Errorf("missing device: %s", v)
 	}
 	// Summary says packets were captured but the packet lines are missing
 	// (tcpdump killed before it flushed stdout): trust the summary.
 	lost := Capture{Packets: []CapturedPacket{}, Captured: 4000, ReceivedFilter: 4100, DroppedKernel: 0}
-	if v, why, _ := JudgeCapture(lost, rec, 10, time.Second); v != Software || !strings.Contains(why, "4000 packets") {
+	if v, why, _ := JudgeCapture(lost, rec, 10, time.Second); v != results.VerdictSoftware || !strings.Contains(why, "4000 packets") {
 		t.Errorf("summary only: %s %q", v, why)
 	}
 	dropped := Capture{Packets: []CapturedPacket{}, Captured: 0, ReceivedFilter: 0, DroppedKernel: 5}
-	if v, _, _ := JudgeCaptureWithControl(dropped, busy, rec, 10, time.Second); v != Inconclusive {
+	if v, _, _ := JudgeCaptureWithControl(dropped, busy, rec, 10, time.Second); v != results.VerdictInconclusive {
 		t.Errorf("dropped by kernel: %s", v)
 	}
-	if v, _, _ := JudgeCaptureWithControl(Capture{Captured: -1}, busy, rec, 10, time.Second); v != Inconclusive {
+	if v, _, _ := JudgeCaptureWithControl(Capture{Captured: -1}, busy, rec, 10, time.Second); v != results.VerdictInconclusive {
 		t.Errorf("no summary, no packets: %s", v)
 	}
 }
@@ -141,7 +143,7 @@ func TestJudgeCapture(t *testing.T) {
 func TestJudgeCaptureEmptyCaptureProvesNothing(t *testing.T) {
 	idle := recordedCapture(t, "tcpdump-rep-idle.txt")
 	v, why, _ := JudgeCapture(idle, []string{recMAC1, recMAC2}, 10, time.Second)
-	if v != Inconclusive || !strings.Contains(why, "proves nothing") {
+	if v != results.VerdictInconclusive || !strings.Contains(why, "proves nothing") {
 		t.Errorf("idle capture with no control: %s %q", v, why)
 	}
 }
@@ -158,25 +160,25 @@ func TestJudgeCaptureWithControl(t *testing.T) {
 		name     string
 		rep      Capture
 		ctl      ControlCapture
-		want     Verdict
+		want     results.Verdict
 		ctlCount int
 		has      []string
 	}{
-		{"quiet representor, busy control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}, Offloaded, 300,
+		{"quiet representor, busy control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}, results.VerdictOffloaded, 300,
 			[]string{"0 packets of the guests' flow", "the control capture on eth1 of g saw 300"}},
-		{"quiet representor, empty control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, Inconclusive, 0,
+		{"quiet representor, empty control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, results.VerdictInconclusive, 0,
 			[]string{"the control capture on eth1 of g saw only 0 packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing"}},
-		{"quiet representor, control within the allowance", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &few}, Inconclusive, 5,
+		{"quiet representor, control within the allowance", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &few}, results.VerdictInconclusive, 5,
 			[]string{"saw only 5 packets"}},
-		{"quiet representor, control failed", idle, ControlCapture{Guest: "g", Iface: "eth1", Problem: "tcpdump is not installed in the guest g (exit 127: ...)"}, Inconclusive, -1,
+		{"quiet representor, control failed", idle, ControlCapture{Guest: "g", Iface: "eth1", Problem: "tcpdump is not installed in the guest g (exit 127: ...)"}, results.VerdictInconclusive, -1,
 			[]string{"the control capture on eth1 of g failed: tcpdump is not installed in the guest g", "proves nothing"}},
-		{"quiet representor, control reported an error", idle, ControlCapture{Guest: "g", Iface: "eth9", Capture: &nodev}, Inconclusive, -1,
+		{"quiet representor, control reported an error", idle, ControlCapture{Guest: "g", Iface: "eth9", Capture: &nodev}, results.VerdictInconclusive, -1,
 			[]string{"the control capture on eth9 of g failed: tcpdump: offrec-nosuch: No such device exists"}},
-		{"quiet representor, no control", idle, ControlCapture{}, Inconclusive, -1,
+		{"quiet representor, no control", idle, ControlCapture{}, results.VerdictInconclusive, -1,
 			[]string{"no control capture was taken"}},
-		{"full representor, failed control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Problem: "exit 1: sudo: a password is required"}, Software, -1,
+		{"full representor, failed control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Problem: "exit 1: sudo: a password is required"}, results.VerdictSoftware, -1,
 			[]string{"300 packets of the guests' flow"}},
-		{"full representor, empty control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, Software, 0,
+		{"full representor, empty control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, results.VerdictSoftware, 0,
 			[]string{"300 packets", "the control capture on eth1 of g saw 0"}},
 	} {
 		v, why, j := JudgeCaptureWithControl(tc.rep, tc.ctl, rec, 10, time.Second)
@@ -200,7 +202,7 @@ func TestJudgeCaptureReportsArrivalSpan(t *testing.T) {
 	first, last := tcp.Packets[0].Time, tcp.Packets[len(tcp.Packets)-1].Time
 	span := time.Duration((last - first) * float64(time.Second))
 	v, why, j := JudgeCapture(tcp, rec, 10, 2*time.Second)
-	if v != Software || j.ArrivalSpan != span.String() || !strings.Contains(why, "300 packets of the guests' flow") || !strings.Contains(why, "arriving within "+span.String()) || !strings.Contains(why, "over 2s") {
+	if v != results.VerdictSoftware || j.ArrivalSpan != span.String() || !strings.Contains(why, "300 packets of the guests' flow") || !strings.Contains(why, "arriving within "+span.String()) || !strings.Contains(why, "over 2s") {
 		t.Errorf("recorded flow: %s %q %+v (span %s)", v, why, j, span)
 	}
 	// The first three packets of the same recording, then silence: within the allowance.
@@ -208,7 +210,7 @@ func TestJudgeCaptureReportsArrivalSpan(t *testing.T) {
 	burstSpan := time.Duration((tcp.Packets[2].Time - first) * float64(time.Second))
 	busy := ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}
 	v, why, j = JudgeCaptureWithControl(burst, busy, rec, 10, 2*time.Second)
-	if v != Offloaded || j.FlowPackets != 3 || j.ArrivalSpan != burstSpan.String() || !strings.Contains(why, "3 packets of the guests' flow") || !strings.Contains(why, "arriving within "+burstSpan.String()) {
+	if v != results.VerdictOffloaded || j.FlowPackets != 3 || j.ArrivalSpan != burstSpan.String() || !strings.Contains(why, "3 packets of the guests' flow") || !strings.Contains(why, "arriving within "+burstSpan.String()) {
 		t.Errorf("first-packet burst: %s %q %+v", v, why, j)
 	}
 	if _, _, j := JudgeCapture(recordedCapture(t, "tcpdump-rep-idle.txt"), rec, 10, time.Second); j.ArrivalSpan != "0s" || j.ControlPackets != -1 {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Verdict rules of the dpctl check; inputs from testdata/hw (derivations in
@@ -26,7 +28,7 @@ type dpctlCase struct {
 	name   string
 	s      DpctlSamples
 	macs   []string
-	want   Verdict
+	want   results.Verdict
 	reason []string
 }
 
@@ -52,7 +54,7 @@ func TestJudgeDpctlTCSoftwareDirectionIsMixed(t *testing.T) {
 		{"full dumps judged as the offloaded samples", DpctlSamples{Offloaded: [][]DpctlFlow{m1, m2}}},
 	} {
 		v, why := JudgeDpctl(c.s, kubePair)
-		if v != Inconclusive || !strings.HasPrefix(why, "mixed:") ||
+		if v != results.VerdictInconclusive || !strings.HasPrefix(why, "mixed:") ||
 			!strings.Contains(why, "eth(src=00:00:00:e7:16:ce,dst=00:00:00:c5:6d:4e)") || !strings.Contains(why, "TC software") {
 			t.Errorf("%s: got %s %q, want inconclusive starting \"mixed:\" naming 00:00:00:e7:16:ce -> 00:00:00:c5:6d:4e in TC software", c.name, v, why)
 		}
@@ -66,7 +68,7 @@ func TestJudgeDpctlTCSoftwareDirectionIsMixed(t *testing.T) {
 func TestJudgeDpctlOffloadedReasonIsOVSClaim(t *testing.T) {
 	k1, k2 := mustDpctl(t, "hw/dpctl-kubeovn-offloaded.txt"), mustDpctl(t, "hw/dpctl-kubeovn-offloaded-sample2.txt")
 	runDpctlCases(t, []dpctlCase{
-		{"offloaded:yes flows grow", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, kubePair, Offloaded,
+		{"offloaded:yes flows grow", DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}}, kubePair, results.VerdictOffloaded,
 			[]string{"OVS's own claim (offloaded:yes)", "tc's in_hw is the ground truth", "packets +6096875"}},
 	})
 }
@@ -79,13 +81,13 @@ func TestJudgeDpctlOneSampleNeedsRecentUse(t *testing.T) {
 	never := mustDpctlString(t, strings.ReplaceAll(string(readTestdata(t, "hw/dpctl-kubeovn-offloaded.txt")), "used:0.260s", "used:never"))
 	w := func(d time.Duration, s ...[]DpctlFlow) DpctlSamples { return DpctlSamples{Offloaded: s, Window: d} }
 	runDpctlCases(t, []dpctlCase{
-		{"one sample, no window", w(0, k1), kubePair, Inconclusive, []string{"one sample"}},
-		{"one sample, used 0.260s, window 4s", w(4*time.Second, k1), kubePair, Offloaded, []string{"used 0.260s ago", "window 4s"}},
-		{"one sample, used 0.260s, window 200ms", w(200*time.Millisecond, k1), kubePair, Inconclusive, []string{"one sample"}},
-		{"one sample, used 41.380s, window 4s", w(4*time.Second, stale), kubePair, Inconclusive, []string{"one sample"}},
-		{"one sample, used never, window 4s", w(4*time.Second, never), kubePair, Inconclusive, []string{"one sample"}},
-		{"two stale identical samples", w(time.Hour, stale, stale), kubePair, Inconclusive, []string{"did not grow"}},
-		{"two fresh identical samples", w(time.Hour, k1, k1), kubePair, Inconclusive, []string{"did not grow"}},
+		{"one sample, no window", w(0, k1), kubePair, results.VerdictInconclusive, []string{"one sample"}},
+		{"one sample, used 0.260s, window 4s", w(4*time.Second, k1), kubePair, results.VerdictOffloaded, []string{"used 0.260s ago", "window 4s"}},
+		{"one sample, used 0.260s, window 200ms", w(200*time.Millisecond, k1), kubePair, results.VerdictInconclusive, []string{"one sample"}},
+		{"one sample, used 41.380s, window 4s", w(4*time.Second, stale), kubePair, results.VerdictInconclusive, []string{"one sample"}},
+		{"one sample, used never, window 4s", w(4*time.Second, never), kubePair, results.VerdictInconclusive, []string{"one sample"}},
+		{"two stale identical samples", w(time.Hour, stale, stale), kubePair, results.VerdictInconclusive, []string{"did not grow"}},
+		{"two fresh identical samples", w(time.Hour, k1, k1), kubePair, results.VerdictInconclusive, []string{"did not grow"}},
 	})
 }
 
@@ -95,9 +97,9 @@ func TestJudgeDpctlMulticastIsExceptionTraffic(t *testing.T) {
 	m1, m2 := mustDpctl(t, "hw/dpctl-kubeovn-mdns.txt"), mustDpctl(t, "hw/dpctl-kubeovn-mdns-sample2.txt")
 	s := DpctlSamples{Offloaded: [][]DpctlFlow{k1, k2}, All: [][]DpctlFlow{m1, m2}, OffloadedIsTyped: true}
 	runDpctlCases(t, []dpctlCase{
-		{"mDNS in software next to the offloaded pair", s, kubePair, Offloaded,
+		{"mDNS in software next to the offloaded pair", s, kubePair, results.VerdictOffloaded,
 			[]string{"packets +6096875", "exception traffic (multicast/broadcast), not judged: ", "dst=01:00:5e:00:00:fb"}},
-		{"mDNS in software, any MAC", s, nil, Offloaded,
+		{"mDNS in software, any MAC", s, nil, results.VerdictOffloaded,
 			[]string{"exception traffic (multicast/broadcast), not judged: "}},
 	})
 }
@@ -108,7 +110,7 @@ func TestJudgeDpctlBaselineTCSoftwareFlows(t *testing.T) {
 	off1, off2 := mustDpctl(t, "sw/dpctl-tcp-offloaded-1.txt"), mustDpctl(t, "sw/dpctl-tcp-offloaded-2.txt")
 	t1, t2 := mustDpctl(t, "hw/dpctl-kubeovn-tc-sw.txt"), mustDpctl(t, "hw/dpctl-kubeovn-tc-sw-sample2.txt")
 	runDpctlCases(t, []dpctlCase{
-		{"empty offloaded dump, dp:tc flows in the full dump", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{t1, t2}, OffloadedIsTyped: true}, kubePair, Software,
+		{"empty offloaded dump, dp:tc flows in the full dump", DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{t1, t2}, OffloadedIsTyped: true}, kubePair, results.VerdictSoftware,
 			[]string{"2 software flows", "packets:1009871 dp:tc", "packets:88415202 dp:tc"}},
 	})
 }
@@ -118,7 +120,7 @@ func TestJudgeDpctlBytesAreNotGrowth(t *testing.T) {
 	// Derived from sample 2: bytes advanced, packets left at sample 1's.
 	s := strings.NewReplacer("packets:1009871,", "packets:941539,", "packets:88415202,", "packets:82386659,").Replace(string(readTestdata(t, "hw/dpctl-kubeovn-offloaded-sample2.txt")))
 	runDpctlCases(t, []dpctlCase{
-		{"bytes grow, packets flat", DpctlSamples{Offloaded: [][]DpctlFlow{mustDpctl(t, "hw/dpctl-kubeovn-offloaded.txt"), mustDpctlString(t, s)}}, kubePair, Inconclusive, []string{"did not grow"}},
+		{"bytes grow, packets flat", DpctlSamples{Offloaded: [][]DpctlFlow{mustDpctl(t, "hw/dpctl-kubeovn-offloaded.txt"), mustDpctlString(t, s)}}, kubePair, results.VerdictInconclusive, []string{"did not grow"}},
 	})
 }
 
@@ -126,6 +128,6 @@ func TestJudgeDpctlBytesAreNotGrowth(t *testing.T) {
 func TestJudgeDpctlIdenticalSamplesWithDuplicateFlows(t *testing.T) {
 	d := mustDpctlString(t, string(readTestdata(t, "hw/dpctl-kubeovn-offloaded-sample2.txt"))+string(readTestdata(t, "hw/dpctl-kubeovn-offloaded.txt")))
 	runDpctlCases(t, []dpctlCase{
-		{"duplicate ufids, same dump twice", DpctlSamples{Offloaded: [][]DpctlFlow{d, d}}, kubePair, Inconclusive, []string{"did not grow"}},
+		{"duplicate ufids, same dump twice", DpctlSamples{Offloaded: [][]DpctlFlow{d, d}}, kubePair, results.VerdictInconclusive, []string{"did not grow"}},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Verdict rules of the TC check that a release decision rests on. Each test
@@ -30,7 +31,7 @@ type tcCase struct {
 	name   string
 	obs    []TCObservation
 	macs   []string
-	want   Verdict
+	want   results.Verdict
 	reason []string // every one must be in the reason
 }
 
@@ -60,26 +61,26 @@ func TestJudgeTCPairNeedsBothMACs(t *testing.T) {
 	runTCCases(t, []tcCase{
 		// The encap rule goes from ca:2e:.. (not a guest here) to guest A
 		// 0a:40:..: in hardware and growing, but not the pair's traffic.
-		{"third MAC to guest A on the representor", one("enp8s0f0_1", enc1, enc2), []string{mlxMACRemote, thirdMAC}, Software,
+		{"third MAC to guest A on the representor", one("enp8s0f0_1", enc1, enc2), []string{mlxMACRemote, thirdMAC}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair; 1 unrelated rule (1 flower)"}},
-		{"third MAC to guest A on the VXLAN device", one("vxlan_sys_4789", dec1, dec2), []string{mlxMACLocal, thirdMAC}, Software,
+		{"third MAC to guest A on the VXLAN device", one("vxlan_sys_4789", dec1, dec2), []string{mlxMACLocal, thirdMAC}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair"}},
-		{"non-decap rule with only dst_mac", one("enp8s0f0_1", encDst1, encDst2), []string{mlxMACLocal, mlxMACRemote}, Software,
+		{"non-decap rule with only dst_mac", one("enp8s0f0_1", encDst1, encDst2), []string{mlxMACLocal, mlxMACRemote}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair; 1 unrelated rule (1 flower)"}},
-		{"src_mac equal to dst_mac", one("vxlan_sys_4789", self("hw/tc-mlx5-vxlan-decap.txt"), self("hw/tc-mlx5-vxlan-decap-sample2.txt")), []string{mlxMACLocal, mlxMACRemote}, Software,
+		{"src_mac equal to dst_mac", one("vxlan_sys_4789", self("hw/tc-mlx5-vxlan-decap.txt"), self("hw/tc-mlx5-vxlan-decap-sample2.txt")), []string{mlxMACLocal, mlxMACRemote}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair"}},
 		// A decap rule matched by its inner destination alone could carry a
 		// third host's traffic to the guest: alone it cannot prove the pair,
 		// beside a pair rule with both MACs in hardware it counts.
-		{"decap rule by inner destination only, alone", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACLocal, thirdMAC}, Inconclusive,
+		{"decap rule by inner destination only, alone", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACLocal, thirdMAC}, results.VerdictInconclusive,
 			[]string{"no rule with both guests' MACs", "by inner destination only", "hardware packets +21665"}},
 		{"decap rule by inner destination only, beside a pair rule", []TCObservation{
 			{Device: "enp8s0f0_1", Samples: []TCDump{enc1, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{decDst1, decDst2}},
-		}, []string{mlxMACLocal, mlxMACRemote}, Offloaded,
+		}, []string{mlxMACLocal, mlxMACRemote}, results.VerdictOffloaded,
 			[]string{"enp8s0f0_1: 1 matching rules in hardware", "by inner destination only"}},
-		{"decap rule to a MAC that is no guest", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACRemote, thirdMAC}, Software,
+		{"decap rule to a MAC that is no guest", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACRemote, thirdMAC}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair"}},
-		{"both MACs of the pair", one("vxlan_sys_4789", dec1, dec2), []string{mlxMACLocal, mlxMACRemote}, Offloaded,
+		{"both MACs of the pair", one("vxlan_sys_4789", dec1, dec2), []string{mlxMACLocal, mlxMACRemote}, results.VerdictOffloaded,
 			[]string{"1 matching rules in hardware, hardware packets +21665"}},
 	})
 }
@@ -103,17 +104,17 @@ func TestJudgeTCOneSampleNeedsRecentUse(t *testing.T) {
 		return []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{s}, Window: d}}
 	}
 	runTCCases(t, []tcCase{
-		{"one sample, no window", one("vxlan_sys_4789", dec1), macs, Inconclusive, []string{"one sample"}},
-		{"one sample, used 0 sec, window 4s", win(4*time.Second, dec1), macs, Offloaded, []string{"last used less than 1 s ago", "window 4s"}},
-		{"one sample (JSON), last_used 0, window 4s", win(4*time.Second, j1), macs, Offloaded, []string{"last used less than 1 s ago"}},
-		{"encap rule, used 0 sec, window 4s", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc1}, Window: 4 * time.Second}}, macs, Offloaded, []string{"4028 hardware packets"}},
-		{"used 0 sec means up to 1 s: window 1s", win(time.Second, dec1), macs, Offloaded, nil},
-		{"used 0 sec means up to 1 s: window 900ms", win(900*time.Millisecond, dec1), macs, Inconclusive, []string{"one sample"}},
-		{"one sample, used 30 sec, window 4s", win(4*time.Second, stale), macs, Inconclusive, []string{"last used 30 s ago", "one sample"}},
-		{"one sample, software packets, window 4s", win(4*time.Second, swHit), macs, Inconclusive, []string{"software"}},
-		{"one sample, no last-use time, window 4s", win(4*time.Second, noTime), macs, Inconclusive, []string{"one sample"}},
+		{"one sample, no window", one("vxlan_sys_4789", dec1), macs, results.VerdictInconclusive, []string{"one sample"}},
+		{"one sample, used 0 sec, window 4s", win(4*time.Second, dec1), macs, results.VerdictOffloaded, []string{"last used less than 1 s ago", "window 4s"}},
+		{"one sample (JSON), last_used 0, window 4s", win(4*time.Second, j1), macs, results.VerdictOffloaded, []string{"last used less than 1 s ago"}},
+		{"encap rule, used 0 sec, window 4s", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc1}, Window: 4 * time.Second}}, macs, results.VerdictOffloaded, []string{"4028 hardware packets"}},
+		{"used 0 sec means up to 1 s: window 1s", win(time.Second, dec1), macs, results.VerdictOffloaded, nil},
+		{"used 0 sec means up to 1 s: window 900ms", win(900*time.Millisecond, dec1), macs, results.VerdictInconclusive, []string{"one sample"}},
+		{"one sample, used 30 sec, window 4s", win(4*time.Second, stale), macs, results.VerdictInconclusive, []string{"last used 30 s ago", "one sample"}},
+		{"one sample, software packets, window 4s", win(4*time.Second, swHit), macs, results.VerdictInconclusive, []string{"software"}},
+		{"one sample, no last-use time, window 4s", win(4*time.Second, noTime), macs, results.VerdictInconclusive, []string{"one sample"}},
 		// Stale counters: identical samples never prove offload, whatever the window.
-		{"two identical samples", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec1}, Window: time.Hour}}, macs, Inconclusive, []string{"did not grow"}},
+		{"two identical samples", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec1}, Window: time.Hour}}, macs, results.VerdictInconclusive, []string{"did not grow"}},
 	})
 }
 
@@ -146,11 +147,11 @@ func TestJudgeTCMulticastIsExceptionTraffic(t *testing.T) {
 	}
 	macs := []string{mlxMACLocal, mlxMACRemote}
 	runTCCases(t, []tcCase{
-		{"mDNS not_in_hw next to the offloaded pair", one("enp8s0f0_1", m1, m2), macs, Offloaded,
+		{"mDNS not_in_hw next to the offloaded pair", one("enp8s0f0_1", m1, m2), macs, results.VerdictOffloaded,
 			[]string{"hardware packets +3135", "exception traffic (multicast/broadcast), not judged: ", "dst_mac 01:00:5e:00:00:fb"}},
-		{"broadcast not_in_hw next to the offloaded pair", one("enp8s0f0_1", bcast("hw/tc-mlx5-vf-rep-encap-mdns.txt"), bcast("hw/tc-mlx5-vf-rep-encap-mdns-sample2.txt")), macs, Offloaded,
+		{"broadcast not_in_hw next to the offloaded pair", one("enp8s0f0_1", bcast("hw/tc-mlx5-vf-rep-encap-mdns.txt"), bcast("hw/tc-mlx5-vf-rep-encap-mdns-sample2.txt")), macs, results.VerdictOffloaded,
 			[]string{"exception traffic (multicast/broadcast), not judged: ", "dst_mac ff:ff:ff:ff:ff:ff"}},
-		{"mDNS alone is not the pair", one("enp8s0f0_1", m1, m2), []string{mlxMACLocal, thirdMAC}, Software,
+		{"mDNS alone is not the pair", one("enp8s0f0_1", m1, m2), []string{mlxMACLocal, thirdMAC}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair", "exception traffic (multicast/broadcast), not judged: "}},
 	})
 }
@@ -162,11 +163,11 @@ func TestJudgeTCUnrelatedRulesCounted(t *testing.T) {
 	bnxt := mustTC(t, "hw/tc-bnxt-ct-helper.txt")
 	wago := mustTC(t, "hw/tc-wago-flower-in-hw.json")
 	runTCCases(t, []tcCase{
-		{"flower, bpf and u32", one("vxlan.calico", u32, u32), []string{recMAC1, recMAC2}, Software,
+		{"flower, bpf and u32", one("vxlan.calico", u32, u32), []string{recMAC1, recMAC2}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair; 3 unrelated rules (1 bpf, 1 flower, 1 u32)"}},
-		{"in-hardware rule without MAC keys, any MAC", one("eth1", bnxt, bnxt), nil, Software,
+		{"in-hardware rule without MAC keys, any MAC", one("eth1", bnxt, bnxt), nil, results.VerdictSoftware,
 			[]string{"no rule of the guest pair; 1 unrelated rule (1 flower)"}},
-		{"masked and broadcast dst only", one("ethX", wago, wago), nil, Software,
+		{"masked and broadcast dst only", one("ethX", wago, wago), nil, results.VerdictSoftware,
 			[]string{"no rule of the guest pair; 3 unrelated rules (2 flower, 1 matchall)"}},
 	})
 	for _, c := range []struct {
@@ -208,7 +209,7 @@ func TestJudgeTCBytesAreNotGrowth(t *testing.T) {
 	s := string(readTestdata(t, "hw/tc-mlx5-vxlan-decap-sample2.txt"))
 	s = strings.NewReplacer("Sent 2729656 bytes 22747 pkt", "Sent 2729656 bytes 1082 pkt", "Sent hardware 2729656 bytes 22747 pkt", "Sent hardware 2729656 bytes 1082 pkt").Replace(s)
 	runTCCases(t, []tcCase{
-		{"hardware bytes grow, packets flat", one("vxlan_sys_4789", mustTC(t, "hw/tc-mlx5-vxlan-decap.txt"), tcText(t, s)), []string{mlxMACLocal, mlxMACRemote}, Inconclusive, []string{"did not grow"}},
+		{"hardware bytes grow, packets flat", one("vxlan_sys_4789", mustTC(t, "hw/tc-mlx5-vxlan-decap.txt"), tcText(t, s)), []string{mlxMACLocal, mlxMACRemote}, results.VerdictInconclusive, []string{"did not grow"}},
 	})
 }
 
@@ -237,6 +238,6 @@ func TestJudgeTCIdenticalSamplesWithDuplicateRules(t *testing.T) {
 		t.Fatalf("got %d filters, want 2", len(d.Filters))
 	}
 	runTCCases(t, []tcCase{
-		{"duplicate rules, same dump twice", one("vxlan_sys_4789", d, d), []string{mlxMACLocal, mlxMACRemote}, Inconclusive, []string{"did not grow"}},
+		{"duplicate rules, same dump twice", one("vxlan_sys_4789", d, d), []string{mlxMACLocal, mlxMACRemote}, results.VerdictInconclusive, []string{"did not grow"}},
 	})
 }

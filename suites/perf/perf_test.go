@@ -33,7 +33,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 				checks, err := session.RunOffloadChecks(ctx)
 				framework.ExpectNoError(err, "running the offload evidence window")
 				By(fmt.Sprintf("judging the verdicts against the expected path %s", path))
-				framework.ExpectNoError(offload.ExpectPath(string(path), harness.Checks(checks)), "proving the data path")
+				framework.ExpectNoError(offload.ExpectPath(path, harness.Checks(checks)), "proving the data path")
 			}
 		}
 		It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(results.PathASAP2))

@@ -36,6 +36,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func main() {
@@ -233,7 +234,7 @@ type tcOut struct {
 	Kind    string           `json:"kind"`
 	Files   []string         `json:"files"`
 	Samples []offload.TCDump `json:"samples"`
-	Verdict offload.Verdict  `json:"verdict"`
+	Verdict results.Verdict  `json:"verdict"`
 	Reason  string           `json:"reason"`
 	// Notes say what the judgement lacked that the harness always has.
 	Notes []string `json:"notes,omitempty"`
@@ -285,7 +286,7 @@ type dpctlOut struct {
 	Flows    []int                 `json:"flows_per_sample"`
 	AllFiles []string              `json:"all_files,omitempty"`
 	All      [][]offload.DpctlFlow `json:"all_samples,omitempty"`
-	Verdict  offload.Verdict       `json:"verdict"`
+	Verdict  results.Verdict       `json:"verdict"`
 	Reason   string                `json:"reason"`
 	Notes    []string              `json:"notes,omitempty"`
 }
@@ -327,7 +328,7 @@ type tcpdumpOut struct {
 	FirstPackets   int                      `json:"first_packets_allowed"`
 	ControlFile    string                   `json:"control_file,omitempty"`
 	Judgement      offload.CaptureJudgement `json:"judgement"`
-	Verdict        offload.Verdict          `json:"verdict"`
+	Verdict        results.Verdict          `json:"verdict"`
 	Reason         string                   `json:"reason"`
 	Notes          []string                 `json:"notes,omitempty"`
 }
@@ -391,7 +392,7 @@ type countersOut struct {
 	Files   []string               `json:"files"`
 	Rep     [2]offload.RepCounters `json:"representor"`
 	Guest   [2]offload.LinkStats   `json:"guest"`
-	Verdict offload.Verdict        `json:"verdict"`
+	Verdict results.Verdict        `json:"verdict"`
 	Reason  string                 `json:"reason"`
 	Notes   []string               `json:"notes,omitempty"`
 }
