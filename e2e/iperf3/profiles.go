@@ -16,6 +16,8 @@ package iperf3
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Protocol is the transport of a profile or a parsed run.
@@ -80,10 +82,10 @@ func (p Profile) ClientArgs(streams int) []string {
 	return args
 }
 
-const (
-	capped500M = 500_000_000
-	len700     = 700
-)
+// capped500M is the capped profiles' per-stream bitrate; the names and
+// TableUDPCapped say 500M, and TestCatalogueIsTheSeedShapes holds it to
+// results.SeedShapes.
+const capped500M = 500_000_000
 
 func tcpProfile(n int) Profile {
 	return Profile{
@@ -129,16 +131,22 @@ func streamsWord(n int) string {
 	return fmt.Sprintf("%d streams", n)
 }
 
-// Catalogue returns the methodology's 14 profiles in the seed's table order.
-// The slice is a fresh copy on every call.
+// Catalogue returns the methodology's 14 profiles in the seed's table order
+// (results.SeedShapes). The slice is a fresh copy on every call.
 func Catalogue() []Profile {
-	return []Profile{
-		tcpProfile(1), tcpProfile(15), tcpProfile(30),
-		udpUnlimited(1, 0), udpUnlimited(15, 0), udpUnlimited(30, 0),
-		udpUnlimited(15, len700), udpUnlimited(30, len700),
-		udpCapped(1, 0), udpCapped(15, 0), udpCapped(30, 0),
-		udpCapped(1, len700), udpCapped(15, len700), udpCapped(30, len700),
+	shapes := results.SeedShapes()
+	out := make([]Profile, 0, len(shapes))
+	for _, sh := range shapes {
+		switch {
+		case sh.Protocol == results.ProtoTCP:
+			out = append(out, tcpProfile(sh.Streams))
+		case sh.BitrateBps == 0:
+			out = append(out, udpUnlimited(sh.Streams, sh.LengthBytes))
+		default:
+			out = append(out, udpCapped(sh.Streams, sh.LengthBytes))
+		}
 	}
+	return out
 }
 
 // Lookup returns the catalogue profile with the given ID.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The catalogue is the methodology's (shared/seeds/asap2-direct-performance.txt):
@@ -97,5 +99,23 @@ func TestValidateIDs(t *testing.T) {
 	}
 	if !strings.Contains(errs[1].Error(), `profiles[2]: duplicate of profiles[0], got "tcp-p1"`) {
 		t.Errorf("duplicate: %v", errs[1])
+	}
+}
+
+// The catalogue is built from results.SeedShapes; the capped profiles'
+// bitrate (and the "500M" in their names) is iperf3's own constant, held to
+// the shapes here.
+func TestCatalogueIsTheSeedShapes(t *testing.T) {
+	shapes := results.SeedShapes()
+	cat := Catalogue()
+	if len(cat) != len(shapes) {
+		t.Fatalf("%d profiles, %d seed shapes", len(cat), len(shapes))
+	}
+	for i, p := range cat {
+		got := results.Shape{Protocol: strings.ToLower(string(p.Protocol)), Streams: p.Streams,
+			BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length}
+		if got != shapes[i] {
+			t.Errorf("profile %s: shape %+v, seed shape %+v", p.ID, got, shapes[i])
+		}
 	}
 }

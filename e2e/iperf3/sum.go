@@ -140,8 +140,21 @@ func mergeSlots(series [][]Interval) []Interval {
 	return out
 }
 
-// Stats summarises an interval series for the report: the seed's second
-// reference shows how much a long average hides (dips to half the rate).
+// Stats summarises an interval series: the seed's second reference shows
+// how much a long average hides (dips to half the rate).
+//
+// The figures the results record and the report prints are NOT these:
+// they are results.IntervalStatsOf over the intervals the harness copies
+// (non-omitted ones only). The two compute the same quantity by different
+// rules: here omitted and zero-length intervals are skipped and only the
+// trailing interval is dropped when shorter than half the median length
+// (iperf3's Seconds), and nothing left gives ok=false; there, every
+// interval shorter than half the median length (End-Start) is dropped,
+// wherever it is (the summary pools the series of several repeats, so a
+// repeat's short last interval sits mid-series), and when that would leave
+// nothing all intervals are used. Nothing outside this package's tests
+// calls IntervalStats; swapping one for the other would change printed
+// numbers on such edge series, so both stay.
 type Stats struct {
 	Count     int      `json:"count"` // non-omitted intervals considered
 	MinBps    float64  `json:"min_bps"`

@@ -170,7 +170,7 @@ func writeIntervalCharts(b *strings.Builder, s *Set) {
 	}
 }
 
-func profileTitleShape(kind TableKind, sh Shape) string {
+func profileTitleShape(kind TableKind, sh results.Shape) string {
 	if kind == TableUDPCapped {
 		return fmt.Sprintf("UDP %s/stream, %s", FormatBpsShort(sh.BitrateBps), RowLabel(kind, sh))
 	}

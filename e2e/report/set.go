@@ -22,17 +22,9 @@ type entry struct {
 	prof *results.ProfileResult
 }
 
-// Shape is what makes two profiles comparable across runs, whatever their IDs.
-type Shape struct {
-	Protocol    string
-	Streams     int
-	BitrateBps  float64
-	LengthBytes int
-}
-
 // ShapeOf returns p's shape.
-func ShapeOf(p *results.ProfileResult) Shape {
-	return Shape{Protocol: strings.ToLower(p.Protocol), Streams: p.Streams, BitrateBps: p.BitrateBps, LengthBytes: p.LengthBytes}
+func ShapeOf(p *results.ProfileResult) results.Shape {
+	return results.Shape{Protocol: strings.ToLower(p.Protocol), Streams: p.Streams, BitrateBps: p.BitrateBps, LengthBytes: p.LengthBytes}
 }
 
 // NewSet merges results files. A profile's path is its own Path, or the
@@ -45,7 +37,7 @@ func NewSet(files ...*results.Results) (*Set, error) {
 		path results.Path
 	}
 	type shapeKey struct {
-		shape Shape
+		shape results.Shape
 		path  results.Path
 	}
 	byID := map[idKey]*results.Results{}
@@ -91,7 +83,7 @@ func (s *Set) Profile(id string, path results.Path) *results.ProfileResult {
 }
 
 // ByShape returns the result with that shape on a path, or nil.
-func (s *Set) ByShape(sh Shape, path results.Path) *results.ProfileResult {
+func (s *Set) ByShape(sh results.Shape, path results.Path) *results.ProfileResult {
 	for _, e := range s.entries {
 		if ShapeOf(e.prof) == sh && e.prof.Path == path {
 			return e.prof
@@ -151,7 +143,7 @@ func (s *Set) IDs() []string {
 // Gain is the ASAP² delivered median over the baseline delivered median for a
 // profile shape; ok is false when either side is missing, has no successful
 // run, or the baseline delivered nothing.
-func (s *Set) Gain(sh Shape) (gain float64, ok bool) {
+func (s *Set) Gain(sh results.Shape) (gain float64, ok bool) {
 	a, b := s.ByShape(sh, results.PathASAP2), s.ByShape(sh, results.PathBaseline)
 	if a == nil || b == nil || a.Summary.Delivered.N == 0 || b.Summary.Delivered.N == 0 || b.Summary.Delivered.Median <= 0 {
 		return 0, false

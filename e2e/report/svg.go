@@ -156,7 +156,7 @@ func barChart(t Table) string {
 	return b.String()
 }
 
-func shortLabel(sh Shape) string {
+func shortLabel(sh results.Shape) string {
 	s := fmt.Sprintf("P%d", sh.Streams)
 	if sh.LengthBytes > 0 {
 		s += fmt.Sprintf(" l%d", sh.LengthBytes)

@@ -32,7 +32,7 @@ type Table struct {
 // Row is one profile shape with both paths.
 type Row struct {
 	Label    string
-	Shape    Shape
+	Shape    results.Shape
 	ASAP2    *results.ProfileResult // nil when missing
 	Baseline *results.ProfileResult // nil when missing
 	// Cells are the seed's columns after the label: ASAP², baseline, gain.
@@ -44,29 +44,12 @@ type Row struct {
 	EvidenceCell string
 }
 
-// seedShapes are the methodology's rows, in its order.
-func seedShapes(kind TableKind, capBps float64) []Shape {
-	var out []Shape
-	switch kind {
-	case TableTCP:
-		for _, n := range []int{1, 15, 30} {
-			out = append(out, Shape{Protocol: results.ProtoTCP, Streams: n})
-		}
-	case TableUDPUnlimited:
-		for _, n := range []int{1, 15, 30} {
-			out = append(out, Shape{Protocol: results.ProtoUDP, Streams: n})
-		}
-		for _, n := range []int{15, 30} {
-			out = append(out, Shape{Protocol: results.ProtoUDP, Streams: n, LengthBytes: 700})
-		}
-	case TableUDPCapped:
-		if capBps != 500e6 {
-			return nil
-		}
-		for _, l := range []int{0, 700} {
-			for _, n := range []int{1, 15, 30} {
-				out = append(out, Shape{Protocol: results.ProtoUDP, Streams: n, BitrateBps: capBps, LengthBytes: l})
-			}
+// seedShapes are the methodology's rows of one table, in its order.
+func seedShapes(kind TableKind, capBps float64) []results.Shape {
+	var out []results.Shape
+	for _, sh := range results.SeedShapes() {
+		if tableOf(sh) == (tableKey{kind, capBps}) {
+			out = append(out, sh)
 		}
 	}
 	return out
@@ -77,7 +60,7 @@ type tableKey struct {
 	capBps float64
 }
 
-func tableOf(sh Shape) tableKey {
+func tableOf(sh results.Shape) tableKey {
 	switch {
 	case sh.Protocol == results.ProtoTCP:
 		return tableKey{TableTCP, 0}
@@ -92,7 +75,7 @@ func tableOf(sh Shape) tableKey {
 // seed row (missing cells "—"), then any other shape sorted by length and
 // streams.
 func BuildTables(s *Set) []Table {
-	shapes := map[tableKey][]Shape{}
+	shapes := map[tableKey][]results.Shape{}
 	for _, p := range s.Profiles() {
 		sh := ShapeOf(p)
 		k := tableOf(sh)
@@ -114,7 +97,7 @@ func BuildTables(s *Set) []Table {
 	var out []Table
 	for _, k := range keys {
 		rows := seedShapes(k.kind, k.capBps)
-		var extra []Shape
+		var extra []results.Shape
 		for _, sh := range shapes[k] {
 			if !containsShape(rows, sh) {
 				extra = append(extra, sh)
@@ -152,7 +135,7 @@ func udpHeader() []string {
 	return []string{"Profile", "ASAP² offered / delivered / loss", "Baseline offered / delivered / loss", "Approximate delivered gain"}
 }
 
-func containsShape(list []Shape, sh Shape) bool {
+func containsShape(list []results.Shape, sh results.Shape) bool {
 	for _, x := range list {
 		if x == sh {
 			return true
@@ -201,7 +184,7 @@ func (s *Set) lineRate() float64 {
 	return 0
 }
 
-func cappedNote(capBps float64, rows []Shape, dur string, lineRate float64) string {
+func cappedNote(capBps float64, rows []results.Shape, dur string, lineRate float64) string {
 	var streams []int
 	for _, sh := range rows {
 		if !containsInt(streams, sh.Streams) {
@@ -263,7 +246,7 @@ func streamWord(n int) string {
 }
 
 // RowLabel is the seed's profile label for a shape in a table kind.
-func RowLabel(kind TableKind, sh Shape) string {
+func RowLabel(kind TableKind, sh results.Shape) string {
 	label := streamWord(sh.Streams)
 	if sh.LengthBytes > 0 {
 		label += fmt.Sprintf(", %d B", sh.LengthBytes)
@@ -278,7 +261,7 @@ func RowLabel(kind TableKind, sh Shape) string {
 	return label + " (`" + flags + "`)"
 }
 
-func buildRow(s *Set, t Table, sh Shape) Row {
+func buildRow(s *Set, t Table, sh results.Shape) Row {
 	r := Row{Label: RowLabel(t.Kind, sh), Shape: sh}
 	r.ASAP2 = s.ByShape(sh, results.PathASAP2)
 	r.Baseline = s.ByShape(sh, results.PathBaseline)
@@ -350,7 +333,7 @@ func valueCell(kind TableKind, p *results.ProfileResult) string {
 // capped tables), with "(ASAP² at the 7.5 Gbit/s cap)" when ASAP² delivered
 // within 1% of the aggregate cap, and "(ASAP² near 25 GbE line rate)" when
 // it delivered at least 90% of a configured line rate.
-func gainCell(t Table, sh Shape, r Row, lineRate float64) string {
+func gainCell(t Table, sh results.Shape, r Row, lineRate float64) string {
 	if !r.HasGain {
 		return Dash
 	}

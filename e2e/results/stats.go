@@ -43,6 +43,8 @@ func median(s []float64) float64 {
 }
 
 // IntervalStatsOf summarises a per-interval series; nil for an empty one.
+// It gives every interval statistic the results record and the report
+// prints (iperf3.IntervalStats is a different rule, see its Stats).
 // Intervals shorter than half the median interval length (iperf3's trailing
 // partial interval) are left out, since their rate is noise, unless that
 // would leave nothing.
