@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
@@ -524,40 +525,37 @@ func stopServers(servers []*server, grace time.Duration) {
 }
 
 // waitListening polls the server guest until every port listens, a server
-// exits early (port in use, bad address), ListenTimeout passes, or ctx ends.
+// exits early (port in use, bad address; that stops the poll at once),
+// ListenTimeout passes (a look still running then is cut), or ctx ends.
 func waitListening(ctx context.Context, in RunInput, servers []*server, prs []ProcessRun) error {
-	deadline := time.NewTimer(in.ListenTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(in.ListenPoll)
-	defer tick.Stop()
-	var lastErr error
-	for {
+	iv := config.Interval{Timeout: in.ListenTimeout, Poll: in.ListenPoll}
+	err := wait.Poll(ctx, iv, in.Server.Name()+": iperf3 servers listening", func(ctx context.Context) (bool, error) {
 		for i, s := range servers {
 			if s.exited() {
-				return fmt.Errorf("%s: iperf3 server on port %d exited before the test (exit %d): %s%s",
-					in.Server.Name(), prs[i].Port, s.res.ExitCode, serverMessage(s.res.Stdout), strings.TrimSpace(string(s.res.Stderr)))
+				return false, wait.Stop(fmt.Errorf("%s: iperf3 server on port %d exited before the test (exit %d): %s%s",
+					in.Server.Name(), prs[i].Port, s.res.ExitCode, serverMessage(s.res.Stdout), strings.TrimSpace(string(s.res.Stderr))))
 			}
 		}
 		res, err := in.Server.Run(ctx, "ss -ltn 2>/dev/null || netstat -ltn")
 		switch {
 		case err != nil:
-			lastErr = err
+			return false, err
 		case res.ExitCode != 0:
-			lastErr = res.Err()
-		default:
-			missing := missingPorts(string(res.Stdout), prs)
-			if len(missing) == 0 {
-				return nil
-			}
-			lastErr = fmt.Errorf("not listening yet on port(s) %v", missing)
+			return false, res.Err()
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: waiting for iperf3 servers: %w", in.Server.Name(), context.Cause(ctx))
-		case <-deadline.C:
-			return fmt.Errorf("%s: iperf3 servers not listening after %s: %w", in.Server.Name(), in.ListenTimeout, lastErr)
-		case <-tick.C:
+		if missing := missingPorts(string(res.Stdout), prs); len(missing) > 0 {
+			return false, fmt.Errorf("not listening yet on port(s) %v", missing)
 		}
+		return true, nil
+	})
+	var pe *wait.PollError
+	switch {
+	case !errors.As(err, &pe):
+		return err
+	case pe.TimedOut:
+		return fmt.Errorf("%s: iperf3 servers not listening after %s: %w", in.Server.Name(), in.ListenTimeout, pe.Last)
+	default:
+		return fmt.Errorf("%s: waiting for iperf3 servers: %w", in.Server.Name(), context.Cause(ctx))
 	}
 }
 

@@ -25,6 +25,7 @@ type fakeGuest struct {
 	version     string // output of iperf3 --version
 	versionExit int
 	neverListen bool
+	lookHangs   bool                                              // `ss -ltn` never answers (until its ctx ends)
 	serverDies  []byte                                            // stdout of a server that exits at start
 	client      func(ctx context.Context, port int) remote.Result // client behaviour per port
 
@@ -74,6 +75,9 @@ func (g *fakeGuest) Run(ctx context.Context, cmd string) (remote.Result, error) 
 	case cmd == "iperf3 --version":
 		return remote.Result{Cmd: cmd, Stdout: []byte(g.version), ExitCode: g.versionExit,
 			Stderr: []byte(map[bool]string{true: "sh: 1: iperf3: not found"}[g.versionExit != 0])}, nil
+	case strings.HasPrefix(cmd, "ss ") && g.lookHangs:
+		<-ctx.Done()
+		return remote.Result{Cmd: cmd, ExitCode: -1}, ctx.Err()
 	case strings.HasPrefix(cmd, "ss "):
 		var b strings.Builder
 		b.WriteString("State  Recv-Q Send-Q Local Address:Port Peer Address:Port\n")
@@ -385,6 +389,20 @@ func TestRunNotListening(t *testing.T) {
 			t.Error("server not stopped after listen timeout")
 		}
 	}
+}
+
+// A look at the listening ports that hangs (a guest that stopped
+// answering) is cut at the listen timeout, not left to its command bound.
+func TestRunListenLookCutAtTimeout(t *testing.T) {
+	s, c := pair(v312, v312, nil)
+	s.lookHangs = true
+	in := input(s, c, "tcp-p1")
+	in.ListenTimeout, in.StallTimeout = 20*time.Millisecond, 0
+	_, err := Run(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "not listening after 20ms") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the listen timeout with the cut look as its last error", err)
+	}
+	assertNoOrphans(t, s)
 }
 
 func TestRunCancelled(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // Defaults for DialOptions fields left zero.
@@ -159,49 +160,43 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		label += " (" + path + ")"
 	}
 
-	var deadline time.Time
+	var conns []*ssh.Client
+	var err error
 	if o.Ready.Timeout > 0 {
-		deadline = time.Now().Add(o.Ready.Timeout)
-	}
-	attempts := 0
-	for {
-		attempts++
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if !deadline.IsZero() {
-			actx, cancel = context.WithDeadline(ctx, deadline) // no attempt outlives the ready interval
-		}
-		conns, err := dialChain(actx, o)
-		cancel()
-		if err == nil {
-			c := &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
-				timeout: o.ConnectTimeout, hostKeys: o.HostKeys, opts: o, conns: conns, closed: make(chan struct{})}
-			if o.KeepAlive.Poll > 0 {
-				go c.keepAlive(o.KeepAlive)
+		err = wait.Poll(ctx, o.Ready, "ssh "+label, func(ctx context.Context) (bool, error) {
+			var err error
+			if conns, err = dialChain(ctx, o); final(err) {
+				return false, wait.Stop(err)
 			}
-			return c, nil
-		}
-		var hk *HostKeyError
-		if errors.As(err, &hk) || errors.Is(err, errPermanent) {
-			return nil, fmt.Errorf("ssh %s: %w", label, err)
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %w)", label, attempts, ctx.Err(), err)
-		}
-		if deadline.IsZero() {
-			return nil, fmt.Errorf("ssh %s: %w", label, err)
-		}
-		if !time.Now().Add(o.Ready.Poll).Before(deadline) {
-			return nil, fmt.Errorf("ssh %s: not reachable within %s (%d attempts, every %s): %w",
-				label, o.Ready.Timeout, attempts, o.Ready.Poll, err)
-		}
-		t := time.NewTimer(o.Ready.Poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %w)", label, attempts, ctx.Err(), err)
-		case <-t.C:
-		}
+			return err == nil, err
+		}) // no attempt outlives the ready interval
+	} else if conns, err = dialChain(ctx, o); err != nil && !final(err) && ctx.Err() != nil { // one attempt
+		err = &wait.PollError{What: "ssh " + label, Attempts: 1, Last: err, Err: ctx.Err()}
 	}
+	var pe *wait.PollError
+	switch {
+	case err == nil:
+	case !errors.As(err, &pe):
+		return nil, fmt.Errorf("ssh %s: %w", label, err)
+	case pe.TimedOut:
+		return nil, fmt.Errorf("ssh %s: not reachable within %s (%d attempts, every %s): %w",
+			label, o.Ready.Timeout, pe.Attempts, o.Ready.Poll, pe.Last)
+	default:
+		return nil, fmt.Errorf("ssh %s: gave up after %d attempts: %w (last error: %w)", label, pe.Attempts, pe.Err, pe.Last)
+	}
+	c := &Client{name: o.Name, target: o.Target, log: o.Log, sudo: o.Sudo, grace: o.KillGrace,
+		timeout: o.ConnectTimeout, hostKeys: o.HostKeys, opts: o, conns: conns, closed: make(chan struct{})}
+	if o.KeepAlive.Poll > 0 {
+		go c.keepAlive(o.KeepAlive)
+	}
+	return c, nil
+}
+
+// final tells a dial error no retry can fix: a refused host key or a
+// permanent error.
+func final(err error) bool {
+	var hk *HostKeyError
+	return errors.As(err, &hk) || errors.Is(err, errPermanent)
 }
 
 // errPermanent marks dial errors a retry cannot fix (unreadable key file...).
@@ -703,17 +698,17 @@ func (p *process) kill() (error, []string) {
 	// right after Start may not have printed it yet.
 	pgid, ok := p.stderr.id()
 	if !ok {
-		wait := time.NewTimer(p.c.grace)
+		idWait := time.NewTimer(p.c.grace)
 		select {
 		case <-p.stderr.ready:
 			pgid, ok = p.stderr.id()
 		case err := <-p.exited:
-			wait.Stop()
+			idWait.Stop()
 			return err, nil
-		case <-wait.C:
+		case <-idWait.C:
 			notes = append(notes, "the remote process group id was not reported within the grace period; relying on the remote watchdog")
 		}
-		wait.Stop()
+		idWait.Stop()
 	}
 	if ok {
 		if err := p.c.signalGroup(pgid, "TERM"); err != nil {

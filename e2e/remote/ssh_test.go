@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -488,6 +489,11 @@ func TestDialGivesUpAfterReadyTimeout(t *testing.T) {
 	if n := srv.acceptedConns(); n < 2 {
 		t.Errorf("only %d attempts", n)
 	}
+	// The wording suites/faults reads: attempts and poll in brackets, then
+	// the last attempt's error.
+	if !regexp.MustCompile(`not reachable within 500ms \(\d+ attempts, every 10ms\): \S`).MatchString(err.Error()) {
+		t.Errorf("err = %v, want 'not reachable within 500ms (N attempts, every 10ms): <last error>'", err)
+	}
 
 	// No Ready interval: exactly one attempt.
 	srv2 := newTestServer(t, []ssh.PublicKey{e.pub}, withRejectFirst(1<<30))
@@ -499,8 +505,12 @@ func TestDialGivesUpAfterReadyTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	o.Ready.Timeout = testBound
-	if _, err := Dial(ctx, o); !errors.Is(err, context.Canceled) {
+	if _, err := Dial(ctx, o); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "gave up after 1 attempts: context canceled (last error: ") {
 		t.Errorf("cancelled Dial: %v", err)
+	}
+	o.Ready = config.Interval{}
+	if _, err := Dial(ctx, o); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "gave up after 1 attempts: context canceled (last error: ") {
+		t.Errorf("cancelled Dial without Ready: %v", err)
 	}
 }
 

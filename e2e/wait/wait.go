@@ -1,5 +1,6 @@
-// Package wait holds the one context-aware sleep every poll and retry loop
-// of the harness uses.
+// Package wait holds the harness's one poll loop (Poll: a named interval,
+// terminal states that stop it at once) and the context-aware sleep every
+// poll and retry loop uses.
 package wait
 
 import (
