@@ -13,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -56,7 +57,7 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	stopWatching := watchInterrupts(s)
 	// Last of all: the reports, from the finished results file.
 	DeferCleanup(func(ctx SpecContext) {
-		files, err := s.WriteReports()
+		files, err := report.WriteRun(s.Dir, s.Results.Snapshot())
 		ExpectNoError(err, "writing the reports")
 		for _, f := range files {
 			fmt.Fprintf(GinkgoWriter, "report: %s\n", f)

@@ -13,7 +13,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
@@ -376,7 +375,7 @@ func (s *Session) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried
 		fr.err = s.explainFailure(ctx, "the sustained "+flow+" flow", fr.m, fr.err)
 	}
 	ran := fr.err == nil && fr.m.Result.BytesReceived > 0
-	what := fmt.Sprintf("the sustained %s flow delivered %s", flow, report.FormatBps(fr.m.Result.DeliveredBps))
+	what := fmt.Sprintf("the sustained %s flow delivered %s", flow, results.FormatBps(fr.m.Result.DeliveredBps))
 	if fr.err != nil {
 		what = fmt.Sprintf("the sustained %s flow failed: %v", flow, fr.err)
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -31,31 +29,8 @@ func (s *Session) ThresholdsFor(id string) ([]results.ThresholdResult, error) {
 		return nil, nil
 	}
 	snap := s.Results.Snapshot()
-	set, err := report.NewSet(&snap)
-	if err != nil {
-		return nil, err
-	}
-	got := report.EvaluateThresholds(rules, set)
+	got := results.EvaluateThresholds(rules, &snap)
 	return got, s.Results.Update(func(r *results.Results) { r.Thresholds = append(r.Thresholds, got...) })
-}
-
-// WriteReports renders report.md and report.html from the results file.
-func (s *Session) WriteReports() ([]string, error) {
-	snap := s.Results.Snapshot()
-	set, err := report.NewSet(&snap)
-	if err != nil {
-		return nil, err
-	}
-	opts := report.Options{}
-	md := filepath.Join(s.Dir, "report.md")
-	html := filepath.Join(s.Dir, "report.html")
-	if err := report.WriteFileAtomic(md, []byte(report.Markdown(set, opts)), 0o644); err != nil {
-		return nil, err
-	}
-	if err := report.WriteFileAtomic(html, report.HTML(set, opts), 0o644); err != nil {
-		return nil, err
-	}
-	return []string{md, html}, nil
 }
 
 // LeakCheck lists, from the cloud, every resource that still carries this

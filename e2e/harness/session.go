@@ -16,7 +16,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -46,7 +45,7 @@ type Session struct {
 	RunID   string
 	Dir     string // <output_dir>/<run id>
 	Clients *cloud.Clients
-	Results *report.Writer
+	Results *results.Writer
 	Timings Timings
 
 	Topology *fixtures.Topology
@@ -111,7 +110,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		Hypervisors: map[string]remote.Runner{}}
 	s.Logf("run %s: config %s, expected path %s, artifacts in %s", runID, cfg.File, cfg.Run.ExpectedPath, dir)
 
-	s.Results, err = report.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
+	s.Results, err = results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
 		SchemaVersion: results.SchemaVersion,
 		RunID:         runID,
 		StartedAt:     started.UTC(),
@@ -271,7 +270,7 @@ func shortID(id string) string {
 func (s *Session) saveJSON(name string, v any) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		err = report.WriteFileAtomic(filepath.Join(s.Dir, name), append(data, '\n'), 0o644)
+		err = results.WriteFileAtomic(filepath.Join(s.Dir, name), append(data, '\n'), 0o644)
 	}
 	if err != nil {
 		s.Logf("saving %s: %v", name, err)
@@ -285,7 +284,7 @@ func (s *Session) SaveArtifact(rel string, data []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	if err := report.WriteFileAtomic(path, data, 0o644); err != nil {
+	if err := results.WriteFileAtomic(path, data, 0o644); err != nil {
 		return "", err
 	}
 	return rel, nil

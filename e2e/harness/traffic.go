@@ -8,7 +8,6 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -157,9 +156,9 @@ func fillRun(run *results.Run, r iperf3.Result) {
 // oneLine is the console summary of one repeat in the seed's wording.
 func oneLine(p iperf3.Profile, run results.Run) string {
 	if p.Protocol == iperf3.UDP {
-		return "offered / delivered / loss " + report.UDPCell(run.OfferedBps, run.DeliveredBps, run.LossPercent)
+		return "offered / delivered / loss " + results.UDPCell(run.OfferedBps, run.DeliveredBps, run.LossPercent)
 	}
-	return fmt.Sprintf("goodput %s, %d retransmits", report.FormatBps(run.DeliveredBps), run.Retransmits)
+	return fmt.Sprintf("goodput %s, %d retransmits", results.FormatBps(run.DeliveredBps), run.Retransmits)
 }
 
 // saveIperfEvidence writes each process's raw client and server JSON and

@@ -18,7 +18,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -313,7 +312,7 @@ func (wd *window) session() *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := report.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
+	res, err := results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
 		RunID: runID, StartedAt: time.Now().UTC(), Config: configSummary(wd.cfg),
 	})
 	if err != nil {
@@ -939,7 +938,7 @@ func assertEvidence(t *testing.T, tc windowCase, wd *window, s *Session, fcs []F
 			}
 		}
 	}
-	res, err := report.Load(filepath.Join(s.Dir, ResultsFile))
+	res, err := results.Load(filepath.Join(s.Dir, ResultsFile))
 	if err != nil {
 		t.Fatalf("results file: %v", err)
 	}

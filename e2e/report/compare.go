@@ -158,7 +158,7 @@ func compareOne(accepted, candidate *Set, a, cand *results.ProfileResult, o Comp
 	switch {
 	case r.DeltaPercent < -o.TolerancePercent:
 		r.Status, r.Regression = DeltaRegression, true
-		r.Notes = append(r.Notes, fmt.Sprintf("delivered %s below the accepted run, beyond the %s tolerance", FormatPercent(-r.DeltaPercent), FormatPercent(o.TolerancePercent)))
+		r.Notes = append(r.Notes, fmt.Sprintf("delivered %s below the accepted run, beyond the %s tolerance", results.FormatPercent(-r.DeltaPercent), results.FormatPercent(o.TolerancePercent)))
 	case r.DeltaPercent > o.TolerancePercent:
 		r.Status = DeltaImproved
 	}
@@ -166,7 +166,7 @@ func compareOne(accepted, candidate *Set, a, cand *results.ProfileResult, o Comp
 		if d := r.CandidateLoss - r.AcceptedLoss; d > o.LossTolerancePoints {
 			r.Status, r.Regression = DeltaRegression, true
 			r.Notes = append(r.Notes, fmt.Sprintf("loss rose by %.3g points (%s → %s), beyond the %.3g-point tolerance",
-				d, FormatLoss(r.AcceptedLoss), FormatLoss(r.CandidateLoss), o.LossTolerancePoints))
+				d, results.FormatLoss(r.AcceptedLoss), results.FormatLoss(r.CandidateLoss), o.LossTolerancePoints))
 		}
 	}
 	switch {
@@ -203,28 +203,28 @@ func (c Comparison) Markdown() string {
 	if c.Options.IgnoreLoss {
 		loss = "UDP loss not gated"
 	}
-	fmt.Fprintf(&b, "Tolerance: delivered −%s, %s.\n\n", FormatPercent(c.Options.TolerancePercent), loss)
+	fmt.Fprintf(&b, "Tolerance: delivered −%s, %s.\n\n", results.FormatPercent(c.Options.TolerancePercent), loss)
 	var rows [][]string
 	for _, r := range c.Rows {
-		acc, cand := Dash, Dash
+		acc, cand := results.Dash, results.Dash
 		if r.Status != DeltaNew {
-			acc = FormatBps(r.AcceptedDelivered)
+			acc = results.FormatBps(r.AcceptedDelivered)
 		}
 		if r.Status != DeltaMissing {
-			cand = FormatBps(r.CandidateDelivered)
+			cand = results.FormatBps(r.CandidateDelivered)
 		}
-		delta := Dash
+		delta := results.Dash
 		if r.Status != DeltaNew && r.Status != DeltaMissing && r.AcceptedDelivered > 0 {
 			delta = fmt.Sprintf("%+.1f%%", r.DeltaPercent)
 		}
-		lossCell := Dash
+		lossCell := results.Dash
 		if r.UDP {
-			la, lc := Dash, Dash
+			la, lc := results.Dash, results.Dash
 			if r.Status != DeltaNew {
-				la = FormatLoss(r.AcceptedLoss)
+				la = results.FormatLoss(r.AcceptedLoss)
 			}
 			if r.Status != DeltaMissing {
-				lc = FormatLoss(r.CandidateLoss)
+				lc = results.FormatLoss(r.CandidateLoss)
 			}
 			lossCell = la + " → " + lc
 		}

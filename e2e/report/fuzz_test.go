@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzDecode: tools/report reads results files from archives and other
-// machines, so Decode is a parser of outside input like the others. Seeds:
+// machines, so results.Decode is a parser of outside input like the others. Seeds:
 // every results file in testdata/ (written by seed_test.go from the
 // methodology's tables), cut down by smallSeeds, and the inputs in
 // testdata/fuzz/FuzzDecode. A decoded file must survive everything the
@@ -37,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"schema_version":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Decode(data)
+		r, err := results.Decode(data)
 		if err != nil {
 			return
 		}
@@ -51,7 +51,7 @@ func FuzzDecode(f *testing.F) {
 				rules = append(rules, results.ThresholdRule{Profile: id, Path: string(results.PathASAP2), Metric: m, Op: ">=", Value: 1})
 			}
 		}
-		opts := Options{Thresholds: EvaluateThresholds(rules, s)}
+		opts := Options{Thresholds: results.EvaluateThresholds(rules, s.Files...)}
 		_ = Markdown(s, opts)
 		_ = HTML(s, opts)
 		_ = Compare(s, s, CompareOptions{}).Markdown()
@@ -76,10 +76,10 @@ const maxSeedBytes = 400
 // with two intervals (interval statistics and charts). Then the file's
 // other parts in two seeds: environment, timings and errors; configured
 // checks, one result per offload check, and a threshold. Zero values are
-// left out; Decode recomputes the summaries.
+// left out; results.Decode recomputes the summaries.
 func smallSeeds(f *testing.F, b []byte) [][]byte {
 	f.Helper()
-	r, err := Decode(b)
+	r, err := results.Decode(b)
 	if err != nil {
 		f.Fatalf("seed: %v", err)
 	}

@@ -101,7 +101,7 @@ func evidenceBadges(r Row) string {
 		}
 		extra := ""
 		if n := side.p.Summary.Delivered.N; n > 1 {
-			extra = fmt.Sprintf(" · %d runs, CV %s", n, FormatPercent(side.p.Summary.Delivered.CVPercent))
+			extra = fmt.Sprintf(" · %d runs, CV %s", n, results.FormatPercent(side.p.Summary.Delivered.CVPercent))
 		}
 		if side.p.Summary.Unstable {
 			extra += " · UNSTABLE"
@@ -153,7 +153,7 @@ func writeIntervalCharts(b *strings.Builder, s *Set) {
 				caption := ""
 				if st := p.Summary.Intervals; st != nil {
 					caption = fmt.Sprintf("<p class=\"note\">Intervals min / median / max: %s / %s / %s; worst interval %s at %s–%s s.</p>\n",
-						FormatBps(st.MinBps), FormatBps(st.MedianBps), FormatBps(st.MaxBps), FormatBps(st.Worst.Bps), fmtTick(st.Worst.Start), fmtTick(st.Worst.End))
+						results.FormatBps(st.MinBps), results.FormatBps(st.MedianBps), results.FormatBps(st.MaxBps), results.FormatBps(st.Worst.Bps), fmtTick(st.Worst.Start), fmtTick(st.Worst.End))
 				}
 				charts = append(charts, "<h3>"+mdInline(title)+"</h3>\n"+intervalChart(title, series)+caption)
 			}
@@ -172,7 +172,7 @@ func writeIntervalCharts(b *strings.Builder, s *Set) {
 
 func profileTitleShape(kind TableKind, sh results.Shape) string {
 	if kind == TableUDPCapped {
-		return fmt.Sprintf("UDP %s/stream, %s", FormatBpsShort(sh.BitrateBps), RowLabel(kind, sh))
+		return fmt.Sprintf("UDP %s/stream, %s", results.FormatBpsShort(sh.BitrateBps), RowLabel(kind, sh))
 	}
 	return strings.ToUpper(sh.Protocol) + " " + RowLabel(kind, sh)
 }

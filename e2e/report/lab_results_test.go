@@ -15,7 +15,7 @@ import (
 // and thresholds on them.
 func loadLabBaseline(t *testing.T) *results.Results {
 	t.Helper()
-	r, err := Load("testdata/lab-baseline-results.json")
+	r, err := results.Load("testdata/lab-baseline-results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +67,12 @@ func TestLabThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds([]results.ThresholdRule{
+	got := results.EvaluateThresholds([]results.ThresholdRule{
 		{Name: "floor", Profile: "tcp-p1", Path: "baseline", Metric: results.MetricDelivered, Op: ">=", Value: 20e6},
 		{Name: "line-rate", Profile: "tcp-p15", Path: "baseline", Metric: results.MetricDelivered, Op: ">=", Value: 10e9},
 		{Name: "udp-loss", Profile: "udp-500m-p1-l700", Path: "baseline", Metric: results.MetricLoss, Op: "<=", Value: 1},
 		{Name: "asap2-missing", Profile: "tcp-p1", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 1e9},
-	}, set)
+	}, set.Files...)
 	want := map[string]bool{"floor": true, "line-rate": false, "udp-loss": false, "asap2-missing": false}
 	for _, g := range got {
 		if g.Pass != want[g.Name] {

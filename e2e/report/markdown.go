@@ -129,7 +129,7 @@ func mdEscape(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\n", " ")
 	if s == "" {
-		return Dash
+		return results.Dash
 	}
 	return s
 }
@@ -188,17 +188,17 @@ func writeSpread(b *strings.Builder, s *Set) {
 		if sm.Failed > 0 {
 			status += fmt.Sprintf("; %d repeat(s) failed", sm.Failed)
 		}
-		row := []string{profileTitle(p), pathName(p.Path), fmt.Sprintf("%d", sm.Delivered.N), Dash, Dash, Dash, Dash, Dash, status}
+		row := []string{profileTitle(p), pathName(p.Path), fmt.Sprintf("%d", sm.Delivered.N), results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, status}
 		if sm.Delivered.N > 0 {
-			row[3] = FormatBps(sm.Delivered.Median)
+			row[3] = results.FormatBps(sm.Delivered.Median)
 		}
 		if sm.Delivered.N > 1 {
-			row[4] = FormatBps(sm.Delivered.Min) + " – " + FormatBps(sm.Delivered.Max)
-			row[5] = FormatPercent(sm.Delivered.CVPercent)
+			row[4] = results.FormatBps(sm.Delivered.Min) + " – " + results.FormatBps(sm.Delivered.Max)
+			row[5] = results.FormatPercent(sm.Delivered.CVPercent)
 		}
 		if iv := sm.Intervals; iv != nil {
-			row[6] = FormatBps(iv.MinBps) + " / " + FormatBps(iv.MedianBps) + " / " + FormatBps(iv.MaxBps)
-			row[7] = fmt.Sprintf("%s at %.0f–%.0f s", FormatBps(iv.Worst.Bps), iv.Worst.Start, iv.Worst.End)
+			row[6] = results.FormatBps(iv.MinBps) + " / " + results.FormatBps(iv.MedianBps) + " / " + results.FormatBps(iv.MaxBps)
+			row[7] = fmt.Sprintf("%s at %.0f–%.0f s", results.FormatBps(iv.Worst.Bps), iv.Worst.Start, iv.Worst.End)
 		}
 		rows = append(rows, row)
 	}
@@ -215,7 +215,7 @@ func profileTitle(p *results.ProfileResult) string {
 	k := tableOf(sh)
 	proto := strings.ToUpper(sh.Protocol)
 	if k.kind == TableUDPCapped {
-		return fmt.Sprintf("UDP %s/stream, %s", FormatBpsShort(sh.BitrateBps), RowLabel(k.kind, sh))
+		return fmt.Sprintf("UDP %s/stream, %s", results.FormatBpsShort(sh.BitrateBps), RowLabel(k.kind, sh))
 	}
 	return proto + " " + RowLabel(k.kind, sh)
 }
@@ -291,7 +291,7 @@ func ThresholdRuleText(t results.ThresholdResult) string {
 	if t.Metric != results.MetricGain && t.Path != "" {
 		parts = append(parts, t.Path)
 	}
-	parts = append(parts, t.Metric, t.Op, formatMetric(t.Metric, t.Value))
+	parts = append(parts, t.Metric, t.Op, results.FormatMetric(t.Metric, t.Value))
 	return strings.Join(parts, " ")
 }
 
@@ -466,7 +466,7 @@ func TimingRows(s *Set) [][]string {
 				row = append(row, formatSeconds(sum))
 				totals[i] += sum
 			} else {
-				row = append(row, Dash)
+				row = append(row, results.Dash)
 			}
 		}
 		rows = append(rows, row)
@@ -519,7 +519,7 @@ func writeErrors(b *strings.Builder, s *Set) {
 
 func orDash(s string) string {
 	if strings.TrimSpace(s) == "" {
-		return Dash
+		return results.Dash
 	}
 	return s
 }

@@ -150,7 +150,7 @@ func TestMarkdownEvidenceAndMissing(t *testing.T) {
 		t.Fatalf("tcp rows: %q", tcp)
 	}
 	row := tcp[2]
-	if row[0] != "30 streams (`-P30`)" || row[1] != "22.8 Gbit/s" || row[2] != Dash || row[3] != Dash {
+	if row[0] != "30 streams (`-P30`)" || row[1] != "22.8 Gbit/s" || row[2] != results.Dash || row[3] != results.Dash {
 		t.Errorf("row with missing baseline: %q", row)
 	}
 	if !strings.Contains(row[4], "Baseline: not run") {
@@ -170,7 +170,7 @@ func TestMarkdownSinglePath(t *testing.T) {
 	}
 	tables := mdTables(t, Markdown(s, Options{SeedLayout: true}))
 	row := tables["TCP throughput, 30-second runs, ASAP² versus kernel OVS baseline"][0]
-	if row[1] != "16.5 Gbit/s" || row[2] != Dash || row[3] != Dash {
+	if row[1] != "16.5 Gbit/s" || row[2] != results.Dash || row[3] != results.Dash {
 		t.Errorf("got %q", row)
 	}
 }
@@ -191,7 +191,7 @@ func TestSeedLayoutMarksUnprovenGain(t *testing.T) {
 	found := 0
 	for title, table := range rows {
 		for _, row := range table {
-			if len(row) == 4 && row[3] != Dash {
+			if len(row) == 4 && row[3] != results.Dash {
 				found++
 				if !strings.Contains(row[3], UnprovenGainNote) {
 					t.Errorf("%s %s: gain %q lacks %q", title, row[0], row[3], UnprovenGainNote)

@@ -128,7 +128,7 @@ func TestSetupRetriesAndGuardsInResultsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(data)
+	back, err := results.Decode(data)
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestSetupRetriesAndGuardsInResultsJSON(t *testing.T) {
 	}
 	run.SetupRetries = []results.Retry{{Reason: "x"}}
 	data, _ = json.Marshal(r)
-	if _, err := Decode(data); err == nil || !strings.Contains(err.Error(), "profiles[3].runs[0].setup_retries[0]: must have at and reason") {
+	if _, err := results.Decode(data); err == nil || !strings.Contains(err.Error(), "profiles[3].runs[0].setup_retries[0]: must have at and reason") {
 		t.Errorf("Decode of a retry without time: %v", err)
 	}
 }

@@ -112,7 +112,7 @@ func barChart(t Table) string {
 			if udp {
 				oy := y(sm.Offered.Median)
 				fmt.Fprintf(&b, `<rect class="bar offered" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s offered %s</title></rect>`,
-					x, oy, barW, float64(base)-oy, sd.light, sd.name, FormatBps(sm.Offered.Median))
+					x, oy, barW, float64(base)-oy, sd.light, sd.name, results.FormatBps(sm.Offered.Median))
 			}
 			dy := y(sm.Delivered.Median)
 			fmt.Fprintf(&b, `<rect class="bar delivered" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s delivered %s</title></rect>`,
@@ -126,21 +126,21 @@ func barChart(t Table) string {
 						return barW * 0.6
 					}
 					return barW
-				}(), float64(base)-dy, sd.color, sd.name, FormatBps(sm.Delivered.Median))
+				}(), float64(base)-dy, sd.color, sd.name, results.FormatBps(sm.Delivered.Median))
 			if sm.Delivered.N > 1 {
 				cx := x + barW/2
 				fmt.Fprintf(&b, `<line class="whisker" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, cx, cx, y(sm.Delivered.Min), y(sm.Delivered.Max))
 			}
-			label := FormatBps(sm.Delivered.Median)
+			label := results.FormatBps(sm.Delivered.Median)
 			labelY := dy - 4
 			if udp {
-				label = FormatLoss(sm.Loss.Median) + " loss"
+				label = results.FormatLoss(sm.Loss.Median) + " loss"
 				labelY = math.Min(dy, y(sm.Offered.Median)) - 4
 			}
 			fmt.Fprintf(&b, `<text class="val" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x+barW/2, labelY, esc(label))
 		}
 		fmt.Fprintf(&b, `<text class="rowlabel" x="%.1f" y="%d" text-anchor="middle">%s</text>`, gx+group/2, base+18, esc(shortLabel(r.Shape)))
-		if r.GainCell != Dash {
+		if r.GainCell != results.Dash {
 			fmt.Fprintf(&b, `<text class="gain" x="%.1f" y="%d" text-anchor="middle">%s</text>`, gx+group/2, base+34, esc(gainShort(r, t.Kind == TableTCP)))
 		}
 	}
@@ -171,7 +171,7 @@ func gainShort(r Row, whole bool) string {
 	if math.Abs(r.Gain-1) <= ParityTolerance {
 		return "parity"
 	}
-	return FormatGain(r.Gain, whole)
+	return results.FormatGain(r.Gain, whole)
 }
 
 type lineSeries struct {
@@ -252,7 +252,7 @@ func intervalChart(title string, series []lineSeries) string {
 		fmt.Fprintf(&b, `<polyline class="series" fill="none" stroke="%s" stroke-width="2"%s points="%s"><title>%s</title></polyline>`, s.color, dash, strings.Join(pts, " "), esc(s.name))
 		if s.worst != nil {
 			wx, wy := x((s.worst.Start+s.worst.End)/2), y(s.worst.Bps)
-			fmt.Fprintf(&b, `<circle class="worst" cx="%.1f" cy="%.1f" r="4" fill="%s"><title>worst interval %.0f–%.0f s: %s</title></circle>`, wx, wy, s.color, s.worst.Start, s.worst.End, FormatBps(s.worst.Bps))
+			fmt.Fprintf(&b, `<circle class="worst" cx="%.1f" cy="%.1f" r="4" fill="%s"><title>worst interval %.0f–%.0f s: %s</title></circle>`, wx, wy, s.color, s.worst.Start, s.worst.End, results.FormatBps(s.worst.Bps))
 		}
 		ly := top + 14 + i*18
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`, w-right+10, w-right+30, ly-4, ly-4, s.color, dash)

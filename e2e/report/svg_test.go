@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // TestIntervalChartTimeAxisBounded: the time axis of an interval chart has
 // at most maxXTicks labels, whatever range the intervals span. Its loop
 // used to step t += step until t passed maxX+1e-9, so a results file that
-// Decode accepts could hang the report: all intervals within 1e-15 s drew
+// results.Decode accepts could hang the report: all intervals within 1e-15 s drew
 // 5 million labels (14 s for one HTML report); at 1e17 s, or over
 // -1e308..1e308, t += step left t where it was and the loop never ended.
 func TestIntervalChartTimeAxisBounded(t *testing.T) {
@@ -56,7 +58,7 @@ func intervalResults(start, end float64) []byte {
 // that takes longer than limit (the renderer goroutine is then left behind).
 func htmlWithin(t *testing.T, limit time.Duration, data []byte) string {
 	t.Helper()
-	r, err := Decode(data)
+	r, err := results.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}

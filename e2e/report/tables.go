@@ -10,6 +10,9 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+// ParityTolerance: a delivered ratio within this fraction of 1 is "parity".
+const ParityTolerance = 0.03
+
 // TableKind is one of the seed's three result tables.
 type TableKind int
 
@@ -119,7 +122,7 @@ func BuildTables(s *Set) []Table {
 			t.Title = fmt.Sprintf("UDP unlimited offered load (`-u -b0`), %s, offered versus delivered", dur)
 			t.Header = udpHeader()
 		case TableUDPCapped:
-			t.Title = fmt.Sprintf("UDP capped load (%s per stream)", FormatBpsShort(k.capBps))
+			t.Title = fmt.Sprintf("UDP capped load (%s per stream)", results.FormatBpsShort(k.capBps))
 			t.Note = cappedNote(k.capBps, rows, dur, s.lineRate())
 			t.Header = udpHeader()
 		}
@@ -210,7 +213,7 @@ func cappedNote(capBps float64, rows []results.Shape, dur string, lineRate float
 // FormatBpsShortG formats in Gbit/s without trailing zeros ("0.5 Gbit/s",
 // "7.5 Gbit/s"), as the seed states aggregate caps.
 func FormatBpsShortG(bps float64) string {
-	return strconv.FormatFloat(roundSig(bps/1e9, 3), 'f', -1, 64) + " Gbit/s"
+	return strconv.FormatFloat(results.RoundSig(bps/1e9, 3), 'f', -1, 64) + " Gbit/s"
 }
 
 func bFlag(bps float64) string {
@@ -226,7 +229,7 @@ func bFlag(bps float64) string {
 }
 
 func gbeName(lineRate float64) string {
-	return strconv.FormatFloat(roundSig(lineRate/1e9, 3), 'f', -1, 64) + " GbE"
+	return strconv.FormatFloat(results.RoundSig(lineRate/1e9, 3), 'f', -1, 64) + " GbE"
 }
 
 func containsInt(xs []int, v int) bool {
@@ -289,7 +292,7 @@ func buildRow(s *Set, t Table, sh results.Shape) Row {
 			text += " (expected " + expectedStatus(side.p.Path) + ")"
 		}
 		if n := side.p.Summary.Delivered.N; n > 1 {
-			text += fmt.Sprintf(", %d runs, CV %s", n, FormatPercent(side.p.Summary.Delivered.CVPercent))
+			text += fmt.Sprintf(", %d runs, CV %s", n, results.FormatPercent(side.p.Summary.Delivered.CVPercent))
 		}
 		if side.p.Summary.Unstable {
 			text += ", UNSTABLE"
@@ -319,13 +322,13 @@ func expectedStatus(p results.Path) string {
 
 func valueCell(kind TableKind, p *results.ProfileResult) string {
 	if p == nil || p.Summary.Delivered.N == 0 {
-		return Dash
+		return results.Dash
 	}
 	sm := p.Summary
 	if kind == TableTCP {
-		return FormatBps(sm.Delivered.Median)
+		return results.FormatBps(sm.Delivered.Median)
 	}
-	return UDPCell(sm.Offered.Median, sm.Delivered.Median, sm.Loss.Median)
+	return results.UDPCell(sm.Offered.Median, sm.Delivered.Median, sm.Loss.Median)
 }
 
 // gainCell words the delivered ratio like the seed: "~6×" (TCP: whole when
@@ -335,7 +338,7 @@ func valueCell(kind TableKind, p *results.ProfileResult) string {
 // it delivered at least 90% of a configured line rate.
 func gainCell(t Table, sh results.Shape, r Row, lineRate float64) string {
 	if !r.HasGain {
-		return Dash
+		return results.Dash
 	}
 	if math.Abs(r.Gain-1) <= ParityTolerance {
 		if t.Kind == TableUDPCapped {
@@ -343,7 +346,7 @@ func gainCell(t Table, sh results.Shape, r Row, lineRate float64) string {
 		}
 		return "Parity"
 	}
-	cell := FormatGain(r.Gain, t.Kind == TableTCP)
+	cell := results.FormatGain(r.Gain, t.Kind == TableTCP)
 	delivered := r.ASAP2.Summary.Delivered.Median
 	if t.Kind == TableUDPCapped {
 		agg := t.CapBps * float64(sh.Streams)

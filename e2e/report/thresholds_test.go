@@ -22,7 +22,7 @@ func TestEvaluateThresholdsOnSeed(t *testing.T) {
 		{Name: "TCP P1 stable", Profile: "tcp-p1", Path: "asap2", Metric: results.MetricCV, Op: "<=", Value: 5},
 		{Name: "retr", Profile: "tcp-p1", Path: "baseline", Metric: results.MetricRetransmits, Op: "<=", Value: 0},
 	}
-	got := EvaluateThresholds(rules, s)
+	got := results.EvaluateThresholds(rules, s.Files...)
 	want := []struct {
 		pass   bool
 		reason string
@@ -60,7 +60,7 @@ func TestThresholdOnFailedRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds([]results.ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 1}}, s)
+	got := results.EvaluateThresholds([]results.ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: results.MetricDelivered, Op: ">=", Value: 1}}, s.Files...)
 	if got[0].Pass || !strings.Contains(got[0].Reason, "no successful repeat (1 failed)") {
 		t.Errorf("got %+v", got[0])
 	}
@@ -73,7 +73,7 @@ func TestThresholdCVNeedsRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds([]results.ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: results.MetricCV, Op: "<=", Value: 10}}, s)
+	got := results.EvaluateThresholds([]results.ThresholdRule{{Profile: "tcp-p1", Path: "asap2", Metric: results.MetricCV, Op: "<=", Value: 10}}, s.Files...)
 	if got[0].Pass || got[0].Actual != nil || !strings.Contains(got[0].Reason, "at least 2 successful repeats, got 1") {
 		t.Errorf("got %+v", got[0])
 	}
@@ -85,10 +85,10 @@ func TestThresholdCVNeedsRepeats(t *testing.T) {
 	if p.Summary.Delivered.N != 3 || cv <= 0 {
 		t.Fatalf("fixture: n=%d cv=%v", p.Summary.Delivered.N, cv)
 	}
-	got = EvaluateThresholds([]results.ThresholdRule{
+	got = results.EvaluateThresholds([]results.ThresholdRule{
 		{Profile: "tcp-p1", Path: "baseline", Metric: results.MetricCV, Op: "<=", Value: cv + 0.1},
 		{Profile: "tcp-p1", Path: "baseline", Metric: results.MetricCV, Op: "<=", Value: cv - 0.1},
-	}, rs)
+	}, rs.Files...)
 	if !got[0].Pass || got[1].Pass || got[0].Actual == nil || *got[0].Actual != cv {
 		t.Errorf("CV over 3 repeats: %+v / %+v", got[0], got[1])
 	}

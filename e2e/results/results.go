@@ -3,6 +3,10 @@
 // the expected paths, the offload check names and their verdicts, the timing
 // phase names, the threshold metrics and rules, and the statistics stored in
 // the schema (a profile's summary over repeats, interval statistics).
+// With the words, the rules applied to them: the results file's writer
+// (atomic rewrite after every change) and strict loader, threshold
+// evaluation, and how the numbers are written (FormatBps, FormatLoss, ...),
+// shared by the harness's log lines and the report's cells.
 //
 // Each word is defined here once. The package imports nothing of the
 // project: config, offload, harness and the report all speak it, so none of

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/faultproxy"
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Row is one line of the matrix table.
@@ -501,7 +501,7 @@ func TestFaults(t *testing.T) {
 			if !r.findRunDir() {
 				return false
 			}
-			res, err := report.Load(filepath.Join(r.runDir, "results.json"))
+			res, err := results.Load(filepath.Join(r.runDir, "results.json"))
 			if err != nil {
 				return false
 			}
@@ -517,7 +517,7 @@ func TestFaults(t *testing.T) {
 		}
 		r.signal(syscall.SIGKILL)
 		code := r.wait(time.Minute)
-		res, err := report.Load(filepath.Join(r.runDir, "results.json"))
+		res, err := results.Load(filepath.Join(r.runDir, "results.json"))
 		if err != nil {
 			t.Fatalf("results.json after kill -9 does not load: %v", err)
 		}

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -66,7 +65,7 @@ type junitSuites struct {
 // refused returns every way in which the run was not refused for the right
 // reasons.
 func refused(runDir, junitPath string) ([]string, error) {
-	res, err := report.Load(filepath.Join(runDir, "results.json"))
+	res, err := results.Load(filepath.Join(runDir, "results.json"))
 	if err != nil {
 		return nil, err
 	}

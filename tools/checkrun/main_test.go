@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // testdata/<case>/ holds a real run's results.json and the JUnit file of the
@@ -98,7 +98,7 @@ func refusedWith(t *testing.T, results []byte, junit string) (int, string) {
 // to do that left no verdict (here counters, added to the recorded run's
 // configuration) is named, and the run is not a proper refusal.
 func TestConfiguredCheckWithoutVerdictIsNamed(t *testing.T) {
-	res, err := report.Load("testdata/refused/results.json")
+	res, err := results.Load("testdata/refused/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}

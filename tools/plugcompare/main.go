@@ -22,7 +22,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -61,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, md)
 	if *out != "" {
-		if err := report.WriteFileAtomic(*out, []byte(md), 0o644); err != nil {
+		if err := results.WriteFileAtomic(*out, []byte(md), 0o644); err != nil {
 			fmt.Fprintf(stderr, "plugcompare: %v\n", err)
 			return 1
 		}
@@ -79,7 +78,7 @@ func compare(vethFile, internalFile, profile string) (string, error) {
 	sides := []side{{label: "veth", file: vethFile}, {label: "OVS internal port", file: internalFile}}
 	var errs []error
 	for i := range sides {
-		r, err := report.Load(sides[i].file)
+		r, err := results.Load(sides[i].file)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -106,11 +105,11 @@ func compare(vethFile, internalFile, profile string) (string, error) {
 	b.WriteString("| guest plugged by | delivered (median of repeats) | retransmits | per-interval min / median / max | worst interval |\n")
 	b.WriteString("|---|---|---|---|---|\n")
 	for _, s := range sides {
-		fmt.Fprintf(&b, "| lab: %s | %s | %.0f | %s | %s |\n", s.label, report.FormatBps(s.p.Summary.Delivered.Median),
+		fmt.Fprintf(&b, "| lab: %s | %s | %.0f | %s | %s |\n", s.label, results.FormatBps(s.p.Summary.Delivered.Median),
 			s.p.Summary.Retransmits.Median, spread(s.p.Summary.Intervals), worst(s.p.Summary.Intervals))
 	}
-	fmt.Fprintf(&b, "| reference: veth | %s | %d | — | 193 Mbit/s (96–97 s) |\n", report.FormatBps(refVethMbps*1e6), refRetrVeth)
-	fmt.Fprintf(&b, "| reference: OVS internal port | %s | %d | — | 289 Mbit/s (88–89 s) |\n\n", report.FormatBps(refInternalMbps*1e6), refRetrInternal)
+	fmt.Fprintf(&b, "| reference: veth | %s | %d | — | 193 Mbit/s (96–97 s) |\n", results.FormatBps(refVethMbps*1e6), refRetrVeth)
+	fmt.Fprintf(&b, "| reference: OVS internal port | %s | %d | — | 289 Mbit/s (88–89 s) |\n\n", results.FormatBps(refInternalMbps*1e6), refRetrInternal)
 	ratio := internal.Summary.Delivered.Median / veth.Summary.Delivered.Median
 	fmt.Fprintf(&b, "Internal port / veth: **%.2f×** in the lab, %.2f× in the reference (%d-second runs there, %.0f-second runs here).\n",
 		ratio, refInternalMbps/refVethMbps, refSeconds, veth.DurationSeconds)
@@ -126,7 +125,7 @@ func compare(vethFile, internalFile, profile string) (string, error) {
 		fmt.Fprintf(&b, "\n### Per-interval series, %s\n\n| repeat | interval | rate |\n|---|---|---|\n", s.label)
 		for _, r := range s.p.Runs {
 			for _, iv := range r.Intervals {
-				fmt.Fprintf(&b, "| %d | %.2f–%.2f s | %s |\n", r.Repeat, iv.Start, iv.End, report.FormatBps(iv.Bps))
+				fmt.Fprintf(&b, "| %d | %.2f–%.2f s | %s |\n", r.Repeat, iv.Start, iv.End, results.FormatBps(iv.Bps))
 			}
 		}
 	}
@@ -135,14 +134,14 @@ func compare(vethFile, internalFile, profile string) (string, error) {
 
 func spread(st *results.IntervalStats) string {
 	if st == nil {
-		return report.Dash
+		return results.Dash
 	}
-	return fmt.Sprintf("%s / %s / %s", report.FormatBps(st.MinBps), report.FormatBps(st.MedianBps), report.FormatBps(st.MaxBps))
+	return fmt.Sprintf("%s / %s / %s", results.FormatBps(st.MinBps), results.FormatBps(st.MedianBps), results.FormatBps(st.MaxBps))
 }
 
 func worst(st *results.IntervalStats) string {
 	if st == nil {
-		return report.Dash
+		return results.Dash
 	}
-	return fmt.Sprintf("%s (%.0f–%.0f s)", report.FormatBps(st.Worst.Bps), st.Worst.Start, st.Worst.End)
+	return fmt.Sprintf("%s (%.0f–%.0f s)", results.FormatBps(st.Worst.Bps), st.Worst.Start, st.Worst.End)
 }

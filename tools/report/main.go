@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func loadSet(paths []string) (*report.Set, error) {
 	var rs []*results.Results
 	for _, p := range paths {
-		r, err := report.Load(p)
+		r, err := results.Load(p)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func render(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "report render: %v\n", err)
 			return 2
 		}
-		opt.Thresholds = report.EvaluateThresholds(rules, s)
+		opt.Thresholds = results.EvaluateThresholds(rules, s.Files...)
 	}
 	dir := *out
 	if dir == "" {
@@ -116,13 +116,8 @@ func render(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "report render: %v\n", err)
 		return 2
 	}
-	md := filepath.Join(dir, *name+".md")
-	html := filepath.Join(dir, *name+".html")
-	if err := report.WriteFileAtomic(md, []byte(report.Markdown(s, opt)), 0o644); err != nil {
-		fmt.Fprintf(stderr, "report render: %v\n", err)
-		return 2
-	}
-	if err := report.WriteFileAtomic(html, report.HTML(s, opt), 0o644); err != nil {
+	md, html, err := report.WriteFiles(dir, *name, s, opt)
+	if err != nil {
 		fmt.Fprintf(stderr, "report render: %v\n", err)
 		return 2
 	}
@@ -215,7 +210,7 @@ func compare(args []string, stdout, stderr io.Writer) int {
 	if *jsonOut != "" {
 		data, err := json.MarshalIndent(c, "", "  ")
 		if err == nil {
-			err = report.WriteFileAtomic(*jsonOut, append(data, '\n'), 0o644)
+			err = results.WriteFileAtomic(*jsonOut, append(data, '\n'), 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "report compare: %s: %v\n", *jsonOut, err)

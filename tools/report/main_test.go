@@ -17,7 +17,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// Fixtures: the seed's numbers written through report.Writer (see
+// Fixtures: the seed's numbers written through results.Writer (see
 // e2e/report/seed_test.go and e2e/report/testdata).
 var (
 	seedASAP2    = filepath.Join("..", "..", "e2e", "report", "testdata", "seed-asap2.json")
@@ -34,14 +34,14 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 // plant writes a copy of the seed asap2 fixture with fn applied.
 func plant(t *testing.T, fn func(r *results.Results)) string {
 	t.Helper()
-	r, err := report.Load(seedASAP2)
+	r, err := results.Load(seedASAP2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.RunID = "candidate"
 	fn(r)
 	file := filepath.Join(t.TempDir(), "candidate.json")
-	if _, err := report.NewWriter(file, *r); err != nil {
+	if _, err := results.NewWriter(file, *r); err != nil {
 		t.Fatal(err)
 	}
 	return file

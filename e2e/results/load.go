@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bytes"
@@ -8,14 +8,12 @@ import (
 	"math"
 	"os"
 	"strings"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Load reads and validates a results file. Summaries are recomputed from the
 // runs (with the file's CV limit), so a file edited by hand or written by an
 // older harness cannot carry stale statistics.
-func Load(path string) (*results.Results, error) {
+func Load(path string) (*Results, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -29,7 +27,7 @@ func Load(path string) (*results.Results, error) {
 
 // Decode parses and validates a results document (unknown keys are errors,
 // every problem is reported at once).
-func Decode(data []byte) (*results.Results, error) {
+func Decode(data []byte) (*Results, error) {
 	var probe struct {
 		SchemaVersion *int `json:"schema_version"`
 	}
@@ -39,14 +37,14 @@ func Decode(data []byte) (*results.Results, error) {
 	switch {
 	case probe.SchemaVersion == nil:
 		return nil, errors.New("schema_version missing: not a results file of this harness")
-	case *probe.SchemaVersion > results.SchemaVersion:
-		return nil, fmt.Errorf("schema_version %d is newer than this tool reads (%d): use a newer harness", *probe.SchemaVersion, results.SchemaVersion)
-	case *probe.SchemaVersion != results.SchemaVersion:
-		return nil, fmt.Errorf("schema_version %d is not supported (this tool reads %d)", *probe.SchemaVersion, results.SchemaVersion)
+	case *probe.SchemaVersion > SchemaVersion:
+		return nil, fmt.Errorf("schema_version %d is newer than this tool reads (%d): use a newer harness", *probe.SchemaVersion, SchemaVersion)
+	case *probe.SchemaVersion != SchemaVersion:
+		return nil, fmt.Errorf("schema_version %d is not supported (this tool reads %d)", *probe.SchemaVersion, SchemaVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var r results.Results
+	var r Results
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
@@ -57,24 +55,24 @@ func Decode(data []byte) (*results.Results, error) {
 		if r.Profiles[i].Path == "" {
 			r.Profiles[i].Path = r.Config.ExpectedPath
 		}
-		results.Summarize(&r.Profiles[i], r.Config.CVLimitPercent)
+		Summarize(&r.Profiles[i], r.Config.CVLimitPercent)
 	}
 	return &r, nil
 }
 
 // Validate checks a results document and returns every problem at once,
 // each as "key.path: message, got VALUE".
-func Validate(r *results.Results) error {
+func Validate(r *Results) error {
 	var p []string
 	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	if r.SchemaVersion != results.SchemaVersion {
-		add("schema_version: must be %d, got %d", results.SchemaVersion, r.SchemaVersion)
+	if r.SchemaVersion != SchemaVersion {
+		add("schema_version: must be %d, got %d", SchemaVersion, r.SchemaVersion)
 	}
 	if r.RunID == "" {
 		add("run_id: must be set")
 	}
-	validPath := func(key string, v results.Path, allowEmpty bool) {
-		if (v == "" && allowEmpty) || v == results.PathASAP2 || v == results.PathBaseline {
+	validPath := func(key string, v Path, allowEmpty bool) {
+		if (v == "" && allowEmpty) || v == PathASAP2 || v == PathBaseline {
 			return
 		}
 		add("%s: must be asap2 or baseline, got %q", key, v)
@@ -98,7 +96,7 @@ func Validate(r *results.Results) error {
 			add("%s.id: must be set", k)
 		}
 		proto := strings.ToLower(pr.Protocol)
-		if proto != results.ProtoTCP && proto != results.ProtoUDP {
+		if proto != ProtoTCP && proto != ProtoUDP {
 			add("%s.protocol: must be tcp or udp, got %q", k, pr.Protocol)
 		}
 		if pr.Streams < 1 {
@@ -155,13 +153,13 @@ func Validate(r *results.Results) error {
 	return fmt.Errorf("%d problem(s): %s", len(p), strings.Join(p, "; "))
 }
 
-func checkVerdicts(key string, cs []results.CheckResult, add func(string, ...any)) {
+func checkVerdicts(key string, cs []CheckResult, add func(string, ...any)) {
 	for i, c := range cs {
 		if c.Name == "" {
 			add("%s[%d].name: must be set", key, i)
 		}
 		switch c.Verdict {
-		case results.VerdictOffloaded, results.VerdictSoftware, results.VerdictInconclusive:
+		case VerdictOffloaded, VerdictSoftware, VerdictInconclusive:
 		default:
 			add("%s[%d].verdict: must be offloaded, software or inconclusive, got %q", key, i, c.Verdict)
 		}

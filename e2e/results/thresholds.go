@@ -1,35 +1,53 @@
-package report
+package results
 
 import (
 	"fmt"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// EvaluateThresholds evaluates every rule against the set. A rule whose
-// data is missing (profile not run, every repeat failed, no baseline for a
-// gain) fails with the reason: a gate never passes on nothing.
-func EvaluateThresholds(rules []results.ThresholdRule, s *Set) []results.ThresholdResult {
-	out := make([]results.ThresholdResult, 0, len(rules))
+// EvaluateThresholds evaluates every rule against results files read
+// together (one run's file in the harness; an asap2 and a baseline file for
+// a gain). A rule whose data is missing (profile not run, every repeat
+// failed, no baseline for a gain) fails with the reason: a gate never
+// passes on nothing.
+func EvaluateThresholds(rules []ThresholdRule, files ...*Results) []ThresholdResult {
+	out := make([]ThresholdResult, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, evaluate(r, s))
+		out = append(out, evaluate(r, files))
 	}
 	return out
 }
 
-func evaluate(r results.ThresholdRule, s *Set) results.ThresholdResult {
-	res := results.ThresholdResult{Name: r.Name, Profile: r.Profile, Path: r.Path, Metric: r.Metric, Op: r.Op, Value: r.Value}
+// profileIn returns the first result for a profile ID on a path among
+// files; a profile without its own path is on its file's expected path.
+func profileIn(files []*Results, id string, path Path) *ProfileResult {
+	for _, f := range files {
+		for i := range f.Profiles {
+			p := &f.Profiles[i]
+			on := p.Path
+			if on == "" {
+				on = f.Config.ExpectedPath
+			}
+			if p.ID == id && on == path {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
+	res := ThresholdResult{Name: r.Name, Profile: r.Profile, Path: r.Path, Metric: r.Metric, Op: r.Op, Value: r.Value}
 	if res.Name == "" {
 		res.Name = fmt.Sprintf("%s %s %s %s %v", r.Profile, r.Path, r.Metric, r.Op, r.Value)
 	}
-	if err := results.ValidateRule(r); err != nil {
+	if err := ValidateRule(r); err != nil {
 		res.Reason = "invalid rule: " + err.Error()
 		return res
 	}
 	var actual float64
 	var what string
-	if r.Metric == results.MetricGain {
-		a, b := s.Profile(r.Profile, results.PathASAP2), s.Profile(r.Profile, results.PathBaseline)
+	if r.Metric == MetricGain {
+		a, b := profileIn(files, r.Profile, PathASAP2), profileIn(files, r.Profile, PathBaseline)
 		switch {
 		case a == nil || a.Summary.Delivered.N == 0:
 			res.Reason = fmt.Sprintf("no successful asap2 result for profile %s", r.Profile)
@@ -45,7 +63,7 @@ func evaluate(r results.ThresholdRule, s *Set) results.ThresholdResult {
 		what = fmt.Sprintf("gain %.2f× (asap2 %s / baseline %s)", actual,
 			FormatBps(a.Summary.Delivered.Median), FormatBps(b.Summary.Delivered.Median))
 	} else {
-		p := s.Profile(r.Profile, results.Path(r.Path))
+		p := profileIn(files, r.Profile, Path(r.Path))
 		if p == nil {
 			res.Reason = fmt.Sprintf("no %s result for profile %s", r.Path, r.Profile)
 			return res
@@ -55,26 +73,26 @@ func evaluate(r results.ThresholdRule, s *Set) results.ThresholdResult {
 			res.Reason = fmt.Sprintf("profile %s %s has no successful repeat (%d failed)", r.Profile, r.Path, sm.Failed)
 			return res
 		}
-		if r.Metric == results.MetricCV && sm.Delivered.N < 2 {
+		if r.Metric == MetricCV && sm.Delivered.N < 2 {
 			// The CV of one value is 0 by definition: a rule on it could
 			// never fail.
 			res.Reason = fmt.Sprintf("profile %s %s: the CV needs at least 2 successful repeats, got %d", r.Profile, r.Path, sm.Delivered.N)
 			return res
 		}
 		switch r.Metric {
-		case results.MetricDelivered:
+		case MetricDelivered:
 			actual, what = sm.Delivered.Median, "delivered "+FormatBps(sm.Delivered.Median)
-		case results.MetricOffered:
+		case MetricOffered:
 			actual, what = sm.Offered.Median, "offered "+FormatBps(sm.Offered.Median)
-		case results.MetricLoss:
+		case MetricLoss:
 			actual, what = sm.Loss.Median, "loss "+FormatLoss(sm.Loss.Median)
-		case results.MetricRetransmits:
+		case MetricRetransmits:
 			actual, what = sm.Retransmits.Median, fmt.Sprintf("retransmits %.0f", sm.Retransmits.Median)
-		case results.MetricCV:
+		case MetricCV:
 			actual, what = sm.Delivered.CVPercent, "delivered CV "+FormatPercent(sm.Delivered.CVPercent)
 		}
 		what += fmt.Sprintf(" (median of %d)", sm.Delivered.N)
-		if r.Metric == results.MetricCV {
+		if r.Metric == MetricCV {
 			what = fmt.Sprintf("delivered CV %s over %d repeats", FormatPercent(sm.Delivered.CVPercent), sm.Delivered.N)
 		}
 	}
@@ -88,19 +106,20 @@ func evaluate(r results.ThresholdRule, s *Set) results.ThresholdResult {
 	if !res.Pass {
 		verb = "violates"
 	}
-	res.Reason = fmt.Sprintf("%s %s %s %s", what, verb, r.Op, formatMetric(r.Metric, r.Value))
+	res.Reason = fmt.Sprintf("%s %s %s %s", what, verb, r.Op, FormatMetric(r.Metric, r.Value))
 	return res
 }
 
-func formatMetric(metric string, v float64) string {
+// FormatMetric writes a threshold value in its metric's unit.
+func FormatMetric(metric string, v float64) string {
 	switch metric {
-	case results.MetricDelivered, results.MetricOffered:
+	case MetricDelivered, MetricOffered:
 		return FormatBps(v)
-	case results.MetricLoss:
+	case MetricLoss:
 		return FormatLoss(v)
-	case results.MetricCV:
+	case MetricCV:
 		return FormatPercent(v)
-	case results.MetricGain:
+	case MetricGain:
 		return fmt.Sprintf("%g×", v)
 	}
 	return fmt.Sprintf("%g", v)

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"math"
@@ -6,13 +6,14 @@ import (
 	"strings"
 )
 
+// How the schema's numbers are written wherever a person reads them: the
+// harness's log lines, threshold reasons, the report's cells.
+
 // Dash is shown for a missing value; a missing cell is never hidden.
 const Dash = "—"
 
-// ParityTolerance: a delivered ratio within this fraction of 1 is "parity".
-const ParityTolerance = 0.03
-
-func roundSig(v float64, sig int) float64 {
+// RoundSig rounds v to sig significant digits, as every format here does.
+func RoundSig(v float64, sig int) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return v
 	}
@@ -45,7 +46,7 @@ func formatRate(bps float64, trim bool) string {
 		v /= 1000
 		u++
 	}
-	r := roundSig(v, 3)
+	r := RoundSig(v, 3)
 	if r >= 1000 && u < len(rateUnits)-1 {
 		r /= 1000
 		u++
@@ -73,7 +74,7 @@ func FormatLoss(pct float64) string {
 	if pct == 0 {
 		return "0%"
 	}
-	r := roundSig(pct, 2)
+	r := RoundSig(pct, 2)
 	if r >= 10 {
 		return strconv.FormatFloat(r, 'f', 0, 64) + "%"
 	}
@@ -88,7 +89,7 @@ func FormatGain(ratio float64, wholeWhenRound bool) string {
 	if math.IsNaN(ratio) || math.IsInf(ratio, 0) || ratio < 0 {
 		return Dash
 	}
-	r := roundSig(ratio, 2)
+	r := RoundSig(ratio, 2)
 	var s string
 	if r >= 10 {
 		s = strconv.FormatFloat(r, 'f', 0, 64)

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"encoding/json"
@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Writer owns one results file and rewrites it atomically after every change,
@@ -20,17 +18,17 @@ type Writer struct {
 	path    string
 	cvLimit float64
 	mu      sync.Mutex
-	res     results.Results
+	res     Results
 }
 
 // NewWriter starts a results file at path from initial (its SchemaVersion is
 // set to SchemaVersion) and writes it once, so a run that dies during
 // provisioning still leaves its environment and errors behind.
-func NewWriter(path string, initial results.Results) (*Writer, error) {
+func NewWriter(path string, initial Results) (*Writer, error) {
 	if path == "" {
 		return nil, errors.New("results writer: empty path")
 	}
-	initial.SchemaVersion = results.SchemaVersion
+	initial.SchemaVersion = SchemaVersion
 	w := &Writer{path: path, cvLimit: initial.Config.CVLimitPercent, res: clone(initial)}
 	if err := w.flushLocked(); err != nil {
 		return nil, err
@@ -44,10 +42,10 @@ func (w *Writer) Path() string { return w.path }
 // PutProfile records a profile's result (replacing an earlier one with the
 // same ID and path, appending otherwise), recomputes its summary and writes
 // the file.
-func (w *Writer) PutProfile(p results.ProfileResult) error {
-	return w.Update(func(r *results.Results) {
+func (w *Writer) PutProfile(p ProfileResult) error {
+	return w.Update(func(r *Results) {
 		p = cloneProfile(p)
-		results.Summarize(&p, r.Config.CVLimitPercent)
+		Summarize(&p, r.Config.CVLimitPercent)
 		for i := range r.Profiles {
 			if r.Profiles[i].ID == p.ID && r.Profiles[i].Path == p.Path {
 				r.Profiles[i] = p
@@ -60,21 +58,21 @@ func (w *Writer) PutProfile(p results.ProfileResult) error {
 
 // Finish sets FinishedAt and writes the file.
 func (w *Writer) Finish(at time.Time) error {
-	return w.Update(func(r *results.Results) { t := at.UTC(); r.FinishedAt = &t })
+	return w.Update(func(r *Results) { t := at.UTC(); r.FinishedAt = &t })
 }
 
 // Update applies fn to the results under the writer's lock and writes the
 // file. fn must not keep references to r after it returns.
-func (w *Writer) Update(fn func(r *results.Results)) error {
+func (w *Writer) Update(fn func(r *Results)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	fn(&w.res)
-	w.res.SchemaVersion = results.SchemaVersion
+	w.res.SchemaVersion = SchemaVersion
 	return w.flushLocked()
 }
 
-// Snapshot returns a deep copy of the current results.
-func (w *Writer) Snapshot() results.Results {
+// Snapshot returns a deep copy of the current
+func (w *Writer) Snapshot() Results {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return clone(w.res)
@@ -132,7 +130,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 }
 
 // clone deep-copies results (every slice and pointer is copied).
-func clone(r results.Results) results.Results {
+func clone(r Results) Results {
 	out := r
 	if r.FinishedAt != nil {
 		t := *r.FinishedAt
@@ -143,7 +141,7 @@ func clone(r results.Results) results.Results {
 	out.Environment.Hypervisors = slices.Clone(r.Environment.Hypervisors)
 	out.Environment.Guests = slices.Clone(r.Environment.Guests)
 	if r.Profiles != nil {
-		out.Profiles = make([]results.ProfileResult, len(r.Profiles))
+		out.Profiles = make([]ProfileResult, len(r.Profiles))
 		for i, p := range r.Profiles {
 			out.Profiles[i] = cloneProfile(p)
 		}
@@ -151,7 +149,7 @@ func clone(r results.Results) results.Results {
 	out.Offload = cloneChecks(r.Offload)
 	out.Timings = slices.Clone(r.Timings)
 	if r.Thresholds != nil {
-		out.Thresholds = make([]results.ThresholdResult, len(r.Thresholds))
+		out.Thresholds = make([]ThresholdResult, len(r.Thresholds))
 		for i, t := range r.Thresholds {
 			if t.Actual != nil {
 				a := *t.Actual
@@ -164,10 +162,10 @@ func clone(r results.Results) results.Results {
 	return out
 }
 
-func cloneProfile(p results.ProfileResult) results.ProfileResult {
+func cloneProfile(p ProfileResult) ProfileResult {
 	out := p
 	if p.Runs != nil {
-		out.Runs = make([]results.Run, len(p.Runs))
+		out.Runs = make([]Run, len(p.Runs))
 		for i, r := range p.Runs {
 			r.Intervals = slices.Clone(r.Intervals)
 			if r.IntervalStats != nil {
@@ -185,11 +183,11 @@ func cloneProfile(p results.ProfileResult) results.ProfileResult {
 	return out
 }
 
-func cloneChecks(cs []results.CheckResult) []results.CheckResult {
+func cloneChecks(cs []CheckResult) []CheckResult {
 	if cs == nil {
 		return nil
 	}
-	out := make([]results.CheckResult, len(cs))
+	out := make([]CheckResult, len(cs))
 	for i, c := range cs {
 		c.EvidenceFiles = slices.Clone(c.EvidenceFiles)
 		out[i] = c
