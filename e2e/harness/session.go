@@ -91,7 +91,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	started := time.Now()
-	runID, err := NewRunID(started)
+	runID, err := fixtures.NewRunID(started)
 	if err != nil {
 		return nil, err
 	}
