@@ -7,32 +7,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-func TestRunIDRoundTrip(t *testing.T) {
-	start := time.Date(2026, 12, 2, 9, 15, 30, 0, time.UTC)
-	id, err := NewRunID(start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ValidRunID(id) {
-		t.Fatalf("NewRunID produced %q, which ValidRunID rejects", id)
-	}
-	got, err := RunIDTime(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Equal(start) {
-		t.Fatalf("RunIDTime(%q) = %v, want %v", id, got, start)
-	}
-	for _, bad := range []string{"", "20261202-091530-3fa2", "20261202t091530-3FA2", "x20261202t091530-3fa2"} {
-		if ValidRunID(bad) {
-			t.Errorf("ValidRunID(%q) = true, want false", bad)
-		}
-		if _, err := RunIDTime(bad); err == nil {
-			t.Errorf("RunIDTime(%q): want an error", bad)
-		}
-	}
-}
-
 func TestTimingsKeepsFirstSeenOrderAndSums(t *testing.T) {
 	var tm Timings
 	tm.Add(results.PhaseProvisioning, 2*time.Second)

@@ -90,7 +90,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	started := time.Now()
-	runID, err := NewRunID(started)
+	runID, err := fixtures.NewRunID(started)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) error
 	if err != nil {
 		return fmt.Errorf("provisioning: %w", err)
 	}
-	if err := fixtures.Verify(ctx, topo, s.Config); err != nil {
+	if err := fixtures.Verify(ctx, fixtures.VerifyInput{Clients: in.Clients, Config: s.Config, Topology: topo, Logf: s.Logf}); err != nil {
 		return fmt.Errorf("verifying the topology: %w", err)
 	}
 	if err := s.Results.Update(func(r *results.Results) { r.Environment.MTU = topo.Network.MTU }); err != nil {

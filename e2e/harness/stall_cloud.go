@@ -16,9 +16,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
-// cloudWitness is the look's real witness: the topology's own gophercloud
-// clients (the admin ones when the config has them: host names and port
-// bindings are admin-only) and a TCP connect to each guest's SSH address —
+// cloudWitness is the look's real witness: the gophercloud clients the
+// topology was provisioned with (Session.fixtureClients; the admin ones when
+// the config has them: host names and port bindings are admin-only) and a
+// TCP connect to each guest's SSH address —
 // through the guest's SSH connection when guests sit behind a jump host,
 // since the harness cannot dial their management addresses itself.
 type cloudWitness struct {
@@ -29,8 +30,8 @@ type cloudWitness struct {
 
 func (s *Session) cloudWitness() *cloudWitness {
 	w := &cloudWitness{}
-	if s.Topology != nil {
-		c := s.Topology.Clients
+	if s.Topology != nil && s.Clients != nil {
+		c := s.fixtureClients()
 		w.compute, w.network = c.Compute, c.Network
 		if c.AdminCompute != nil {
 			w.compute = c.AdminCompute

@@ -34,12 +34,11 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 	port := c.Add("ports", fakecloud.Obj{"name": "asap2e2e-r1-vm0-data", "status": "DOWN",
 		"binding:host_id": "", "binding:vif_type": "unbound"})
 
-	admin := (&Session{Config: &config.Config{}, Topology: &fixtures.Topology{Clients: fixtures.Clients{
-		Compute: c.Compute(), Network: c.Network(), AdminCompute: c.AdminCompute(), AdminNetwork: c.AdminNetwork(),
-	}}}).cloudWitness()
-	tenant := (&Session{Config: &config.Config{}, Topology: &fixtures.Topology{Clients: fixtures.Clients{
-		Compute: c.Compute(), Network: c.Network(),
-	}}}).cloudWitness()
+	tenantSet := &cloud.Set{Compute: c.Compute(), Network: c.Network()}
+	admin := (&Session{Config: &config.Config{}, Topology: &fixtures.Topology{}, Clients: &cloud.Clients{
+		Tenant: tenantSet, Admin: &cloud.Set{Compute: c.AdminCompute(), Network: c.AdminNetwork()},
+	}}).cloudWitness()
+	tenant := (&Session{Config: &config.Config{}, Topology: &fixtures.Topology{}, Clients: &cloud.Clients{Tenant: tenantSet}}).cloudWitness()
 	ctx := context.Background()
 
 	got, err := admin.Server(ctx, srv)

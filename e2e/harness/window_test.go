@@ -308,7 +308,7 @@ func (wd *window) softwarePath() {
 func (wd *window) session() *Session {
 	t := wd.t
 	dir := t.TempDir()
-	runID, err := NewRunID(time.Now())
+	runID, err := fixtures.NewRunID(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,6 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
-	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -139,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		Delete:    *del,
 		Interval:  cfg.Interval(config.IntervalDelete),
 		Now:       time.Now,
-		RunIDTime: harness.RunIDTime,
+		RunIDTime: fixtures.RunIDTime,
 		Logf:      logf,
 	})
 	if err != nil {
