@@ -355,7 +355,7 @@ report_interval = 10
 [ovs]
 local_ip = $(hv_ulip "$n")
 datapath_type = netdev
-integration_bridge = br-int
+integration_bridge = $INT_BR
 tunnel_bridge = br-tun
 bridge_mappings = mgmt:br-mgmt
 of_listen_address = 127.0.0.1
@@ -454,6 +454,7 @@ clouds:
     interface: public
 EOF
   chmod 600 "$LAB_STATE/clouds.yaml"
+  write_layout
 }
 
 # ------------------------------------------------------------------ phase: databases + Keystone

@@ -27,6 +27,23 @@ hv_host()  { echo compute$1; }
 hv_ctlip() { echo 198.18.0.1$1; }
 hv_ulip()  { echo 198.18.1.1$1; }
 hv_rundir(){ echo $LAB_STATE/hv$1/ovs; }
+INT_BR=br-int                  # each hypervisor's integration bridge (Neutron's OVS agent)
+GUEST_NS_PREFIX=asap2lab-vm-   # a guest's netns is this + its instance uuid (lab/guest/guestctl.py NETNS_PREFIX)
+
+# write_layout: $LAB_STATE/layout.yaml, the names of this lab that tools outside it need and no
+# harness config holds (lab/faultlab reads it): each hypervisor's number (lib/hv-exec N), network
+# namespace and control address, the integration bridge, the guests' namespace prefix.
+write_layout() {
+  local n
+  { echo "# asap2lab layout (written by lab/up.sh from lab/lib/common.sh; read by lab/faultlab)"
+    echo "integration_bridge: $INT_BR"
+    echo "guest_netns_prefix: $GUEST_NS_PREFIX"
+    echo "hypervisors:"
+    for n in $HVS; do
+      echo "  $(hv_host "$n"): {number: $n, netns: $(hv_ns "$n"), address: $(hv_ctlip "$n")}"
+    done
+  } >"$LAB_STATE/layout.yaml"
+}
 
 # A process belongs to this lab when its environment carries ASAP2LAB_PROC=$LAB_STATE or its
 # command line names a path under $LAB_STATE/ (neutron-server's setproctitle overwrites its

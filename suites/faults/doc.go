@@ -12,6 +12,11 @@
 // iperf3 client, a harness.log line, a held API call), never for time
 // alone, so no row can lose a race with the harness it hurts.
 //
+// The rows are Go tests here; the driver they are written over (harness
+// runs, waits, lab faults, parsers, the matrix table) is lab/faultlab, whose
+// pure parts are unit-tested there. The lab's addresses and names come from
+// its files (lab/harness.yaml, $LAB_STATE/clouds.yaml, $LAB_STATE/layout.yaml).
+//
 // The rows need the lab and take minutes, so they run only when asked:
 //
 //	ASAP2E2E_FAULTS=lab go test -v -timeout 30m -parallel 4 ./suites/faults

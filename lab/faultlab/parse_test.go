@@ -1,4 +1,4 @@
-package faults
+package faultlab
 
 import (
 	"os"
@@ -20,56 +20,56 @@ func TestParseListingsRecordedBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := []string{"server list", "flavor list --all"}
-	got, err := parseListings(raw, cmds, "20261202t100335-d2cc")
+	got, err := ParseListings(raw, cmds, "20261202t100335-d2cc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"flavor asap2e2e-20261202t100335-d2cc-faults (889379ce-ced2-423a-b355-522b02840ce5)"}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("parseListings = %v, want %v", got, want)
+		t.Errorf("ParseListings = %v, want %v", got, want)
 	}
-	if got, _ := parseListings(raw, cmds, "20991231t000000-0000"); len(got) != 0 {
+	if got, _ := ParseListings(raw, cmds, "20991231t000000-0000"); len(got) != 0 {
 		t.Errorf("another run id matched %v", got)
 	}
 }
 
 func TestParseListingsCountsListings(t *testing.T) {
-	if _, err := parseListings([]byte("[]\n"), []string{"server list", "port list"}, "x"); err == nil || !strings.Contains(err.Error(), "1 listings for 2 commands") {
+	if _, err := ParseListings([]byte("[]\n"), []string{"server list", "port list"}, "x"); err == nil || !strings.Contains(err.Error(), "1 listings for 2 commands") {
 		t.Errorf("a missing listing gave %v", err)
 	}
-	if _, err := parseListings([]byte("[]\n[]\n"), []string{"server list"}, "x"); err == nil || !strings.Contains(err.Error(), "more listings") {
+	if _, err := ParseListings([]byte("[]\n[]\n"), []string{"server list"}, "x"); err == nil || !strings.Contains(err.Error(), "more listings") {
 		t.Errorf("an extra listing gave %v", err)
 	}
 	// The CLI's batch mode prints an error as text where a listing should be.
-	if _, err := parseListings([]byte("[]\nopenstack: 'x' is not an openstack command\n"), []string{"server list", "port list"}, "x"); err == nil {
+	if _, err := ParseListings([]byte("[]\nopenstack: 'x' is not an openstack command\n"), []string{"server list", "port list"}, "x"); err == nil {
 		t.Error("text instead of JSON was accepted")
 	}
 }
 
 func TestSetCreatesNestedKeys(t *testing.T) {
 	cfg := map[string]any{"run": map[string]any{"name_prefix": "asap2e2e"}}
-	set(cfg, "run.keep_topology", true)
-	set(cfg, "intervals.ssh_ready.timeout", "10s")
+	Set(cfg, "run.keep_topology", true)
+	Set(cfg, "intervals.ssh_ready.timeout", "10s")
 	want := map[string]any{
 		"run":       map[string]any{"name_prefix": "asap2e2e", "keep_topology": true},
 		"intervals": map[string]any{"ssh_ready": map[string]any{"timeout": "10s"}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("set gave %v, want %v", cfg, want)
+		t.Errorf("Set gave %v, want %v", cfg, want)
 	}
 }
 
 func TestExcerpt(t *testing.T) {
 	log := "2026-12-02T10:10:26Z run x: artifacts in /out/iperf3-busy/x\n" +
 		"2026-12-02T10:10:26Z TCP 1 stream (-P1) repeat 1 FAILED: iperf3 run tcp-p1: port 5201: iperf3 reported: the server is busy running a test. try again later\n"
-	got := excerpt(log, `iperf3 reported: .*server is busy`, 0, 200)
+	got := Excerpt(log, `iperf3 reported: .*server is busy`, 0, 200)
 	if got != "…iperf3 reported: the server is busy running a test. try again later" {
-		t.Errorf("excerpt = %q", got)
+		t.Errorf("Excerpt = %q", got)
 	}
-	if got := excerpt(log, `FAILED`, 1000, 40); got != "TCP 1 stream (-P1) repeat 1 FAILED: iper…" {
-		t.Errorf("excerpt with context = %q (want the line from its start, timestamp dropped, cut to 40)", got)
+	if got := Excerpt(log, `FAILED`, 1000, 40); got != "TCP 1 stream (-P1) repeat 1 FAILED: iper…" {
+		t.Errorf("Excerpt with context = %q (want the line from its start, timestamp dropped, cut to 40)", got)
 	}
-	if got := excerpt(log, `nothing like this`, 10, 10); got != "" {
+	if got := Excerpt(log, `nothing like this`, 10, 10); got != "" {
 		t.Errorf("no match gave %q", got)
 	}
 }
@@ -84,7 +84,7 @@ func TestFirstLogLineRecordedPortDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	fault := time.Date(2026, 12, 2, 16, 4, 8, 0, time.UTC)
-	at, text, ok := firstLogLine(string(raw), fault, `FAILED`)
+	at, text, ok := FirstLogLine(string(raw), fault, `FAILED`)
 	if !ok {
 		t.Fatal("no FAILED line found after the fault")
 	}
@@ -95,16 +95,16 @@ func TestFirstLogLineRecordedPortDeleted(t *testing.T) {
 		t.Errorf("line text = %q (want it without its timestamp)", text)
 	}
 	// A line before since does not count, however well it matches.
-	if _, _, ok := firstLogLine(string(raw), fault, `TCP 1 stream \(-P1\), repeat 1/1: 40s`); ok {
+	if _, _, ok := FirstLogLine(string(raw), fault, `TCP 1 stream \(-P1\), repeat 1/1: 40s`); ok {
 		t.Error("the progress line of 16:03:40 was found after 16:04:08")
 	}
-	if at, _, ok := firstLogLine(string(raw), time.Time{}, `TCP 1 stream \(-P1\), repeat 1/1: 40s`); !ok || at.Format("15:04:05.000") != "16:03:40.080" {
+	if at, _, ok := FirstLogLine(string(raw), time.Time{}, `TCP 1 stream \(-P1\), repeat 1/1: 40s`); !ok || at.Format("15:04:05.000") != "16:03:40.080" {
 		t.Errorf("progress line at %s, %v", at, ok)
 	}
-	if _, text, _ := firstLogLine(string(raw), fault, `^after the window:`); !strings.Contains(text, "(1017238c-6443-498e-9ef6-86ea3ea98830) no longer exists") {
+	if _, text, _ := FirstLogLine(string(raw), fault, `^after the window:`); !strings.Contains(text, "(1017238c-6443-498e-9ef6-86ea3ea98830) no longer exists") {
 		t.Errorf("after-the-window line = %q", text)
 	}
-	if _, _, ok := firstLogLine("no stamp FAILED\n2026-12-02T16:04:50Z", time.Time{}, `FAILED`); ok {
+	if _, _, ok := FirstLogLine("no stamp FAILED\n2026-12-02T16:04:50Z", time.Time{}, `FAILED`); ok {
 		t.Error("a line without a timestamp (or a stamp without text) matched")
 	}
 }
@@ -117,16 +117,16 @@ func TestTeardownFailuresRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := teardownFailures(string(raw)); len(got) != 0 {
+	if got := TeardownFailures(string(raw)); len(got) != 0 {
 		t.Errorf("teardown of the port-deleted run has failures %q", got)
 	}
 	raw, err = os.ReadFile("testdata/harness-teardown-sigterm.log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := teardownFailures(string(raw))
+	got := TeardownFailures(string(raw))
 	if len(got) != 1 || !strings.Contains(got[0], "delete server asap2e2e-20261202t151421-c410-vm0 (3ebdeb2b-88c7-469f-83a9-98c7ae2a31ba): delete server") {
-		t.Errorf("teardownFailures = %q, want the one cut-short server delete", got)
+		t.Errorf("TeardownFailures = %q, want the one cut-short server delete", got)
 	}
 }
 
@@ -144,18 +144,18 @@ func TestSSHDServingRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids, conns := sshdServing(string(root), string(hv), 440, "198.18.0.11")
+	pids, conns := SSHDServing(string(root), string(hv), 440, "198.18.0.11")
 	if !reflect.DeepEqual(pids, []int{877}) || !reflect.DeepEqual(conns, []string{"198.18.0.1:58582"}) {
-		t.Errorf("sshdServing = %v %v, want [877] [198.18.0.1:58582]", pids, conns)
+		t.Errorf("SSHDServing = %v %v, want [877] [198.18.0.1:58582]", pids, conns)
 	}
 	// Another harness, or another hypervisor's address: nothing to stop.
-	if pids, _ := sshdServing(string(root), string(hv), 666, "198.18.0.11"); len(pids) != 0 {
+	if pids, _ := SSHDServing(string(root), string(hv), 666, "198.18.0.11"); len(pids) != 0 {
 		t.Errorf("pid 666's sessions on compute1 gave %v", pids)
 	}
-	if pids, _ := sshdServing(string(root), string(hv), 440, "198.18.0.12"); len(pids) != 0 {
+	if pids, _ := SSHDServing(string(root), string(hv), 440, "198.18.0.12"); len(pids) != 0 {
 		t.Errorf("pid 440's compute2 connection matched sshd %v of compute1", pids)
 	}
-	socks := parseSS(string(hv))
+	socks := ParseSS(string(hv))
 	if len(socks) != 20 {
 		t.Errorf("parsed %d sockets of compute1, want 20 (header skipped)", len(socks))
 	}
@@ -172,18 +172,18 @@ func TestParseSSForms(t *testing.T) {
 		"ESTAB 0      0          127.0.0.1:6633     127.0.0.1:40634 users:((\"neutron-openvsw\",pid=21214,fd=17))\n" +
 		"ESTAB 0      0        198.18.0.11:22      198.18.0.1:42700 users:((\"sshd\",pid=3001,fd=4),(\"sshd\",pid=3002,fd=4))\n" +
 		"ESTAB 0      0      [::ffff:198.18.0.11]:22 [::ffff:198.18.0.1]:42710\n"
-	got := parseSS(out)
-	want := []sockLine{
+	got := ParseSS(out)
+	want := []SockLine{
 		{Local: "198.18.0.11:22", Peer: "198.18.0.1:42690", PIDs: []int{28084}, Comms: []string{"sshd"}},
 		{Local: "127.0.0.1:6633", Peer: "127.0.0.1:40634", PIDs: []int{21214}, Comms: []string{"neutron-openvsw"}},
 		{Local: "198.18.0.11:22", Peer: "198.18.0.1:42700", PIDs: []int{3001, 3002}, Comms: []string{"sshd", "sshd"}},
 		{Local: "[::ffff:198.18.0.11]:22", Peer: "[::ffff:198.18.0.1]:42710"},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("parseSS =\n%+v\nwant\n%+v", got, want)
+		t.Errorf("ParseSS =\n%+v\nwant\n%+v", got, want)
 	}
 	root := "0 0 198.18.0.1:42700 198.18.0.11:22 users:((\"perf.test\",pid=9,fd=7))\n"
-	if pids, _ := sshdServing(root, out, 9, "198.18.0.11"); !reflect.DeepEqual(pids, []int{3001, 3002}) {
+	if pids, _ := SSHDServing(root, out, 9, "198.18.0.11"); !reflect.DeepEqual(pids, []int{3001, 3002}) {
 		t.Errorf("both sshd of one connection: got %v", pids)
 	}
 }
@@ -198,7 +198,7 @@ func TestFailedCommandsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	freeze := time.Date(2026, 12, 2, 16, 5, 44, 710_000_000, time.UTC)
-	got := failedCommands(raw, "hypervisor compute1 ", freeze)
+	got := FailedCommands(raw, "hypervisor compute1 ", freeze)
 	if len(got) != 7 {
 		t.Fatalf("%d failed commands on compute1, want 7 (3 kills, 4 checks' commands)", len(got))
 	}
@@ -214,10 +214,10 @@ func TestFailedCommandsRecorded(t *testing.T) {
 	if !strings.HasPrefix(last.Cmd, "timeout -s INT 5s tcpdump") || last.End.Sub(freeze).Round(100*time.Millisecond) != 68600*time.Millisecond {
 		t.Errorf("last = %q at +%s", last.Cmd, last.End.Sub(freeze))
 	}
-	if n := len(failedCommands(raw, "hypervisor compute2 ", time.Time{})); n != 0 {
+	if n := len(FailedCommands(raw, "hypervisor compute2 ", time.Time{})); n != 0 {
 		t.Errorf("compute2 answered every command, got %d failed", n)
 	}
-	if n := len(failedCommands(raw, "hypervisor compute1 ", last.End.Add(time.Millisecond))); n != 0 {
+	if n := len(FailedCommands(raw, "hypervisor compute1 ", last.End.Add(time.Millisecond))); n != 0 {
 		t.Errorf("%d failed after the last one ended", n)
 	}
 }
@@ -228,25 +228,25 @@ func TestFirstMatchAndExplanationRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `"iperf3 -c 198.18.10.13 -p 5201 -J --get-server-output -t 40 …" did not finish within 1m10s (iperf3 -t 40s + -O 0s + the iperf_server interval 30s)`
-	if got := firstMatch(string(raw), reBoundSaid); got != want {
-		t.Errorf("firstMatch = %q\nwant %q", got, want)
+	if got := FirstMatch(string(raw), ReBoundSaid); got != want {
+		t.Errorf("FirstMatch = %q\nwant %q", got, want)
 	}
 	// A long command (recorded in the hypervisor row's console) is cut;
 	// an escaped quote inside it does not end it.
 	long := `"timeout -s INT 5s tcpdump -nn -e -tt -l -i rep8502cfde-31 -c 10000 '((ether src fa:16:3e:03:6c:24 and ether dst fa:16:3e:af:b6:f8))'" did not finish within 20s (offload.capture_window + intervals.command) and was killed`
-	if got := firstMatch(long, reBoundSaid); got != `"timeout -s INT 5s tcpdump -nn -e -tt -l -i rep8502cfde-31 -c…" did not finish within 20s (offload.capture_window + intervals.command)` {
+	if got := FirstMatch(long, ReBoundSaid); got != `"timeout -s INT 5s tcpdump -nn -e -tt -l -i rep8502cfde-31 -c…" did not finish within 20s (offload.capture_window + intervals.command)` {
 		t.Errorf("long command: %q", got)
 	}
-	if got := firstMatch(`x: "sh -c \"sleep 9\"" did not finish within 2s (intervals.command) and`, reBoundSaid); got != `"sh -c \"sleep 9\"" did not finish within 2s (intervals.command)` {
+	if got := FirstMatch(`x: "sh -c \"sleep 9\"" did not finish within 2s (intervals.command) and`, ReBoundSaid); got != `"sh -c \"sleep 9\"" did not finish within 2s (intervals.command)` {
 		t.Errorf("escaped quotes: %q", got)
 	}
-	if got := firstMatch("nothing here", reBoundSaid); got != "" {
+	if got := FirstMatch("nothing here", ReBoundSaid); got != "" {
 		t.Errorf("no match gave %q", got)
 	}
-	if got := explanation(string(raw), "window"); got != "after the window: data port …-vm0-data (1017238c-6443-498e-9ef6-86ea3ea98830) no longer exists; iperf3 client on …-vm1 stopped receiving at 16:04:08" {
-		t.Errorf("explanation = %q", got)
+	if got := Explanation(string(raw), "window"); got != "after the window: data port …-vm0-data (1017238c-6443-498e-9ef6-86ea3ea98830) no longer exists; iperf3 client on …-vm1 stopped receiving at 16:04:08" {
+		t.Errorf("Explanation = %q", got)
 	}
-	if got := explanation("2026-12-02T16:04:50Z TCP FAILED\n", "window"); got != "" {
+	if got := Explanation("2026-12-02T16:04:50Z TCP FAILED\n", "window"); got != "" {
 		t.Errorf("no explanation gave %q", got)
 	}
 }
@@ -266,12 +266,12 @@ func TestTrafficSpanRecorded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		from, to, ok := trafficSpan(string(raw))
+		from, to, ok := TrafficSpan(string(raw))
 		if !ok || from.Format("15:04:05.000") != c.from || to.Format("15:04:05.000") != c.to {
-			t.Errorf("%s: trafficSpan = %s–%s (%v), want %s–%s", c.file, from.Format("15:04:05.000"), to.Format("15:04:05.000"), ok, c.from, c.to)
+			t.Errorf("%s: TrafficSpan = %s–%s (%v), want %s–%s", c.file, from.Format("15:04:05.000"), to.Format("15:04:05.000"), ok, c.from, c.to)
 		}
 	}
-	if _, _, ok := trafficSpan("2026-12-02T16:04:50Z waiting for SSH on guest x\n"); ok {
+	if _, _, ok := TrafficSpan("2026-12-02T16:04:50Z waiting for SSH on guest x\n"); ok {
 		t.Error("a log without traffic has a span")
 	}
 }
@@ -284,16 +284,16 @@ func TestGuardFailureRecordedNetworkCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	why := firstMatch(string(raw), `iperf3 reported: [^;\n]*|`+reBoundSaid)
+	why := FirstMatch(string(raw), `iperf3 reported: [^;\n]*|`+ReBoundSaid)
 	if why != "iperf3 reported: unable to write to stream socket: Connection timed out" {
 		t.Errorf("why = %q", why)
 	}
-	at, _, ok := firstLogLine(string(raw), time.Date(2026, 12, 2, 16, 29, 59, 0, time.UTC), `FAILED`)
+	at, _, ok := FirstLogLine(string(raw), time.Date(2026, 12, 2, 16, 29, 59, 0, time.UTC), `FAILED`)
 	if !ok || at.Format("15:04:05.000") != "16:30:04.493" {
 		t.Errorf("FAILED at %s (%v)", at.Format("15:04:05.000"), ok)
 	}
-	if got := explanation(string(raw), "window"); got != "after the window: servers ACTIVE on their hosts, ports ACTIVE and bound, both guests answer SSH; iperf3 client on …-vm1 stopped receiving at 16:29:59" {
-		t.Errorf("explanation = %q", got)
+	if got := Explanation(string(raw), "window"); got != "after the window: servers ACTIVE on their hosts, ports ACTIVE and bound, both guests answer SSH; iperf3 client on …-vm1 stopped receiving at 16:29:59" {
+		t.Errorf("Explanation = %q", got)
 	}
 }
 
@@ -307,18 +307,18 @@ func TestSSHWaitFailureRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "after the wait: server …-vm1 (259250c2-a6d7-48fb-b686-02df4dab1394) is SHUTOFF; guest …-vm1 does not answer on its management address 198.19.128.163:22: dial tcp 198.19.128.163:22: connect: no route to host"
-	if got := explanation(string(raw), "wait"); got != want {
-		t.Errorf("explanation = %q\nwant %q", got, want)
+	if got := Explanation(string(raw), "wait"); got != want {
+		t.Errorf("Explanation = %q\nwant %q", got, want)
 	}
-	if got := explanation(string(raw), "window"); got != "" {
+	if got := Explanation(string(raw), "window"); got != "" {
 		t.Errorf("a run without a window has a window explanation %q", got)
 	}
 	console, err := os.ReadFile("testdata/console-guest-stopped-failed.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := firstMatch(string(console), `not reachable within \S+ \([^)]*\)(: [^;]*)?`)
+	got := FirstMatch(string(console), `not reachable within \S+ \([^)]*\)(: [^;]*)?`)
 	if got != "not reachable within 1m0s (8 attempts, every 2s): connecting to 198.19.128.163:22: dial tcp 198.19.128.163:22: i/o timeout" {
-		t.Errorf("firstMatch = %q", got)
+		t.Errorf("FirstMatch = %q", got)
 	}
 }
