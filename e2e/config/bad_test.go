@@ -137,10 +137,11 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/asap2_rules.yaml: offload.flood_pings: must be > 0, got 0`,
 		}},
 		{"offload.yaml", []string{
+			`testdata/offload.yaml: hypervisors.ovs_command_prefix: must be one line of shell text (no newline or NUL), got "docker exec\nopenvswitch_vswitchd"`,
 			`testdata/offload.yaml: offload.flow_duration: must be whole seconds (the sustained flow is iperf3 -t), got 12.5s`,
 			`testdata/offload.yaml: offload.capture_max_packets: must exceed offload.capture_first_packets (10), got 10`,
 			`testdata/offload.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (13s), got 12.5s`,
-			`testdata/offload.yaml: offload.vxlan_device: must be a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it, got "vxlan sys/4789"`,
+			`testdata/offload.yaml: offload.vxlan_device: must be auto (found on each hypervisor), a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it, got "vxlan sys/4789"`,
 		}},
 		{"offload_proof.yaml", []string{
 			`testdata/offload_proof.yaml: offload.checks: must include tc when run.expected_path is asap2 (tc's in_hw is the ground truth of hardware offload; the other checks corroborate it), got ["representor" "dpctl"]`,

@@ -157,6 +157,12 @@ type Hypervisors struct {
 	Port  int                    `yaml:"port"` // default 22
 	Jump  *SSHEndpoint           `yaml:"jump"`
 	Hosts map[string]SSHEndpoint `yaml:"hosts"` // hypervisor name (as Nova reports it) -> endpoint
+	// OVSCommandPrefix is shell text put before every OVS command
+	// (ovs-vsctl, ovs-appctl, ovs-dpctl, ovs-ofctl) the harness runs on a
+	// hypervisor, for hosts whose OVS runs in a container, e.g. "crictl exec
+	// -i $(crictl ps -q --name openvswitch-vswitchd)": the command then runs
+	// as `<prefix> sh -c '<command>'` (offload.OVSCommand). Default "": as is.
+	OVSCommandPrefix string `yaml:"ovs_command_prefix"`
 }
 
 // Traffic selects the iperf3 profiles and how they run.
@@ -212,7 +218,10 @@ type Offload struct {
 	// (OVS installs its flows, TC rules reach the NIC); default 3s.
 	Settle time.Duration `yaml:"settle"`
 	// VXLANDevice is the hypervisor's VXLAN device whose ingress TC rules
-	// carry the decap flows; default "vxlan_sys_4789" (kernel OVS); "" skips it.
+	// carry the decap flows. Default "auto" (VXLANAuto): found on each
+	// hypervisor from OVS's vxlan interfaces (options:dst_port, 4789 when
+	// unset) as vxlan_sys_<port>, and checked to exist; a device name is
+	// used as it is; "" skips the decap side.
 	VXLANDevice string `yaml:"vxlan_device"`
 	// RepresentorMaxPackets: the counters check says "offloaded" only when
 	// the representor moved fewer packets than this in its window; default 1000.

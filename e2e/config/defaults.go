@@ -35,7 +35,9 @@ const (
 	DefaultCaptureFirstPackets = 10
 	DefaultCaptureMaxPackets   = 10000
 	DefaultSettle              = 3 * time.Second
-	DefaultVXLANDevice         = "vxlan_sys_4789"
+	// VXLANAuto as offload.vxlan_device: find the device on each hypervisor.
+	VXLANAuto          = "auto"
+	DefaultVXLANDevice = VXLANAuto
 	// The counters witness: the representor may move fewer than this many
 	// packets during the window for "offloaded" (an upstream traffic-flow
 	// test suite fails offload at >= 1000 packets through the representor),

@@ -82,6 +82,8 @@ func TestExampleMOSKLoadsAndValidates(t *testing.T) {
 		{"checks", cfg.Offload.Checks, []string{"tc", "representor", "dpctl", "counters"}},
 		{"threshold value", cfg.Thresholds[0].Value, 20e9},
 		{"profiles empty = all", len(cfg.Traffic.Profiles), 0},
+		{"vxlan device found on each hypervisor", cfg.Offload.VXLANDevice, VXLANAuto},
+		{"OVS in a container", cfg.Hypervisors.OVSCommandPrefix, "crictl exec -i $(crictl ps -q --name openvswitch-vswitchd)"},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -129,7 +131,8 @@ func TestDefaults(t *testing.T) {
 		{"offload.capture_first_packets", cfg.Offload.CaptureFirstPackets, 10},
 		{"offload.capture_max_packets", cfg.Offload.CaptureMaxPackets, 10000},
 		{"offload.settle", cfg.Offload.Settle, 3 * time.Second},
-		{"offload.vxlan_device", cfg.Offload.VXLANDevice, "vxlan_sys_4789"},
+		{"offload.vxlan_device", cfg.Offload.VXLANDevice, VXLANAuto},
+		{"hypervisors.ovs_command_prefix", cfg.Hypervisors.OVSCommandPrefix, ""},
 		{"flavor.vcpus (reused flavor)", cfg.Flavor.VCPUs, 0},
 	}
 	for _, c := range checks {

@@ -395,6 +395,9 @@ func (v *validator) hypervisors() {
 	v.required("hypervisors.user", h.User, "")
 	v.port("hypervisors.port", h.Port)
 	v.endpoint("hypervisors.jump", h.Jump, true)
+	if strings.ContainsAny(h.OVSCommandPrefix, "\n\r\x00") {
+		v.bad("hypervisors.ovs_command_prefix", "must be one line of shell text (no newline or NUL)", h.OVSCommandPrefix)
+	}
 	checks := len(v.c.Offload.Checks) > 0
 	if checks && len(h.Hosts) == 0 {
 		v.missing("hypervisors.hosts", "must map each compute node's hypervisor name to its SSH address when offload.checks is not empty (the checks run there)")
@@ -570,7 +573,7 @@ func (v *validator) offload() {
 		v.bad("offload.flow_duration", "must exceed offload.settle + 2 × offload.capture_window ("+need.String()+")", o.FlowDuration)
 	}
 	if o.VXLANDevice != "" && !ifNameRE.MatchString(o.VXLANDevice) {
-		v.bad("offload.vxlan_device", "must be a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it", o.VXLANDevice)
+		v.bad("offload.vxlan_device", "must be auto (found on each hypervisor), a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it", o.VXLANDevice)
 	}
 }
 

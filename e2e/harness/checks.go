@@ -426,11 +426,19 @@ func (s *Session) runCheck(ctx context.Context, t checkTarget) (offload.Check, e
 	macs := []string{t.localMAC, t.peerMAC}
 	switch t.name {
 	case results.CheckTC:
-		devs := []string{t.rep}
-		if oc.VXLANDevice != "" {
-			devs = append(devs, oc.VXLANDevice)
+		in := offload.TCInput{Devices: []string{t.rep}, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow}
+		switch oc.VXLANDevice {
+		case "":
+		case config.VXLANAuto:
+			f, err := offload.DiscoverVXLAN(ctx, t.hv)
+			if err != nil {
+				return offload.Check{Name: results.CheckTC}, err
+			}
+			in.Decap = &f
+		default:
+			in.Devices = append(in.Devices, oc.VXLANDevice)
 		}
-		return offload.CheckTC(ctx, t.hv, offload.TCInput{Devices: devs, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
+		return offload.CheckTC(ctx, t.hv, in)
 	case results.CheckRepresentor:
 		// tcpdump runs under `timeout` for capture_window: its bound is that plus the usual one.
 		ctx = remote.WithBound(ctx, oc.CaptureWindow+s.Config.Interval(config.IntervalCommand).Timeout, "offload.capture_window + intervals.command")

@@ -10,6 +10,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/envinfo"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
@@ -69,7 +70,9 @@ func (s *Session) Connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("ssh to %s: %w", name, err)
 		}
-		s.Hypervisors[hv] = s.bounded(c)
+		// Every OVS command on the hypervisor goes through the configured
+		// prefix (offload.OVSCommand); tc, ip, tcpdump, ethtool do not.
+		s.Hypervisors[hv] = offload.WithOVSPrefix(s.bounded(c), s.Config.Hypervisors.OVSCommandPrefix)
 	}
 	return nil
 }
@@ -144,7 +147,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		h := results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r")}
+		h := results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r"), OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
 		if out := run(hvr, "ovs-vsctl --version"); out != "" {
 			v, err := envinfo.ParseOVSVersion([]byte(out))
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -206,4 +207,65 @@ func linkStatsJSON(ls LinkStats) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// FuzzParseVXLANTunnels: every port returned is a UDP port (1-65535); a
+// port from options:dst_port appears in the input as written, and a port
+// without it is OVS's default 4789.
+func FuzzParseVXLANTunnels(f *testing.F) {
+	seed(f, "ovs/vxlan-tunnels-*.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tunnels, err := ParseVXLANTunnels(data)
+		if err != nil {
+			return
+		}
+		for _, tun := range tunnels {
+			if tun.Port < 1 || tun.Port > 65535 {
+				t.Fatalf("%s: port %d out of range", tun.Name, tun.Port)
+			}
+			if !tun.PortSet && tun.Port != DefaultVXLANPort {
+				t.Fatalf("%s: no dst_port but port %d", tun.Name, tun.Port)
+			}
+			if tun.PortSet && !inputHasPort(data, tun.Port) {
+				t.Fatalf("%s: port %d is not a string of the input", tun.Name, tun.Port)
+			}
+		}
+		ports := VXLANPorts(tunnels)
+		for i := 1; i < len(ports); i++ {
+			if ports[i] <= ports[i-1] {
+				t.Fatalf("ports not distinct and ascending: %v", ports)
+			}
+		}
+	})
+}
+
+// inputHasPort: some string of the JSON input (decoded, so escapes count)
+// reads as port.
+func inputHasPort(data []byte, port int) bool {
+	var v any
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			n, err := strconv.Atoi(x)
+			return err == nil && n == port
+		case []any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case map[string]any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }

@@ -50,6 +50,12 @@ type TCInput struct {
 	// single sample).
 	Samples int
 	Spacing time.Duration
+	// Decap, when set, is DiscoverVXLAN's finding on this hypervisor
+	// (offload.vxlan_device: auto): its devices are examined after Devices,
+	// each of its absent devices is an inconclusive device with its reason
+	// (never silently skipped), its evidence joins the check's, and its
+	// summary ends the reason.
+	Decap *VXLANFinding
 }
 
 // CheckTC lists the ingress TC filters of every device Samples times,
@@ -60,6 +66,10 @@ type TCInput struct {
 // input, a transport failure or a cancelled context.
 func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 	c := Check{Name: results.CheckTC}
+	if in.Decap != nil {
+		in.Devices = append(append([]string(nil), in.Devices...), in.Decap.Devices...)
+		c.Evidence = append(c.Evidence, in.Decap.Evidence...)
+	}
 	if len(in.Devices) == 0 {
 		return c, errors.New("tc check: no device to examine")
 	}
@@ -105,7 +115,15 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs[i].Samples = append(obs[i].Samples, dump)
 		}
 	}
+	if in.Decap != nil {
+		for _, a := range in.Decap.Absent {
+			obs = append(obs, TCObservation{Device: a.Device, Problem: a.Why})
+		}
+	}
 	c.Verdict, c.Reason = JudgeTC(obs, in.MACs)
+	if in.Decap != nil {
+		c.Reason += "; VXLAN decap: " + in.Decap.Summary
+	}
 	return c, nil
 }
 

@@ -83,6 +83,9 @@ type Hypervisor struct {
 	NICBusInfo       string `json:"nic_bus_info,omitempty"`       // ethtool -i "bus-info"
 	OVSVersion       string `json:"ovs_version"`
 	Kernel           string `json:"kernel"`
+	// OVSCommandPrefix is how OVS was reached: hypervisors.ovs_command_prefix,
+	// put before every OVS command run there ("" = the tools ran as they are).
+	OVSCommandPrefix string `json:"ovs_command_prefix,omitempty"`
 }
 
 // Guest is one instance.
