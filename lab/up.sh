@@ -350,6 +350,9 @@ host = $(hv_host "$n")
 log_file = $LOGS/hv$n-neutron-openvswitch-agent.log
 [agent]
 tunnel_types = vxlan
+# MOSK's port (rockoon templates/services/networking.yaml), not OVS's 4789: the tunnels carry
+# options:dst_port=4790 and the harness's vxlan_device: auto has to find it.
+vxlan_udp_port = 4790
 root_helper =
 report_interval = 10
 [ovs]
