@@ -2,18 +2,14 @@ package config
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/crypto/ssh"
 )
 
 // loadLab loads lab/<name> with the lab's SSH key replaced by a fresh one
-// (the lab's state need not exist where the tests run).
+// (fakeHome's: the lab's state need not exist where the tests run).
 func loadLab(t *testing.T, name string) *Config {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "lab", name))
@@ -24,25 +20,8 @@ func loadLab(t *testing.T, name string) *Config {
 	if !bytes.Contains(b, []byte(labKey)) {
 		t.Fatalf("lab/%s no longer names %s: update this test", name, labKey)
 	}
+	key := filepath.Join(fakeHome(t), ".ssh", "id_ed25519")
 	dir := t.TempDir()
-	key := filepath.Join(dir, "id_ed25519")
-	pub, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshPub, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for f, data := range map[string][]byte{key: pem.EncodeToMemory(block), key + ".pub": ssh.MarshalAuthorizedKey(sshPub)} {
-		if err := os.WriteFile(f, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, bytes.ReplaceAll(b, []byte(labKey), []byte(key)), 0o644); err != nil {
 		t.Fatal(err)

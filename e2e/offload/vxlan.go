@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,14 +62,44 @@ func ParseOVSTable(data []byte) (OVSTable, error) {
 	return t, nil
 }
 
-// column is the index of heading h, or an error naming what the table has.
-func (t OVSTable) column(h string) (int, error) {
-	for i, x := range t.Headings {
-		if x == h {
-			return i, nil
+// columns are the indexes of headings hs, or an error naming what the
+// table has.
+func (t OVSTable) columns(hs ...string) ([]int, error) {
+	idx := make([]int, len(hs))
+	for j, h := range hs {
+		idx[j] = slices.Index(t.Headings, h)
+		if idx[j] < 0 {
+			return nil, fmt.Errorf("ovs-vsctl JSON table: no column %q (columns: %s)", h, strings.Join(t.Headings, ", "))
 		}
 	}
-	return -1, fmt.Errorf("ovs-vsctl JSON table: no column %q (columns: %s)", h, strings.Join(t.Headings, ", "))
+	return idx, nil
+}
+
+// parseOVSRows parses a table with string cells in columns hs (the first
+// is the row's name) and calls row for each, with the cells in hs's order.
+func parseOVSRows(data []byte, hs []string, row func(name string, cells []json.RawMessage) error) error {
+	t, err := ParseOVSTable(data)
+	if err != nil {
+		return err
+	}
+	idx, err := t.columns(hs...)
+	if err != nil {
+		return err
+	}
+	for _, r := range t.Data {
+		name, err := ovsString(r[idx[0]])
+		if err != nil {
+			return fmt.Errorf("ovs-vsctl %s: %w", hs[0], err)
+		}
+		cells := make([]json.RawMessage, len(idx))
+		for j, i := range idx {
+			cells[j] = r[i]
+		}
+		if err := row(name, cells); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ovsString reads a string cell; an empty set (["set",[]]) is "".
@@ -124,43 +155,28 @@ type VXLANTunnel struct {
 // ParseVXLANTunnels parses the output of CmdVXLANTunnels. A dst_port that is
 // not a UDP port (1-65535) is an error naming the interface.
 func ParseVXLANTunnels(data []byte) ([]VXLANTunnel, error) {
-	t, err := ParseOVSTable(data)
-	if err != nil {
-		return nil, err
-	}
-	ni, err := t.column("name")
-	if err != nil {
-		return nil, err
-	}
-	oi, err := t.column("options")
-	if err != nil {
-		return nil, err
-	}
-	ti, _ := t.column("type")
 	var out []VXLANTunnel
-	for _, row := range t.Data {
-		name, err := ovsString(row[ni])
-		if err != nil {
-			return nil, fmt.Errorf("ovs-vsctl interface name: %w", err)
+	err := parseOVSRows(data, []string{"name", "type", "options"}, func(name string, c []json.RawMessage) error {
+		if typ, err := ovsString(c[1]); err != nil || typ != "vxlan" {
+			return fmt.Errorf("interface %s: type is not vxlan: %s", name, c[1])
 		}
-		if ti >= 0 {
-			if typ, err := ovsString(row[ti]); err != nil || typ != "vxlan" {
-				return nil, fmt.Errorf("interface %s: type is not vxlan: %s", name, row[ti])
-			}
-		}
-		opts, err := ovsMap(row[oi])
+		opts, err := ovsMap(c[2])
 		if err != nil {
-			return nil, fmt.Errorf("interface %s options: %w", name, err)
+			return fmt.Errorf("interface %s options: %w", name, err)
 		}
 		tun := VXLANTunnel{Name: name, Port: DefaultVXLANPort}
 		if p, ok := opts["dst_port"]; ok {
 			n, err := strconv.Atoi(p)
 			if err != nil || n < 1 || n > 65535 {
-				return nil, fmt.Errorf("interface %s: options:dst_port %q is not a UDP port (1-65535)", name, p)
+				return fmt.Errorf("interface %s: options:dst_port %q is not a UDP port (1-65535)", name, p)
 			}
 			tun.Port, tun.PortSet = n, true
 		}
 		out = append(out, tun)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -182,29 +198,17 @@ func VXLANPorts(tunnels []VXLANTunnel) []int {
 // ParseBridgeDatapaths parses the output of CmdBridgeDatapaths: bridge name
 // to datapath_type ("" when unset: the kernel datapath).
 func ParseBridgeDatapaths(data []byte) (map[string]string, error) {
-	t, err := ParseOVSTable(data)
-	if err != nil {
-		return nil, err
-	}
-	ni, err := t.column("name")
-	if err != nil {
-		return nil, err
-	}
-	di, err := t.column("datapath_type")
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(t.Data))
-	for _, row := range t.Data {
-		name, err := ovsString(row[ni])
+	out := map[string]string{}
+	err := parseOVSRows(data, []string{"name", "datapath_type"}, func(name string, c []json.RawMessage) error {
+		dp, err := ovsString(c[1])
 		if err != nil {
-			return nil, fmt.Errorf("ovs-vsctl bridge name: %w", err)
-		}
-		dp, err := ovsString(row[di])
-		if err != nil {
-			return nil, fmt.Errorf("bridge %s datapath_type: %w", name, err)
+			return fmt.Errorf("bridge %s datapath_type: %w", name, err)
 		}
 		out[name] = dp
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
