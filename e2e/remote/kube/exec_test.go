@@ -90,8 +90,8 @@ func (localRuntime) PortForward(context.Context, string, int32, io.ReadWriteClos
 const testToken = "sekrit-bearer-token-0123456789"
 
 type apiServer struct {
-	srv *httptest.Server
-	mu  sync.Mutex
+	srv  *httptest.Server
+	mu   sync.Mutex
 	seen []string // "websocket" / "spdy" per exec request
 }
 
