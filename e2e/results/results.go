@@ -83,6 +83,13 @@ type Hypervisor struct {
 	NICBusInfo       string `json:"nic_bus_info,omitempty"`       // ethtool -i "bus-info"
 	OVSVersion       string `json:"ovs_version"`
 	Kernel           string `json:"kernel"`
+	// Transport is how the hypervisor's commands ran: "ssh" or
+	// "kubernetes"; empty in files written before it was recorded (ssh).
+	Transport string `json:"transport,omitempty"`
+	// Pod is "<namespace>/<pod>" and Container the container the commands
+	// ran in, with transport kubernetes.
+	Pod       string `json:"pod,omitempty"`
+	Container string `json:"container,omitempty"`
 }
 
 // Guest is one instance.
