@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -476,12 +478,7 @@ func (v *validator) kubernetes() {
 			}
 		}
 	}
-	names := make([]string, 0, len(k.NodeNames))
-	for name := range k.NodeNames {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(k.NodeNames)) {
 		node := k.NodeNames[name]
 		if strings.TrimSpace(name) == "" {
 			v.bad("hypervisors.kubernetes.node_names", "has an empty hypervisor name", name)
