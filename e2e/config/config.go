@@ -152,6 +152,12 @@ type SSH struct {
 
 // Hypervisors says how to reach compute nodes by their hypervisor name.
 type Hypervisors struct {
+	// Access is how commands reach the hypervisors: AccessSSH (default, the
+	// hosts below) or AccessKubernetes (exec in the node's OVS pod, the
+	// Kubernetes block).
+	Access     string     `yaml:"access"`
+	Kubernetes Kubernetes `yaml:"kubernetes"`
+
 	User  string                 `yaml:"user"` // default "root"
 	Sudo  bool                   `yaml:"sudo"` // prefix privileged commands with sudo -n
 	Port  int                    `yaml:"port"` // default 22
@@ -163,6 +169,41 @@ type Hypervisors struct {
 	// -i $(crictl ps -q --name openvswitch-vswitchd)": the command then runs
 	// as `<prefix> sh -c '<command>'` (offload.OVSCommand). Default "": as is.
 	OVSCommandPrefix string `yaml:"ovs_command_prefix"`
+}
+
+// Hypervisor access modes (hypervisors.access).
+const (
+	HypervisorAccessSSH        = "ssh"
+	HypervisorAccessKubernetes = "kubernetes"
+)
+
+// Kubernetes is hypervisors.kubernetes: commands for a hypervisor run in the
+// OVS pod on its node (MOSK runs ovs-vswitchd as a DaemonSet), through the
+// API server's pods/exec, with the credentials of a kubeconfig file (exec
+// credential plugins included, as for kubectl).
+type Kubernetes struct {
+	// Kubeconfig is the kubeconfig file; "" = $KUBECONFIG, then ~/.kube/config.
+	Kubeconfig string `yaml:"kubeconfig"`
+	// Context in the kubeconfig; "" = its current-context.
+	Context string `yaml:"context"`
+	// Namespace of the OVS pods; default "openstack".
+	Namespace string `yaml:"namespace"`
+	// PodSelector is the label selector of the OVS pods; default
+	// "application=openvswitch,component=openvswitch-vswitchd".
+	PodSelector string `yaml:"pod_selector"`
+	// Container in the pod the commands run in; default "openvswitch-vswitchd".
+	Container string `yaml:"container"`
+	// NodeNames maps a hypervisor name (as Nova reports it) to its
+	// Kubernetes node name; a hypervisor not listed is its own node name.
+	NodeNames map[string]string `yaml:"node_names"`
+}
+
+// NodeName is the Kubernetes node of hypervisor hv.
+func (k Kubernetes) NodeName(hv string) string {
+	if n, ok := k.NodeNames[hv]; ok {
+		return n
+	}
+	return hv
 }
 
 // Traffic selects the iperf3 profiles and how they run.

@@ -10,18 +10,23 @@ import (
 // absent from the file: an explicit value (even 0 or "") is kept and
 // validated. docs/CONFIG.md lists them with their keys.
 const (
-	DefaultNamePrefix          = "asap2e2e"
-	DefaultOutputDir           = "artifacts" // relative to the working directory
-	DefaultFlavorVCPUs         = 16          // the seed's 16 vCPU / 32 GB flavor
-	DefaultFlavorRAMMB         = 32768
-	DefaultFlavorDiskGB        = 20
-	DefaultNetworkType         = "vxlan"
-	DefaultVNICType            = "direct"
-	DefaultBindingProfile      = ProfileNova
-	DefaultPlacementPolicy     = "anti-affinity"
-	DefaultGuestAccessMode     = AccessManagementNetwork
-	DefaultSSHPort             = 22
-	DefaultHypervisorUser      = "root"
+	DefaultNamePrefix       = "asap2e2e"
+	DefaultOutputDir        = "artifacts" // relative to the working directory
+	DefaultFlavorVCPUs      = 16          // the seed's 16 vCPU / 32 GB flavor
+	DefaultFlavorRAMMB      = 32768
+	DefaultFlavorDiskGB     = 20
+	DefaultNetworkType      = "vxlan"
+	DefaultVNICType         = "direct"
+	DefaultBindingProfile   = ProfileNova
+	DefaultPlacementPolicy  = "anti-affinity"
+	DefaultGuestAccessMode  = AccessManagementNetwork
+	DefaultSSHPort          = 22
+	DefaultHypervisorUser   = "root"
+	DefaultHypervisorAccess = HypervisorAccessSSH
+	// MOSK's OVS DaemonSet (Mirantis/rockoon: osctl sosreport's collect_ovs_info).
+	DefaultKubeNamespace       = "openstack"
+	DefaultKubePodSelector     = "application=openvswitch,component=openvswitch-vswitchd"
+	DefaultKubeContainer       = "openvswitch-vswitchd"
 	DefaultTrafficDuration     = 30 * time.Second // the seed's 30-second runs
 	DefaultTrafficRepeats      = 1
 	DefaultTrafficPort         = 5201
@@ -94,6 +99,22 @@ func (c *Config) applyDefaults() {
 		c.SSH.PublicKey = c.SSH.PrivateKey + ".pub"
 	}
 
+	if !c.has("hypervisors.access") {
+		c.Hypervisors.Access = DefaultHypervisorAccess
+	}
+	if c.Hypervisors.Access == HypervisorAccessKubernetes {
+		k := &c.Hypervisors.Kubernetes
+		k.Kubeconfig = resolvePath(c.File, k.Kubeconfig)
+		if !c.has("hypervisors.kubernetes.namespace") {
+			k.Namespace = DefaultKubeNamespace
+		}
+		if !c.has("hypervisors.kubernetes.pod_selector") {
+			k.PodSelector = DefaultKubePodSelector
+		}
+		if !c.has("hypervisors.kubernetes.container") {
+			k.Container = DefaultKubeContainer
+		}
+	}
 	if !c.has("hypervisors.user") {
 		c.Hypervisors.User = DefaultHypervisorUser
 	}

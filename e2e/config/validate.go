@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -392,13 +394,31 @@ func describeFSError(err error) string {
 
 func (v *validator) hypervisors() {
 	h := v.c.Hypervisors
-	v.required("hypervisors.user", h.User, "")
-	v.port("hypervisors.port", h.Port)
-	v.endpoint("hypervisors.jump", h.Jump, true)
+	checks := len(v.c.Offload.Checks) > 0
 	if strings.ContainsAny(h.OVSCommandPrefix, "\n\r\x00") {
 		v.bad("hypervisors.ovs_command_prefix", "must be one line of shell text (no newline or NUL)", h.OVSCommandPrefix)
 	}
-	checks := len(v.c.Offload.Checks) > 0
+	if !v.oneOf("hypervisors.access", h.Access, []string{HypervisorAccessSSH, HypervisorAccessKubernetes}) {
+		return
+	}
+	if h.Access == HypervisorAccessKubernetes {
+		v.kubernetes()
+		for _, k := range []string{"hypervisors.hosts", "hypervisors.jump", "hypervisors.sudo", "hypervisors.ovs_command_prefix"} {
+			if v.c.has(k) {
+				v.missing(k, "is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)")
+			}
+		}
+		if checks && v.c.Cloud.Admin == "" {
+			v.bad("offload.checks", "need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them)", v.c.Offload.Checks)
+		}
+		return
+	}
+	if v.c.has("hypervisors.kubernetes") {
+		v.missing("hypervisors.kubernetes", "is only used with hypervisors.access: kubernetes")
+	}
+	v.required("hypervisors.user", h.User, "")
+	v.port("hypervisors.port", h.Port)
+	v.endpoint("hypervisors.jump", h.Jump, true)
 	if checks && len(h.Hosts) == 0 {
 		v.missing("hypervisors.hosts", "must map each compute node's hypervisor name to its SSH address when offload.checks is not empty (the checks run there)")
 	}
@@ -421,6 +441,54 @@ func (v *validator) hypervisors() {
 		v.required(p+".user", e.User, "")
 		if v.c.has(p + ".jump") {
 			v.endpoint(p+".jump", e.Jump, true)
+		}
+	}
+}
+
+// dnsLabel is a Kubernetes namespace or container name (RFC 1123 label);
+// dnsSubdomain a node name (RFC 1123 subdomain).
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// selectorTerm is one term of an equality-based label selector
+	// (key=value, key==value, key!=value, key, !key); set-based terms
+	// (key in (a,b)) are not needed to find a DaemonSet's pods.
+	selectorTerm = regexp.MustCompile(`^!?([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?/)?[a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?((==?|!=)([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?)?)?$`)
+)
+
+func (v *validator) kubernetes() {
+	k := v.c.Hypervisors.Kubernetes
+	if k.Kubeconfig != "" {
+		if st, err := os.Stat(k.Kubeconfig); err != nil {
+			v.bad("hypervisors.kubernetes.kubeconfig", "is not readable ("+describeFSError(err)+")", k.Kubeconfig)
+		} else if !st.Mode().IsRegular() {
+			v.bad("hypervisors.kubernetes.kubeconfig", "is not a regular file", k.Kubeconfig)
+		}
+	}
+	if len(k.Namespace) > 63 || !dnsLabel.MatchString(k.Namespace) {
+		v.bad("hypervisors.kubernetes.namespace", "must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.Namespace)
+	}
+	if len(k.Container) > 63 || !dnsLabel.MatchString(k.Container) {
+		v.bad("hypervisors.kubernetes.container", "must be a container name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.Container)
+	}
+	if strings.TrimSpace(k.PodSelector) == "" {
+		v.bad("hypervisors.kubernetes.pod_selector", "must not be empty (every pod in the namespace is not one node's OVS pod)", k.PodSelector)
+	} else {
+		for _, term := range strings.Split(k.PodSelector, ",") {
+			if !selectorTerm.MatchString(strings.TrimSpace(term)) {
+				v.bad("hypervisors.kubernetes.pod_selector", fmt.Sprintf("must be a label selector of key=value, key!=value, key or !key terms separated by commas; %q is none of these", strings.TrimSpace(term)), k.PodSelector)
+				break
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(k.NodeNames)) {
+		node := k.NodeNames[name]
+		if strings.TrimSpace(name) == "" {
+			v.bad("hypervisors.kubernetes.node_names", "has an empty hypervisor name", name)
+			continue
+		}
+		if len(node) > 253 || !dnsSubdomain.MatchString(node) {
+			v.bad(joinMapKey("hypervisors.kubernetes.node_names", name), "must be a Kubernetes node name (lower-case letters, digits, '-' and '.')", node)
 		}
 	}
 }

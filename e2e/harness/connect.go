@@ -12,11 +12,13 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Connect opens SSH to both guests (retrying while they boot, interval
-// "ssh_ready") and to the hypervisors they run on.
+// "ssh_ready") and to the hypervisors they run on: over SSH, or with
+// hypervisors.access: kubernetes into the OVS pod of each one's node.
 func (s *Session) Connect(ctx context.Context) error {
 	if s.Topology == nil || len(s.Topology.Servers) != 2 {
 		return errors.New("connect: no provisioned pair of servers")
@@ -61,6 +63,12 @@ func (s *Session) Connect(ctx context.Context) error {
 		if _, done := s.Hypervisors[hv]; done {
 			continue
 		}
+		if s.Config.Hypervisors.Access == config.HypervisorAccessKubernetes {
+			if err := s.connectKube(ctx, hv); err != nil {
+				return err
+			}
+			continue
+		}
 		ep, err := remote.HypervisorEndpoint(s.Config.Hypervisors, hv)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Config.File, err)
@@ -74,6 +82,30 @@ func (s *Session) Connect(ctx context.Context) error {
 		// prefix (offload.OVSCommand); tc, ip, tcpdump, ethtool do not.
 		s.Hypervisors[hv] = offload.WithOVSPrefix(s.bounded(c), s.Config.Hypervisors.OVSCommandPrefix)
 	}
+	return nil
+}
+
+// connectKube finds hypervisor hv's OVS pod (hypervisors.kubernetes) and
+// runs its commands there, logged in the same command log as SSH.
+func (s *Session) connectKube(ctx context.Context, hv string) error {
+	k := s.Config.Hypervisors.Kubernetes
+	if s.kube == nil {
+		c, err := kube.NewCluster(k, kube.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace})
+		if err != nil {
+			return fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
+		}
+		s.kube = c
+	}
+	r, err := s.kube.Runner(ctx, hv, k.NodeName(hv))
+	if err != nil {
+		return err
+	}
+	if s.hvPods == nil {
+		s.hvPods = map[string]kube.Pod{}
+	}
+	s.hvPods[hv] = r.Pod()
+	s.Logf("%s: commands run in %s on node %s", hv, r.Pod(), r.Pod().Node)
+	s.Hypervisors[hv] = s.bounded(r)
 	return nil
 }
 
@@ -147,7 +179,11 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		h := results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r"), OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
+		h := results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r"), Transport: config.HypervisorAccessSSH,
+			OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
+		if pod, ok := s.hvPods[srv.Hypervisor]; ok {
+			h.Transport, h.Pod, h.Container = config.HypervisorAccessKubernetes, pod.Namespace+"/"+pod.Name, pod.Container
+		}
 		if out := run(hvr, "ovs-vsctl --version"); out != "" {
 			v, err := envinfo.ParseOVSVersion([]byte(out))
 			if err != nil {

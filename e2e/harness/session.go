@@ -16,6 +16,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -52,9 +53,13 @@ type Session struct {
 	// Guests are the SSH runners of Topology.Servers, index for index:
 	// Guests[0] runs the iperf3 servers, Guests[1] the clients.
 	Guests []remote.Runner
-	// Hypervisors maps a hypervisor name to its SSH runner.
+	// Hypervisors maps a hypervisor name to its runner (SSH, or exec in its
+	// node's OVS pod with hypervisors.access: kubernetes).
 	Hypervisors map[string]remote.Runner
-	dialer      *remote.Dialer
+	// hvPods is where each hypervisor's commands run with access kubernetes.
+	hvPods map[string]kube.Pod
+	kube   *kube.Cluster
+	dialer *remote.Dialer
 	// dataIfaces caches each guest's data interface name (by server index).
 	ifaceMu    sync.Mutex
 	dataIfaces map[int]string

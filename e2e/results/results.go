@@ -86,6 +86,13 @@ type Hypervisor struct {
 	// OVSCommandPrefix is how OVS was reached: hypervisors.ovs_command_prefix,
 	// put before every OVS command run there ("" = the tools ran as they are).
 	OVSCommandPrefix string `json:"ovs_command_prefix,omitempty"`
+	// Transport is how the hypervisor's commands ran: "ssh" or
+	// "kubernetes"; empty in files written before it was recorded (ssh).
+	Transport string `json:"transport,omitempty"`
+	// Pod is "<namespace>/<pod>" and Container the container the commands
+	// ran in, with transport kubernetes.
+	Pod       string `json:"pod,omitempty"`
+	Container string `json:"container,omitempty"`
 }
 
 // Guest is one instance.

@@ -1,0 +1,143 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
+	home := fakeHome(t)
+	kc := filepath.Join(home, ".kube", "mosk-25.yaml")
+	if err := os.MkdirAll(filepath.Dir(kc), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load("examples/mosk-25-kubernetes.yaml", WithGetenv(noEnv), KnownProfiles("tcp-p1", "tcp-p15", "udp-b0-p15"))
+	if err != nil {
+		t.Fatalf("examples/mosk-25-kubernetes.yaml must load and validate:\n%v", err)
+	}
+	k := cfg.Hypervisors.Kubernetes
+	hv := "kaas-node-5d6a1b0c-7e2f-4c3d-9a8b-1f2e3d4c5b6a"
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"access", cfg.Hypervisors.Access, HypervisorAccessKubernetes},
+		{"kubeconfig resolved from ~", k.Kubeconfig, kc},
+		{"context", k.Context, "mosk-admin@mosk"},
+		{"namespace", k.Namespace, "openstack"},
+		{"selector", k.PodSelector, DefaultKubePodSelector},
+		{"container", k.Container, "openvswitch-vswitchd"},
+		{"mapped node", k.NodeName(hv), hv},
+		{"unmapped node is the hypervisor name", k.NodeName("cmp-7"), "cmp-7"},
+		{"no SSH hosts", len(cfg.Hypervisors.Hosts), 0},
+		{"binding profile", cfg.DataPort.BindingProfile, ProfileNova},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s: got %#v, want %#v", c.what, c.got, c.want)
+		}
+	}
+}
+
+// A minimal file with access: kubernetes takes the MOSK defaults.
+func TestKubernetesDefaults(t *testing.T) {
+	fakeHome(t)
+	cfg, err := Parse("k.yaml", []byte(minimalKube+"hypervisors:\n  access: kubernetes\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probs := cfg.validate(newOptions(nil)); len(probs) > 0 {
+		t.Fatalf("must validate:\n%v", probs)
+	}
+	k := cfg.Hypervisors.Kubernetes
+	want := Kubernetes{Namespace: "openstack", PodSelector: "application=openvswitch,component=openvswitch-vswitchd", Container: "openvswitch-vswitchd"}
+	if !reflect.DeepEqual(k, want) {
+		t.Errorf("got %#v, want %#v", k, want)
+	}
+	cfg, err = Parse("s.yaml", []byte(minimalKube))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Hypervisors.Access != HypervisorAccessSSH || !reflect.DeepEqual(cfg.Hypervisors.Kubernetes, Kubernetes{}) {
+		t.Errorf("default access: got %q %#v, want ssh and no kubernetes defaults", cfg.Hypervisors.Access, cfg.Hypervisors.Kubernetes)
+	}
+}
+
+const minimalKube = `run:
+  expected_path: baseline
+cloud:
+  tenant: lab
+  admin: lab-admin
+image:
+  name: ubuntu
+flavor:
+  name: m1.large
+network:
+  cidr: 198.18.10.0/24
+data_port:
+  vnic_type: normal
+  port_security: true
+guest_access:
+  management_network: mgmt
+  user: ubuntu
+ssh:
+  private_key: ~/.ssh/id_ed25519
+`
+
+func TestKubernetesProblemsAllAtOnce(t *testing.T) {
+	home := fakeHome(t)
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"bad values", `hypervisors:
+  access: kubernetes
+  sudo: true
+  ovs_command_prefix: "crictl exec -i abc"
+  hosts:
+    cmp-1: {address: 198.18.21.11}
+  kubernetes:
+    kubeconfig: ~/.kube/missing
+    namespace: OpenStack
+    pod_selector: "application=openvswitch,component in (a b)"
+    container: ""
+    node_names:
+      cmp-1: Node_1
+`, []string{
+			`k.yaml: hypervisors.kubernetes.kubeconfig: is not readable (no such file or directory), got "$HOME/.kube/missing"`,
+			`k.yaml: hypervisors.kubernetes.namespace: must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit), got "OpenStack"`,
+			`k.yaml: hypervisors.kubernetes.container: must be a container name (1-63 of a-z0-9-, starting and ending with a letter or digit), got ""`,
+			`k.yaml: hypervisors.kubernetes.pod_selector: must be a label selector of key=value, key!=value, key or !key terms separated by commas; "component in (a b)" is none of these, got "application=openvswitch,component in (a b)"`,
+			`k.yaml: hypervisors.kubernetes.node_names.cmp-1: must be a Kubernetes node name (lower-case letters, digits, '-' and '.'), got "Node_1"`,
+			`k.yaml: hypervisors.hosts: is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)`,
+			`k.yaml: hypervisors.sudo: is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)`,
+			`k.yaml: hypervisors.ovs_command_prefix: is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)`,
+		}},
+		{"unknown access", "hypervisors:\n  access: kubectl\n", []string{
+			`k.yaml: hypervisors.access: must be one of ssh, kubernetes, got "kubectl"`,
+		}},
+		{"kubernetes keys with ssh", "hypervisors:\n  access: ssh\n  kubernetes:\n    namespace: openstack\n", []string{
+			`k.yaml: hypervisors.kubernetes: is only used with hypervisors.access: kubernetes`,
+			`k.yaml: hypervisors.hosts: must map each compute node's hypervisor name to its SSH address when offload.checks is not empty (the checks run there)`,
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse("k.yaml", []byte(minimalKube+c.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			probs := cfg.validate(newOptions(nil))
+			var err2 error
+			if len(probs) > 0 {
+				err2 = probs
+			}
+			assertMessages(t, err2, c.want, home)
+		})
+	}
+}

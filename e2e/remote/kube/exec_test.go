@@ -1,0 +1,320 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	utilexec "k8s.io/client-go/util/exec"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming"
+	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+)
+
+// The exec tests run client-go's executors against Kubernetes' own CRI
+// streaming server (k8s.io/cri-streaming, the code container runtimes serve
+// exec with), in process over TLS. The API server's pods/<pod>/exec URL is
+// routed to the streaming server as the kubelet does: GetExec hands out a
+// token, and the same request is served at /exec/<token>. Its Runtime runs
+// the command on this machine with os/exec, so "the container" is the test
+// process's host and a killed command can be checked by its pid.
+//
+// The streaming server speaks SPDY (v1..v4) and WebSocket v4 and older; v5
+// over WebSocket is what the API server adds in front of the kubelet. So the
+// runner's default executor (WebSocket v5 first) is refused and falls back to
+// SPDY here, as against an API server older than 1.30; the WebSocket data
+// path is exercised by offering v4.channel.k8s.io.
+
+// localRuntime is a streaming.Runtime whose Exec runs cmd locally.
+type localRuntime struct{}
+
+func (localRuntime) Exec(_ context.Context, _ string, cmd []string, in io.Reader, out, errw io.WriteCloser, _ bool, resize <-chan remotecommandserver.TerminalSize) error {
+	if resize != nil {
+		go func() {
+			for range resize {
+			}
+		}()
+	}
+	c := exec.Command(cmd[0], cmd[1:]...)
+	c.Stdout, c.Stderr = out, errw
+	if in != nil {
+		// Not c.Stdin = in: Wait would then wait for the client's stdin to
+		// end; a runtime ends the exec when the process exits.
+		w, err := c.StdinPipe()
+		if err != nil {
+			return err
+		}
+		go func() {
+			io.Copy(w, in)
+			w.Close()
+		}()
+	}
+	err := c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ws := ee.Sys().(syscall.WaitStatus)
+		code := ws.ExitStatus()
+		if ws.Signaled() { // as runc reports a signalled process
+			code = 128 + int(ws.Signal())
+		}
+		return utilexec.CodeExitError{Err: err, Code: code}
+	}
+	return err
+}
+
+func (localRuntime) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
+	return errors.New("attach: not in this test")
+}
+
+func (localRuntime) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
+	return errors.New("port-forward: not in this test")
+}
+
+const testToken = "sekrit-bearer-token-0123456789"
+
+type apiServer struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []string // "websocket" / "spdy" per exec request
+}
+
+func (a *apiServer) kinds() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.seen...)
+}
+
+// newAPIServer serves .../pods/<pod>/exec with the streaming server.
+func newAPIServer(t *testing.T) *apiServer {
+	t.Helper()
+	cfg := streaming.DefaultConfig
+	cfg.BaseURL = &url.URL{Scheme: "https", Host: "streaming.invalid", Path: "/"}
+	ss, err := streaming.NewServer(cfg, localRuntime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &apiServer{}
+	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+testToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if !strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/openstack/pods/") || !strings.HasSuffix(r.URL.Path, "/exec") {
+			http.NotFound(w, r)
+			return
+		}
+		kind := "spdy"
+		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			kind = "websocket"
+		}
+		a.mu.Lock()
+		a.seen = append(a.seen, kind)
+		a.mu.Unlock()
+		q := r.URL.Query()
+		resp, err := ss.GetExec(&runtimeapi.ExecRequest{ContainerId: q.Get("container"), Cmd: q["command"],
+			Stdin: q.Get("stdin") == "true", Stdout: q.Get("stdout") == "true", Stderr: q.Get("stderr") == "true"})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		u, err := url.Parse(resp.Url)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		r.URL.Path, r.URL.RawQuery, r.RequestURI = u.Path, "", u.Path
+		ss.ServeHTTP(w, r)
+	}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+// runner is a Runner on the test API server, logging to dir/commands.jsonl.
+func (a *apiServer) runner(t *testing.T, dir string, wsProtocols ...string) (*Runner, *remote.CommandLog) {
+	t.Helper()
+	log, err := remote.OpenCommandLog(filepath.Join(dir, "commands.jsonl"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
+	rc := &rest.Config{Host: a.srv.URL, BearerToken: testToken, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+	c, err := newCluster(rc, mosk, Options{Log: log, KillGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wsProtocols = wsProtocols
+	return c.runnerFor("cmp-1", Pod{Node: "cmp-1", Namespace: "openstack", Name: "openvswitch-vswitchd-default-abcde", Container: "openvswitch-vswitchd"}), log
+}
+
+func TestExecOverSPDYFallback(t *testing.T) {
+	a := newAPIServer(t)
+	dir := t.TempDir()
+	r, log := a.runner(t, dir)
+	ctx := context.Background()
+
+	res, err := r.Run(ctx, "echo out; echo err >&2; exit 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 3 || string(res.Stdout) != "out\n" || string(res.Stderr) != "err\n" {
+		t.Errorf("got exit %d, stdout %q, stderr %q; want 3, \"out\\n\", \"err\\n\" (the wrapper's line removed)", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	var ee *remote.ExitError
+	if !errors.As(res.Err(), &ee) {
+		t.Errorf("Err() = %v, want an ExitError", res.Err())
+	}
+	if got := a.kinds(); strings.Join(got, ",") != "websocket,spdy" {
+		t.Errorf("exec requests %v, want websocket (v5, refused) then spdy", got)
+	}
+
+	if res, err := r.Run(ctx, "true"); err != nil || res.ExitCode != 0 {
+		t.Errorf("true: exit %d, %v", res.ExitCode, err)
+	}
+
+	const size = 6 << 20
+	res, err = r.Run(ctx, "head -c "+strconv.Itoa(size)+" /dev/zero | tr '\\0' a; echo tail >&2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stdout) != size || bytes.Count(res.Stdout, []byte("a")) != size || string(res.Stderr) != "tail\n" {
+		t.Errorf("large output: %d bytes of stdout (want %d), stderr %q", len(res.Stdout), size, res.Stderr)
+	}
+
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "commands.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(testToken)) {
+		t.Error("the bearer token is in the command log")
+	}
+	if !bytes.Contains(data, []byte(`"target":"hypervisor cmp-1 (pod openstack/openvswitch-vswitchd-default-abcde, container openvswitch-vswitchd)","cmd":"echo out; echo err \u003e\u00262; exit 3"`)) {
+		t.Errorf("command log lacks the first command with its target:\n%.600s", data)
+	}
+	if bytes.Contains(data, []byte("ASAP2E2E-PGID")) || bytes.Contains(data, []byte("asap2e2e "+"'")) {
+		t.Errorf("the wrapper leaked into the command log:\n%.600s", data)
+	}
+}
+
+func TestExecOverWebSocket(t *testing.T) {
+	a := newAPIServer(t)
+	r, _ := a.runner(t, t.TempDir(), "v4.channel.k8s.io")
+	res, err := r.Run(context.Background(), "echo hi; echo oops >&2; exit 4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 4 || string(res.Stdout) != "hi\n" || string(res.Stderr) != "oops\n" {
+		t.Errorf("got exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if got := a.kinds(); strings.Join(got, ",") != "websocket" {
+		t.Errorf("exec requests %v, want websocket only", got)
+	}
+	testCancelKills(t, r)
+}
+
+func TestCancelKillsTheCommandSPDY(t *testing.T) {
+	a := newAPIServer(t)
+	r, _ := a.runner(t, t.TempDir())
+	testCancelKills(t, r)
+}
+
+// testCancelKills cancels a command that runs a shell and a child sleep,
+// and checks both processes are gone.
+func testCancelKills(t *testing.T, r *Runner) {
+	t.Helper()
+	pids := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var res remote.Result
+	go func() {
+		var err error
+		res, err = r.Run(ctx, "sleep 300 & echo $$ $! > "+pids+"; wait")
+		done <- err
+	}()
+	var ids []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ids) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		data, _ := os.ReadFile(pids)
+		ids = ids[:0]
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				ids = append(ids, n)
+			}
+		}
+	}
+	if len(ids) < 2 {
+		cancel()
+		t.Fatalf("the command did not start: %v", <-done)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || res.ExitCode != -1 {
+			t.Errorf("Run after cancel: exit %d, %v; want -1 and context.Canceled", res.ExitCode, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	for _, pid := range ids {
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("pid %d still runs after the cancel", pid)
+		}
+	}
+}
+
+// alive: the process exists and is not a zombie.
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
+}
+
+// Stop delivers TERM, so a capture prints its summary (tcpdump's "N packets
+// captured" on stderr) and exits 0, as over SSH.
+func TestStopDeliversTERM(t *testing.T) {
+	a := newAPIServer(t)
+	r, _ := a.runner(t, t.TempDir())
+	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; while :; do sleep 0.1; done`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	start := time.Now()
+	res, err := p.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || string(res.Stdout) != "listening\n" || !strings.Contains(string(res.Stderr), "3 packets captured") {
+		t.Errorf("got exit %d, stdout %q, stderr %q; want 0, the output and the summary", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("Stop took %s: the TERM did not end it before the KILL grace", d)
+	}
+}

@@ -1,0 +1,211 @@
+// Package kube runs hypervisor commands in the Open vSwitch pod of the
+// hypervisor's Kubernetes node (MOSK runs ovs-vswitchd as a DaemonSet in the
+// OpenStack namespace, host network, privileged), behind remote.Runner, so
+// the offload checks, environment collection and the evidence window are the
+// same over SSH and over Kubernetes.
+//
+// Credentials come from a kubeconfig through client-go's loading rules
+// (clientcmd: $KUBECONFIG, then ~/.kube/config, or an explicit file and
+// context) and its rest.Config, so exec credential plugins (kubelogin,
+// cloud CLIs) and client certificates work as they do for kubectl. Nothing
+// of them reaches the command log or an error message.
+//
+// A node's pod is found as Rockoon's own diagnostics find it (osctl
+// sosreport, collect_ovs_info): the pods of the namespace with the label
+// selector and the field selector spec.nodeName=<node>; exactly one must be
+// Running with the container ready.
+//
+// A command runs as `sh -c <wrapped command>` through pods/exec: WebSocket
+// (v5.channel.k8s.io) first, SPDY when the server refuses the upgrade, as
+// kubectl does since v1.30. pods/exec carries no signals, so the command is
+// wrapped as over SSH (e2e/remote's wrap.go): it leads its own process group,
+// reports the group's id, and a watchdog kills the group when its stdin
+// ends. Stopping a command (Stop, cancellation, a bound) sends TERM to the
+// group through a second exec, closes stdin (the watchdog's TERM, then KILL
+// after the grace period), KILL through an exec if it still runs, and only
+// then drops the stream; a dropped stream ends stdin too.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+)
+
+// Cluster is one Kubernetes API and where the OVS pods are in it.
+type Cluster struct {
+	rest      *rest.Config
+	client    kubernetes.Interface
+	namespace string
+	selector  string
+	container string
+	log       *remote.CommandLog
+	grace     time.Duration
+	// wsProtocols overrides the WebSocket subprotocols offered (tests:
+	// v4.channel.k8s.io exercises the WebSocket data path against a server
+	// that has no v5); nil = client-go's v5.
+	wsProtocols []string
+}
+
+// Options are what NewCluster needs besides the config block.
+type Options struct {
+	Log       *remote.CommandLog // every command; nil = none
+	KillGrace time.Duration      // TERM → KILL; 0 = remote.DefaultKillGrace
+}
+
+// NewCluster builds the client from k's kubeconfig and context.
+func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.Kubeconfig != "" {
+		rules.ExplicitPath = k.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context})
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		where := "kubeconfig " + k.Kubeconfig
+		if k.Kubeconfig == "" {
+			where = "kubeconfig ($KUBECONFIG, else ~/.kube/config)"
+		}
+		if k.Context != "" {
+			where += ", context " + k.Context
+		}
+		return nil, fmt.Errorf("kubernetes: %s: %w", where, err)
+	}
+	return newCluster(rc, k, o)
+}
+
+func newCluster(rc *rest.Config, k config.Kubernetes, o Options) (*Cluster, error) {
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: client for %s: %w", rc.Host, err)
+	}
+	c := clusterFor(cs, k, o)
+	c.rest = rc
+	return c, nil
+}
+
+func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluster {
+	if o.KillGrace <= 0 {
+		o.KillGrace = remote.DefaultKillGrace
+	}
+	return &Cluster{client: cs, namespace: k.Namespace, selector: k.PodSelector, container: k.Container, log: o.Log, grace: o.KillGrace}
+}
+
+// Pod is where a hypervisor's commands run.
+type Pod struct {
+	Node, Namespace, Name, Container string
+}
+
+func (p Pod) String() string {
+	return fmt.Sprintf("pod %s/%s, container %s", p.Namespace, p.Name, p.Container)
+}
+
+// FindPod finds the OVS pod on node: the one Running pod in the namespace
+// that matches the selector and runs there, with the container ready.
+func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
+	where := fmt.Sprintf("namespace %s, selector %q, node %s", c.namespace, c.selector, node)
+	list, err := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: c.selector,
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	})
+	if err != nil {
+		return Pod{}, fmt.Errorf("kubernetes: listing the OVS pods (%s): %w", where, err)
+	}
+	var onNode, running []corev1.Pod
+	for _, p := range list.Items {
+		// The API server applies the field selector; client-go's fake
+		// clientset (the unit tests) does not, and a filter here costs
+		// nothing.
+		if p.Spec.NodeName != node {
+			continue
+		}
+		onNode = append(onNode, p)
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			running = append(running, p)
+		}
+	}
+	switch {
+	case len(onNode) == 0:
+		return Pod{}, fmt.Errorf("kubernetes: no OVS pod found (%s): is the node name right (hypervisors.kubernetes.node_names) and does the OVS DaemonSet run there?", where)
+	case len(running) == 0:
+		return Pod{}, fmt.Errorf("kubernetes: no Running OVS pod (%s); found %s", where, describe(onNode))
+	case len(running) > 1:
+		return Pod{}, fmt.Errorf("kubernetes: %d Running OVS pods (%s), expected one: %s", len(running), where, describe(running))
+	}
+	p := running[0]
+	pod := Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
+	var names []string
+	found := false
+	for _, ct := range p.Spec.Containers {
+		names = append(names, ct.Name)
+		found = found || ct.Name == c.container
+	}
+	if !found {
+		return Pod{}, fmt.Errorf("kubernetes: pod %s/%s (%s) has no container %s; its containers: %s", p.Namespace, p.Name, where, c.container, strings.Join(names, ", "))
+	}
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name == c.container {
+			if !st.Ready {
+				return Pod{}, fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (%s)", c.container, p.Namespace, p.Name, where, stateOf(st.State))
+			}
+			return pod, nil
+		}
+	}
+	return Pod{}, fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (no status reported)", c.container, p.Namespace, p.Name, where)
+}
+
+// describe lists pods as "name (phase)".
+func describe(pods []corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		s := fmt.Sprintf("%s (%s", p.Name, p.Status.Phase)
+		if p.DeletionTimestamp != nil {
+			s += ", terminating"
+		}
+		out = append(out, s+")")
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+func stateOf(s corev1.ContainerState) string {
+	switch {
+	case s.Waiting != nil:
+		return "waiting: " + s.Waiting.Reason
+	case s.Terminated != nil:
+		return fmt.Sprintf("terminated: %s, exit %d", s.Terminated.Reason, s.Terminated.ExitCode)
+	case s.Running != nil:
+		return "running, readiness probe failing"
+	}
+	return "no state"
+}
+
+// Runner finds hypervisor hv's pod on node and returns its runner, named
+// "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
+func (c *Cluster) Runner(ctx context.Context, hv, node string) (*Runner, error) {
+	if c.rest == nil {
+		return nil, errors.New("kubernetes: no REST config (a cluster for discovery only)")
+	}
+	pod, err := c.FindPod(ctx, node)
+	if err != nil {
+		return nil, fmt.Errorf("hypervisor %s: %w", hv, err)
+	}
+	return c.runnerFor(hv, pod), nil
+}
+
+func (c *Cluster) runnerFor(hv string, pod Pod) *Runner {
+	return &Runner{c: c, pod: pod, name: fmt.Sprintf("hypervisor %s (%s)", hv, pod)}
+}
