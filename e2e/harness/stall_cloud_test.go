@@ -103,8 +103,8 @@ func TestCloudWitnessTriesTheManagementPath(t *testing.T) {
 	// Behind a jump host: the guest's own SSH connection runs `true`.
 	w := newWorld()
 	up, down := newFake("guest vm0", w), newFake("guest vm1", w)
-	up.on("true", reply{})
-	down.on("true", reply{err: errors.New("ssh: connection lost")})
+	up.On("true", reply{})
+	down.On("true", reply{Err: errors.New("ssh: connection lost")})
 	jump := (&Session{Config: &config.Config{GuestAccess: config.GuestAccess{Mode: config.AccessJump}},
 		Guests: []remote.Runner{up, down}}).cloudWitness()
 	if err := jump.Answers(ctx, 0, "198.19.128.10:22"); err != nil {
