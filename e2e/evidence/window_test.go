@@ -24,19 +24,20 @@ import (
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
-// Unit tests of the evidence window (Run and checkDuringFlow) with fake guests and hypervisors that replay recorded
-// output sequences: the whole orchestration — flood ping, the sustained
+// Unit tests of the evidence window (Run and checkDuringFlow) with fake
+// guests and hypervisors that replay recorded output sequences: the whole orchestration — flood ping, the sustained
 // flows, settle, the four checks on both hypervisors, ConfirmFlow, the
 // outlasted-flow downgrade, evidence files and the results file — runs
 // without hardware, for the hardware path as well as the software path.
 // testdata/window/README.md names the source of every replayed output.
 
-// The pair: Servers[0] (the iperf3 server) on compute1, Servers[1] (the
-// client, which also sends the flood ping) on compute2, with the MACs and
-// addresses of the recorded software-path session (e2e/offload/testdata).
+// The pair (fakeremote.PairTopology): Servers[0] (the iperf3 server) on
+// compute1, Servers[1] (the client, which also sends the flood ping) on
+// compute2, with the MACs and addresses of the recorded software-path
+// session (e2e/offload/testdata).
 const (
-	macServer  = "02:00:c6:12:d2:02"
-	macClient  = "02:00:c6:12:d2:01"
+	macServer  = fakeremote.MACServer
+	macClient  = fakeremote.MACClient
 	guestIface = "eth1"
 	vxlanDev   = "vxlan_sys_4789"
 	// hwRep is the VF representor of the hardware-path sources
@@ -68,20 +69,13 @@ var (
 	sleepThen = fakeremote.SleepThen
 )
 
-var hvNames = [2]string{"compute1", "compute2"}
+var hvNames = fakeremote.HVNames
 
 // swReps are the representors of the recorded session (veths): compute1
 // holds the server guest (…:02), compute2 the client (…:01).
 var swReps = [2]string{"offrec-rep2", "offrec-rep1"}
 
-func readFile(t testing.TB, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("test data: %v", err)
-	}
-	return b
-}
+var readFile = fakeremote.ReadFile
 
 // sw reads a recorded software-path output of the offload checks.
 func sw(t testing.TB, name string) []byte {
@@ -142,29 +136,8 @@ func newWindow(t *testing.T) *window {
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 50 * time.Millisecond},
 		},
 	}
-	wd.topo = &fixtures.Topology{
-		RunID: "20261202t091530-3fa2", Prefix: "asap2e2e",
-		Servers: []fixtures.Server{
-			{ID: "5b0e7c1a-3d2f-4e6a-8b9c-0d1e2f3a4b01", Name: "asap2e2e-server", Hypervisor: hvNames[0], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01", DataMAC: macServer, DataIP: "198.18.210.2"},
-			{ID: "5b0e7c1a-3d2f-4e6a-8b9c-0d1e2f3a4b02", Name: "asap2e2e-client", Hypervisor: hvNames[1], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a02", DataMAC: macClient, DataIP: "198.18.210.1"},
-		},
-	}
-	version := ""
-	for _, l := range strings.Split(string(sw(t, "versions.txt")), "\n") {
-		if strings.HasPrefix(l, "iperf ") {
-			version = l + "\n"
-		}
-	}
-	links := linkListing(t)
-	for i, srv := range wd.topo.Servers {
-		g := newFake("guest "+srv.Name, wd.w)
-		g.Play = &iperfPlay{Addr: srv.DataIP}
-		g.On("iperf3 --version", reply{Stdout: []byte(version)})
-		g.On("ip -o link show", reply{Stdout: []byte(strings.ReplaceAll(links, "fa:16:3e:aa:bb:cc", srv.DataMAC))})
-		wd.guests[i] = g
-		wd.hvs[i] = newFake("hypervisor "+srv.Hypervisor, wd.w)
-	}
-	wd.guests[1].Play.Peer = wd.guests[0]
+	wd.topo = fakeremote.PairTopology()
+	wd.guests, wd.hvs = fakeremote.PairRunners(t, wd.w, wd.topo, filepath.Join("..", "offload", "testdata"), linkListing(t))
 	tcpJSON, udpJSON := sw(t, "iperf3-tcp.json"), sw(t, "iperf3-udp.json")
 	wd.guests[1].Play.Client = sleepThen(func(udp bool) remote.Result {
 		if udp {

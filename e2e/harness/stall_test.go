@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -349,7 +350,7 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 	wd.cfg.Traffic.Repeats = 3
 	wd.cfg.Intervals[config.IntervalCommand] = config.Interval{Timeout: time.Second, Poll: 10 * time.Millisecond}
 	cut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
-	wd.guests[1].Play.Client = sleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
+	wd.guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
 	wd.topo.Resources = []fixtures.Resource{{Kind: fixtures.KindPort, ID: wd.topo.Servers[0].DataPortID, Name: "asap2e2e-r1-vm0-data"}}
 	wd.topo.Servers[0].ID, wd.topo.Servers[1].ID = vm0ID, vm1ID
 	s := wd.session()

@@ -25,30 +25,10 @@ import (
 // artifacts directory, the results file, the log and the look after a
 // failed flow.
 
-// The fakes (e2e/internal/fakeremote) under this package's short names.
-type reply = fakeremote.Reply
-
 var (
-	newWorld  = fakeremote.NewWorld
-	newFake   = fakeremote.New
-	sleepThen = fakeremote.SleepThen
+	hvNames  = fakeremote.HVNames
+	readFile = fakeremote.ReadFile
 )
-
-const (
-	macServer = "02:00:c6:12:d2:02"
-	macClient = "02:00:c6:12:d2:01"
-)
-
-var hvNames = [2]string{"compute1", "compute2"}
-
-func readFile(t testing.TB, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("test data: %v", err)
-	}
-	return b
-}
 
 // pair is a session's parts around fake guests (which play iperf3) and
 // hypervisors: config, topology and fakes.
@@ -73,31 +53,10 @@ func newPair(t *testing.T) *pair {
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 50 * time.Millisecond},
 		},
 	}
-	wd.topo = &fixtures.Topology{
-		RunID: "20261202t091530-3fa2", Prefix: "asap2e2e",
-		Servers: []fixtures.Server{
-			{ID: "5b0e7c1a-3d2f-4e6a-8b9c-0d1e2f3a4b01", Name: "asap2e2e-server", Hypervisor: hvNames[0], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01", DataMAC: macServer, DataIP: "198.18.210.2"},
-			{ID: "5b0e7c1a-3d2f-4e6a-8b9c-0d1e2f3a4b02", Name: "asap2e2e-client", Hypervisor: hvNames[1], DataPortID: "6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a02", DataMAC: macClient, DataIP: "198.18.210.1"},
-		},
-	}
+	wd.topo = fakeremote.PairTopology()
 	wd.witness = healthyWitness(wd.topo)
-	version := ""
-	for _, l := range strings.Split(string(readFile(t, filepath.Join("..", "offload", "testdata", "sw", "versions.txt"))), "\n") {
-		if strings.HasPrefix(l, "iperf ") {
-			version = l + "\n"
-		}
-	}
 	links := string(readFile(t, filepath.Join("testdata", "ip-o-link-addr.txt")))
-	w := newWorld()
-	for i, srv := range wd.topo.Servers {
-		g := newFake("guest "+srv.Name, w)
-		g.Play = &fakeremote.IperfPlay{Addr: srv.DataIP}
-		g.On("iperf3 --version", reply{Stdout: []byte(version)})
-		g.On("ip -o link show", reply{Stdout: []byte(strings.ReplaceAll(links, "fa:16:3e:aa:bb:cc", srv.DataMAC))})
-		wd.guests[i] = g
-		wd.hvs[i] = newFake("hypervisor "+srv.Hypervisor, w)
-	}
-	wd.guests[1].Play.Peer = wd.guests[0]
+	wd.guests, wd.hvs = fakeremote.PairRunners(t, fakeremote.NewWorld(), wd.topo, filepath.Join("..", "offload", "testdata"), links)
 	return wd
 }
 
@@ -130,7 +89,7 @@ func TestEvidenceWindowWiring(t *testing.T) {
 	wd := newPair(t)
 	ctx := context.Background()
 	delete(wd.witness.ports, wd.topo.Servers[0].DataPortID)
-	wd.hvs[0].On(offload.FindInterfaceCommand(wd.topo.Servers[0].DataPortID), reply{Stdout: []byte("enp8s0f0_1\n")})
+	wd.hvs[0].On(offload.FindInterfaceCommand(wd.topo.Servers[0].DataPortID), fakeremote.Reply{Stdout: []byte("enp8s0f0_1\n")})
 	s := wd.session()
 	w := s.evidenceWindow()
 
