@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 )
 
@@ -50,9 +51,9 @@ func RunBudget(cfg *config.Config) Budget {
 	add("reach guests and hypervisors", iv(config.IntervalSSHReady)+iv(config.IntervalHypervisorSSH), "intervals ssh_ready + hypervisor_ssh")
 	add("record the environment", cmd, "intervals.command")
 	if len(cfg.Offload.Checks) > 0 {
-		flows := time.Duration(len(evidenceFlows))
+		flows := time.Duration(len(evidence.Flows))
 		add("prove the path (offload checks)", cmd+flows*(cfg.Offload.FlowDuration+cfg.Traffic.Omit+listen),
-			"command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidenceFlows))
+			"command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidence.Flows))
 	}
 	profiles := SelectedProfiles(cfg)
 	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen

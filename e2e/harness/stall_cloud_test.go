@@ -13,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
@@ -101,10 +102,10 @@ func TestCloudWitnessTriesTheManagementPath(t *testing.T) {
 	}
 
 	// Behind a jump host: the guest's own SSH connection runs `true`.
-	w := newWorld()
-	up, down := newFake("guest vm0", w), newFake("guest vm1", w)
-	up.on("true", reply{})
-	down.on("true", reply{err: errors.New("ssh: connection lost")})
+	w := fakeremote.NewWorld()
+	up, down := fakeremote.New("guest vm0", w), fakeremote.New("guest vm1", w)
+	up.On("true", fakeremote.Reply{})
+	down.On("true", fakeremote.Reply{Err: errors.New("ssh: connection lost")})
 	jump := (&Session{Config: &config.Config{GuestAccess: config.GuestAccess{Mode: config.AccessJump}},
 		Guests: []remote.Runner{up, down}}).cloudWitness()
 	if err := jump.Answers(ctx, 0, "198.19.128.10:22"); err != nil {

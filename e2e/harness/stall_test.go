@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -344,12 +345,12 @@ func TestAfterWindowNotOnCancelledRun(t *testing.T) {
 // TestMarkdownErrorsSection); the remaining repeats and later windows are
 // not started on the damaged topology, and the results file says so.
 func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
-	wd := newWindow(t)
+	wd := newPair(t)
 	wd.cfg.Traffic.Duration = time.Second
 	wd.cfg.Traffic.Repeats = 3
 	wd.cfg.Intervals[config.IntervalCommand] = config.Interval{Timeout: time.Second, Poll: 10 * time.Millisecond}
 	cut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
-	wd.guests[1].play.client = sleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
+	wd.guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
 	wd.topo.Resources = []fixtures.Resource{{Kind: fixtures.KindPort, ID: wd.topo.Servers[0].DataPortID, Name: "asap2e2e-r1-vm0-data"}}
 	wd.topo.Servers[0].ID, wd.topo.Servers[1].ID = vm0ID, vm1ID
 	s := wd.session()

@@ -160,36 +160,3 @@ func oneLine(p iperf3.Profile, run results.Run) string {
 	}
 	return fmt.Sprintf("goodput %s, %d retransmits", results.FormatBps(run.DeliveredBps), run.Retransmits)
 }
-
-// saveIperfEvidence writes each process's raw client and server JSON and
-// returns the first client file (relative to the run directory).
-func (s *Session) saveIperfEvidence(base string, m iperf3.Measurement) string {
-	first := ""
-	for i, pr := range m.Processes {
-		name := fmt.Sprintf("%s-p%d-client.json", base, i+1)
-		if len(pr.ClientJSON) > 0 {
-			if rel, err := s.SaveArtifact(name, pr.ClientJSON); err != nil {
-				s.Logf("saving %s: %v", name, err)
-			} else if first == "" {
-				first = rel
-			}
-		}
-		if len(pr.ServerJSON) > 0 {
-			sname := fmt.Sprintf("%s-p%d-server.json", base, i+1)
-			if _, err := s.SaveArtifact(sname, pr.ServerJSON); err != nil {
-				s.Logf("saving %s: %v", sname, err)
-			}
-		}
-		for _, e := range []struct {
-			suffix string
-			data   []byte
-		}{{"client.stderr", pr.ClientStderr}, {"server.stderr", pr.ServerStderr}} {
-			if len(e.data) > 0 {
-				if _, err := s.SaveArtifact(fmt.Sprintf("%s-p%d-%s", base, i+1, e.suffix), e.data); err != nil {
-					s.Logf("saving evidence: %v", err)
-				}
-			}
-		}
-	}
-	return first
-}

@@ -1,4 +1,10 @@
-package harness
+// Package fakeremote holds the fakes of the evidence-window tests
+// (e2e/evidence/window_test.go) and of the harness's tests of the look after
+// a failed window: remote.Runners that replay recorded outputs
+// (e2e/evidence/testdata/window/README.md names every file) and keep a
+// time-stamped log of every command they receive, so the tests can check not
+// only the verdicts but also when each command came. Only tests import it.
+package fakeremote
 
 import (
 	"context"
@@ -14,57 +20,59 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
-// The fakes of the evidence-window tests (window_test.go): remote.Runners
-// that replay recorded outputs (testdata/window/README.md names every file)
-// and keep a time-stamped log of every command they receive, so the tests can
-// check not only the verdicts but also when each command came.
-
-// event is one command a fake received.
-type event struct {
+// Event is one command a fake received.
+type Event struct {
 	At     time.Time
 	Runner string
 	Cmd    string
 }
 
-// world is what the fakes of one scenario share: the command log and the
+// World is what the fakes of one scenario share: the command log and the
 // moments the iperf3 clients started and returned (the hypervisor fakes
 // judge the timing of their captures against them).
-type world struct {
-	start time.Time
+type World struct {
+	Start time.Time
 
 	mu         sync.Mutex
-	events     []event
+	events     []Event
 	unexpected []string
 	clientsAt  []time.Time // arrival of each iperf3 client command, in order
 	clientsEnd []time.Time // return of each
-	missPath   int         // representor captures answered with the miss-path burst
 }
 
-func newWorld() *world { return &world{start: time.Now()} }
+// Unexpected are the commands no script answered ("runner: cmd").
+func (w *World) Unexpected() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.unexpected...)
+}
 
-func (w *world) record(runner, cmd string) time.Time {
+// NewWorld is the shared state of one scenario's fakes.
+func NewWorld() *World { return &World{Start: time.Now()} }
+
+func (w *World) record(runner, cmd string) time.Time {
 	at := time.Now()
 	w.mu.Lock()
-	w.events = append(w.events, event{At: at, Runner: runner, Cmd: cmd})
+	w.events = append(w.events, Event{At: at, Runner: runner, Cmd: cmd})
 	w.mu.Unlock()
 	return at
 }
 
-func (w *world) log() []event {
+func (w *World) Log() []Event {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]event(nil), w.events...)
+	return append([]Event(nil), w.events...)
 }
 
-func (w *world) clients() (at, end []time.Time) {
+func (w *World) Clients() (at, end []time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]time.Time(nil), w.clientsAt...), append([]time.Time(nil), w.clientsEnd...)
 }
 
-// lastClientStart is when the latest iperf3 client command arrived; ok is
+// LastClientStart is when the latest iperf3 client command arrived; ok is
 // false before the first.
-func (w *world) lastClientStart() (time.Time, bool) {
+func (w *World) LastClientStart() (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.clientsAt) == 0 {
@@ -73,9 +81,9 @@ func (w *world) lastClientStart() (time.Time, bool) {
 	return w.clientsAt[len(w.clientsAt)-1], true
 }
 
-// waitClientReturn blocks until the running iperf3 client has returned
+// WaitClientReturn blocks until the running iperf3 client has returned
 // (every client that arrived has returned), or ctx ends.
-func (w *world) waitClientReturn(ctx context.Context) {
+func (w *World) WaitClientReturn(ctx context.Context) {
 	for {
 		w.mu.Lock()
 		done := len(w.clientsAt) > 0 && len(w.clientsEnd) == len(w.clientsAt)
@@ -91,74 +99,75 @@ func (w *world) waitClientReturn(ctx context.Context) {
 	}
 }
 
-// dump writes the command log to the test log, times relative to the start.
-func (w *world) dump(t *testing.T) {
+// Dump writes the command log to the test log, times relative to the start.
+func (w *World) Dump(t *testing.T) {
 	t.Helper()
 	var b strings.Builder
-	for _, e := range w.log() {
+	for _, e := range w.Log() {
 		cmd := e.Cmd
 		if len(cmd) > 160 {
 			cmd = cmd[:160] + "..."
 		}
-		fmt.Fprintf(&b, "  %8.3fs %-16s %s\n", e.At.Sub(w.start).Seconds(), e.Runner, cmd)
+		fmt.Fprintf(&b, "  %8.3fs %-16s %s\n", e.At.Sub(w.Start).Seconds(), e.Runner, cmd)
 	}
 	t.Logf("commands received by the fakes:\n%s", b.String())
 }
 
-// reply is one scripted answer.
-type reply struct {
-	stdout, stderr []byte
-	exit           int
-	// sleep is how long the command runs (a capture's window); the context
+// Reply is one scripted answer.
+type Reply struct {
+	Stdout, Stderr []byte
+	Exit           int
+	// Sleep is how long the command runs (a capture's window); the context
 	// cuts it short like a killed remote command.
-	sleep time.Duration
-	// before, when set, runs (and may block) before the answer.
-	before func(ctx context.Context)
-	// choose, when set, picks the answer from the moment the command arrived.
-	choose func(at time.Time) reply
-	// err is a transport failure (the SSH connection lost): no result.
-	err error
+	Sleep time.Duration
+	// Before, when set, runs (and may block) before the answer.
+	Before func(ctx context.Context)
+	// Choose, when set, picks the answer from the moment the command arrived.
+	Choose func(at time.Time) Reply
+	// Err is a transport failure (the SSH connection lost): no result.
+	Err error
 }
 
-// fakeRunner is a guest or a hypervisor. script maps a command to the
+// Runner is a guest or a hypervisor. script maps a command to the
 // sequence of its answers: call n gets answer n modulo the length (two
-// samples repeat for the second evidence flow). A guest (play != nil) also
+// samples repeat for the second evidence flow). A guest (Play != nil) also
 // plays iperf3 servers and clients.
-type fakeRunner struct {
+type Runner struct {
 	name string
-	w    *world
+	w    *World
 
 	mu     sync.Mutex
-	script map[string][]reply
+	script map[string][]Reply
 	calls  map[string]int
 
-	play *iperfPlay
+	Play *IperfPlay
 }
 
-func newFake(name string, w *world) *fakeRunner {
-	return &fakeRunner{name: name, w: w, script: map[string][]reply{}, calls: map[string]int{}}
+// New is a fake guest or hypervisor called name, with no script.
+func New(name string, w *World) *Runner {
+	return &Runner{name: name, w: w, script: map[string][]Reply{}, calls: map[string]int{}}
 }
 
-func (f *fakeRunner) Name() string { return f.name }
+func (f *Runner) Name() string { return f.name }
 
-// on scripts the answers of cmd.
-func (f *fakeRunner) on(cmd string, answers ...reply) {
+// On scripts the answers of cmd.
+func (f *Runner) On(cmd string, answers ...Reply) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.script[cmd] = answers
 }
 
-func (f *fakeRunner) Run(ctx context.Context, cmd string) (remote.Result, error) {
+func (f *Runner) Run(ctx context.Context, cmd string) (remote.Result, error) {
 	at := f.w.record(f.name, cmd)
 	if err := ctx.Err(); err != nil {
 		return remote.Result{Target: f.name, Cmd: cmd, ExitCode: -1}, err
 	}
-	if f.play != nil {
+	if f.Play != nil {
 		switch {
 		case strings.HasPrefix(cmd, "iperf3 -c "):
-			return f.play.runClient(ctx, f, cmd)
+			return f.Play.runClient(ctx, f, cmd)
 		case strings.HasPrefix(cmd, "ss "):
-			return remote.Result{Target: f.name, Cmd: cmd, Stdout: f.play.listening()}, nil
+			return remote.Result{Target: f.name, Cmd: cmd, Stdout: f.Play.listening()}, nil
 		}
 	}
 	f.mu.Lock()
@@ -173,48 +182,48 @@ func (f *fakeRunner) Run(ctx context.Context, cmd string) (remote.Result, error)
 		return remote.Result{Target: f.name, Cmd: cmd, ExitCode: 127, Stderr: []byte("fake: unexpected command: " + cmd + "\n")}, nil
 	}
 	r := answers[n%len(answers)]
-	if r.before != nil {
-		r.before(ctx)
+	if r.Before != nil {
+		r.Before(ctx)
 	}
-	if r.choose != nil {
-		r = r.choose(at)
+	if r.Choose != nil {
+		r = r.Choose(at)
 	}
-	if r.sleep > 0 {
+	if r.Sleep > 0 {
 		select {
 		case <-ctx.Done():
 			return remote.Result{Target: f.name, Cmd: cmd, ExitCode: -1, Duration: time.Since(at)}, ctx.Err()
-		case <-time.After(r.sleep):
+		case <-time.After(r.Sleep):
 		}
 	}
-	if r.err != nil {
-		return remote.Result{Target: f.name, Cmd: cmd, ExitCode: -1, Duration: time.Since(at)}, r.err
+	if r.Err != nil {
+		return remote.Result{Target: f.name, Cmd: cmd, ExitCode: -1, Duration: time.Since(at)}, r.Err
 	}
-	return remote.Result{Target: f.name, Cmd: cmd, Stdout: r.stdout, Stderr: r.stderr, ExitCode: r.exit, Duration: time.Since(at)}, nil
+	return remote.Result{Target: f.name, Cmd: cmd, Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.Exit, Duration: time.Since(at)}, nil
 }
 
-func (f *fakeRunner) Start(ctx context.Context, cmd string) (remote.Process, error) {
+func (f *Runner) Start(ctx context.Context, cmd string) (remote.Process, error) {
 	f.w.record(f.name, "start: "+cmd)
-	if f.play == nil || !strings.HasPrefix(cmd, "iperf3 -s ") {
+	if f.Play == nil || !strings.HasPrefix(cmd, "iperf3 -s ") {
 		f.w.mu.Lock()
 		f.w.unexpected = append(f.w.unexpected, f.name+": start: "+cmd)
 		f.w.mu.Unlock()
 		return nil, fmt.Errorf("fake %s: unexpected background command %q", f.name, cmd)
 	}
-	return f.play.startServer(ctx, cmd), nil
+	return f.Play.startServer(ctx, cmd), nil
 }
 
-// iperfPlay is the iperf3 side of a guest: servers started in the
+// IperfPlay is the iperf3 side of a guest: servers started in the
 // background listen listenDelay after their start and exit when their
 // client is done; a client runs client().
-type iperfPlay struct {
-	addr        string        // the data address servers bind to
-	listenDelay time.Duration // a server shows in `ss` only this long after its start
-	// exitDelay is how long a server takes to exit after its client is done.
-	exitDelay time.Duration
-	// client answers a client command that asked for secs seconds (-t) of
+type IperfPlay struct {
+	Addr        string        // the data address servers bind to
+	ListenDelay time.Duration // a server shows in `ss` only this long after its start
+	// ExitDelay is how long a server takes to exit after its client is done.
+	ExitDelay time.Duration
+	// Client answers a client command that asked for secs seconds (-t) of
 	// TCP or UDP (-u).
-	client func(ctx context.Context, secs int, udp bool) (remote.Result, error)
-	peer   *fakeRunner // the server guest, for the client guest
+	Client func(ctx context.Context, secs int, udp bool) (remote.Result, error)
+	Peer   *Runner // the server guest, for the client guest
 
 	mu      sync.Mutex
 	servers map[int]*fakeProc
@@ -234,7 +243,7 @@ func intFlag(re *regexp.Regexp, cmd string) int {
 	return n
 }
 
-func (p *iperfPlay) startServer(ctx context.Context, cmd string) *fakeProc {
+func (p *IperfPlay) startServer(ctx context.Context, cmd string) *fakeProc {
 	proc := &fakeProc{cmd: cmd, started: time.Now(), done: make(chan struct{})}
 	p.mu.Lock()
 	if p.servers == nil {
@@ -254,7 +263,7 @@ func (p *iperfPlay) startServer(ctx context.Context, cmd string) *fakeProc {
 
 // listening is `ss -ltn`: every running server that has been up for
 // listenDelay.
-func (p *iperfPlay) listening() []byte {
+func (p *IperfPlay) listening() []byte {
 	var b strings.Builder
 	b.WriteString("State  Recv-Q Send-Q Local Address:Port Peer Address:Port\n")
 	p.mu.Lock()
@@ -265,31 +274,31 @@ func (p *iperfPlay) listening() []byte {
 	sort.Ints(ports)
 	for _, port := range ports {
 		s := p.servers[port]
-		if !s.exited() && time.Since(s.started) >= p.listenDelay {
-			fmt.Fprintf(&b, "LISTEN 0      5      %s:%d      0.0.0.0:*\n", p.addr, port)
+		if !s.exited() && time.Since(s.started) >= p.ListenDelay {
+			fmt.Fprintf(&b, "LISTEN 0      5      %s:%d      0.0.0.0:*\n", p.Addr, port)
 		}
 	}
 	p.mu.Unlock()
 	return []byte(b.String())
 }
 
-func (p *iperfPlay) runClient(ctx context.Context, f *fakeRunner, cmd string) (remote.Result, error) {
+func (p *IperfPlay) runClient(ctx context.Context, f *Runner, cmd string) (remote.Result, error) {
 	f.w.mu.Lock()
 	f.w.clientsAt = append(f.w.clientsAt, time.Now())
 	f.w.mu.Unlock()
-	res, err := p.client(ctx, intFlag(timeFlagRE, cmd), strings.Contains(cmd, " -u "))
+	res, err := p.Client(ctx, intFlag(timeFlagRE, cmd), strings.Contains(cmd, " -u "))
 	res.Target, res.Cmd = f.name, cmd
 	f.w.mu.Lock()
 	f.w.clientsEnd = append(f.w.clientsEnd, time.Now())
 	f.w.mu.Unlock()
 	// The real server (-1) exits after its one test.
-	if p.peer != nil && p.peer.play != nil {
-		p.peer.play.mu.Lock()
-		s := p.peer.play.servers[intFlag(portFlagRE, cmd)]
-		p.peer.play.mu.Unlock()
+	if p.Peer != nil && p.Peer.Play != nil {
+		p.Peer.Play.mu.Lock()
+		s := p.Peer.Play.servers[intFlag(portFlagRE, cmd)]
+		p.Peer.Play.mu.Unlock()
 		if s != nil {
-			exit := func() { s.finish(remote.Result{Target: p.peer.name, Cmd: s.cmd}) }
-			if d := p.peer.play.exitDelay; d > 0 {
+			exit := func() { s.finish(remote.Result{Target: p.Peer.name, Cmd: s.cmd}) }
+			if d := p.Peer.Play.ExitDelay; d > 0 {
 				time.AfterFunc(d, exit)
 			} else {
 				exit()
@@ -329,9 +338,9 @@ func (p *fakeProc) Stop() (remote.Result, error) {
 	return p.Wait()
 }
 
-// sleepThen is a client that runs for its -t seconds (or until cancelled)
+// SleepThen is a client that runs for its -t seconds (or until cancelled)
 // and then answers with out().
-func sleepThen(out func(udp bool) remote.Result) func(context.Context, int, bool) (remote.Result, error) {
+func SleepThen(out func(udp bool) remote.Result) func(context.Context, int, bool) (remote.Result, error) {
 	return func(ctx context.Context, secs int, udp bool) (remote.Result, error) {
 		select {
 		case <-ctx.Done():
