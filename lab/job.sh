@@ -58,7 +58,9 @@ finish() {
 trap finish EXIT
 interrupted() {
   echo "interrupted${phase_name:+ during $phase_name}: tearing the lab down"
+  # Once: a signal to the whole process group can reach this handler twice.
   [ -n "$phase_name" ] && SUMMARY+=("$(printf '%-28s %5ds  %s' "${phase_name:0:28}" $(( $(date +%s) - phase_start )) "INTERRUPTED")")
+  phase_name=
   exit 130
 }
 trap interrupted INT TERM
