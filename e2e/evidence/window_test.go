@@ -353,7 +353,7 @@ func (wd *window) session() *run {
 				}
 			}
 			if err != nil {
-				return "", fmt.Errorf("%s: representor of port %s: %w", hv, portID, err)
+				return "", err
 			}
 			return name, nil
 		},

@@ -20,7 +20,7 @@ type FlowCheck = evidence.FlowCheck
 func (s *Session) representor(ctx context.Context, hv, portID string) (string, error) {
 	r, ok := s.Hypervisors[hv]
 	if !ok {
-		return "", fmt.Errorf("no SSH connection to hypervisor %s", hv)
+		return "", fmt.Errorf("no connection to hypervisor %s", hv)
 	}
 	name, ev, err := offload.FindRepresentor(ctx, r, portID)
 	if ev.Name != "" {
@@ -29,7 +29,7 @@ func (s *Session) representor(ctx context.Context, hv, portID string) (string, e
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s: representor of port %s: %w", hv, portID, err)
+		return "", err // it names the port and the hypervisor
 	}
 	return name, nil
 }

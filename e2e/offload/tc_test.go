@@ -202,6 +202,10 @@ func TestJudgeTC(t *testing.T) {
 		{"recorded: no ingress qdisc", []TCObservation{{Device: "offrec-rep1", Samples: []TCDump{empty, empty}, IngressQdisc: &no}}, []string{recMAC1, recMAC2}, results.VerdictSoftware, "no ingress qdisc"},
 		{"mixed devices", []TCObservation{{Device: "rep", Samples: []TCDump{sw}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictInconclusive, "some devices offload"},
 		{"tool problem", []TCObservation{{Device: "rep", Problem: "tc is not installed"}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictInconclusive, "tc is not installed"},
+		// vxlan_device auto: OVS tunnels on 4790 but no vxlan_sys_4790 on the
+		// host (CheckTC adds it as a problem): the decap direction is unseen,
+		// so an offloaded representor alone must not make the pair offloaded.
+		{"decap device missing next to an offloaded rep", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4790", Problem: "OVS tunnels use UDP port 4790 but vxlan_sys_4790 is not on the host"}}, macs, results.VerdictInconclusive, "vxlan_sys_4790 is not on the host"},
 		{"no observation", nil, macs, results.VerdictInconclusive, "no device"},
 		{"bad MAC", []TCObservation{{Device: "rep", Samples: []TCDump{dec1}}}, []string{"zz"}, results.VerdictInconclusive, "bad guest MAC"},
 	}

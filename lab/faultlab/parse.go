@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/faultproxy"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
 // The pure parts of the driver: parsers of what the harness and the tools
@@ -301,17 +302,11 @@ func FailedCommands(jsonl []byte, target string, since time.Time) []CmdEntry {
 	sc := bufio.NewScanner(strings.NewReader(string(jsonl)))
 	sc.Buffer(make([]byte, 4<<20), 4<<20)
 	for sc.Scan() {
-		var e struct {
-			Target   string    `json:"target"`
-			Cmd      string    `json:"cmd"`
-			Start    time.Time `json:"start"`
-			Duration float64   `json:"duration_seconds"`
-			Error    string    `json:"error"`
-		}
+		var e remote.LogEntry // the writer's own schema
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Error == "" || !strings.HasPrefix(e.Target, target) {
 			continue
 		}
-		end := e.Start.Add(time.Duration(e.Duration * float64(time.Second)))
+		end := e.Start.Add(time.Duration(e.DurationSeconds * float64(time.Second)))
 		if !end.Before(since) {
 			out = append(out, CmdEntry{Target: e.Target, Cmd: e.Cmd, Error: e.Error, End: end})
 		}
