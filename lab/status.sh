@@ -20,6 +20,9 @@ echo "== netns"; ip netns list | grep '^asap2lab' | sed 's/^/  /'
 for n in $HVS; do
   echo "== $(hv_host "$n") OVS"
   ovs-vsctl --timeout=5 --db="unix:$(hv_rundir "$n")/db.sock" list-br 2>&1 | sed 's/^/  /'
+  # the VXLAN next hop must be the peer's br-phy MAC (lab/up.sh check_tunnel_neighbor)
+  ovs-appctl --timeout=5 -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid" 2>/dev/null).ctl" \
+    tnl/neigh/show 2>&1 | sed 's/^/  tnl\/neigh: /'
 done
 if [ -f "$LAB_STATE/clouds.yaml" ] && command -v openstack >/dev/null; then
   echo "== compute services / network agents"
