@@ -106,7 +106,7 @@ func TestCPUThresholds(t *testing.T) {
 		{Profile: "tcp-p15", Path: "baseline", Metric: MetricHostCoresBusy, Op: "<=", Value: 3},
 	}
 	got := EvaluateThresholds(rules, f)
-	if got[0].Pass || *got[0].Actual != 3 || !strings.Contains(got[0].Reason, "host cores per 10 Gbit/s 3.00 (median of 1) violates <= 2 cores") {
+	if got[0].Pass || *got[0].Actual != 3 || !strings.Contains(got[0].Reason, "host cores per 10 Gbit/s 3.00 (median of 1) violates <= 2 cores per 10 Gbit/s") {
 		t.Errorf("per 10G: %+v", got[0])
 	}
 	if !got[1].Pass {

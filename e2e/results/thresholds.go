@@ -131,7 +131,9 @@ func FormatMetric(metric string, v float64) string {
 		return FormatPercent(v)
 	case MetricGain:
 		return fmt.Sprintf("%g×", v)
-	case MetricHostCoresBusy, MetricHostCoresPer10G, MetricOVSCores:
+	case MetricHostCoresPer10G:
+		return fmt.Sprintf("%g cores per 10 Gbit/s", v)
+	case MetricHostCoresBusy, MetricOVSCores:
 		return fmt.Sprintf("%g cores", v)
 	}
 	return fmt.Sprintf("%g", v)
