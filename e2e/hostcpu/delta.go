@@ -3,7 +3,6 @@ package hostcpu
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -144,23 +143,4 @@ func ovsDelta(b, a OVS, cores func(uint64) float64) (*float64, map[string]float6
 		kinds[ThreadKind(t.Comm)] += cores(now - was)
 	}
 	return &v, kinds, ""
-}
-
-// Kinds returns the thread kinds of m in a fixed order.
-func Kinds(m map[string]float64) []string {
-	order := []string{KindMain, KindHandler, KindRevalidator, KindPMD, KindOther}
-	var out []string
-	for _, k := range order {
-		if _, ok := m[k]; ok {
-			out = append(out, k)
-		}
-	}
-	var rest []string
-	for k := range m {
-		if !slices.Contains(order, k) {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
 }
