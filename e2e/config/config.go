@@ -238,6 +238,9 @@ type Traffic struct {
 	UDPSetupRetries int `yaml:"udp_setup_retries"`
 	// UDPSetupBackoff is the wait before such a retry. Default 2s.
 	UDPSetupBackoff time.Duration `yaml:"udp_setup_backoff"`
+	// HostCPU reads both hypervisors' CPU counters just before and just
+	// after every measured window (never during it). Default true.
+	HostCPU bool `yaml:"host_cpu"`
 }
 
 // Offload configures the complementary checks.

@@ -159,6 +159,9 @@ func (c *Config) applyDefaults() {
 	if !c.has("traffic.udp_setup_backoff") {
 		c.Traffic.UDPSetupBackoff = DefaultUDPSetupBackoff
 	}
+	if !c.has("traffic.host_cpu") {
+		c.Traffic.HostCPU = true
+	}
 
 	if !c.has("offload.checks") {
 		c.Offload.Checks = append([]string(nil), results.AllChecks...)

@@ -124,6 +124,7 @@ func TestDefaults(t *testing.T) {
 		{"traffic.stall_timeout", cfg.Traffic.StallTimeout, 5 * time.Second},
 		{"traffic.udp_setup_retries", cfg.Traffic.UDPSetupRetries, 2},
 		{"traffic.udp_setup_backoff", cfg.Traffic.UDPSetupBackoff, 2 * time.Second},
+		{"traffic.host_cpu", cfg.Traffic.HostCPU, true},
 		{"offload.checks", cfg.Offload.Checks, []string{}},
 		{"offload.flood_pings", cfg.Offload.FloodPings, 1000},
 		{"offload.flow_duration", cfg.Offload.FlowDuration, 20 * time.Second},

@@ -91,8 +91,21 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.Pro
 		in.ClientsStarting = func(t time.Time) {
 			s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, t))
 		}
+		// The hypervisors' CPU (traffic.host_cpu): read while the servers
+		// listen and no client runs, and again once every client returned.
+		cpu := s.newCPUProbe(ctx)
+		if cpu != nil {
+			in.ClientsStarting = func(time.Time) {
+				cpu.Before()
+				s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, time.Now()))
+			}
+			in.ClientsDone = func(time.Time) { cpu.After() }
+		}
 		m, err := iperf3.Run(ctx, in)
 		stop()
+		if cpu != nil {
+			run.HostCPU = cpu.Result()
+		}
 		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
 		fillAttempts(&run, m)
 		for _, w := range m.Warnings {
@@ -107,7 +120,11 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.Pro
 			errs = append(errs, fmt.Errorf("%s repeat %d: %w", p.ID, rep, err))
 		} else {
 			fillRun(&run, m.Result)
+			run.GuestCPU = guestCPU(m.Result)
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
+		}
+		if line := cpuLine(run); line != "" {
+			s.Logf("%s repeat %d: %s", p.ID, rep, line)
 		}
 		pr.Runs = append(pr.Runs, run)
 		results.Summarize(&pr, s.Config.Traffic.CVLimitPercent)

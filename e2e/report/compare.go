@@ -23,6 +23,11 @@ type CompareOptions struct {
 	// IgnoreEvidence: an evidence downgrade (e.g. asap2 "offload proven" ->
 	// "software") is reported but not a regression.
 	IgnoreEvidence bool
+	// CPUTolerancePercent: a candidate's host cores per 10 Gbit/s median
+	// higher than the accepted one by more than this percentage is a
+	// regression (when both runs have it, unless IgnoreCPU).
+	CPUTolerancePercent float64 `json:"cpu_tolerance_percent,omitempty"`
+	IgnoreCPU           bool    `json:"ignore_cpu,omitempty"`
 }
 
 // Delta statuses.
@@ -51,6 +56,9 @@ type DeltaRow struct {
 	// Regression is true when this row fails the gate.
 	Regression bool     `json:"regression"`
 	Notes      []string `json:"notes,omitempty"`
+	// Host cores per 10 Gbit/s delivered (medians; nil without a reading).
+	AcceptedCoresPer10G  *float64 `json:"accepted_cores_per_10gbps,omitempty"`
+	CandidateCoresPer10G *float64 `json:"candidate_cores_per_10gbps,omitempty"`
 }
 
 // EnvDiff is one environment fact that differs between the runs of a path.
@@ -186,6 +194,7 @@ func compareOne(accepted, candidate *Set, a, cand *results.ProfileResult, o Comp
 			r.Status, r.Regression = DeltaRegression, true
 		}
 	}
+	compareCPU(&r, a, cand, o)
 	if cand.Summary.Unstable {
 		r.Notes = append(r.Notes, "candidate unstable: "+cand.Summary.UnstableReason)
 	}
@@ -203,7 +212,11 @@ func (c Comparison) Markdown() string {
 	if c.Options.IgnoreLoss {
 		loss = "UDP loss not gated"
 	}
-	fmt.Fprintf(&b, "Tolerance: delivered −%s, %s.\n\n", results.FormatPercent(c.Options.TolerancePercent), loss)
+	cpu := "host cores per 10 Gbit/s +" + results.FormatPercent(c.Options.CPUTolerancePercent)
+	if c.Options.IgnoreCPU {
+		cpu = "host CPU not gated"
+	}
+	fmt.Fprintf(&b, "Tolerance: delivered −%s, %s, %s.\n\n", results.FormatPercent(c.Options.TolerancePercent), loss, cpu)
 	var rows [][]string
 	for _, r := range c.Rows {
 		acc, cand := results.Dash, results.Dash

@@ -70,6 +70,7 @@ func HTML(s *Set, o Options) []byte {
 		}
 	}
 	writeIntervalCharts(&b, s)
+	writeCPUChart(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))
 	b.WriteString("</body></html>\n")
 	return []byte(b.String())
@@ -183,6 +184,7 @@ func profileTitleShape(kind TableKind, sh results.Shape) string {
 func markdownSectionsAsHTML(s *Set, o Options) string {
 	var md strings.Builder
 	writeSpread(&md, s)
+	writeCPU(&md, s)
 	writeChecks(&md, s)
 	writeThresholds(&md, s, o)
 	writeEnvironment(&md, s)

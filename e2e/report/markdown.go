@@ -56,6 +56,7 @@ func Markdown(s *Set, o Options) string {
 		}
 	}
 	writeSpread(&b, s)
+	writeCPU(&b, s)
 	writeChecks(&b, s)
 	writeThresholds(&b, s, o)
 	writeEnvironment(&b, s)

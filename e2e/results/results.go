@@ -144,6 +144,10 @@ type Run struct {
 	SetupRetries []Retry `json:"setup_retries,omitempty"`
 	// Error is set when this repeat failed; it is excluded from statistics.
 	Error string `json:"error,omitempty"`
+	// HostCPU is the hypervisors' CPU over this repeat's window
+	// (traffic.host_cpu), GuestCPU iperf3's own CPU figures (cpu.go).
+	HostCPU  *HostCPURun `json:"host_cpu,omitempty"`
+	GuestCPU *GuestCPU   `json:"guest_cpu,omitempty"`
 }
 
 // Retry is one attempt given up and run again: when, and iperf3's reason.
@@ -190,6 +194,8 @@ type Summary struct {
 	Intervals      *IntervalStats `json:"intervals,omitempty"`
 	Unstable       bool           `json:"unstable"`
 	UnstableReason string         `json:"unstable_reason,omitempty"`
+	// CPU is the hosts' and guests' CPU over the repeats (cpu.go).
+	CPU *CPUSummary `json:"cpu,omitempty"`
 }
 
 // CheckResult is the verdict of one complementary offload check.

@@ -34,7 +34,7 @@ const (
 // function), so a rule that passes validation is never "invalid" at
 // evaluation time.
 func ThresholdMetrics() []string {
-	return []string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}
+	return append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, CPUMetrics...)
 }
 
 // RuleValueProblem says what is wrong with the value of a rule ("" when
@@ -76,7 +76,7 @@ func MetricValueProblem(metric string, v float64) string {
 		if v < 0 {
 			return "must be >= 0 for " + metric + " (a percentage)"
 		}
-	case MetricRetransmits:
+	case MetricRetransmits, MetricHostCoresBusy, MetricHostCoresPer10G, MetricOVSCores:
 		if v < 0 {
 			return "must be >= 0 for " + metric
 		}

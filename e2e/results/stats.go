@@ -111,6 +111,7 @@ func Summarize(p *ProfileResult, cvLimitPercent float64) {
 	s.Loss = StatOf(loss)
 	s.Retransmits = StatOf(retr)
 	s.Intervals = IntervalStatsOf(pooled)
+	s.CPU = summarizeCPU(p.Runs)
 	if cvLimitPercent > 0 && s.Delivered.N >= 2 && s.Delivered.CVPercent > cvLimitPercent {
 		s.Unstable = true
 		s.UnstableReason = fmt.Sprintf("delivered CV %.1f%% over %d repeats exceeds the limit %.1f%%",

@@ -90,8 +90,18 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 			actual, what = sm.Retransmits.Median, fmt.Sprintf("retransmits %.0f", sm.Retransmits.Median)
 		case MetricCV:
 			actual, what = sm.Delivered.CVPercent, "delivered CV "+FormatPercent(sm.Delivered.CVPercent)
+		case MetricHostCoresBusy, MetricHostCoresPer10G, MetricOVSCores:
+			var missing string
+			if actual, what, missing = cpuMetric(r.Metric, sm.CPU); missing != "" {
+				res.Reason = fmt.Sprintf("profile %s %s: %s", r.Profile, r.Path, missing)
+				return res
+			}
 		}
-		what += fmt.Sprintf(" (median of %d)", sm.Delivered.N)
+		if n, ok := cpuN(r.Metric, sm.CPU); ok {
+			what += fmt.Sprintf(" (median of %d)", n)
+		} else {
+			what += fmt.Sprintf(" (median of %d)", sm.Delivered.N)
+		}
 		if r.Metric == MetricCV {
 			what = fmt.Sprintf("delivered CV %s over %d repeats", FormatPercent(sm.Delivered.CVPercent), sm.Delivered.N)
 		}
@@ -121,6 +131,10 @@ func FormatMetric(metric string, v float64) string {
 		return FormatPercent(v)
 	case MetricGain:
 		return fmt.Sprintf("%g×", v)
+	case MetricHostCoresPer10G:
+		return fmt.Sprintf("%g cores per 10 Gbit/s", v)
+	case MetricHostCoresBusy, MetricOVSCores:
+		return fmt.Sprintf("%g cores", v)
 	}
 	return fmt.Sprintf("%g", v)
 }

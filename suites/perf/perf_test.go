@@ -63,13 +63,15 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 })
 
 // profileLabels selects a profile by protocol, by "throughput" and by its
-// own id: --label-filter tcp-p15 runs that profile alone.
+// own id: --label-filter tcp-p15 runs that profile alone. "cpu": every
+// throughput profile carries the hypervisors' CPU readings around its
+// windows (traffic.host_cpu, on by default).
 func profileLabels(p iperf3.Profile) Labels {
 	proto := "tcp"
 	if p.Protocol == iperf3.UDP {
 		proto = "udp"
 	}
-	return Label(proto, "throughput", p.ID)
+	return Label(proto, "throughput", "cpu", p.ID)
 }
 
 func checkNames(cfg *config.Config) string {

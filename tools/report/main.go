@@ -39,7 +39,7 @@ func main() {
 
 const usage = `usage:
   report render  [-o DIR] [-name NAME] [-title TEXT] [-thresholds FILE] [-seed-layout] [-fail-on-threshold] RESULTS.json...
-  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
+  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -182,6 +182,8 @@ func compare(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.IgnoreLoss, "ignore-loss", false, "do not gate on UDP loss")
 	fs.BoolVar(&o.AllowMissing, "allow-missing", false, "a profile missing from the candidate is not a regression")
 	fs.BoolVar(&o.IgnoreEvidence, "ignore-evidence", false, "an offload evidence downgrade is not a regression")
+	fs.Float64Var(&o.CPUTolerancePercent, "cpu-tolerance", 25, "allowed rise of the host cores per 10 Gbit/s median, percent (when both runs have host CPU readings)")
+	fs.BoolVar(&o.IgnoreCPU, "ignore-cpu", false, "do not gate on host CPU")
 	jsonOut := fs.String("json", "", "also write the comparison as JSON to this file")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
@@ -191,8 +193,8 @@ func compare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "report compare: want ACCEPTED and CANDIDATE, got %d argument(s)\n%s", fs.NArg(), usage)
 		return 2
 	}
-	if o.TolerancePercent < 0 || o.LossTolerancePoints < 0 {
-		fmt.Fprintf(stderr, "report compare: tolerances must be >= 0, got -tolerance %v -loss-tolerance %v\n", o.TolerancePercent, o.LossTolerancePoints)
+	if o.TolerancePercent < 0 || o.LossTolerancePoints < 0 || o.CPUTolerancePercent < 0 {
+		fmt.Fprintf(stderr, "report compare: tolerances must be >= 0, got -tolerance %v -loss-tolerance %v -cpu-tolerance %v\n", o.TolerancePercent, o.LossTolerancePoints, o.CPUTolerancePercent)
 		return 2
 	}
 	acc, err := loadSet(strings.Split(fs.Arg(0), ","))
