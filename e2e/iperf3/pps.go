@@ -1,6 +1,10 @@
 package iperf3
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
 
 // Packet rates of a UDP result, and how they were counted.
 //
@@ -26,20 +30,9 @@ import "fmt"
 // count; from 3.18 on iperf3's own counts are used. Basis says which.
 // On the lab's 3.12 (testdata/v3.12-udp-*-l64.json) the two agree exactly:
 // a veth sender never met EAGAIN, so there the correction is 0.
-type PacketRates struct {
-	// LengthBytes is the datagram payload (test_start.blksize, -l).
-	LengthBytes int `json:"length_bytes"`
-	// Sent and Arrived are datagrams; Lost the receiver's count of those
-	// that did not arrive (missing sequence numbers), Unsent the datagrams
-	// iperf3 < 3.18 counted but never sent (0 from 3.18 on).
-	Sent, Arrived, Lost, Unsent int64
-	OfferedPps                  float64 `json:"offered_pps"`   // Sent / sender seconds
-	DeliveredPps                float64 `json:"delivered_pps"` // Arrived / receiver seconds
-	// LossPercent is Lost / (Arrived + Lost) × 100, the receiver's basis.
-	LossPercent float64 `json:"loss_percent"`
-	// Basis names how the numbers were counted, with the iperf3 version.
-	Basis string `json:"basis"`
-}
+//
+// The rates are results.PacketRates, the schema's type.
+type PacketRates = results.PacketRates
 
 // PacketCountsFixedIn is the first iperf3 whose UDP packet counts exclude
 // datagrams that were not sent (see PacketRates).

@@ -33,6 +33,9 @@ type Results struct {
 	Timings     []Timing          `json:"timings"`
 	Thresholds  []ThresholdResult `json:"thresholds"`
 	Errors      []string          `json:"errors"`
+	// Searches are the zero-loss / partial-drop searches (pps.go); absent
+	// in files written before them.
+	Searches []SearchResult `json:"searches,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.
@@ -144,6 +147,8 @@ type Run struct {
 	SetupRetries []Retry `json:"setup_retries,omitempty"`
 	// Error is set when this repeat failed; it is excluded from statistics.
 	Error string `json:"error,omitempty"`
+	// Packets are the UDP repeat's datagram counts and rates (pps.go).
+	Packets *PacketRates `json:"packets,omitempty"`
 }
 
 // Retry is one attempt given up and run again: when, and iperf3's reason.
@@ -190,6 +195,8 @@ type Summary struct {
 	Intervals      *IntervalStats `json:"intervals,omitempty"`
 	Unstable       bool           `json:"unstable"`
 	UnstableReason string         `json:"unstable_reason,omitempty"`
+	// Packets summarises the repeats' packet rates (UDP; pps.go).
+	Packets *PacketSummary `json:"packets,omitempty"`
 }
 
 // CheckResult is the verdict of one complementary offload check.
