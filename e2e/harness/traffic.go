@@ -107,6 +107,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.Pro
 			errs = append(errs, fmt.Errorf("%s repeat %d: %w", p.ID, rep, err))
 		} else {
 			fillRun(&run, m.Result)
+			s.fillPackets(&run, p.ID, m.Result)
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
 		}
 		pr.Runs = append(pr.Runs, run)

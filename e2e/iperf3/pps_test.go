@@ -198,3 +198,44 @@ func TestPPSCatalogueIsNotTheSeed(t *testing.T) {
 		t.Errorf("pps id rejected: %v", errs)
 	}
 }
+
+// FuzzPackets: whatever JSON Parse accepts, the packet rates derived from
+// it are counts that add up (arrived ≤ sent, loss a share of arrived +
+// lost), finite non-negative rates, and a basis that names the version;
+// or an error, never a made-up number.
+func FuzzPackets(f *testing.F) {
+	for _, name := range []string{"v3.12-udp-b0-p1-l64.json", "v3.12-udp-10m-p1-l64.json", "v3.18-udp-1m-p1-public.json", "v3.12-tcp-p1.json"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Parse(data)
+		if err != nil {
+			return
+		}
+		p, err := Packets(r)
+		if err != nil {
+			return
+		}
+		if p.Sent < 0 || p.Arrived < 0 || p.Lost < 0 || p.Unsent < 0 || p.Arrived > p.Sent {
+			t.Fatalf("counts %+v", p)
+		}
+		for _, v := range []float64{p.OfferedPps, p.DeliveredPps, p.LossPercent} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				t.Fatalf("rate %v in %+v", v, p)
+			}
+		}
+		if p.LossPercent > 100 || (p.Lost == 0) != (p.LossPercent == 0) {
+			t.Fatalf("loss %v with %d lost", p.LossPercent, p.Lost)
+		}
+		if !strings.Contains(p.Basis, r.Version) || p.LengthBytes != r.BlockSize || r.Protocol != UDP {
+			t.Fatalf("basis %q for %q, length %d of %d", p.Basis, r.Version, p.LengthBytes, r.BlockSize)
+		}
+		if !CountsPackets(r.Version) && p.Sent*int64(p.LengthBytes) > r.BytesSent {
+			t.Fatalf("before 3.18 sent %d × %d exceeds the %d bytes sent", p.Sent, p.LengthBytes, r.BytesSent)
+		}
+	})
+}

@@ -30,8 +30,10 @@ type Config struct {
 	// never reported unless a trial passed at it.
 	LowerBps float64
 	// ResolutionBps stops the search when the rate that failed and the rate
-	// that passed are at most this far apart.
-	ResolutionBps float64
+	// that passed are at most this far apart. When 0, ResolutionPercent of
+	// the upper bound (known after the unlimited trial) is used.
+	ResolutionBps     float64
+	ResolutionPercent float64
 	// MaxTrials bounds every trial of the search, the unlimited one and the
 	// verifications included.
 	MaxTrials int
@@ -51,8 +53,11 @@ func (c Config) Validate() error {
 	if math.IsNaN(c.LossPercent) || c.LossPercent < 0 || c.LossPercent >= 100 {
 		errs = append(errs, fmt.Errorf("loss percent must be in [0, 100), got %v", c.LossPercent))
 	}
-	if !(c.ResolutionBps > 0) {
+	switch {
+	case c.ResolutionBps < 0 || math.IsNaN(c.ResolutionBps):
 		errs = append(errs, fmt.Errorf("resolution must be > 0 bit/s, got %v", c.ResolutionBps))
+	case c.ResolutionBps == 0 && !(c.ResolutionPercent > 0 && c.ResolutionPercent < 100):
+		errs = append(errs, fmt.Errorf("resolution must be > 0 bit/s or a percentage of the upper bound in (0, 100), got %v bit/s and %v%%", c.ResolutionBps, c.ResolutionPercent))
 	}
 	if c.LowerBps < 0 || c.UpperBps < 0 || (c.UpperBps > 0 && c.UpperBps <= c.LowerBps) {
 		errs = append(errs, fmt.Errorf("bounds must satisfy 0 <= lower < upper (upper 0 = from an unlimited trial), got lower %v, upper %v", c.LowerBps, c.UpperBps))
@@ -140,6 +145,7 @@ func Search(ctx context.Context, c Config, trial TrialFunc) (Result, error) {
 	}
 	s := &state{c: c, trial: trial, res: &res, lo: c.LowerBps, hi: c.UpperBps}
 	err := s.run(ctx)
+	res.Config = s.c
 	res.FinalLowerBps, res.FinalUpperBps = s.lo, s.hi
 	if !res.Found {
 		res.RateBps, res.Verified = 0, nil
@@ -218,6 +224,9 @@ func (s *state) run(ctx context.Context) error {
 				next = (s.lo + s.hi) / 2
 			}
 		}
+	}
+	if s.c.ResolutionBps == 0 {
+		s.c.ResolutionBps = s.c.ResolutionPercent / 100 * s.res.UpperBps
 	}
 	for {
 		for s.hi-s.lo > s.c.ResolutionBps && s.left() > 1 {

@@ -306,3 +306,21 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		t.Error("Search ran with an invalid config")
 	}
 }
+
+func TestResolutionAsAShareOfTheUpperBound(t *testing.T) {
+	c := Config{ResolutionPercent: 1, MaxTrials: 30}
+	r, err := Search(context.Background(), c, curve(3e9, 8e9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, c, r)
+	if r.Config.ResolutionBps != 80e6 {
+		t.Errorf("resolution %v, want 1 %% of the 8e9 upper bound", r.Config.ResolutionBps)
+	}
+	if !r.Found || r.RateBps > 3e9 || r.RateBps < 3e9-80e6 {
+		t.Errorf("found %v", r.RateBps)
+	}
+	if err := (Config{ResolutionPercent: 100, MaxTrials: 5}).Validate(); err == nil {
+		t.Error("a resolution of 100 % of the bound was accepted")
+	}
+}
