@@ -117,3 +117,16 @@ func TestSelectedPPS(t *testing.T) {
 		t.Error("pps.profiles or traffic.profiles select a small-packet profile, nothing else does")
 	}
 }
+
+func TestRunBudgetCountsPPSAndSearches(t *testing.T) {
+	cfg := budgetConfig()
+	base := RunBudget(cfg).Total
+	cfg.PPS = config.PPS{Profiles: []string{"udp-b0-p1-l64", "udp-b0-p15-l64"},
+		Search: config.PPSSearch{Streams: 1, LengthBytes: 64, PDRLossPercent: 0.5, MaxTrials: 5, TrialDuration: 10 * time.Second}}
+	listen := cfg.Interval(config.IntervalIperfServer).Timeout
+	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
+	want := time.Duration(2*cfg.Traffic.Repeats)*window + 2*5*(10*time.Second+listen) // NDR and PDR
+	if got := RunBudget(cfg).Total - base; got != want {
+		t.Errorf("pps and searches added %s, want %s", got, want)
+	}
+}
