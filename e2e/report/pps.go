@@ -230,7 +230,7 @@ func searchChart(sr *results.SearchResult) string {
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="7" fill="none" stroke="%s"/>`, x(i), y(t.DeliveredBps), color)
 		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.0f" text-anchor="middle">%d%s</text>`, x(i), h-bottom+16, t.N, map[string]string{"verify": " v", "unlimited": " u"}[t.Phase])
 	}
-	fmt.Fprintf(&b, `<text class="legend" x="%.0f" y="%.0f">dot: requested rate (u: unlimited, the sender's rate; v: verification), green pass / red fail; ring: delivered</text>`, left, h-8)
+	fmt.Fprintf(&b, `<text class="legend" x="%.0f" y="%.0f">dot: requested (u: unlimited, at the sender's rate; v: verification), green pass, red fail; ring: delivered</text>`, left, h-8)
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -129,3 +129,38 @@ func TestCompareGatesSearches(t *testing.T) {
 		t.Errorf("same run failed the gate: %s", c.Markdown())
 	}
 }
+
+// testdata/lab-pps-results.json is the results file of a lab run on
+// 2026-12-03 (lab/harness.yaml with output_dir moved, `make e2e
+// LABELS=pps`: udp-b0-p1-l64 2 × 5 s and the NDR search, 4 trials of 2 s;
+// software path, iperf3 3.12 in the guests). Real numbers: the report
+// must show them as measured.
+func TestLabPPSResultsRender(t *testing.T) {
+	r, err := results.Load("testdata/lab-pps-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Searches) != 1 || !r.Searches[0].Found || len(r.Searches[0].Trials) != 4 {
+		t.Fatalf("searches %+v", r.Searches)
+	}
+	sr := r.Searches[0]
+	v := sr.Trials[3]
+	if v.Phase != "verify" || !v.Pass || v.RequestedBps != sr.RateBps || v.LossPercent != 0 || sr.RatePps != sr.RateBps/512 {
+		t.Errorf("verified rate %v from %+v", sr.RateBps, v)
+	}
+	// The search's rate lies between the last pass and the first fail.
+	if sr.RateBps != sr.FinalLowerBps || sr.FinalUpperBps <= sr.RateBps || sr.Trials[1].Pass || !sr.Trials[2].Pass {
+		t.Errorf("bounds %v..%v, rate %v", sr.FinalLowerBps, sr.FinalUpperBps, sr.RateBps)
+	}
+	s, _ := NewSet(r)
+	md := Markdown(s, Options{})
+	for _, want := range []string{
+		"| NDR (loss ≤ 0%), 1 stream, 64 B | Baseline | 5.98 Mbit/s | 11.7 kpps | 4 of 4 × 2s |",
+		"| 4 | verify | 5.98 Mbit/s | 5.98 Mbit/s | 5.94 Mbit/s | 11.7 kpps | 11.6 kpps | 0% | pass |",
+		"| UDP unlimited 1 stream, 64 B (-P1 -l64) | Baseline | 64 B | 85.3 kpps (64.1 kpps–106.4 kpps, n=2) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lab report lacks %q", want)
+		}
+	}
+}
