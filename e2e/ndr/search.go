@@ -59,7 +59,10 @@ func (c Config) Validate() error {
 	case c.ResolutionBps == 0 && !(c.ResolutionPercent > 0 && c.ResolutionPercent < 100):
 		errs = append(errs, fmt.Errorf("resolution must be > 0 bit/s or a percentage of the upper bound in (0, 100), got %v bit/s and %v%%", c.ResolutionBps, c.ResolutionPercent))
 	}
-	if c.LowerBps < 0 || c.UpperBps < 0 || (c.UpperBps > 0 && c.UpperBps <= c.LowerBps) {
+	if !finite(c.LowerBps, c.UpperBps, c.ResolutionBps, c.ResolutionPercent, c.MinOfferedRatio) {
+		errs = append(errs, fmt.Errorf("bounds, resolution and offered ratio must be finite numbers, got lower %v, upper %v, resolution %v bit/s / %v%%, ratio %v",
+			c.LowerBps, c.UpperBps, c.ResolutionBps, c.ResolutionPercent, c.MinOfferedRatio))
+	} else if c.LowerBps < 0 || c.UpperBps < 0 || (c.UpperBps > 0 && c.UpperBps <= c.LowerBps) {
 		errs = append(errs, fmt.Errorf("bounds must satisfy 0 <= lower < upper (upper 0 = from an unlimited trial), got lower %v, upper %v", c.LowerBps, c.UpperBps))
 	}
 	if min := c.minTrials(); c.MaxTrials < min {
@@ -69,6 +72,15 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("min offered ratio must be in [0, 1], got %v", c.MinOfferedRatio))
 	}
 	return errors.Join(errs...)
+}
+
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c Config) minTrials() int {

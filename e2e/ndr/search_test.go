@@ -302,6 +302,12 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	if err := (Config{ResolutionBps: 1, MaxTrials: 2}).Validate(); err == nil || !strings.Contains(err.Error(), ">= 3") {
 		t.Errorf("unlimited start needs 3 trials: %v", err)
 	}
+	if err := (Config{UpperBps: math.NaN(), ResolutionPercent: 1, MaxTrials: 5}).Validate(); err == nil {
+		t.Error("a NaN upper bound was accepted")
+	}
+	if err := (Config{UpperBps: math.Inf(1), ResolutionPercent: 1, MaxTrials: 5}).Validate(); err == nil {
+		t.Error("an infinite upper bound was accepted")
+	}
 	if _, err := Search(context.Background(), Config{}, curve(1, 1)); err == nil {
 		t.Error("Search ran with an invalid config")
 	}
@@ -323,4 +329,45 @@ func TestResolutionAsAShareOfTheUpperBound(t *testing.T) {
 	if err := (Config{ResolutionPercent: 100, MaxTrials: 5}).Validate(); err == nil {
 		t.Error("a resolution of 100 % of the bound was accepted")
 	}
+}
+
+// FuzzSearch: any loss curve (random per trial, from the fuzzer's seed),
+// budget, criterion and bounds keep the search's promises.
+func FuzzSearch(f *testing.F) {
+	f.Add(int64(1), uint8(5), 0.0, 0.0, 1.0)
+	f.Add(int64(7), uint8(12), 0.5, 3e9, 0.1)
+	f.Add(int64(42), uint8(3), 0.0, 0.0, 50.0)
+	f.Add(int64(3), uint8(9), 0.0, math.NaN(), 1.0)
+	f.Fuzz(func(t *testing.T, seed int64, budget uint8, lossPct, upper, resPct float64) {
+		c := Config{LossPercent: lossPct, UpperBps: upper, ResolutionPercent: resPct, MaxTrials: int(budget % 40)}
+		rng := rand.New(rand.NewSource(seed))
+		trial := func(_ context.Context, rate float64) (Outcome, error) {
+			off := rate
+			if rate == 0 {
+				off = 1e9 + rng.Float64()*9e9
+			}
+			if rng.Intn(8) == 0 { // a sender that falls short
+				off *= rng.Float64()
+			}
+			loss := 0.0
+			if rng.Intn(3) == 0 {
+				loss = rng.Float64() * 5
+			}
+			return Outcome{OfferedBps: off, DeliveredBps: off * (1 - loss/100), LossPercent: loss}, nil
+		}
+		r, err := Search(context.Background(), c, trial)
+		if err != nil {
+			if c.Validate() == nil {
+				t.Fatalf("valid config %+v failed: %v", c, err)
+			}
+			if len(r.Trials) != 0 || r.Found {
+				t.Fatalf("invalid config ran trials: %+v", r)
+			}
+			return
+		}
+		checkInvariants(t, c, r)
+		if r.Found && (r.Verified.OfferedBps < DefaultMinOfferedRatio*r.RateBps || r.Verified.DeliveredBps <= 0) {
+			t.Fatalf("verified %+v at %v", r.Verified, r.RateBps)
+		}
+	})
 }
