@@ -214,6 +214,7 @@ func (c *Config) applyDefaults() {
 		merged[name] = iv
 	}
 	c.Intervals = merged
+	c.applyPPSDefaults()
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

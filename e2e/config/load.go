@@ -38,6 +38,9 @@ type options struct {
 	profiles    []string
 	profilesSet bool
 	getenv      func(string) string
+	// pps.profiles (KnownPPSProfiles)
+	ppsProfiles    []string
+	ppsProfilesSet bool
 }
 
 func newOptions(opts []Option) options {

@@ -30,7 +30,11 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 		if m == results.MetricGain {
 			path = ""
 		}
-		fmt.Fprintf(&b, "  - {name: r%d, profile: tcp-p1, path: %q, metric: %s, op: \">=\", value: 1}\n", i, path, m)
+		profile := "tcp-p1"
+		if results.IsSearchMetric(m) { // a search's rate names the search
+			profile = results.SearchID(map[bool]string{true: results.SearchNDR, false: results.SearchPDR}[m == results.MetricNDR], 1, 64)
+		}
+		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}
 	file := filepath.Join(t.TempDir(), "thresholds.yaml")
 	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {

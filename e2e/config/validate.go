@@ -147,6 +147,7 @@ func (c *Config) validate(o options) Problems {
 	v.offload()
 	v.intervals()
 	v.thresholds()
+	v.pps()
 	return v.probs
 }
 
@@ -680,7 +681,11 @@ func (v *validator) thresholds() {
 			names[t.Name] = true
 		}
 		if v.required(p+".profile", t.Profile, "") {
-			v.profile(p+".profile", t.Profile)
+			if results.IsSearchMetric(t.Metric) {
+				v.searchProfile(p+".profile", t.Metric, t.Profile)
+			} else {
+				v.profile(p+".profile", t.Profile)
+			}
 		}
 		metricOK := v.required(p+".metric", t.Metric, strings.Join(ThresholdMetrics, ", ")) &&
 			v.oneOf(p+".metric", t.Metric, ThresholdMetrics)

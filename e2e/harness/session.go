@@ -86,7 +86,8 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	for _, p := range iperf3.Catalogue() {
 		ids = append(ids, p.ID)
 	}
-	opts = append(opts, config.KnownProfiles(ids...))
+	ids = append(ids, iperf3.PPSIDs()...)
+	opts = append(opts, config.KnownProfiles(ids...), config.KnownPPSProfiles(iperf3.PPSIDs()...))
 	if o.Getenv != nil {
 		opts = append(opts, config.WithGetenv(o.Getenv))
 	}

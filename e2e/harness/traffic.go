@@ -121,6 +121,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.Pro
 		} else {
 			fillRun(&run, m.Result)
 			run.GuestCPU = guestCPU(m.Result)
+			s.fillPackets(&run, p.ID, m.Result)
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
 		}
 		if line := cpuLine(run); line != "" {

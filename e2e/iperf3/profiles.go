@@ -149,9 +149,10 @@ func Catalogue() []Profile {
 	return out
 }
 
-// Lookup returns the catalogue profile with the given ID.
+// Lookup returns the catalogue or small-packet (PPSCatalogue) profile
+// with the given ID.
 func Lookup(id string) (Profile, bool) {
-	for _, p := range Catalogue() {
+	for _, p := range append(Catalogue(), PPSCatalogue()...) {
 		if p.ID == id {
 			return p, true
 		}
@@ -181,7 +182,7 @@ func ValidateIDs(ids []string) []error {
 
 func validIDs() string {
 	s := ""
-	for i, p := range Catalogue() {
+	for i, p := range append(Catalogue(), PPSCatalogue()...) {
 		if i > 0 {
 			s += ", "
 		}

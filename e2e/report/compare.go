@@ -109,6 +109,7 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 		r.Notes = append(r.Notes, "not in the accepted run")
 		c.Rows = append(c.Rows, r)
 	}
+	c.Rows = append(c.Rows, compareSearches(accepted, candidate, o)...)
 	for _, r := range c.Rows {
 		if r.Regression {
 			c.Regressions++

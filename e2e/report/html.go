@@ -69,6 +69,7 @@ func HTML(s *Set, o Options) []byte {
 			b.WriteString("</ul>\n")
 		}
 	}
+	b.WriteString(ppsSectionsHTML(s))
 	writeIntervalCharts(&b, s)
 	writeCPUChart(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))

@@ -55,6 +55,8 @@ func Markdown(s *Set, o Options) string {
 			b.WriteString("\n")
 		}
 	}
+	writePPS(&b, s)
+	writeSearches(&b, s)
 	writeSpread(&b, s)
 	writeCPU(&b, s)
 	writeChecks(&b, s)

@@ -33,6 +33,9 @@ type Results struct {
 	Timings     []Timing          `json:"timings"`
 	Thresholds  []ThresholdResult `json:"thresholds"`
 	Errors      []string          `json:"errors"`
+	// Searches are the zero-loss / partial-drop searches (pps.go); absent
+	// in files written before them.
+	Searches []SearchResult `json:"searches,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.
@@ -148,6 +151,8 @@ type Run struct {
 	// (traffic.host_cpu), GuestCPU iperf3's own CPU figures (cpu.go).
 	HostCPU  *HostCPURun `json:"host_cpu,omitempty"`
 	GuestCPU *GuestCPU   `json:"guest_cpu,omitempty"`
+	// Packets are the UDP repeat's datagram counts and rates (pps.go).
+	Packets *PacketRates `json:"packets,omitempty"`
 }
 
 // Retry is one attempt given up and run again: when, and iperf3's reason.
@@ -196,6 +201,8 @@ type Summary struct {
 	UnstableReason string         `json:"unstable_reason,omitempty"`
 	// CPU is the hosts' and guests' CPU over the repeats (cpu.go).
 	CPU *CPUSummary `json:"cpu,omitempty"`
+	// Packets summarises the repeats' packet rates (UDP; pps.go).
+	Packets *PacketSummary `json:"packets,omitempty"`
 }
 
 // CheckResult is the verdict of one complementary offload check.

@@ -34,7 +34,8 @@ const (
 // function), so a rule that passes validation is never "invalid" at
 // evaluation time.
 func ThresholdMetrics() []string {
-	return append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, CPUMetrics...)
+	m := append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, CPUMetrics...)
+	return append(m, PacketMetrics()...)
 }
 
 // RuleValueProblem says what is wrong with the value of a rule ("" when
@@ -64,9 +65,13 @@ func MetricValueProblem(metric string, v float64) string {
 		return "must be a finite number"
 	}
 	switch metric {
-	case MetricDelivered, MetricOffered:
+	case MetricDelivered, MetricOffered, MetricNDR, MetricPDR:
 		if v <= 0 {
 			return "must be > 0 for " + metric + " (bits per second)"
+		}
+	case MetricDeliveredPps, MetricOfferedPps:
+		if v <= 0 {
+			return "must be > 0 for " + metric + " (packets per second)"
 		}
 	case MetricLoss:
 		if v < 0 || v > 100 {

@@ -118,4 +118,5 @@ func Summarize(p *ProfileResult, cvLimitPercent float64) {
 			s.Delivered.CVPercent, s.Delivered.N, cvLimitPercent)
 	}
 	p.Summary = s
+	SummarizePackets(p)
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 )
 
 // EvaluateThresholds evaluates every rule against results files read
@@ -46,7 +47,13 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 	}
 	var actual float64
 	var what string
-	if r.Metric == MetricGain {
+	if slices.Contains(PacketMetrics(), r.Metric) {
+		var ok bool
+		if actual, what, ok = evaluatePacketMetric(r, files); !ok {
+			res.Reason = what
+			return res
+		}
+	} else if r.Metric == MetricGain {
 		a, b := profileIn(files, r.Profile, PathASAP2), profileIn(files, r.Profile, PathBaseline)
 		switch {
 		case a == nil || a.Summary.Delivered.N == 0:
@@ -135,6 +142,10 @@ func FormatMetric(metric string, v float64) string {
 		return fmt.Sprintf("%g cores per 10 Gbit/s", v)
 	case MetricHostCoresBusy, MetricOVSCores:
 		return fmt.Sprintf("%g cores", v)
+	case MetricNDR, MetricPDR:
+		return FormatBps(v)
+	case MetricDeliveredPps, MetricOfferedPps:
+		return FormatPps(v)
 	}
 	return fmt.Sprintf("%g", v)
 }

@@ -60,6 +60,8 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 			})
 		}
 	})
+
+	ppsSpecs() // pps_test.go: small packets and the zero-loss search
 })
 
 // profileLabels selects a profile by protocol, by "throughput" and by its

@@ -200,6 +200,8 @@ type iperf3Out struct {
 	Retransmits  *int64   `json:"retransmits,omitempty"` // TCP
 	Version      string   `json:"iperf3_version"`
 	Warnings     []string `json:"warnings,omitempty"`
+	// Packets are the UDP datagram counts and rates (iperf3.Packets).
+	Packets *results.PacketRates `json:"packets,omitempty"`
 }
 
 func analyseIperf3(name string) (any, error) {
@@ -217,6 +219,9 @@ func analyseIperf3(name string) (any, error) {
 	case iperf3.UDP:
 		loss := r.LossPercent
 		out.LossPercent, out.LossBasis = &loss, r.LossBasis
+		if p, err := iperf3.Packets(r); err == nil {
+			out.Packets = &p
+		}
 	case iperf3.TCP:
 		retr := r.Retransmits
 		out.Retransmits = &retr

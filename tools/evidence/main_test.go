@@ -220,3 +220,20 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// A UDP sample's datagrams: the recorded -l 64 run (769480 sent, 732350
+// arrived, e2e/iperf3/testdata/README.md); TCP has none.
+func TestIperf3Packets(t *testing.T) {
+	code, m, stderr := runCmd(t, "iperf3", filepath.Join(iperfTD, "v3.12-udp-b0-p1-l64.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	p, _ := m["packets"].(map[string]any)
+	if p == nil || p["sent"] != 769480.0 || p["arrived"] != 732350.0 || p["length_bytes"] != 64.0 {
+		t.Errorf("packets %v", m["packets"])
+	}
+	_, m, _ = runCmd(t, "iperf3", filepath.Join(offTD, "sw", "iperf3-tcp.json"))
+	if _, ok := m["packets"]; ok {
+		t.Error("TCP output has packets")
+	}
+}

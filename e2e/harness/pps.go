@@ -1,0 +1,173 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/ndr"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+// SelectedPPS reports whether the config selects the small-packet profile
+// id: it is in pps.profiles or in traffic.profiles.
+func SelectedPPS(cfg *config.Config, id string) bool {
+	return slices.Contains(cfg.PPS.Profiles, id) || slices.Contains(cfg.Traffic.Profiles, id)
+}
+
+// fillPackets adds a UDP repeat's packet rates (iperf3.Packets); a result
+// whose datagrams cannot be counted keeps none, and the log says why.
+func (s *Session) fillPackets(run *results.Run, id string, r iperf3.Result) {
+	if r.Protocol != iperf3.UDP {
+		return
+	}
+	p, err := iperf3.Packets(r)
+	if err != nil {
+		s.Logf("%s repeat %d: no packet rates: %v", id, run.Repeat, err)
+		return
+	}
+	run.Packets = &p
+}
+
+// searchProfile is the iperf3 profile of one search trial at rateBps
+// (aggregate; 0 = unlimited), split evenly over the streams: iperf3 -b is
+// per stream.
+func searchProfile(id string, sc config.PPSSearch, rateBps float64) iperf3.Profile {
+	per := int64(0)
+	if rateBps > 0 {
+		per = max(1, int64(math.Round(rateBps/float64(sc.Streams))))
+	}
+	return iperf3.Profile{
+		ID: id, Name: fmt.Sprintf("%s trial", id), Row: id, Protocol: iperf3.UDP,
+		Streams: sc.Streams, BitratePerStream: per, Length: sc.LengthBytes, Table: iperf3.TablePPS,
+	}
+}
+
+// RunSearch runs one zero-loss (kind results.SearchNDR) or partial-drop
+// (results.SearchPDR) search with pps.search's settings on the run's
+// expected path, each trial one iperf3 run between the guests (nothing
+// else runs on guests or hypervisors meanwhile), and writes it into the
+// results file. The error is a trial that did not measure or an
+// invalid search; a search that found no rate is not an error (its
+// result says so, with rate 0).
+func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent float64) (results.SearchResult, error) {
+	sc := s.Config.PPS.Search
+	sr := results.SearchResult{
+		ID: id, Kind: kind, Path: results.Path(s.Config.Run.ExpectedPath),
+		Streams: sc.Streams, LengthBytes: sc.LengthBytes, LossPercent: lossPercent,
+		TrialSeconds: sc.TrialDuration.Seconds(), MaxTrials: sc.MaxTrials, ResolutionPercent: sc.ResolutionPercent,
+	}
+	if err := s.notRunOnDamage(id); err != nil {
+		sr.Error = err.Error()
+		return sr, err
+	}
+	extra := map[int]results.SearchTrial{}
+	trial := func(ctx context.Context, rate float64) (ndr.Outcome, error) {
+		n := len(extra) + 1
+		p := searchProfile(id, sc, rate)
+		in := s.iperfInput(p, sc.TrialDuration)
+		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
+		st := results.SearchTrial{N: n, RequestedBps: rate, StartedAt: time.Now().UTC()}
+		in.ClientsStarting = func(t time.Time) {
+			s.Logf("%s trial %d/%d at %s: %s, until %s", id, n, sc.MaxTrials, rateText(rate), in.Duration+in.Omit, t.Add(in.Duration+in.Omit).UTC().Format("15:04:05"))
+		}
+		stop := s.Timings.Track(results.PhaseTraffic)
+		m, err := iperf3.Run(ctx, in)
+		stop()
+		st.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-t%d", id, n), m)
+		if err == nil && sr.Iperf3Version == "" {
+			sr.Iperf3Version = m.Result.Version
+		}
+		extra[n] = st
+		if err != nil {
+			return ndr.Outcome{}, err
+		}
+		o := ndr.Outcome{OfferedBps: m.Result.OfferedBps, DeliveredBps: m.Result.DeliveredBps, LossPercent: m.Result.LossPercent}
+		if pk, perr := iperf3.Packets(m.Result); perr == nil {
+			// The packet basis also discounts what iperf3 < 3.18 counted but never sent.
+			o.LossPercent = pk.LossPercent
+			st.OfferedPps, st.DeliveredPps = pk.OfferedPps, pk.DeliveredPps
+			sr.PacketBasis = pk.Basis
+		} else {
+			s.Logf("%s trial %d: no packet rates (%v); loss is iperf3's", id, n, perr)
+		}
+		extra[n] = st
+		return o, nil
+	}
+	res, err := ndr.Search(ctx, ndr.Config{
+		LossPercent: lossPercent, UpperBps: sc.UpperBps, ResolutionPercent: sc.ResolutionPercent, MaxTrials: sc.MaxTrials,
+	}, trial)
+	fillSearch(&sr, res, extra)
+	if err != nil {
+		sr.Error = err.Error()
+	}
+	s.Logf("%s: %s", id, searchLine(sr))
+	if werr := s.Results.PutSearch(sr); werr != nil && err == nil {
+		err = werr
+	}
+	return sr, err
+}
+
+// fillSearch copies the search's outcome and trials into the schema, with
+// what the harness kept of each trial (start, packet rates, evidence).
+func fillSearch(sr *results.SearchResult, res ndr.Result, extra map[int]results.SearchTrial) {
+	sr.Found, sr.RateBps = res.Found, res.RateBps
+	if res.Found && sr.LengthBytes > 0 {
+		sr.RatePps = res.RateBps / (8 * float64(sr.LengthBytes))
+	}
+	sr.LowerBps, sr.UpperBps = res.LowerBps, res.UpperBps
+	sr.FinalLowerBps, sr.FinalUpperBps = res.FinalLowerBps, res.FinalUpperBps
+	sr.StopReason = res.StopReason
+	sr.Trials = nil
+	for _, t := range res.Trials {
+		st := extra[t.N]
+		st.N, st.Phase, st.RequestedBps = t.N, string(t.Phase), t.RateBps
+		st.OfferedBps, st.DeliveredBps, st.LossPercent = t.OfferedBps, t.DeliveredBps, t.LossPercent
+		st.Pass, st.Reason, st.Error = t.Pass, t.Reason, t.Err
+		sr.Trials = append(sr.Trials, st)
+	}
+}
+
+func rateText(bps float64) string {
+	if bps == 0 {
+		return "unlimited (-b 0)"
+	}
+	return results.FormatBps(bps)
+}
+
+// searchLine is the console summary of a search.
+func searchLine(sr results.SearchResult) string {
+	if !sr.Found {
+		return fmt.Sprintf("%s none found after %d trials: %s", sr.Kind, len(sr.Trials), sr.StopReason)
+	}
+	return fmt.Sprintf("%s %s (%s at %d B) after %d trials: %s", sr.Kind, results.FormatBps(sr.RateBps),
+		results.FormatPps(sr.RatePps), sr.LengthBytes, len(sr.Trials), sr.StopReason)
+}
+
+// addPPSBudget adds the small-packet profiles and the searches to a run's
+// budget (RunBudget): each window at its length plus the iperf_server
+// interval, each search at its trial budget.
+func addPPSBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
+	n := 0
+	for _, id := range iperf3.PPSIDs() {
+		if SelectedPPS(cfg, id) {
+			n++
+		}
+	}
+	if n > 0 {
+		window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
+		add("measure the small-packet profiles", time.Duration(n*cfg.Traffic.Repeats)*window,
+			"%d pps profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", n, cfg.Traffic.Repeats)
+	}
+	sc := cfg.PPS.Search
+	if sc.MaxTrials <= 0 { // a config built without the pps section (tests)
+		return
+	}
+	searches := len(sc.Searches())
+	add("the zero-loss searches", time.Duration(searches*sc.MaxTrials)*(sc.TrialDuration+listen),
+		"%d search(es) × pps.search.max_trials %d × (pps.search.trial_duration + iperf_server)", searches, sc.MaxTrials)
+}
