@@ -33,6 +33,9 @@ type Results struct {
 	Timings     []Timing          `json:"timings"`
 	Thresholds  []ThresholdResult `json:"thresholds"`
 	Errors      []string          `json:"errors"`
+	// Latency holds the latency profiles (sockperf, first packets); absent
+	// in files written before they existed.
+	Latency []LatencyResult `json:"latency,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

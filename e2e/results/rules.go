@@ -34,7 +34,7 @@ const (
 // function), so a rule that passes validation is never "invalid" at
 // evaluation time.
 func ThresholdMetrics() []string {
-	return []string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}
+	return append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, LatencyMetrics()...)
 }
 
 // RuleValueProblem says what is wrong with the value of a rule ("" when
@@ -62,6 +62,12 @@ func RuleValueProblem(metric, op string, v float64) string {
 func MetricValueProblem(metric string, v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "must be a finite number"
+	}
+	if IsLatencyMetric(metric) && v <= 0 {
+		if metric == MetricFirstPacketRatio {
+			return "must be > 0 for " + metric + " (a ratio, 1.0 = the first packet as fast as the rest)"
+		}
+		return "must be > 0 for " + metric + " (microseconds, round trip)"
 	}
 	switch metric {
 	case MetricDelivered, MetricOffered:

@@ -46,7 +46,13 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 	}
 	var actual float64
 	var what string
-	if r.Metric == MetricGain {
+	if IsLatencyMetric(r.Metric) {
+		var why string
+		if actual, what, why = latencyActual(r, files); why != "" {
+			res.Reason = why
+			return res
+		}
+	} else if r.Metric == MetricGain {
 		a, b := profileIn(files, r.Profile, PathASAP2), profileIn(files, r.Profile, PathBaseline)
 		switch {
 		case a == nil || a.Summary.Delivered.N == 0:
@@ -112,7 +118,12 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 
 // FormatMetric writes a threshold value in its metric's unit.
 func FormatMetric(metric string, v float64) string {
+	if IsLatencyMetric(metric) && metric != MetricFirstPacketRatio {
+		return FormatMicros(v)
+	}
 	switch metric {
+	case MetricFirstPacketRatio:
+		return fmt.Sprintf("%g×", v)
 	case MetricDelivered, MetricOffered:
 		return FormatBps(v)
 	case MetricLoss:

@@ -159,6 +159,7 @@ func clone(r Results) Results {
 		}
 	}
 	out.Errors = slices.Clone(r.Errors)
+	out.Latency = cloneLatency(r.Latency)
 	return out
 }
 
