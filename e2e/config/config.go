@@ -34,6 +34,7 @@ type Config struct {
 	Offload     Offload                 `yaml:"offload"`
 	Intervals   map[string]Interval     `yaml:"intervals"`
 	Thresholds  []results.ThresholdRule `yaml:"thresholds"`
+	Latency     Latency                 `yaml:"latency"`
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).

@@ -26,11 +26,14 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
-		path := "asap2"
+		path, profile := "asap2", "tcp-p1"
 		if m == results.MetricGain {
 			path = ""
 		}
-		fmt.Fprintf(&b, "  - {name: r%d, profile: tcp-p1, path: %q, metric: %s, op: \">=\", value: 1}\n", i, path, m)
+		if results.IsLatencyMetric(m) {
+			profile = results.LatencyIdleID
+		}
+		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}
 	file := filepath.Join(t.TempDir(), "thresholds.yaml")
 	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {

@@ -145,6 +145,7 @@ func (c *Config) validate(o options) Problems {
 	v.hypervisors()
 	v.traffic()
 	v.offload()
+	v.latency()
 	v.intervals()
 	v.thresholds()
 	return v.probs
@@ -680,7 +681,11 @@ func (v *validator) thresholds() {
 			names[t.Name] = true
 		}
 		if v.required(p+".profile", t.Profile, "") {
-			v.profile(p+".profile", t.Profile)
+			if results.IsLatencyMetric(t.Metric) {
+				v.oneOf(p+".profile", t.Profile, results.LatencyProfileIDs())
+			} else {
+				v.profile(p+".profile", t.Profile)
+			}
 		}
 		metricOK := v.required(p+".metric", t.Metric, strings.Join(ThresholdMetrics, ", ")) &&
 			v.oneOf(p+".metric", t.Metric, ThresholdMetrics)
