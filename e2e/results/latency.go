@@ -91,6 +91,7 @@ type LatencyLoad struct {
 	OfferedBps      float64 `json:"offered_bps"`
 	LossPercent     float64 `json:"loss_percent,omitempty"`
 	Retransmits     int64   `json:"retransmits,omitempty"`
+	EvidenceFile    string  `json:"evidence_file,omitempty"` // the load's raw iperf3 -J output(s)
 	Error           string  `json:"error,omitempty"`
 }
 

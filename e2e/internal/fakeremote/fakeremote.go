@@ -165,7 +165,10 @@ func (f *Runner) Run(ctx context.Context, cmd string) (remote.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return remote.Result{Target: f.name, Cmd: cmd, ExitCode: -1}, err
 	}
-	if f.Play != nil {
+	f.mu.Lock()
+	_, scripted := f.script[cmd]
+	f.mu.Unlock()
+	if f.Play != nil && !scripted {
 		switch {
 		case strings.HasPrefix(cmd, "iperf3 -c "):
 			return f.Play.runClient(ctx, f, cmd)
