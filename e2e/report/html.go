@@ -69,6 +69,7 @@ func HTML(s *Set, o Options) []byte {
 			b.WriteString("</ul>\n")
 		}
 	}
+	writeLatencyHTML(&b, s)
 	writeIntervalCharts(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))
 	b.WriteString("</body></html>\n")

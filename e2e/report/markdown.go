@@ -55,6 +55,7 @@ func Markdown(s *Set, o Options) string {
 			b.WriteString("\n")
 		}
 	}
+	writeLatency(&b, s)
 	writeSpread(&b, s)
 	writeChecks(&b, s)
 	writeThresholds(&b, s, o)
