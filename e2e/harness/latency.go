@@ -197,10 +197,18 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 		m, err := iperf3.Run(lctx, lin)
 		done <- loadResult{m, err}
 	}()
+	// stoppedByUs is set when the harness stops the load because the
+	// latency measurement failed or was cancelled: its end is then not a
+	// failure of the load.
+	stoppedByUs := false
 	finishLoad := func(lres loadResult) error {
 		lr.Load.DeliveredBps, lr.Load.OfferedBps = lres.m.Result.DeliveredBps, lres.m.Result.OfferedBps
 		lr.Load.LossPercent, lr.Load.Retransmits = lres.m.Result.LossPercent, lres.m.Result.Retransmits
 		lr.Load.EvidenceFile = s.saveIperfEvidence("latency/"+lr.ID+"-load", lres.m)
+		if lres.err != nil && stoppedByUs && errors.Is(lres.err, context.Canceled) {
+			lr.Load.Error = "stopped by the harness: the latency measurement did not complete"
+			return nil
+		}
 		if lres.err != nil {
 			lr.Load.Error = lres.err.Error()
 			return fmt.Errorf("the load %s: %w", load.ID, lres.err)
@@ -210,6 +218,7 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 	select {
 	case t := <-started:
 		if err := wait.Sleep(ctx, time.Until(t.Add(l.Settle))); err != nil {
+			stoppedByUs = true
 			cancel()
 			return srv.Measurement(), errors.Join(err, finishLoad(<-done))
 		}
@@ -218,6 +227,7 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 	}
 	m, perr := srv.Ping(ctx)
 	if perr != nil {
+		stoppedByUs = true
 		cancel()
 	}
 	lerr := finishLoad(<-done)

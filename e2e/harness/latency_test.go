@@ -178,3 +178,22 @@ func TestLatencyBudget(t *testing.T) {
 		}
 	}
 }
+
+// When sockperf fails under load, the harness stops the load: that is not
+// reported as a failure of the load (the lab showed "context canceled").
+func TestLatencyUnderLoadSockperfFails(t *testing.T) {
+	s, _, guests := latencySession(t, func(secs int) time.Duration { return time.Duration(secs) * time.Second })
+	pp := sockperf.ClientCommand(s.Topology.Servers[0].DataIP, 11111, 64, time.Second)
+	guests[1].On(pp, fakeremote.Reply{Stdout: fakeremote.ReadFile(t, "../sockperf/testdata/v3.7-pp-udp-noserver.txt")})
+	start := time.Now()
+	lr, err := s.RunLatency(context.Background(), shape(results.LatencyLoadID))
+	if err == nil || !strings.Contains(err.Error(), "No messages were received") || strings.Contains(err.Error(), "the load") {
+		t.Fatalf("error %v", err)
+	}
+	if lr.Load == nil || lr.Load.Error != "stopped by the harness: the latency measurement did not complete" {
+		t.Errorf("load %+v", lr.Load)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the load was not stopped: %s", took)
+	}
+}
