@@ -78,6 +78,7 @@ func TestParseRecordedFailures(t *testing.T) {
 	for file, want := range map[string]string{
 		"v3.7-pp-tcp-refused.txt":     "Can`t connect socket (errno=111 Connection refused)",
 		"v3.7-pp-udp-noserver.txt":    "No messages were received from the server",
+		"v3.7-lab-pp-udp-novalid.txt": "No valid observations found",
 		"v3.7-version.txt":            `no "[Valid Duration]" line`,
 		"ping-iputils20221126-c5.txt": `no "====> avg-..." line`,
 	} {
