@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,7 @@ func latencyBudget(cfg *config.Config) (time.Duration, string) {
 			rules = append(rules, p.ID+": command + first_packet_flows × (first_packet_idle + the pings + latency.grace)")
 		}
 	}
-	return total, fmt.Sprintf("%v", rules)
+	return total, strings.Join(rules, "; ")
 }
 
 func (s *Session) sockperfInput() sockperf.RunInput {
