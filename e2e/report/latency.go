@@ -244,7 +244,9 @@ func latencyChart(es []LatencyEntry) string {
 		w, h                   = 960, 340
 		left, right, top, base = 70, 20, 40, 290
 	)
-	decLo, decHi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	// The axis starts at least a factor 3 below the smallest value, so
+	// that the smallest bar is visible.
+	decLo, decHi := math.Floor(math.Log10(lo/3)), math.Ceil(math.Log10(hi))
 	if decHi <= decLo {
 		decHi = decLo + 1
 	}
@@ -295,7 +297,7 @@ func latencyChart(es []LatencyEntry) string {
 			if bar.mark > 0 {
 				fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="3" fill="#1a202c"/>`, cx, y(bar.mark))
 			}
-			fmt.Fprintf(&b, `<text class="val" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, cx, math.Min(vy, y(math.Max(bar.high, bar.mark)))-6, esc(results.FormatMicros(bar.value)))
+			fmt.Fprintf(&b, `<text class="val" x="%.1f" y="%.1f" text-anchor="start">%s</text>`, cx+barW/4+3, vy-3, esc(results.FormatMicros(bar.value)))
 		}
 		fmt.Fprintf(&b, `<text class="rowlabel" x="%.1f" y="%d" text-anchor="middle">%s</text>`, gx+gw/2, base+18, esc(g.label))
 	}
