@@ -16,12 +16,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
-// LoadTail is how much longer the load of lat-load runs than latency.settle
-// + latency.duration: the sockperf client's own start over SSH. The harness
-// checks afterwards that the load outlasted the latency window, and fails
-// the profile when it did not.
-const LoadTail = 3 * time.Second
-
 // SelectedLatency returns the latency profiles the config selects, in
 // catalogue order.
 func SelectedLatency(cfg *config.Config) []results.LatencyShape {
@@ -46,9 +40,9 @@ func latencyBudget(cfg *config.Config) (time.Duration, string) {
 			total += 2*cmd + listen + l.Duration + l.Grace
 			rules = append(rules, p.ID+": 2 × command (versions) + iperf_server + latency.duration + latency.grace")
 		case results.LatencyUnderLoad:
-			load := l.Settle + l.Duration + LoadTail
+			load := loadDuration(l)
 			total += 2*cmd + listen + l.Duration + l.Grace + 2*cmd + listen + load + listen
-			rules = append(rules, p.ID+": sockperf's + the load's (iperf3 -t latency.settle + latency.duration + 3s, + iperf_server)")
+			rules = append(rules, p.ID+": sockperf's + the load's (iperf3 -t latency.settle + latency.duration + latency.grace, + iperf_server)")
 		case results.LatencyFirstPacket:
 			flow := l.FirstPacketIdle + time.Duration(l.FirstPacketPings-1)*sockperf.PingInterval + sockperf.PingReplyWait + l.Grace
 			total += cmd + time.Duration(l.FirstPacketFlows)*flow
@@ -166,7 +160,7 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 	if load.ID == "" {
 		return sockperf.Measurement{}, fmt.Errorf("latency.load_profile %q is not an iperf3 profile", l.LoadProfile)
 	}
-	loadDur := (l.Settle + l.Duration + LoadTail + time.Second - 1).Truncate(time.Second)
+	loadDur := loadDuration(l)
 	lr.Load = &results.LatencyLoad{Profile: load.ID, DurationSeconds: loadDur.Seconds(), SettleSeconds: l.Settle.Seconds()}
 	srv, err := sockperf.Start(ctx, in)
 	if err != nil {
@@ -243,6 +237,15 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 			load.ID, ended.UTC().Format("15:04:05.000"), m.Ended.UTC().Format("15:04:05.000"))
 	}
 	return m, nil
+}
+
+// loadDuration is the load's iperf3 -t: latency.settle + latency.duration +
+// latency.grace in whole seconds up, so that the load outlasts the sockperf
+// client even when the client takes all of its bound (on the lab a 3 s
+// client took 5.3 s over SSH). The harness still checks afterwards that the
+// load outlasted the latency window, and fails the profile when it did not.
+func loadDuration(l config.Latency) time.Duration {
+	return (l.Settle + l.Duration + l.Grace + time.Second - 1).Truncate(time.Second)
 }
 
 // firstPacket runs the first-packet profile.
