@@ -35,6 +35,7 @@ type Config struct {
 	Intervals   map[string]Interval     `yaml:"intervals"`
 	Thresholds  []results.ThresholdRule `yaml:"thresholds"`
 	PPS         PPS                     `yaml:"pps"` // small packets and the zero-loss search (pps.go)
+	Latency     Latency                 `yaml:"latency"`
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).

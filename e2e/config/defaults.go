@@ -194,6 +194,8 @@ func (c *Config) applyDefaults() {
 		c.Offload.CountersMinFlowPackets = DefaultCountersMinFlowPackets
 	}
 
+	c.applyLatencyDefaults()
+
 	// Intervals: every known name gets its default; a name in the file
 	// keeps the fields it gives and takes the default for the others.
 	merged := make(map[string]Interval, len(DefaultIntervals)+len(c.Intervals))

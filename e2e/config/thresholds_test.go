@@ -26,13 +26,14 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
-		path := "asap2"
+		path, profile := "asap2", "tcp-p1"
 		if m == results.MetricGain {
 			path = ""
 		}
-		profile := "tcp-p1"
 		if results.IsSearchMetric(m) { // a search's rate names the search
 			profile = results.SearchID(map[bool]string{true: results.SearchNDR, false: results.SearchPDR}[m == results.MetricNDR], 1, 64)
+		} else if results.IsLatencyMetric(m) {
+			profile = results.LatencyIdleID
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}

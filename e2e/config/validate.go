@@ -145,6 +145,7 @@ func (c *Config) validate(o options) Problems {
 	v.hypervisors()
 	v.traffic()
 	v.offload()
+	v.latency()
 	v.intervals()
 	v.thresholds()
 	v.pps()
@@ -683,6 +684,8 @@ func (v *validator) thresholds() {
 		if v.required(p+".profile", t.Profile, "") {
 			if results.IsSearchMetric(t.Metric) {
 				v.searchProfile(p+".profile", t.Metric, t.Profile)
+			} else if results.IsLatencyMetric(t.Metric) {
+				v.oneOf(p+".profile", t.Profile, results.LatencyProfileIDs())
 			} else {
 				v.profile(p+".profile", t.Profile)
 			}

@@ -60,6 +60,9 @@ func RunBudget(cfg *config.Config) Budget {
 	add("measure the profiles", time.Duration(len(profiles)*cfg.Traffic.Repeats)*window,
 		"%d profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", len(profiles), cfg.Traffic.Repeats)
 	addPPSBudget(cfg, listen, add)
+	if d, rule := latencyBudget(cfg); d > 0 {
+		add("measure latency", d, "%s", rule)
+	}
 	add("tear down", iv(config.IntervalDelete)+iv(config.IntervalAPIRetry), "intervals delete + api_retry (leak check)")
 	// One step that runs to its bound: the longest of a remote command, a
 	// UDP run lost at setup every time (iperf3 waits 30 s per attempt), a

@@ -28,6 +28,10 @@ type CompareOptions struct {
 	// regression (when both runs have it, unless IgnoreCPU).
 	CPUTolerancePercent float64 `json:"cpu_tolerance_percent,omitempty"`
 	IgnoreCPU           bool    `json:"ignore_cpu,omitempty"`
+	// LatencyTolerancePercent: a candidate latency (p99; the first-packet
+	// median) higher than the accepted one by more than this percentage is
+	// a regression.
+	LatencyTolerancePercent float64
 }
 
 // Delta statuses.
@@ -77,6 +81,7 @@ type Comparison struct {
 	Rows        []DeltaRow     `json:"rows"`
 	Env         []EnvDiff      `json:"environment_differences"`
 	Regressions int            `json:"regressions"`
+	Latency     []LatencyDelta `json:"latency,omitempty"`
 }
 
 // Failed reports whether the gate fails.
@@ -111,6 +116,12 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 	}
 	c.Rows = append(c.Rows, compareSearches(accepted, candidate, o)...)
 	for _, r := range c.Rows {
+		if r.Regression {
+			c.Regressions++
+		}
+	}
+	c.Latency = compareLatency(accepted, candidate, o)
+	for _, r := range c.Latency {
 		if r.Regression {
 			c.Regressions++
 		}
@@ -246,6 +257,7 @@ func (c Comparison) Markdown() string {
 		rows = append(rows, []string{r.Profile, pathName(r.Path), acc, cand, delta, lossCell, ev, r.Status, strings.Join(r.Notes, "; ")})
 	}
 	b.WriteString(mdTable([]string{"Profile", "Path", "Accepted delivered", "Candidate delivered", "Δ delivered", "Loss", "Evidence", "Status", "Notes"}, rows))
+	b.WriteString(latencyDeltaMarkdown(c))
 	b.WriteString("\n## Environment differences\n\n")
 	if len(c.Env) == 0 {
 		b.WriteString("None (NIC driver and firmware, OVS, kernels, iperf3, MTU, hypervisors are the same).\n")

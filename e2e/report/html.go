@@ -70,6 +70,7 @@ func HTML(s *Set, o Options) []byte {
 		}
 	}
 	b.WriteString(ppsSectionsHTML(s))
+	writeLatencyHTML(&b, s)
 	writeIntervalCharts(&b, s)
 	writeCPUChart(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))

@@ -141,6 +141,7 @@ func Validate(r *Results) error {
 		checkVerdicts(k+".offload", pr.Offload, add)
 	}
 	checkVerdicts("offload", r.Offload, add)
+	validateLatency(r, add)
 	for i, t := range r.Timings {
 		if t.Phase == "" {
 			add("timings[%d].phase: must be set", i)

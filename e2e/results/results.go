@@ -36,6 +36,9 @@ type Results struct {
 	// Searches are the zero-loss / partial-drop searches (pps.go); absent
 	// in files written before them.
 	Searches []SearchResult `json:"searches,omitempty"`
+	// Latency holds the latency profiles (sockperf, first packets); absent
+	// in files written before they existed.
+	Latency []LatencyResult `json:"latency,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

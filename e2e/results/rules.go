@@ -35,7 +35,8 @@ const (
 // evaluation time.
 func ThresholdMetrics() []string {
 	m := append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, CPUMetrics...)
-	return append(m, PacketMetrics()...)
+	m = append(m, PacketMetrics()...)
+	return append(m, LatencyMetrics()...)
 }
 
 // RuleValueProblem says what is wrong with the value of a rule ("" when
@@ -63,6 +64,12 @@ func RuleValueProblem(metric, op string, v float64) string {
 func MetricValueProblem(metric string, v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "must be a finite number"
+	}
+	if IsLatencyMetric(metric) && v <= 0 {
+		if metric == MetricFirstPacketRatio {
+			return "must be > 0 for " + metric + " (a ratio, 1.0 = the first packet as fast as the rest)"
+		}
+		return "must be > 0 for " + metric + " (microseconds, round trip)"
 	}
 	switch metric {
 	case MetricDelivered, MetricOffered, MetricNDR, MetricPDR:

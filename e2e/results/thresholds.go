@@ -47,7 +47,13 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 	}
 	var actual float64
 	var what string
-	if slices.Contains(PacketMetrics(), r.Metric) {
+	if IsLatencyMetric(r.Metric) {
+		var why string
+		if actual, what, why = latencyActual(r, files); why != "" {
+			res.Reason = why
+			return res
+		}
+	} else if slices.Contains(PacketMetrics(), r.Metric) {
 		var ok bool
 		if actual, what, ok = evaluatePacketMetric(r, files); !ok {
 			res.Reason = what
@@ -129,7 +135,12 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 
 // FormatMetric writes a threshold value in its metric's unit.
 func FormatMetric(metric string, v float64) string {
+	if IsLatencyMetric(metric) && metric != MetricFirstPacketRatio {
+		return FormatMicros(v)
+	}
 	switch metric {
+	case MetricFirstPacketRatio:
+		return fmt.Sprintf("%g×", v)
 	case MetricDelivered, MetricOffered:
 		return FormatBps(v)
 	case MetricLoss:

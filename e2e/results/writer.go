@@ -160,6 +160,7 @@ func clone(r Results) Results {
 	}
 	out.Errors = slices.Clone(r.Errors)
 	out.Searches = cloneSearches(r.Searches)
+	out.Latency = cloneLatency(r.Latency)
 	return out
 }
 

@@ -62,6 +62,25 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	})
 
 	ppsSpecs() // pps_test.go: small packets and the zero-loss search
+	Describe("Latency", func() {
+		for _, l := range results.LatencyCatalogue() {
+			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {
+				if !session.Config.LatencySelected(l.ID) {
+					Skip(fmt.Sprintf("%s is not in latency.profiles of %s", l.ID, session.Config.File))
+				}
+				By(fmt.Sprintf("measuring %s (%s)", l.ID, l.Name))
+				lr, err := session.RunLatency(ctx, l)
+				framework.ExpectNoError(err, "running %s", l.Name)
+				Expect(lr.OK()).To(BeTrue(), "%s has no result", l.Name)
+				By(fmt.Sprintf("comparing %s with its thresholds", l.ID))
+				got, err := session.ThresholdsFor(l.ID)
+				framework.ExpectNoError(err, "evaluating thresholds of %s", l.ID)
+				for _, t := range got {
+					Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)
+				}
+			})
+		}
+	})
 })
 
 // profileLabels selects a profile by protocol, by "throughput" and by its

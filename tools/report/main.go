@@ -39,7 +39,7 @@ func main() {
 
 const usage = `usage:
   report render  [-o DIR] [-name NAME] [-title TEXT] [-thresholds FILE] [-seed-layout] [-fail-on-threshold] RESULTS.json...
-  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
+  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-latency-tolerance PCT] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -179,6 +179,7 @@ func compare(args []string, stdout, stderr io.Writer) int {
 	var o report.CompareOptions
 	fs.Float64Var(&o.TolerancePercent, "tolerance", 5, "allowed drop of the delivered median, percent")
 	fs.Float64Var(&o.LossTolerancePoints, "loss-tolerance", 1, "allowed rise of the UDP loss median, percentage points")
+	fs.Float64Var(&o.LatencyTolerancePercent, "latency-tolerance", 25, "allowed rise of a latency profile's p99 (first packet: its median), percent")
 	fs.BoolVar(&o.IgnoreLoss, "ignore-loss", false, "do not gate on UDP loss")
 	fs.BoolVar(&o.AllowMissing, "allow-missing", false, "a profile missing from the candidate is not a regression")
 	fs.BoolVar(&o.IgnoreEvidence, "ignore-evidence", false, "an offload evidence downgrade is not a regression")
@@ -193,8 +194,8 @@ func compare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "report compare: want ACCEPTED and CANDIDATE, got %d argument(s)\n%s", fs.NArg(), usage)
 		return 2
 	}
-	if o.TolerancePercent < 0 || o.LossTolerancePoints < 0 || o.CPUTolerancePercent < 0 {
-		fmt.Fprintf(stderr, "report compare: tolerances must be >= 0, got -tolerance %v -loss-tolerance %v -cpu-tolerance %v\n", o.TolerancePercent, o.LossTolerancePoints, o.CPUTolerancePercent)
+	if o.TolerancePercent < 0 || o.LossTolerancePoints < 0 || o.CPUTolerancePercent < 0 || o.LatencyTolerancePercent < 0 {
+		fmt.Fprintf(stderr, "report compare: tolerances must be >= 0, got -tolerance %v -loss-tolerance %v -cpu-tolerance %v -latency-tolerance %v\n", o.TolerancePercent, o.LossTolerancePoints, o.CPUTolerancePercent, o.LatencyTolerancePercent)
 		return 2
 	}
 	acc, err := loadSet(strings.Split(fs.Arg(0), ","))

@@ -141,6 +141,9 @@ type Runner struct {
 	calls  map[string]int
 
 	Play *IperfPlay
+	// Starts, when set, answers background commands other than the iperf3
+	// servers Play serves (a sockperf server): ok false = not its command.
+	Starts func(ctx context.Context, cmd string) (p remote.Process, ok bool)
 }
 
 // New is a fake guest or hypervisor called name, with no script.
@@ -162,7 +165,10 @@ func (f *Runner) Run(ctx context.Context, cmd string) (remote.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return remote.Result{Target: f.name, Cmd: cmd, ExitCode: -1}, err
 	}
-	if f.Play != nil {
+	f.mu.Lock()
+	_, scripted := f.script[cmd]
+	f.mu.Unlock()
+	if f.Play != nil && !scripted {
 		switch {
 		case strings.HasPrefix(cmd, "iperf3 -c "):
 			return f.Play.runClient(ctx, f, cmd)
@@ -203,6 +209,11 @@ func (f *Runner) Run(ctx context.Context, cmd string) (remote.Result, error) {
 
 func (f *Runner) Start(ctx context.Context, cmd string) (remote.Process, error) {
 	f.w.record(f.name, "start: "+cmd)
+	if f.Starts != nil {
+		if p, ok := f.Starts(ctx, cmd); ok {
+			return p, nil
+		}
+	}
 	if f.Play == nil || !strings.HasPrefix(cmd, "iperf3 -s ") {
 		f.w.mu.Lock()
 		f.w.unexpected = append(f.w.unexpected, f.name+": start: "+cmd)
