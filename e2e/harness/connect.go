@@ -191,6 +191,14 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 			}
 			h.OVSVersion = v
 		}
+		if out := run(hvr, "tc -V"); out != "" {
+			v, err := envinfo.ParseTCVersion([]byte(out))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: tc -V: %v", srv.Hypervisor, err))
+			} else {
+				h.TCVersion = v.String()
+			}
+		}
 		nic, err := s.representor(ctx, srv.Hypervisor, srv.DataPortID)
 		if err != nil {
 			problems = append(problems, err.Error())
