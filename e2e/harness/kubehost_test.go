@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
@@ -219,5 +222,31 @@ func TestCollectEnvironmentTCAndHostTools(t *testing.T) {
 	got = s.Results.Snapshot()
 	if got.Environment.Hypervisors[1].TCVersion != "" || len(got.Errors) != 1 || !strings.Contains(got.Errors[0], hv1+`: tc -V: expected "tc utility, iproute2-VERSION`) {
 		t.Errorf("tc -V unreadable: version %q, errors %v", got.Environment.Hypervisors[1].TCVersion, got.Errors)
+	}
+}
+
+// The leak check's Kubernetes share: this run's debug pods, by label.
+func TestLeakedDebugPods(t *testing.T) {
+	s, _ := kubeSession(t, "img")
+	in := kube.DebugPodInput{Name: "asap2e2e-" + s.RunID + "-debug-cmp-1", Prefix: "asap2e2e", RunID: s.RunID, Node: "cmp-1", Image: "img"}
+	other := in
+	other.Name, other.RunID = "asap2e2e-20261201t000000-0000-debug-cmp-1", "20261201t000000-0000"
+	cs := k8sfake.NewClientset(kube.DebugPodSpec("openstack", in), kube.DebugPodSpec("openstack", other))
+	if got, err := s.leakedDebugPods(context.Background()); err != nil || got != nil {
+		t.Errorf("no cluster (never connected): %v, %v", got, err)
+	}
+	s.kube = kube.NewClusterForClient(cs, config.Kubernetes{Namespace: "openstack"}, kube.Options{})
+	got, err := s.leakedDebugPods(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Kind != "kubernetes pod" || got[0].ID != "openstack/"+in.Name || got[0].Action != "would delete" {
+		t.Errorf("leaks %+v", got)
+	}
+	if n, _ := cs.CoreV1().Pods("openstack").List(context.Background(), metav1.ListOptions{}); len(n.Items) != 2 {
+		t.Errorf("the leak check deleted pods")
+	}
+	if line := DescribeLeft(&fixtures.SweepReport{Resources: got}); line != "kubernetes pod "+in.Name+" (openstack/"+in.Name+")" {
+		t.Errorf("DescribeLeft: %q", line)
 	}
 }

@@ -64,6 +64,7 @@ type Session struct {
 	// cleaner is the run's (Provision's): a node debug pod registers its
 	// delete with it.
 	cleaner fixtures.Cleaner
+
 	dialer *remote.Dialer
 	// dataIfaces caches each guest's data interface name (by server index).
 	ifaceMu    sync.Mutex

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
@@ -254,6 +255,12 @@ func (c *Cluster) DeletePod(ctx context.Context, name string, iv config.Interval
 		}
 		return false, err
 	})
+}
+
+// NewClusterForClient is a Cluster on an existing clientset (client-go's
+// fake in tests): discovery, debug pods and sweeps, no exec (no REST config).
+func NewClusterForClient(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluster {
+	return clusterFor(cs, k, o)
 }
 
 // Namespace is where the OVS pods and the debug pods are.

@@ -260,7 +260,7 @@ func TestSweepDebugPods(t *testing.T) {
 		mk(podName, "asap2e2e", runID, time.Hour),
 		mk("asap2e2e-20261201t080000-cdef-debug-cmp-2", "asap2e2e", "20261201t080000-cdef", 50*time.Hour),
 		mk("other-20261201t080000-cdef-debug-cmp-2", "other", "20261201t080000-cdef", 50*time.Hour), // another prefix
-		ovsPod("asap2e2e-lookalike", "cmp-1"), // the prefix in its name, not our labels
+		ovsPod("asap2e2e-lookalike", "cmp-1"),                                                       // the prefix in its name, not our labels
 	}
 	sweep := func(in SweepInput) ([]SweptPod, *fake.Clientset) {
 		t.Helper()
