@@ -198,6 +198,11 @@ type Kubernetes struct {
 	// NodeNames maps a hypervisor name (as Nova reports it) to its
 	// Kubernetes node name; a hypervisor not listed is its own node name.
 	NodeNames map[string]string `yaml:"node_names"`
+	// DebugImage is the image of the node debug pod the harness creates on
+	// a hypervisor's node when the OVS container lacks host tools (tc,
+	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
+	// an error naming the node and the tools.
+	DebugImage string `yaml:"debug_image"`
 }
 
 // NodeName is the Kubernetes node of hypervisor hv.
@@ -294,6 +299,7 @@ const (
 	IntervalAPIRetry      = "api_retry"      // retries of safe API calls on 5xx / dropped connection
 	IntervalIperfServer   = "iperf_server"   // iperf3 server listening
 	IntervalCommand       = "command"        // default bound of one remote command
+	IntervalDebugPod      = "debug_pod"      // a node debug pod Running, and gone after its delete
 )
 
 // DefaultIntervals are used for every name not given in the file.
@@ -306,6 +312,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalAPIRetry:      {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
 	IntervalIperfServer:   {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
 	IntervalCommand:       {Timeout: 2 * time.Minute, Poll: time.Second},
+	IntervalDebugPod:      {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
 }
 
 // IntervalNames returns the known interval names, sorted.

@@ -493,6 +493,9 @@ func (v *validator) kubernetes() {
 			v.bad(joinMapKey("hypervisors.kubernetes.node_names", name), "must be a Kubernetes node name (lower-case letters, digits, '-' and '.')", node)
 		}
 	}
+	if k.DebugImage != "" && (strings.TrimSpace(k.DebugImage) != k.DebugImage || strings.ContainsAny(k.DebugImage, " \t\r\n\x00")) {
+		v.bad("hypervisors.kubernetes.debug_image", "must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13)", k.DebugImage)
+	}
 }
 
 func (v *validator) traffic() {

@@ -62,3 +62,23 @@ func FuzzParseOVSVersion(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseTCVersion(f *testing.F) {
+	seedAll(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ParseTCVersion(data)
+		if err != nil {
+			if v != (TCVersion{}) {
+				t.Errorf("error %v with a value %+v", err, v)
+			}
+			return
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		if v.IPRoute2 == "" || strings.ContainsAny(v.IPRoute2+v.Libbpf, " \t,") {
+			t.Errorf("version %+v: empty or not one word", v)
+		}
+		if strings.TrimSpace(first) != "tc utility, "+v.String() {
+			t.Errorf("String() %q does not give back the first line %q", v.String(), first)
+		}
+	})
+}

@@ -105,7 +105,15 @@ func (s *Session) connectKube(ctx context.Context, hv string) error {
 	}
 	s.hvPods[hv] = r.Pod()
 	s.Logf("%s: commands run in %s on node %s", hv, r.Pod(), r.Pod().Node)
-	s.Hypervisors[hv] = s.bounded(r)
+	routed, ht, err := s.kubeHostTools(ctx, hv, r, r.Pod().Node, s.kube, func(p kube.Pod) (remote.Runner, error) { return s.kube.RunnerIn(hv, p) })
+	if s.hvTools == nil {
+		s.hvTools = map[string]hostTools{}
+	}
+	s.hvTools[hv] = ht
+	if err != nil {
+		return err
+	}
+	s.Hypervisors[hv] = s.bounded(routed)
 	return nil
 }
 
@@ -183,6 +191,11 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 			OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
 		if pod, ok := s.hvPods[srv.Hypervisor]; ok {
 			h.Transport, h.Pod, h.Container = config.HypervisorAccessKubernetes, pod.Namespace+"/"+pod.Name, pod.Container
+			ht := s.hvTools[srv.Hypervisor]
+			h.OVSContainerTools = ht.inOVS
+			if ht.debug != nil {
+				h.HostToolsPod, h.HostToolsContainer = ht.debug.Namespace+"/"+ht.debug.Name, ht.debug.Container
+			}
 		}
 		if out := run(hvr, "ovs-vsctl --version"); out != "" {
 			v, err := envinfo.ParseOVSVersion([]byte(out))
@@ -190,6 +203,14 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 				problems = append(problems, fmt.Sprintf("%s: ovs-vsctl --version: %v", srv.Hypervisor, err))
 			}
 			h.OVSVersion = v
+		}
+		if out := run(hvr, "tc -V"); out != "" {
+			v, err := envinfo.ParseTCVersion([]byte(out))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", srv.Hypervisor, err)) // the error names tc -V
+			} else {
+				h.TCVersion = v.String()
+			}
 		}
 		nic, err := s.representor(ctx, srv.Hypervisor, srv.DataPortID)
 		if err != nil {

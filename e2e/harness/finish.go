@@ -37,13 +37,25 @@ func (s *Session) ThresholdsFor(id string) ([]results.ThresholdResult, error) {
 // run's id. It is the suite's last word: anything listed is a leak (unless
 // keep_topology is set, when it lists what was kept).
 func (s *Session) LeakCheck(ctx context.Context) (*fixtures.SweepReport, error) {
-	return fixtures.Sweep(ctx, fixtures.SweepInput{
+	rep, err := fixtures.Sweep(ctx, fixtures.SweepInput{
 		Clients:  s.fixtureClients(),
 		Prefix:   s.Config.Run.NamePrefix,
 		RunID:    s.RunID,
 		Interval: s.Config.Interval(config.IntervalDelete),
 		Logf:     s.Logf,
 	})
+	if err != nil {
+		return rep, err
+	}
+	// The node debug pods of hypervisors.access: kubernetes, by the run's
+	// label (kubehost.go).
+	pods, err := s.leakedDebugPods(ctx)
+	rep.Resources = append(rep.Resources, pods...)
+	rep.Left += len(pods)
+	if err != nil {
+		return rep, fmt.Errorf("leak check of the node debug pods: %w", err)
+	}
+	return rep, nil
 }
 
 // DescribeLeft is a one-line list of what a sweep report found.

@@ -59,6 +59,12 @@ type Session struct {
 	// hvPods is where each hypervisor's commands run with access kubernetes.
 	hvPods map[string]kube.Pod
 	kube   *kube.Cluster
+	// hvTools is where each hypervisor's host tools ran (access kubernetes).
+	hvTools map[string]hostTools
+	// cleaner is the run's (Provision's): a node debug pod registers its
+	// delete with it.
+	cleaner fixtures.Cleaner
+
 	dialer *remote.Dialer
 	// dataIfaces caches each guest's data interface name (by server index).
 	ifaceMu    sync.Mutex
@@ -196,6 +202,7 @@ func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) error
 		SSHPublicKey: pub,
 		Keep:         s.Config.Run.KeepTopology,
 	}
+	s.cleaner = in.Cleaner
 	topo, err := fixtures.Provision(ctx, in)
 	s.Topology = topo
 	if topo != nil {

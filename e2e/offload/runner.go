@@ -25,6 +25,11 @@ func TCCommand(dev string) string {
 	return "tc -s -j filter show dev " + remote.ShellQuote(dev) + " ingress"
 }
 
+// QdiscCommand shows dev's ingress qdisc (is there one for tc to list?).
+func QdiscCommand(dev string) string {
+	return "tc qdisc show dev " + remote.ShellQuote(dev) + " ingress"
+}
+
 // TCTextCommand is the text form of TCCommand.
 func TCTextCommand(dev string) string {
 	return "tc -s filter show dev " + remote.ShellQuote(dev) + " ingress"
@@ -83,7 +88,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 	for i, dev := range in.Devices {
 		obs[i].Device = dev
 		obs[i].Window = in.Spacing * time.Duration(in.Samples)
-		r, err := hv.Run(ctx, "tc qdisc show dev "+remote.ShellQuote(dev)+" ingress")
+		r, err := hv.Run(ctx, QdiscCommand(dev))
 		if err != nil {
 			return c, onTarget("tc check", hv, err)
 		}

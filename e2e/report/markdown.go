@@ -351,6 +351,9 @@ func EnvironmentRows(s *Set) [][]string {
 		{"OVS", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.OVSVersion })
 		}},
+		{"tc", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string { return h.TCVersion })
+		}},
 		{"Host kernel", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.Kernel })
 		}},

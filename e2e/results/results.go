@@ -99,6 +99,17 @@ type Hypervisor struct {
 	// ran in, with transport kubernetes.
 	Pod       string `json:"pod,omitempty"`
 	Container string `json:"container,omitempty"`
+	// TCVersion is the iproute2 build of the tc the checks ran (`tc -V`,
+	// envinfo.TCVersion.String: "iproute2-6.1.0, libbpf 1.3.0").
+	TCVersion string `json:"tc_version,omitempty"`
+	// HostToolsPod is "<namespace>/<pod>" of the node debug pod the host
+	// tools ran in with transport kubernetes ("" = none: they ran where
+	// the OVS commands ran); HostToolsContainer its container.
+	HostToolsPod       string `json:"host_tools_pod,omitempty"`
+	HostToolsContainer string `json:"host_tools_container,omitempty"`
+	// OVSContainerTools are the host tools found in the OVS container by
+	// the probe (transport kubernetes): the ones missing ran in the debug pod.
+	OVSContainerTools []string `json:"ovs_container_tools,omitempty"`
 }
 
 // Guest is one instance.

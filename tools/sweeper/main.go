@@ -6,6 +6,11 @@
 //	go run ./tools/sweeper --cloud asap2lab --older-than 6h --delete
 //	go run ./tools/sweeper --cloud asap2lab --all
 //
+// With a --config whose hypervisors.access is kubernetes, the node debug
+// pods of harness runs (labelled with the run id and the prefix, see
+// e2e/remote/kube) are selected the same way in hypervisors.kubernetes'
+// namespace, through its kubeconfig, and listed as kind "kubernetes pod".
+//
 // The JSON report goes to stdout, one line per action to stderr. Exit code:
 // 0 nothing selected is left, 1 something is left (a dry run that found
 // resources, or a delete that failed), 2 usage, config or API error.
@@ -26,8 +31,18 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
+
+// debugPodSweeper finds (and deletes) the node debug pods of harness runs.
+type debugPodSweeper interface {
+	SweepDebugPods(ctx context.Context, in kube.SweepInput) ([]kube.SweptPod, error)
+}
+
+// newKube builds the Kubernetes client of hypervisors.kubernetes (tests
+// replace it).
+var newKube = func(k config.Kubernetes) (debugPodSweeper, error) { return kube.NewCluster(k, kube.Options{}) }
 
 // defaultPrefix is run.name_prefix's default (one definition, in config).
 const defaultPrefix = config.DefaultNamePrefix
@@ -144,6 +159,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 	if err != nil {
 		logf("sweeper: %v", err)
 		return 2
+	}
+	if cfg.Hypervisors.Access == config.HypervisorAccessKubernetes {
+		kc, err := newKube(cfg.Hypervisors.Kubernetes)
+		if err == nil {
+			var pods []kube.SweptPod
+			pods, err = kc.SweepDebugPods(ctx, kube.SweepInput{Prefix: cfg.Run.NamePrefix, RunID: *runID, OlderThan: *olderThan, All: *all,
+				Delete: *del, Interval: cfg.Interval(config.IntervalDebugPod), Logf: logf})
+			for _, p := range pods {
+				rep.Resources = append(rep.Resources, fixtures.SweptResource(p))
+				if p.Action != "deleted" {
+					rep.Left++
+				}
+			}
+		}
+		if err != nil {
+			logf("sweeper: node debug pods (hypervisors.kubernetes): %v", err)
+			return 2
+		}
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err == nil {

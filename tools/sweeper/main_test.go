@@ -11,8 +11,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
@@ -143,5 +148,59 @@ func TestSweeperRedactsSecrets(t *testing.T) {
 		if !strings.Contains(text, "policy refused for password "+cloud.Mask) {
 			t.Errorf("%s lacks the redacted failure:\n%s", what, text)
 		}
+	}
+}
+
+// With hypervisors.access: kubernetes the node debug pods of the run are
+// found by their labels (client-go's fake clientset) and deleted with the
+// rest; another run's pod stays.
+func TestSweeperFindsDebugPods(t *testing.T) {
+	_, mk := setup(t)
+	pod := func(run string) *corev1.Pod {
+		return kube.DebugPodSpec("openstack", kube.DebugPodInput{Name: "asap2e2e-" + run + "-debug-cmp-1", Prefix: "asap2e2e", RunID: run, Node: "cmp-1", Image: "img"})
+	}
+	cs := k8sfake.NewClientset(pod("r1"), pod("r2"))
+	var gotK config.Kubernetes
+	old := newKube
+	newKube = func(k config.Kubernetes) (debugPodSweeper, error) {
+		gotK = k
+		return kube.NewClusterForClient(cs, k, kube.Options{}), nil
+	}
+	t.Cleanup(func() { newKube = old })
+	path := filepath.Join(t.TempDir(), "mosk.yaml")
+	if err := os.WriteFile(path, []byte("cloud:\n  tenant: asap2lab\nhypervisors:\n  access: kubernetes\n  kubernetes:\n    debug_image: img\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--config", path, "--run-id", "r1"}, &out, &errb, mk); code != 1 {
+		t.Fatalf("dry run exit %d; stderr:\n%s", code, errb.String())
+	}
+	if gotK.Namespace != "openstack" {
+		t.Errorf("kubernetes block %+v, want the defaults applied", gotK)
+	}
+	var rep fixtures.SweepReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var pods []fixtures.SweptResource
+	for _, r := range rep.Resources {
+		if r.Kind == kube.KindDebugPod {
+			pods = append(pods, r)
+		}
+	}
+	if len(pods) != 1 || pods[0].ID != "openstack/asap2e2e-r1-debug-cmp-1" || pods[0].Action != "would delete" || rep.Left != 12 {
+		t.Fatalf("debug pods in the report %+v, left %d (want 11 cloud resources + 1 pod)", pods, rep.Left)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"--config", path, "--run-id", "r1", "--delete"}, &out, &errb, mk); code != 0 {
+		t.Fatalf("delete exit %d; stderr:\n%s", code, errb.String())
+	}
+	left, err := cs.CoreV1().Pods("openstack").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left.Items) != 1 || left.Items[0].Name != "asap2e2e-r2-debug-cmp-1" {
+		t.Errorf("pods left %+v, want only run r2's", left.Items)
 	}
 }

@@ -318,3 +318,32 @@ func TestStopDeliversTERM(t *testing.T) {
 		t.Errorf("Stop took %s: the TERM did not end it before the KILL grace", d)
 	}
 }
+
+// A debug pod's runner execs like the OVS pod's, through the same
+// streaming protocol, and the command log names the debug pod.
+func TestDebugPodRunnerExecs(t *testing.T) {
+	a := newAPIServer(t)
+	dir := t.TempDir()
+	r, log := a.runner(t, dir)
+	dr, err := r.c.RunnerIn("cmp-1", Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := dr.Run(context.Background(), `for t in sh no-such-tool-x; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; true`)
+	if err != nil || res.ExitCode != 0 || string(res.Stdout) != "sh\n" {
+		t.Fatalf("probe: exit %d, stdout %q, %v", res.ExitCode, res.Stdout, err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "commands.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"target":"hypervisor cmp-1 (pod openstack/`+podName+`, container debug)"`)) {
+		t.Errorf("command log does not name the debug pod:\n%.500s", data)
+	}
+	if _, err := clusterFor(nil, mosk, Options{}).RunnerIn("cmp-1", Pod{}); err == nil {
+		t.Error("a discovery-only cluster made a runner")
+	}
+}

@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// hostTools is where a hypervisor's host tools (offload.HostTools) ran with
+// hypervisors.access: kubernetes.
+type hostTools struct {
+	inOVS []string // found in the OVS container by the probe
+	debug *kube.Pod
+}
+
+// debugPods is how the harness reaches the node debug pods; *kube.Cluster
+// in a run, a fake in the tests.
+type debugPods interface {
+	CreateDebugPod(ctx context.Context, in kube.DebugPodInput) (kube.Pod, error)
+}
+
+// kubeHostTools decides where hypervisor hv's host tools run. It probes the
+// OVS container once (offload.ToolsProbeCommand); the tools found there run
+// there. For the others it creates the node's debug pod
+// (hypervisors.kubernetes.debug_image; its delete registered with the run's
+// cleaner), checks that the pod has them, and routes them to it
+// (offload.WithHostTools). No debug_image with a tool missing is an error
+// naming the node, the tools and the key.
+func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kube.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
+	var ht hostTools
+	found, err := probeTools(ctx, s.bounded(ovs))
+	if err != nil {
+		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
+	}
+	ht.inOVS = found
+	missing := offload.MissingTools(found)
+	s.Logf("%s: host tools in the OVS container: %s", hv, listOrNone(found))
+	if len(missing) == 0 {
+		return ovs, ht, nil
+	}
+	k := s.Config.Hypervisors.Kubernetes
+	if k.DebugImage == "" {
+		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; set hypervisors.kubernetes.debug_image to an image that has them, and the harness runs them in a node debug pod",
+			s.Config.File, hv, node, ovs.Name(), strings.Join(missing, ", "))
+	}
+	if s.cleaner == nil {
+		return nil, ht, fmt.Errorf("hypervisor %s: a node debug pod is needed but the session has no cleaner to delete it (Provision sets it)", hv)
+	}
+	pod, err := pods.CreateDebugPod(ctx, kube.DebugPodInput{
+		Name:     fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-"+node),
+		Prefix:   s.Config.Run.NamePrefix,
+		RunID:    s.RunID,
+		Node:     node,
+		Image:    k.DebugImage,
+		Interval: s.Config.Interval(config.IntervalDebugPod),
+		Cleaner:  s.cleaner,
+		Logf:     s.Logf,
+	})
+	if err != nil {
+		return nil, ht, fmt.Errorf("hypervisor %s: %s lacks %s: %w", hv, ovs.Name(), strings.Join(missing, ", "), err)
+	}
+	ht.debug = &pod
+	dr, err := newRunner(pod)
+	if err != nil {
+		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
+	}
+	inDebug, err := probeTools(ctx, s.bounded(dr))
+	if err != nil {
+		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
+	}
+	var lacking []string
+	for _, t := range missing {
+		if !contains(inDebug, t) {
+			lacking = append(lacking, t)
+		}
+	}
+	if len(lacking) > 0 {
+		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image %s) has %s",
+			s.Config.File, hv, node, k.DebugImage, strings.Join(lacking, ", "))
+	}
+	s.Logf("%s: %s run in %s", hv, strings.Join(missing, ", "), dr.Name())
+	return offload.WithHostTools(ovs, dr, missing), ht, nil
+}
+
+// probeTools runs offload.ToolsProbeCommand on r.
+func probeTools(ctx context.Context, r remote.Runner) ([]string, error) {
+	res, err := r.Run(ctx, offload.ToolsProbeCommand)
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
+	}
+	found, err := offload.ParseTools(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
+	}
+	return found, nil
+}
+
+// leakedDebugPods lists this run's debug pods that still exist (the leak
+// check's share of Kubernetes): nil without a cluster or a debug image.
+func (s *Session) leakedDebugPods(ctx context.Context) ([]fixtures.SweptResource, error) {
+	if s.kube == nil || s.Config.Hypervisors.Kubernetes.DebugImage == "" {
+		return nil, nil
+	}
+	pods, err := s.kube.SweepDebugPods(ctx, kube.SweepInput{Prefix: s.Config.Run.NamePrefix, RunID: s.RunID,
+		Interval: s.Config.Interval(config.IntervalDebugPod), Logf: s.Logf})
+	if err != nil {
+		return nil, err
+	}
+	return sweptPods(pods), nil
+}
+
+// sweptPods are kube's swept debug pods as rows of a fixtures.SweepReport.
+func sweptPods(pods []kube.SweptPod) []fixtures.SweptResource {
+	out := make([]fixtures.SweptResource, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, fixtures.SweptResource(p))
+	}
+	return out
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

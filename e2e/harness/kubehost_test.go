@@ -1,0 +1,252 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// fakeDebugPods records the debug pods the harness asks for.
+type fakeDebugPods struct {
+	created []kube.DebugPodInput
+	err     error
+}
+
+func (f *fakeDebugPods) CreateDebugPod(_ context.Context, in kube.DebugPodInput) (kube.Pod, error) {
+	f.created = append(f.created, in)
+	if f.err != nil {
+		return kube.Pod{}, f.err
+	}
+	in.Cleaner.Defer("delete debug pod openstack/"+in.Name, func(context.Context) error { return nil })
+	return kube.Pod{Node: in.Node, Namespace: "openstack", Name: in.Name, Container: kube.DebugContainer}, nil
+}
+
+func kubeSession(t *testing.T, image string) (*Session, *fixtures.Stack) {
+	t.Helper()
+	var st fixtures.Stack
+	cfg := &config.Config{File: "mosk.yaml", Run: config.Run{NamePrefix: "asap2e2e"},
+		Hypervisors: config.Hypervisors{Access: config.HypervisorAccessKubernetes, Kubernetes: config.Kubernetes{DebugImage: image}}}
+	return &Session{Config: cfg, RunID: "20261203t101500-ab12", console: &bytes.Buffer{}, cleaner: &st}, &st
+}
+
+func probeReply(tools ...string) fakeremote.Reply {
+	return fakeremote.Reply{Stdout: []byte(strings.Join(tools, "\n") + "\n")}
+}
+
+func TestKubeHostToolsAllInTheOVSContainer(t *testing.T) {
+	s, st := kubeSession(t, "")
+	w := fakeremote.NewWorld()
+	ovs := fakeremote.New("hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd)", w)
+	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
+	pods := &fakeDebugPods{}
+	r, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != remote.Runner(ovs) || len(pods.created) != 0 || ht.debug != nil || st.Len() != 0 {
+		t.Errorf("every tool found: got runner %T, %d debug pods, %+v", r, len(pods.created), ht)
+	}
+	if !reflect.DeepEqual(ht.inOVS, offload.HostTools) {
+		t.Errorf("found %v", ht.inOVS)
+	}
+}
+
+func TestKubeHostToolsMissingWithoutImage(t *testing.T) {
+	s, _ := kubeSession(t, "")
+	w := fakeremote.NewWorld()
+	ovs := fakeremote.New("hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd)", w)
+	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "ip"))
+	pods := &fakeDebugPods{}
+	_, ht, err := s.kubeHostTools(context.Background(), "cmp-1.mosk", ovs, "cmp-1", pods, nil)
+	want := "mosk.yaml: hypervisor cmp-1.mosk (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks tcpdump, ethtool; set hypervisors.kubernetes.debug_image"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant %q", err, want)
+	}
+	if len(pods.created) != 0 || !reflect.DeepEqual(ht.inOVS, []string{"tc", "ip"}) {
+		t.Errorf("debug pods %d, found %v", len(pods.created), ht.inOVS)
+	}
+}
+
+// The tools the OVS container lacks run in the node's debug pod, created
+// with the run's name, labels, image, interval and cleaner; everything
+// else stays in the OVS container.
+func TestKubeHostToolsDebugPod(t *testing.T) {
+	s, st := kubeSession(t, "registry.example/tools/netshoot:v0.13")
+	w := fakeremote.NewWorld()
+	ovs := fakeremote.New("ovs", w)
+	ovs.On(offload.ToolsProbeCommand, probeReply("ip"))
+	ovs.On(offload.CmdVXLANTunnels, fakeremote.Reply{Stdout: []byte("{}")})
+	ovs.On(offload.LinkCommand("vxlan_sys_4790"), fakeremote.Reply{Stdout: []byte("[]")})
+	dbg := fakeremote.New("debug", w)
+	dbg.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
+	capture := offload.CaptureCommand("rep1", "udp", time.Second, 10)
+	dbg.On(capture, fakeremote.Reply{Stdout: []byte("")})
+	dbg.On(offload.TCCommand("rep1"), fakeremote.Reply{Stdout: []byte("[]")})
+	dbg.On("ethtool -i rep1", fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\n")})
+	pods := &fakeDebugPods{}
+	var gotPod kube.Pod
+	r, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, func(p kube.Pod) (remote.Runner, error) {
+		gotPod = p
+		return dbg, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.created) != 1 {
+		t.Fatalf("debug pods created: %d", len(pods.created))
+	}
+	in := pods.created[0]
+	if in.Name != "asap2e2e-20261203t101500-ab12-debug-cmp-1" || in.Prefix != "asap2e2e" || in.RunID != "20261203t101500-ab12" ||
+		in.Node != "cmp-1" || in.Image != "registry.example/tools/netshoot:v0.13" || in.Interval != config.DefaultIntervals[config.IntervalDebugPod] || in.Cleaner == nil {
+		t.Errorf("debug pod input %+v", in)
+	}
+	if st.Len() != 1 {
+		t.Errorf("cleanups %d, want the debug pod's delete", st.Len())
+	}
+	if gotPod.Name != in.Name || ht.debug == nil || ht.debug.Name != in.Name {
+		t.Errorf("runner for %+v, recorded %+v", gotPod, ht.debug)
+	}
+	ctx := context.Background()
+	for _, cmd := range []string{capture, offload.TCCommand("rep1"), "ethtool -i rep1", offload.CmdVXLANTunnels, offload.LinkCommand("vxlan_sys_4790")} {
+		if _, err := r.Run(ctx, cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := w.Unexpected(); len(u) != 0 {
+		t.Errorf("commands sent to the wrong place: %v", u)
+	}
+	var where []string
+	for _, e := range w.Log() {
+		where = append(where, e.Runner+": "+strings.Fields(e.Cmd)[0])
+	}
+	want := []string{"ovs: for", "debug: for", "debug: timeout", "debug: tc", "debug: ethtool", "ovs: ovs-vsctl", "ovs: ip"}
+	if !reflect.DeepEqual(where, want) {
+		t.Errorf("commands ran\n %v\nwant\n %v", where, want)
+	}
+}
+
+func TestKubeHostToolsDebugPodFails(t *testing.T) {
+	s, _ := kubeSession(t, "registry.example/tools/busybox:1")
+	w := fakeremote.NewWorld()
+	ovs := fakeremote.New("ovs", w)
+	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "ip"))
+	t.Run("create fails", func(t *testing.T) {
+		pods := &fakeDebugPods{err: errors.New("kubernetes: debug pod openstack/x on node cmp-1 Running: gave up; phase Pending")}
+		_, _, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, nil)
+		if err == nil || !strings.Contains(err.Error(), "hypervisor cmp-1: ovs lacks tcpdump, ethtool: kubernetes: debug pod") {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("the image lacks a tool too", func(t *testing.T) {
+		dbg := fakeremote.New("debug", w)
+		dbg.On(offload.ToolsProbeCommand, probeReply("tc", "ip", "tcpdump"))
+		_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, func(kube.Pod) (remote.Runner, error) { return dbg, nil })
+		want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image registry.example/tools/busybox:1) has ethtool"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %q", err, want)
+		}
+		if ht.debug == nil {
+			t.Error("the created pod is not recorded")
+		}
+	})
+	t.Run("no cleaner", func(t *testing.T) {
+		s2, _ := kubeSession(t, "img")
+		s2.cleaner = nil
+		_, _, err := s2.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, nil)
+		if err == nil || !strings.Contains(err.Error(), "no cleaner") {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+// CollectEnvironment records tc -V, and with kubernetes where the host
+// tools ran.
+func TestCollectEnvironmentTCAndHostTools(t *testing.T) {
+	wd := newPair(t)
+	s := wd.session()
+	hv0, hv1 := wd.topo.Servers[0].Hypervisor, wd.topo.Servers[1].Hypervisor
+	for _, g := range wd.guests {
+		g.On("uname -r", fakeremote.Reply{Stdout: []byte("6.8.0-45-generic\n")})
+	}
+	for i, hv := range wd.hvs {
+		hv.On("uname -r", fakeremote.Reply{Stdout: []byte("6.8.0-45-generic\n")})
+		hv.On("ovs-vsctl --version", fakeremote.Reply{Stdout: readFile(t, filepath.Join("..", "envinfo", "testdata", "ovs-vsctl-version.txt"))})
+		tcv := []string{"tc-V-ubuntu2404.txt", "tc-V-iproute2-5.15.txt"}[i]
+		hv.On("tc -V", fakeremote.Reply{Stdout: readFile(t, filepath.Join("..", "envinfo", "testdata", tcv))})
+		hv.On(offload.FindInterfaceCommand(wd.topo.Servers[i].DataPortID), fakeremote.Reply{Stdout: []byte("rep1\n")})
+		hv.On("ethtool -i rep1", fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\nversion: 6.8\nfirmware-version: 26.43\nbus-info: 0000:08:00.2\n")})
+	}
+	s.hvPods = map[string]kube.Pod{hv0: {Node: hv0, Namespace: "openstack", Name: "ovs-a", Container: "openvswitch-vswitchd"}}
+	s.hvTools = map[string]hostTools{hv0: {inOVS: []string{"ip"}, debug: &kube.Pod{Namespace: "openstack", Name: "asap2e2e-x-debug-" + hv0, Container: kube.DebugContainer}}}
+	if err := s.CollectEnvironment(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Results.Snapshot()
+	if len(got.Errors) != 0 {
+		t.Errorf("errors: %v", got.Errors)
+	}
+	h := got.Environment.Hypervisors
+	if len(h) != 2 || h[0].Name != hv0 || h[1].Name != hv1 {
+		t.Fatalf("hypervisors %+v", h)
+	}
+	if h[0].TCVersion != "iproute2-6.1.0, libbpf 1.3.0" || h[1].TCVersion != "iproute2-5.15.0" {
+		t.Errorf("tc versions %q, %q", h[0].TCVersion, h[1].TCVersion)
+	}
+	if h[0].Transport != "kubernetes" || h[0].HostToolsPod != "openstack/asap2e2e-x-debug-"+hv0 || h[0].HostToolsContainer != "debug" ||
+		!reflect.DeepEqual(h[0].OVSContainerTools, []string{"ip"}) {
+		t.Errorf("kubernetes hypervisor %+v", h[0])
+	}
+	if h[1].HostToolsPod != "" || h[1].OVSContainerTools != nil {
+		t.Errorf("ssh hypervisor %+v", h[1])
+	}
+	// An unreadable tc -V is a recorded problem, not a made-up version.
+	wd.hvs[1].On("tc -V", fakeremote.Reply{Stdout: []byte("Object \"-V\" is unknown, try \"tc help\".\n")})
+	if err := s.CollectEnvironment(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got = s.Results.Snapshot()
+	if got.Environment.Hypervisors[1].TCVersion != "" || len(got.Errors) != 1 || !strings.Contains(got.Errors[0], hv1+`: tc -V: expected "tc utility, iproute2-VERSION`) {
+		t.Errorf("tc -V unreadable: version %q, errors %v", got.Environment.Hypervisors[1].TCVersion, got.Errors)
+	}
+}
+
+// The leak check's Kubernetes share: this run's debug pods, by label.
+func TestLeakedDebugPods(t *testing.T) {
+	s, _ := kubeSession(t, "img")
+	in := kube.DebugPodInput{Name: "asap2e2e-" + s.RunID + "-debug-cmp-1", Prefix: "asap2e2e", RunID: s.RunID, Node: "cmp-1", Image: "img"}
+	other := in
+	other.Name, other.RunID = "asap2e2e-20261201t000000-0000-debug-cmp-1", "20261201t000000-0000"
+	cs := k8sfake.NewClientset(kube.DebugPodSpec("openstack", in), kube.DebugPodSpec("openstack", other))
+	if got, err := s.leakedDebugPods(context.Background()); err != nil || got != nil {
+		t.Errorf("no cluster (never connected): %v, %v", got, err)
+	}
+	s.kube = kube.NewClusterForClient(cs, config.Kubernetes{Namespace: "openstack"}, kube.Options{})
+	got, err := s.leakedDebugPods(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Kind != "kubernetes pod" || got[0].ID != "openstack/"+in.Name || got[0].Action != "would delete" {
+		t.Errorf("leaks %+v", got)
+	}
+	if n, _ := cs.CoreV1().Pods("openstack").List(context.Background(), metav1.ListOptions{}); len(n.Items) != 2 {
+		t.Errorf("the leak check deleted pods")
+	}
+	if line := DescribeLeft(&fixtures.SweepReport{Resources: got}); line != "kubernetes pod "+in.Name+" (openstack/"+in.Name+")" {
+		t.Errorf("DescribeLeft: %q", line)
+	}
+}

@@ -1,0 +1,368 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
+)
+
+// The labels of every node debug pod: the sweeper and the leak check find
+// them by these, never by name alone.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "asap2-e2e"
+	LabelRunID     = "asap2-e2e/run-id"
+	LabelPrefix    = "asap2-e2e/name-prefix"
+	LabelRole      = "asap2-e2e/role"
+	RoleNodeDebug  = "node-debug"
+	// DebugContainer is the debug pod's one container.
+	DebugContainer = "debug"
+)
+
+// Cleaner registers a teardown step, run last in, first out (the shape of
+// fixtures.Cleaner, which the harness passes).
+type Cleaner interface {
+	Defer(what string, fn func(ctx context.Context) error)
+}
+
+// DebugPodInput is one node debug pod: host network, privileged, pinned to
+// Node, running Image; the host tools the OVS container lacks run in it.
+type DebugPodInput struct {
+	Name   string // <prefix>-<runid>-debug-<node> (fixtures.ResourceName)
+	Prefix string // run.name_prefix, also a label
+	RunID  string
+	Node   string
+	Image  string // hypervisors.kubernetes.debug_image
+	// Interval (intervals.debug_pod) bounds the wait for Running and the
+	// wait for the pod to be gone after its delete.
+	Interval config.Interval
+	// Cleaner gets the pod's delete the moment the API accepted the create.
+	Cleaner Cleaner
+	Logf    func(format string, args ...any)
+}
+
+// debugLoop is the pod's process: it idles until TERM (the pod's delete).
+// The commands run through exec beside it.
+const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done`
+
+// DebugPodSpec is the pod CreateDebugPod creates in namespace ns. Host
+// network (it must see the host's interfaces, as the OVS pod does) and
+// privileged (tcpdump opens raw sockets, ethtool and tc query the
+// drivers), pinned by nodeName and tolerating every taint (kubectl debug
+// node does the same), never restarted, no service account token. Not host
+// PID: the tools need the host's network namespace only, and the command
+// wrapper kills its process group inside the pod's own PID namespace.
+func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
+	yes, no := true, false
+	grace := int64(5)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: in.Name, Namespace: ns,
+			Labels: map[string]string{
+				LabelManagedBy: ManagedBy, LabelRole: RoleNodeDebug,
+				LabelRunID: in.RunID, LabelPrefix: in.Prefix,
+			},
+			Annotations: map[string]string{"asap2-e2e/node": in.Node},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      in.Node,
+			HostNetwork:                   true,
+			DNSPolicy:                     corev1.DNSClusterFirstWithHostNet,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			TerminationGracePeriodSeconds: &grace,
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name:            DebugContainer,
+				Image:           in.Image,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sh", "-c", debugLoop},
+				SecurityContext: &corev1.SecurityContext{Privileged: &yes},
+			}},
+		},
+	}
+}
+
+// CreateDebugPod creates in's pod in the cluster's namespace, registers
+// its delete with in.Cleaner as soon as the API accepted it (also when the
+// pod never runs), and waits until its container runs. A pod that is not
+// Running within in.Interval, or fails, is an error with its phase,
+// conditions, container state and events.
+func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, error) {
+	if in.Image == "" {
+		return Pod{}, fmt.Errorf("kubernetes: debug pod for node %s: no image (hypervisors.kubernetes.debug_image)", in.Node)
+	}
+	if in.Cleaner == nil {
+		return Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
+	}
+	ref := c.namespace + "/" + in.Name
+	_, err := c.client.CoreV1().Pods(c.namespace).Create(ctx, DebugPodSpec(c.namespace, in), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// A create whose answer was lost and was sent again, or a pod of
+		// this run: adopt it if it carries this run's id.
+		p, gerr := c.client.CoreV1().Pods(c.namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		if gerr != nil || p.Labels[LabelRunID] != in.RunID {
+			return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s: %w", ref, in.Node, err)
+		}
+		err = nil
+	}
+	if err != nil {
+		return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s (image %s): %w", ref, in.Node, in.Image, err)
+	}
+	in.Cleaner.Defer("delete debug pod "+ref, func(ctx context.Context) error {
+		return c.DeletePod(ctx, in.Name, in.Interval)
+	})
+	if in.Logf != nil {
+		in.Logf("debug pod %s created on node %s (image %s); waiting up to %s for it to run", ref, in.Node, in.Image, in.Interval.Timeout)
+	}
+	var last *corev1.Pod
+	err = wait.Poll(ctx, in.Interval, fmt.Sprintf("debug pod %s on node %s Running (intervals.%s)", ref, in.Node, config.IntervalDebugPod), func(ctx context.Context) (bool, error) {
+		p, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = p
+		switch p.Status.Phase {
+		case corev1.PodFailed, corev1.PodSucceeded:
+			return false, wait.Stop(fmt.Errorf("debug pod %s on node %s ended (%s)", ref, in.Node, p.Status.Phase))
+		case corev1.PodRunning:
+			for _, st := range p.Status.ContainerStatuses {
+				if st.Name == DebugContainer && st.State.Running != nil {
+					return true, nil
+				}
+			}
+		}
+		for _, st := range p.Status.ContainerStatuses {
+			if w := st.State.Waiting; w != nil && slices.Contains(hopelessWaits, w.Reason) {
+				return false, wait.Stop(fmt.Errorf("debug pod %s on node %s cannot start: %s: %s", ref, in.Node, w.Reason, w.Message))
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return Pod{}, fmt.Errorf("kubernetes: %w; %s", err, c.describeDebugPod(ctx, in.Name, last))
+	}
+	return Pod{Node: in.Node, Namespace: c.namespace, Name: in.Name, Container: DebugContainer}, nil
+}
+
+// hopelessWaits are container waiting reasons no retry of the kubelet
+// cures: waiting them out would only delay the error.
+var hopelessWaits = []string{"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"}
+
+// describeDebugPod says what the pod looked like last: phase, conditions,
+// the container's state and the pod's events (those the API still has).
+func (c *Cluster) describeDebugPod(ctx context.Context, name string, p *corev1.Pod) string {
+	var parts []string
+	if p == nil {
+		parts = append(parts, "the pod was never read back")
+	} else {
+		phase := string(p.Status.Phase)
+		if phase == "" {
+			phase = "no phase"
+		}
+		parts = append(parts, "phase "+phase)
+		if p.Status.Reason != "" || p.Status.Message != "" {
+			parts = append(parts, strings.TrimSpace(p.Status.Reason+" "+p.Status.Message))
+		}
+		var conds []string
+		for _, cd := range p.Status.Conditions {
+			s := fmt.Sprintf("%s=%s", cd.Type, cd.Status)
+			if cd.Reason != "" || cd.Message != "" {
+				s += " (" + strings.TrimSpace(cd.Reason+": "+cd.Message) + ")"
+			}
+			conds = append(conds, s)
+		}
+		if len(conds) > 0 {
+			parts = append(parts, "conditions "+strings.Join(conds, ", "))
+		}
+		for _, st := range p.Status.ContainerStatuses {
+			parts = append(parts, "container "+st.Name+" "+stateOf(st.State))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	evs, err := c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String(),
+	})
+	if err != nil {
+		parts = append(parts, "events not readable: "+err.Error())
+		return strings.Join(parts, "; ")
+	}
+	var items []corev1.Event
+	for _, e := range evs.Items {
+		// The fake clientset of the unit tests ignores field selectors.
+		if e.InvolvedObject.Name == name && (e.InvolvedObject.Kind == "" || e.InvolvedObject.Kind == "Pod") {
+			items = append(items, e)
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).Before(eventTime(items[j])) })
+	if len(items) > 8 {
+		items = items[len(items)-8:]
+	}
+	if len(items) == 0 {
+		parts = append(parts, "no events")
+	}
+	for _, e := range items {
+		s := fmt.Sprintf("event %s %s: %s", e.Type, e.Reason, strings.TrimSpace(e.Message))
+		if e.Count > 1 {
+			s += fmt.Sprintf(" (x%d)", e.Count)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// DeletePod deletes the pod name and waits, within iv, until it is gone;
+// a pod already gone is done.
+func (c *Cluster) DeletePod(ctx context.Context, name string, iv config.Interval) error {
+	ref := c.namespace + "/" + name
+	err := c.client.CoreV1().Pods(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes: deleting pod %s: %w", ref, err)
+	}
+	return wait.Poll(ctx, iv, fmt.Sprintf("pod %s gone (intervals.%s)", ref, config.IntervalDebugPod), func(ctx context.Context) (bool, error) {
+		_, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// NewClusterForClient is a Cluster on an existing clientset (client-go's
+// fake in tests): discovery, debug pods and sweeps, no exec (no REST config).
+func NewClusterForClient(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluster {
+	return clusterFor(cs, k, o)
+}
+
+// Namespace is where the OVS pods and the debug pods are.
+func (c *Cluster) Namespace() string { return c.namespace }
+
+// RunnerIn is hypervisor hv's runner in pod (e.g. a debug pod), named
+// "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
+func (c *Cluster) RunnerIn(hv string, pod Pod) (*Runner, error) {
+	if c.rest == nil {
+		return nil, errors.New("kubernetes: no REST config (a cluster for discovery only)")
+	}
+	return c.runnerFor(hv, pod), nil
+}
+
+// SweepInput selects leftover debug pods of harness runs, by their labels:
+// exactly one of RunID, OlderThan and All, and only pods whose name starts
+// with "<Prefix>-" and that carry the prefix label.
+type SweepInput struct {
+	Prefix    string
+	RunID     string
+	OlderThan time.Duration
+	All       bool
+	// Delete deletes what is selected; false is a dry run.
+	Delete   bool
+	Interval config.Interval // each delete's wait (intervals.debug_pod)
+	Now      func() time.Time
+	Logf     func(format string, args ...any)
+}
+
+// SweptPod is one debug pod the sweep looked at. Its fields are those of
+// fixtures.SweptResource, in the same order, so that a sweep report takes
+// it by conversion (fixtures.SweptResource(p)) without this package
+// importing fixtures.
+type SweptPod struct {
+	Kind      string     `json:"kind"` // KindDebugPod
+	ID        string     `json:"id"`   // <namespace>/<name>
+	Name      string     `json:"name"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	Tags      []string   `json:"tags,omitempty"` // asap2-e2e/run-id=<id>
+	// Action: "would delete" (dry run), "deleted" or "failed".
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"` // "node <node>"
+	Error  string `json:"error,omitempty"`
+}
+
+// KindDebugPod is a node debug pod's kind in sweep reports.
+const KindDebugPod = "kubernetes pod"
+
+// SweepDebugPods lists the debug pods in selects (label selector
+// managed-by, role and prefix; the run id too when given) and deletes them
+// when in.Delete is set. It returns every pod selected; those not deleted
+// are still there.
+func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod, error) {
+	n := 0
+	for _, b := range []bool{in.RunID != "", in.OlderThan > 0, in.All} {
+		if b {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, errors.New("kubernetes: sweep: select with exactly one of a run id, an age and all")
+	}
+	if in.Prefix == "" {
+		return nil, errors.New("kubernetes: sweep: no name prefix")
+	}
+	set := labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleNodeDebug, LabelPrefix: in.Prefix}
+	if in.RunID != "" {
+		set[LabelRunID] = in.RunID
+	}
+	list, err := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: listing debug pods in %s (%s): %w", c.namespace, set, err)
+	}
+	now := time.Now
+	if in.Now != nil {
+		now = in.Now
+	}
+	var out []SweptPod
+	for _, p := range list.Items {
+		// The fake clientset filters by labels too; the name prefix is
+		// checked here as the OpenStack sweep checks names.
+		if !labels.SelectorFromSet(set).Matches(labels.Set(p.Labels)) || !strings.HasPrefix(p.Name, in.Prefix+"-") {
+			continue
+		}
+		if in.OlderThan > 0 && now().Sub(p.CreationTimestamp.Time) < in.OlderThan {
+			continue
+		}
+		created := p.CreationTimestamp.UTC()
+		s := SweptPod{Kind: KindDebugPod, ID: p.Namespace + "/" + p.Name, Name: p.Name, CreatedAt: &created,
+			Tags: []string{LabelRunID + "=" + p.Labels[LabelRunID]}, Reason: "node " + p.Spec.NodeName, Action: "would delete"}
+		if in.Delete {
+			if err := c.DeletePod(ctx, p.Name, in.Interval); err != nil {
+				s.Action, s.Error = "failed", err.Error()
+			} else {
+				s.Action = "deleted"
+			}
+		}
+		if in.Logf != nil {
+			in.Logf("%s %s %s (%s, %s)", s.Action, s.Kind, s.ID, s.Reason, s.Tags[0])
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
