@@ -131,14 +131,12 @@ type Measurement struct {
 	SetupRetries []SetupRetry `json:"setup_retries,omitempty"`
 }
 
-var hostRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:%-]*$`)
-
 func (in RunInput) validate() error {
 	var errs []error
 	if in.Server == nil || in.Client == nil {
 		errs = append(errs, errors.New("server and client runners are required"))
 	}
-	if !hostRE.MatchString(in.ServerAddr) {
+	if !remote.ValidAddress(in.ServerAddr) {
 		errs = append(errs, fmt.Errorf("server address: not an IP address or host name, got %q", in.ServerAddr))
 	}
 	if in.Profile.Streams < 1 || (in.Profile.Protocol != TCP && in.Profile.Protocol != UDP) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,3 +187,11 @@ func (b *lockedBuffer) bytes() []byte {
 	defer b.mu.Unlock()
 	return append([]byte(nil), b.b.Bytes()...)
 }
+
+// addressRE is what a command may name as a peer without quoting: an IP
+// address (v4, v6 with an optional %zone) or a host name.
+var addressRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:%-]*$`)
+
+// ValidAddress says whether s can stand in a command line as a peer's
+// address (the iperf3 and sockperf runners put it there unquoted).
+func ValidAddress(s string) bool { return addressRE.MatchString(s) }

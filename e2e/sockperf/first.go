@@ -95,7 +95,7 @@ func FirstPacket(ctx context.Context, in FirstInput) (FirstMeasurement, error) {
 	if in.Client == nil {
 		errs = append(errs, errors.New("client runner is required"))
 	}
-	if !hostRE.MatchString(in.ServerAddr) {
+	if !remote.ValidAddress(in.ServerAddr) {
 		errs = append(errs, fmt.Errorf("server address: not an IP address or host name, got %q", in.ServerAddr))
 	}
 	if in.Flows < 1 || in.Pings < 2 {

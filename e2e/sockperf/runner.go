@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -58,14 +57,12 @@ type Measurement struct {
 	Ended   time.Time `json:"ended"`
 }
 
-var hostRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.:%-]*$`)
-
 func (in RunInput) validate() error {
 	var errs []error
 	if in.Server == nil || in.Client == nil {
 		errs = append(errs, errors.New("server and client runners are required"))
 	}
-	if !hostRE.MatchString(in.ServerAddr) {
+	if !remote.ValidAddress(in.ServerAddr) {
 		errs = append(errs, fmt.Errorf("server address: not an IP address or host name, got %q", in.ServerAddr))
 	}
 	if in.Port < 1 || in.Port > 65535 {
