@@ -182,7 +182,7 @@ do_ovs() {
   local n
   for n in $HVS; do ovs_start "$n"; done
   # the underlay must carry 9000-byte frames unfragmented between the two hypervisors, both ways
-  # (each hypervisor's OVS learns its tunnel next hop from the ARP reply it sees)
+  # (each kernel ARPs for the other through OVS; with ul0 quiet only br-phy answers)
   wait_for "jumbo ping hv1 -> hv2 over the underlay" 20 \
     ip netns exec "$(hv_ns 1)" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip 2)"
   wait_for "jumbo ping hv2 -> hv1 over the underlay" 20 \
