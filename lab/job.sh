@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # `make lab`: the whole job on the local lab, as a newcomer or CI runs it.
-#   1. install what is missing (pinned Debian packages)
-#   2. bring the lab up
+#   1. install what is missing (pinned Debian packages); for LAB_RELEASE=epoxy
+#      also build the Debian 13 root filesystem (once per lab/epoxy/rootfs.lock)
+#   2. bring the lab up (LAB_RELEASE: zed, the default, or epoxy; lab/releases/)
 #   3. the suites against it, path "baseline" (smoke, then perf: offload
 #      checks + profiles), with the report
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
 #      refuse it with the checks' reasons (proof that the checks can fail)
-#   6. the fault matrix (suites/faults): every row must leave nothing behind
-#   7. tear the lab down (always, also after a failure or Ctrl-C)
+#   6. epoxy only: a run that leaves the data ports' binding:profile to Nova
+#      (data_port.binding_profile: nova) passes, and Nova wrote capabilities
+#      [switchdev] on its ports (tools/checkrun nova-filled)
+#   7. the fault matrix (suites/faults): every row must leave nothing behind
+#   8. tear the lab down (always, also after a failure or Ctrl-C)
 # Exit status: non-zero when any spec failed or the negative run was not
 # refused. Every phase prints its time; a summary closes the run.
 #
 # Env: OUT (default ./out/lab), LAB_KEEP=1 leaves the lab up at the end,
-#      LAB_SKIP_INSTALL=1 skips step 1.
+#      LAB_SKIP_INSTALL=1 skips step 1, LAB_RELEASE=zed|epoxy (default zed),
+#      LAB_JOB=full (default) | short: short runs smoke, perf, the negative run
+#      and (epoxy) the Nova-filled binding run only, for CI's second release.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -22,6 +28,15 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/out/lab}
 LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
+LAB_DIR=$ROOT/lab
+export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
+source lab/releases/select.sh
+LAB_JOB=${LAB_JOB:-full}
+case "$LAB_JOB" in full|short) ;; *) echo "LAB_JOB=$LAB_JOB: full or short" >&2; exit 2 ;; esac
+case "$LAB_RELEASE" in
+  epoxy) export ASAP2E2E_BUILD_LABEL="asap2lab (OpenStack Epoxy from Debian 13, OVS 3.5 userspace datapath)" ;;
+esac
+echo "make lab: release $LAB_RELEASE, job $LAB_JOB"
 
 t0=$(date +%s)
 declare -a SUMMARY=()
@@ -50,7 +65,7 @@ finish() {
   local rc=$?
   lab_down
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
-  printf '\n==== make lab summary (total %ss, peak RAM %s MiB) ====\n' $(( $(date +%s) - t0 )) "$(cat "$peak_file" 2>/dev/null || echo '?')"
+  printf '\n==== make lab summary: %s, %s job (total %ss, peak RAM %s MiB) ====\n' "$LAB_RELEASE" "$LAB_JOB" $(( $(date +%s) - t0 )) "$(cat "$peak_file" 2>/dev/null || echo '?')"
   printf '%s\n' "${SUMMARY[@]}"
   rm -f "$peak_file"
   exit "$rc"
@@ -68,6 +83,9 @@ trap interrupted INT TERM
 status=0
 if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
   begin "package install"; bash lab/install.sh; rc=$?; end $rc "package install"; [ $rc = 0 ] || exit $rc
+  if [ ${#LAB_PREPARE[@]} -gt 0 ]; then
+    begin "$LAB_RELEASE programs ($LAB_PREPARE_HINT)"; "${LAB_PREPARE[@]}"; rc=$?; end $rc "$LAB_RELEASE root filesystem"; [ $rc = 0 ] || exit $rc
+  fi
 fi
 begin "lab up"; bash lab/up.sh; rc=$?; end $rc "lab up"; [ $rc = 0 ] || exit $rc
 
@@ -89,6 +107,7 @@ ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite sm
 begin "suite perf (baseline)"
 ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
 
+if [ "$LAB_JOB" = full ]; then
 begin "second reference: OVS internal port vs veth"
 ASAP2E2E_CONFIG=$ROOT/lab/plug-internal.yaml ASAP2E2E_OUTPUT_DIR=$OUT/internal \
   go tool ginkgo -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
@@ -100,6 +119,7 @@ if [ $rc = 0 ] && [ -n "$base_dir" ] && [ -n "$int_dir" ]; then
   go run ./tools/plugcompare -o "$OUT/plug-compare.md" "$base_dir/results.json" "$int_dir/results.json"; rc=$?
 fi
 end $rc "internal port vs veth"; [ $rc = 0 ] || status=1
+fi
 
 begin "negative run: the lab as asap2 must be refused"
 ASAP2E2E_EXPECTED_PATH=asap2 ginkgo_run ./suites/perf "$OUT/negative" junit-negative.xml --label-filter=offload
@@ -112,18 +132,31 @@ else
   end $rc "negative run"; [ $rc = 0 ] || status=1
 fi
 
+if [ "$LAB_RELEASE" = epoxy ]; then
+  # Nova 31 writes binding:profile capabilities [switchdev] on a direct port bound to a switchdev
+  # VF by itself: the tenant needs no admin right to write binding:profile (Zed's Nova does not).
+  begin "Nova-filled binding profile (data_port.binding_profile: nova)"
+  ASAP2E2E_DATA_PORT_BINDING_PROFILE=nova ginkgo_run ./suites/smoke "$OUT/nova-binding" junit-nova-binding.xml
+  rc=$?
+  nb_dir=$(find "$OUT/nova-binding" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
+  if [ $rc = 0 ] && [ -n "$nb_dir" ]; then go run ./tools/checkrun nova-filled "$nb_dir"; rc=$?; fi
+  end $rc "Nova-filled binding"; [ $rc = 0 ] || status=1
+fi
+
+if [ "$LAB_JOB" = full ]; then
 begin "fault matrix: signals, API faults, broken guests, vanishing data path, two runs at once, kill -9"
 bash suites/faults/run.sh "$OUT/faults"; rc=$?
 end $rc "fault matrix"; [ $rc = 0 ] || status=1
+fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/nova-binding" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do
-    openstack --os-cloud asap2lab-admin $what -f value -c Name 2>&1 | sed "s/^/$what: /"
+    rx openstack --os-cloud asap2lab-admin $what -f value -c Name 2>&1 | sed "s/^/$what: /"
   done
-  openstack --os-cloud asap2lab keypair list -f value -c Name 2>&1 | sed 's/^/keypair list: /'
+  rx openstack --os-cloud asap2lab keypair list -f value -c Name 2>&1 | sed 's/^/keypair list: /'
 )
 rc=0
 for id in $run_ids; do

@@ -13,8 +13,8 @@ export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
 T0=$(date +%s)
 say() { echo "[lab-smoke +$(( $(date +%s) - T0 ))s] $*"; }
 P=asap2lab-smoke-$$
-os() { openstack --os-cloud asap2lab "$@"; }
-adm() { openstack --os-cloud asap2lab-admin "$@"; }
+os() { rx openstack --os-cloud asap2lab "$@"; }
+adm() { rx openstack --os-cloud asap2lab-admin "$@"; }
 fails=0
 check() { # check DESCRIPTION WANT GOT
   if [ "$2" = "$3" ]; then say "PASS $1: $3"; else say "FAIL $1: want '$2', got '$3'"; fails=$((fails + 1)); fi

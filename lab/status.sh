@@ -19,14 +19,15 @@ done
 echo "== netns"; ip netns list | grep '^asap2lab' | sed 's/^/  /'
 for n in $HVS; do
   echo "== $(hv_host "$n") OVS"
-  ovs-vsctl --timeout=5 --db="unix:$(hv_rundir "$n")/db.sock" list-br 2>&1 | sed 's/^/  /'
+  rx ovs-vsctl --timeout=5 --db="unix:$(hv_rundir "$n")/db.sock" list-br 2>&1 | sed 's/^/  /'
   # the VXLAN next hop must be the peer's br-phy MAC (lab/up.sh check_tunnel_neighbor)
-  ovs-appctl --timeout=5 -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid" 2>/dev/null).ctl" \
+  rx ovs-appctl --timeout=5 -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid" 2>/dev/null).ctl" \
     tnl/neigh/show 2>&1 | sed 's/^/  tnl\/neigh: /'
 done
-if [ -f "$LAB_STATE/clouds.yaml" ] && command -v openstack >/dev/null; then
+echo "== release: $LAB_RELEASE"
+if [ -f "$LAB_STATE/clouds.yaml" ] && rx openstack --version >/dev/null 2>&1; then
   echo "== compute services / network agents"
-  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml openstack --os-cloud asap2lab-admin compute service list -f value -c Binary -c Host -c State 2>&1 | sed 's/^/  /'
-  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml openstack --os-cloud asap2lab-admin network agent list -f value -c Host -c Alive -c Binary 2>&1 | sed 's/^/  /'
+  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml rx openstack --os-cloud asap2lab-admin compute service list -f value -c Binary -c Host -c State 2>&1 | sed 's/^/  /'
+  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml rx openstack --os-cloud asap2lab-admin network agent list -f value -c Host -c Alive -c Binary 2>&1 | sed 's/^/  /'
 fi
 exit $rc

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Bring the asap2lab up: a real OpenStack Zed control plane on 198.18.0.1 plus two namespace
-# compute hosts (asap2lab-hv1/2) with their own OVS, Neutron OVS agent and sshd.
+# Bring the asap2lab up: a real OpenStack control plane on 198.18.0.1 plus two namespace
+# compute hosts (asap2lab-hv1/2) with their own OVS, Neutron OVS agent and sshd. LAB_RELEASE
+# (zed, the default, or epoxy) picks where the programs come from: lab/releases/.
 # Layout: docs/DESIGN.md "The local lab"; contract with the virt driver: lab/README.md.
 # Idempotent: on a healthy lab it says so and exits 0; on leftovers of a crash it runs down.sh first.
 # Env: LAB_STATE (default /var/lib/asap2lab), LAB_READY_TIMEOUT (s, default 240),
@@ -52,13 +53,14 @@ wait_for() {
 }
 port_open() { (echo >"/dev/tcp/$1/$2") 2>/dev/null; }
 tcp_up() { port_open "$CTL_IP" "$1"; }
-vsctl() { local n=$1; shift; ovs-vsctl --timeout=30 --db="unix:$(hv_rundir "$n")/db.sock" "$@"; }
+vsctl() { local n=$1; shift; rx ovs-vsctl --timeout=30 --db="unix:$(hv_rundir "$n")/db.sock" "$@"; }
 PYRUN=$LAB_DIR/lib/pyrun   # "$PYRUN" NAME MODULE ARGS...: a Python entry point Debian ships no script for
-mysql_lab() { mysql --no-defaults -S "$RUN/mysqld.sock" -u root "$@"; }
+mysql_lab() { rx mariadb --no-defaults -S "$RUN/mysqld.sock" -u root "$@"; }
 
 # ------------------------------------------------------------------ already up?
 healthy() {
   [ -f "$RUN/up.done" ] || return 1
+  [ "$(cat "$LAB_STATE/release" 2>/dev/null)" = "$LAB_RELEASE" ] || return 1
   local f
   for f in "$PIDS"/*.pid; do
     [ -e "$f" ] || return 1
@@ -67,7 +69,7 @@ healthy() {
   curl -fsS -m 5 -o /dev/null "$KS_URL/v3" || return 1
 }
 if healthy; then
-  say "lab already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
+  say "$LAB_RELEASE lab already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
   exit 0
 fi
 if [ -e "$LAB_STATE" ] || ip netns list | grep -q '^asap2lab' || ip -o link show | grep -q ': asap2lab'; then
@@ -86,11 +88,13 @@ if [ ! -f "$DRIVER_DIR/asap2lab_driver.py" ]; then
   fi
 fi
 for f in nova-common/api-paste.ini glance-common/glance-api-paste.ini neutron-common/api-paste.ini; do
-  [ -s "$LAB_SHARE/paste/$f" ] || { echo "up.sh: $LAB_SHARE/paste/$f missing: run 'make -f lab/lab.mk lab-install'" >&2; exit 1; }
+  rx test -s "$LAB_PASTE/$f" || { echo "up.sh: $LAB_RELEASE: $LAB_PASTE/$f missing: run '$LAB_PREPARE_HINT'" >&2; exit 1; }
 done
 
 mkdir -p "$PIDS" "$ETC" "$DATA" "$LOGS" "$SSHD"
 chmod 700 "$LAB_STATE"
+echo "$LAB_RELEASE" >"$LAB_STATE/release"
+say "release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}"
 rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-20; }  # no early-closing reader: pipefail-safe
 ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
 DB="mysql+pymysql://os:$DB_PW@$CTL_IP:$DB_PORT"
@@ -146,8 +150,8 @@ do_network() {
 ovs_start() {
   local n=$1 D; D=$(hv_rundir "$n")
   mkdir -p "$D" "$DATA/hv$n"
-  ovsdb-tool create "$DATA/hv$n/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-  start "hv$n-ovsdb-server" "$LAB_DIR/lib/hv-exec" "$n" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
+  rx ovsdb-tool create "$DATA/hv$n/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+  start "hv$n-ovsdb-server" "$LAB_DIR/lib/hv-exec" "$n" "${LAB_CMD[@]}" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
     ovsdb-server "$DATA/hv$n/conf.db" --remote="punix:$D/db.sock" --pidfile="$D/ovsdb-server.pid" \
     --log-file="$LOGS/hv$n-ovsdb-server.log" -vconsole:off --no-chdir
   wait_for "hv$n ovsdb-server socket" 30 test -S "$D/db.sock"
@@ -162,7 +166,7 @@ ovs_start() {
   # then leaves a stream silent for seconds (the concurrent row's "Connection timed out").
   # A real hypervisor gives OVS its own CPU time; here it runs at nice -10 (its threads
   # inherit it), so it is served before the processes that feed it.
-  start "hv$n-ovs-vswitchd" "$LAB_DIR/lib/hv-exec" "$n" nice -n -10 env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
+  start "hv$n-ovs-vswitchd" "$LAB_DIR/lib/hv-exec" "$n" nice -n -10 "${LAB_CMD[@]}" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
     ovs-vswitchd "unix:$D/db.sock" --pidfile="$D/ovs-vswitchd.pid" \
     --log-file="$LOGS/hv$n-ovs-vswitchd.log" -vconsole:off --no-chdir
   wait_for "hv$n ovs-vswitchd" 30 test -S "$D/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl"
@@ -205,7 +209,7 @@ check_tunnel_neighbor() {
   for peer in $HVS; do
     [ "$peer" = "$n" ] && continue
     want=$(ip -n "$(hv_ns "$peer")" -br link show br-phy | awk '{print $3}')
-    got=$(ovs-appctl -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl" tnl/neigh/show |
+    got=$(rx ovs-appctl -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl" tnl/neigh/show |
       awk -v ip="$(hv_ulip "$peer")" '$1 == ip {print $2}')
     if [ -n "$got" ] && [ "$got" != "$want" ]; then
       echo "hv$n: OVS tunnel next hop for $(hv_ulip "$peer") is $got, not hv$peer's br-phy MAC $want (ovs-appctl tnl/neigh/show)" >&2
@@ -218,9 +222,9 @@ check_tunnel_neighbor() {
 # ------------------------------------------------------------------ phase: MariaDB + RabbitMQ
 do_infra() {
   mkdir -p "$DATA/mysql" "$DATA/rabbit" "$DATA/rabbit-home" "$LOGS/rabbit"
-  mysql_install_db --no-defaults --datadir="$DATA/mysql" --user=root --skip-test-db \
-    --auth-root-authentication-method=socket >"$LOGS/mysql_install_db.log" 2>&1
-  start mariadbd /usr/sbin/mariadbd --no-defaults --datadir="$DATA/mysql" --socket="$RUN/mysqld.sock" \
+  rx mariadb-install-db --no-defaults --datadir="$DATA/mysql" --user=root --skip-test-db \
+    --auth-root-authentication-method=socket >"$LOGS/mariadb-install-db.log" 2>&1
+  start mariadbd "${LAB_CMD[@]}" /usr/sbin/mariadbd --no-defaults --datadir="$DATA/mysql" --socket="$RUN/mysqld.sock" \
     --port=$DB_PORT --bind-address=$CTL_IP --user=root --pid-file="$RUN/mariadbd.pid" \
     --log-error="$LOGS/mariadbd.log" --skip-log-bin --innodb-buffer-pool-size=128M \
     --innodb-flush-log-at-trx-commit=0 --max-connections=1000 --character-set-server=utf8mb4 \
@@ -243,8 +247,8 @@ export RABBITMQ_CONFIG_FILE=$ETC/rabbitmq RABBITMQ_ENABLED_PLUGINS_FILE=$ETC/rab
 export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
 export ERL_CRASH_DUMP=$LOGS/rabbit/erl_crash.dump
 EOF
-  start epmd /usr/bin/epmd -address 127.0.0.1 -port $EPMD_PORT
-  (source "$ETC/rabbit-env.sh"; start rabbitmq /usr/lib/rabbitmq/bin/rabbitmq-server)
+  start epmd "${LAB_CMD[@]}" /usr/bin/epmd -address 127.0.0.1 -port $EPMD_PORT
+  (source "$ETC/rabbit-env.sh"; start rabbitmq "${LAB_CMD[@]}" /usr/lib/rabbitmq/bin/rabbitmq-server)
   wait_for "MariaDB socket" 60 mysql_lab -e 'select 1'
   {
     echo "CREATE USER 'os'@'$CTL_IP' IDENTIFIED BY '$DB_PW';"
@@ -289,9 +293,9 @@ EOF
 do_configs() {
   mkdir -p "$ETC"/{keystone,glance,placement,nova,neutron} \
     "$DATA"/{keystone,nova,neutron,locks} "$DATA"/glance/{images,staging,tasks}
-  cp "$LAB_SHARE/paste/nova-common/api-paste.ini" "$ETC/nova/api-paste.ini"
-  cp "$LAB_SHARE/paste/neutron-common/api-paste.ini" "$ETC/neutron/api-paste.ini"
-  cp "$LAB_SHARE/paste/glance-common/glance-api-paste.ini" "$ETC/glance/glance-api-paste.ini"
+  rx cat "$LAB_PASTE/nova-common/api-paste.ini" >"$ETC/nova/api-paste.ini"
+  rx cat "$LAB_PASTE/neutron-common/api-paste.ini" >"$ETC/neutron/api-paste.ini"
+  rx cat "$LAB_PASTE/glance-common/glance-api-paste.ini" >"$ETC/glance/glance-api-paste.ini"
 
   cat >"$ETC/keystone/keystone.conf" <<EOF
 [DEFAULT]
@@ -506,33 +510,33 @@ EOF
 # ------------------------------------------------------------------ phase: databases + Keystone
 db_syncs() { # all schemas but Keystone's, in parallel; output in $LOGS/*-db-sync.log
   local pids=() rc=0 p
-  placement-manage --config-file "$ETC/placement/placement.conf" db sync >"$LOGS/placement-db-sync.log" 2>&1 & pids+=($!)
-  "$PYRUN" glance-manage glance.cmd.manage --config-file "$ETC/glance/glance-api.conf" db_sync >"$LOGS/glance-db-sync.log" 2>&1 & pids+=($!)
-  "$PYRUN" neutron-db-manage neutron.db.migration.cli --config-file "$ETC/neutron/neutron.conf" \
+  rx placement-manage --config-file "$ETC/placement/placement.conf" db sync >"$LOGS/placement-db-sync.log" 2>&1 & pids+=($!)
+  rx "$PYRUN" glance-manage glance.cmd.manage --config-file "$ETC/glance/glance-api.conf" db_sync >"$LOGS/glance-db-sync.log" 2>&1 & pids+=($!)
+  rx "$PYRUN" neutron-db-manage neutron.db.migration.cli --config-file "$ETC/neutron/neutron.conf" \
     --config-file "$ETC/neutron/ml2_conf.ini" upgrade heads >"$LOGS/neutron-db-sync.log" 2>&1 & pids+=($!)
   ( c=(--config-file "$ETC/nova/nova.conf" --config-file "$ETC/nova/nova-db.conf")
-    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" api_db sync
-    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 map_cell0
-    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 create_cell --name=cell1 --verbose
-    "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" db sync ) >"$LOGS/nova-db-sync.log" 2>&1 & pids+=($!)
+    rx "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" api_db sync
+    rx "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 map_cell0
+    rx "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" cell_v2 create_cell --name=cell1 --verbose
+    rx "$PYRUN" nova-manage nova.cmd.manage "${c[@]}" db sync ) >"$LOGS/nova-db-sync.log" 2>&1 & pids+=($!)
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   [ $rc = 0 ] || { echo "up.sh: a db sync failed: see $LOGS/*-db-sync.log" >&2; return 1; }
 }
 keystone_up() {
   local c=(--config-file "$ETC/keystone/keystone.conf")
-  keystone-manage "${c[@]}" db_sync
-  keystone-manage "${c[@]}" fernet_setup --keystone-user root --keystone-group root
-  keystone-manage "${c[@]}" credential_setup --keystone-user root --keystone-group root
-  keystone-manage "${c[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
+  rx keystone-manage "${c[@]}" db_sync
+  rx keystone-manage "${c[@]}" fernet_setup --keystone-user root --keystone-group root
+  rx keystone-manage "${c[@]}" credential_setup --keystone-user root --keystone-group root
+  rx keystone-manage "${c[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
     --bootstrap-admin-url "$KS_URL/v3/" --bootstrap-internal-url "$KS_URL/v3/" \
     --bootstrap-public-url "$KS_URL/v3/" --bootstrap-region-id RegionOne
   # uwsgi's plain http-socket mishandles keep-alive with keystoneauth: answer with Connection: close
-  start keystone uwsgi --plugin python3 --http-socket "$CTL_IP:5000" --wsgi-file /usr/bin/keystone-wsgi-public \
+  start keystone "${LAB_CMD[@]}" uwsgi --plugin python3 --http-socket "$CTL_IP:5000" "${KEYSTONE_WSGI[@]}" \
     --master --processes 2 --threads 1 --lazy-apps --die-on-term --add-header "Connection: close" \
     --env "OS_KEYSTONE_CONFIG_FILES=$ETC/keystone/keystone.conf" --logto "$LOGS/keystone-uwsgi.log"
   wait_for "Keystone on $KS_URL" 60 curl -fsS -m 3 -o /dev/null "$KS_URL/v3"
-  ASAP2LAB_KS_URL=$KS_URL ASAP2LAB_ENDPOINT_HOST=$CTL_IP ASAP2LAB_ADMIN_PW=$ADMIN_PW \
-    ASAP2LAB_SERVICE_PW=$SVC_PW ASAP2LAB_DEMO_PW=$DEMO_PW python3 "$LAB_DIR/lib/keystone_setup.py"
+  rx env ASAP2LAB_KS_URL="$KS_URL" ASAP2LAB_ENDPOINT_HOST="$CTL_IP" ASAP2LAB_ADMIN_PW="$ADMIN_PW" \
+    ASAP2LAB_SERVICE_PW="$SVC_PW" ASAP2LAB_DEMO_PW="$DEMO_PW" python3 "$LAB_DIR/lib/keystone_setup.py"
 }
 do_databases() {
   # 2 cores: the four schema migrations run while Keystone is bootstrapped
@@ -543,16 +547,16 @@ do_databases() {
 
 # ------------------------------------------------------------------ phase: API services
 do_services() {
-  start placement uwsgi --plugin python3 --http-socket "$CTL_IP:8778" --wsgi-file /usr/bin/placement-api \
+  start placement "${LAB_CMD[@]}" uwsgi --plugin python3 --http-socket "$CTL_IP:8778" "${PLACEMENT_WSGI[@]}" \
     --master --processes 1 --threads 4 --die-on-term --add-header "Connection: close" \
     --env "OS_PLACEMENT_CONFIG_DIR=$ETC/placement" --logto "$LOGS/placement-uwsgi.log"
-  start glance-api "$PYRUN" glance-api glance.cmd.api --config-file "$ETC/glance/glance-api.conf"
-  start neutron-server "$PYRUN" neutron-server neutron.cmd.eventlet.server --config-file "$ETC/neutron/neutron.conf" \
+  start glance-api "${LAB_CMD[@]}" "$PYRUN" glance-api glance.cmd.api --config-file "$ETC/glance/glance-api.conf"
+  start neutron-server "${LAB_CMD[@]}" "$PYRUN" neutron-server neutron.cmd.eventlet.server --config-file "$ETC/neutron/neutron.conf" \
     --config-file "$ETC/neutron/ml2_conf.ini" --log-file "$LOGS/neutron-server.log"
   local nc=(--config-file "$ETC/nova/nova.conf" --config-file "$ETC/nova/nova-db.conf")
-  start nova-api "$PYRUN" nova-api nova.cmd.api "${nc[@]}" --log-file "$LOGS/nova-api.log"
-  start nova-conductor "$PYRUN" nova-conductor nova.cmd.conductor "${nc[@]}" --log-file "$LOGS/nova-conductor.log"
-  start nova-scheduler "$PYRUN" nova-scheduler nova.cmd.scheduler "${nc[@]}" --log-file "$LOGS/nova-scheduler.log"
+  start nova-api "${LAB_CMD[@]}" "$PYRUN" nova-api nova.cmd.api "${nc[@]}" --log-file "$LOGS/nova-api.log"
+  start nova-conductor "${LAB_CMD[@]}" "$PYRUN" nova-conductor nova.cmd.conductor "${nc[@]}" --log-file "$LOGS/nova-conductor.log"
+  start nova-scheduler "${LAB_CMD[@]}" "$PYRUN" nova-scheduler nova.cmd.scheduler "${nc[@]}" --log-file "$LOGS/nova-scheduler.log"
 }
 
 # ------------------------------------------------------------------ phase: hypervisor services
@@ -579,7 +583,7 @@ MaxSessions 50
 LogLevel INFO
 EOF
   start "hv$n-sshd" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
-    /usr/sbin/sshd -D -f "$ETC/sshd-hv$n.conf" -E "$LOGS/hv$n-sshd.log"
+    "${LAB_CMD[@]}" /usr/sbin/sshd -D -f "$ETC/sshd-hv$n.conf" -E "$LOGS/hv$n-sshd.log"
 }
 do_hypervisors() {
   ssh-keygen -q -t ed25519 -N '' -C asap2lab-harness -f "$SSHD/id_ed25519"
@@ -589,15 +593,16 @@ do_hypervisors() {
   local n
   for n in $HVS; do
     start "hv$n-neutron-openvswitch-agent" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
-      "$PYRUN" neutron-openvswitch-agent neutron.cmd.eventlet.plugins.ovs_neutron_agent \
+      "${LAB_CMD[@]}" "$PYRUN" neutron-openvswitch-agent neutron.cmd.eventlet.plugins.ovs_neutron_agent \
       --config-file "$ETC/neutron/neutron.conf" --config-file "$ETC/neutron/ovs-agent-hv$n.ini"
     sshd_start "$n"
     echo "$(hv_ctlip "$n") $(cut -d' ' -f1-2 "$SSHD/hv$n-host-ed25519.pub")" >>"$SSHD/known_hosts"
     start "nova-compute-$(hv_host "$n")" env \
       ASAP2LAB_HOST="$(hv_host "$n")" ASAP2LAB_HV_NETNS="$(hv_ns "$n")" ASAP2LAB_OVS_RUNDIR="$(hv_rundir "$n")" \
       ASAP2LAB_STATE="$LAB_STATE" ASAP2LAB_LOG_DIR="$LOGS" ASAP2LAB_MGMT_BRIDGE="$MGMT_BR" \
-      ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" \
-      python3 "$LAB_DIR/lib/nova-compute.py" --config-file "$ETC/nova/nova.conf" \
+      ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" ASAP2LAB_GUESTCTL_PREFIX="$LAB_GUESTCTL_PREFIX" \
+      ASAP2LAB_GUEST_EXEC="$LAB_GUEST_EXEC" \
+      "${LAB_CMD[@]}" python3 "$LAB_DIR/lib/nova-compute.py" --config-file "$ETC/nova/nova.conf" \
       --config-file "$ETC/nova/nova-$(hv_host "$n").conf" --log-file "$LOGS/nova-compute-$(hv_host "$n").log"
   done
 }
@@ -612,7 +617,7 @@ do_ready() {
   local p n
   for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
-  python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
+  rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
   # the agent has built br-int / br-tun; SSH with stock tools sees this hypervisor's OVS
   for n in $HVS; do
     wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun
@@ -621,7 +626,7 @@ do_ready() {
 do_resources() {
   local img=$DATA/asap2lab-guest.raw
   truncate -s 1M "$img"
-  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml python3 "$LAB_DIR/lib/cloud_setup.py" resources "$img"
+  OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml rx python3 "$LAB_DIR/lib/cloud_setup.py" resources "$img"
 }
 
 phase "network (bridges, ToR, hypervisor netns)" do_network

@@ -187,6 +187,9 @@ func TestEnvOverrides(t *testing.T) {
 		EnvExpectedPath: "baseline",
 		EnvBuildLabel:   "MOSK 25.2 rc4",
 		EnvKeep:         "yes",
+		// minimal.yaml has a direct port and no admin: "nova" is its default,
+		// "set" (the harness writes binding:profile) needs cloud.admin.
+		EnvBindingProfile: "nova",
 	}
 	cfg, err := Load("testdata/minimal.yaml", WithGetenv(func(k string) string { return env[k] }))
 	if err != nil {
@@ -199,16 +202,21 @@ func TestEnvOverrides(t *testing.T) {
 	if cfg.Run.ExpectedPath != results.PathBaseline || cfg.Run.BuildLabel != "MOSK 25.2 rc4" || !cfg.Run.KeepTopology {
 		t.Errorf("overrides not applied: %+v", cfg.Run)
 	}
+	if cfg.DataPort.BindingProfile != ProfileNova {
+		t.Errorf("data_port.binding_profile: got %q, want nova from $%s", cfg.DataPort.BindingProfile, EnvBindingProfile)
+	}
 	if r := cfg.Redacted(); !strings.Contains(r, "# run.expected_path set from $ASAP2E2E_EXPECTED_PATH") {
 		t.Errorf("Redacted() does not say which keys came from the environment:\n%s", r)
 	}
 
 	env[EnvKeep] = "maybe"
 	env[EnvExpectedPath] = "fast"
+	env[EnvBindingProfile] = "set"
 	_, err = Load("testdata/minimal.yaml", WithGetenv(func(k string) string { return env[k] }))
 	want := []string{
 		`testdata/minimal.yaml: run.keep_topology (from $ASAP2E2E_KEEP): must be one of 1, 0, true, false, yes, no, got "maybe"`,
 		`testdata/minimal.yaml: run.expected_path (from $ASAP2E2E_EXPECTED_PATH): must be one of asap2, baseline, got "fast"`,
+		`testdata/minimal.yaml: data_port.binding_profile (from $ASAP2E2E_DATA_PORT_BINDING_PROFILE): "set" needs cloud.admin (binding:profile is admin-only under the default policy; "nova" needs no admin), got "set"`,
 	}
 	assertMessages(t, err, want, "")
 }

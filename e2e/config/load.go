@@ -25,7 +25,10 @@ const (
 	EnvExpectedPath = "ASAP2E2E_EXPECTED_PATH" // run.expected_path
 	EnvBuildLabel   = "ASAP2E2E_BUILD_LABEL"   // run.build_label
 	EnvKeep         = "ASAP2E2E_KEEP"          // run.keep_topology (1/0, true/false, yes/no)
-	EnvCloud        = "OS_CLOUD"               // default of cloud.tenant when the file leaves it empty
+	// data_port.binding_profile (set, nova): one config, run once with the
+	// harness writing the capability and once leaving it to Nova.
+	EnvBindingProfile = "ASAP2E2E_DATA_PORT_BINDING_PROFILE"
+	EnvCloud          = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
 )
 
 // maxFileSize bounds what Load reads (a config file is a few KiB).
@@ -433,6 +436,10 @@ func (c *Config) applyEnv(getenv func(string) string) Problems {
 	if v := getenv(EnvBuildLabel); v != "" {
 		c.Run.BuildLabel = v
 		c.env["run.build_label"] = EnvBuildLabel
+	}
+	if v := getenv(EnvBindingProfile); v != "" {
+		c.DataPort.BindingProfile = BindingProfile(v)
+		c.env["data_port.binding_profile"] = EnvBindingProfile
 	}
 	if v := getenv(EnvKeep); v != "" {
 		c.env["run.keep_topology"] = EnvKeep

@@ -351,5 +351,7 @@ func configSummary(cfg *config.Config) results.ConfigSummary {
 		PartialProof:    cfg.Offload.PartialProof,
 		CVLimitPercent:  cfg.Traffic.CVLimitPercent,
 		LineRateBps:     cfg.Traffic.LineRateBps,
+		VNICType:        fixtures.VNICType(cfg),
+		BindingProfile:  string(cfg.DataPort.BindingProfile),
 	}
 }

@@ -63,6 +63,12 @@ type ConfigSummary struct {
 	// LineRateBps is the physical line rate (e.g. 25e9); optional, used to
 	// say "near line rate" beside a gain.
 	LineRateBps float64 `json:"line_rate_bps,omitempty"`
+	// VNICType and BindingProfile are how the data ports were asked for
+	// (data_port.vnic_type, data_port.binding_profile: "set" by the harness
+	// or left for Nova to fill, "nova"); empty in files written before they
+	// were recorded.
+	VNICType       string `json:"vnic_type,omitempty"`
+	BindingProfile string `json:"binding_profile,omitempty"`
 }
 
 // Environment is what the run ran on.

@@ -6,6 +6,7 @@ LAB_SHARE=${LAB_SHARE:-/usr/local/share/asap2lab}
 # Debian's OpenStack libraries live in /usr/bin/python3's dist-packages: a pyenv/local python must not win.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C.UTF-8
+source "$LAB_DIR/releases/select.sh"
 
 CTL_BR=asap2lab-ctl;   CTL_IP=198.18.0.1
 MGMT_BR=asap2lab-mgmt; MGMT_IP=198.19.128.1

@@ -19,3 +19,12 @@ LAB_PASTE=/usr/local/share/asap2lab/paste
 # Debian 13 still ships the WSGI scripts (python3-keystone, python3-placement), as Debian 12 did.
 KEYSTONE_WSGI=(--wsgi-file /usr/bin/keystone-wsgi-public)
 PLACEMENT_WSGI=(--wsgi-file /usr/bin/placement-api)
+LAB_PREPARE=(bash "$LAB_DIR/epoxy/build-rootfs.sh")   # builds the root once per rootfs.lock (396 s here), then 1 s
+LAB_PREPARE_HINT="bash lab/epoxy/build-rootfs.sh"
+# nova-compute runs in the root, but the guests' namespaces and links must be made where the host
+# (lab/down.sh, lab/faultlab, the harness's ip/tc) sees them: guestctl.py runs in the host's mount
+# namespace and root, leaving the chroot (lab/nova/README.md).
+LAB_GUESTCTL_PREFIX="nsenter --mount=/proc/1/ns/mnt --root=/proc/1/root --wd=/proc/1/root /usr/bin/python3"
+# The guests' sshd runs from the root, so a session in a guest has Debian 13's iperf3 3.18, sockperf
+# and tcpdump.
+LAB_GUEST_EXEC=$LAB_DIR/epoxy/rootfs-exec

@@ -6,3 +6,7 @@ LAB_CMD=()                                # prefix of every OpenStack/infra/gues
 LAB_PASTE=$LAB_SHARE/paste                # api-paste.ini files taken out of the -common packages
 KEYSTONE_WSGI=(--wsgi-file /usr/bin/keystone-wsgi-public)
 PLACEMENT_WSGI=(--wsgi-file /usr/bin/placement-api)
+LAB_PREPARE=()                            # lab/install.sh (every make lab runs it) installs Zed on the host
+LAB_PREPARE_HINT="make -f lab/lab.mk lab-install"
+LAB_GUESTCTL_PREFIX=/usr/bin/python3      # nova-compute runs on the host: guestctl.py as it is
+LAB_GUEST_EXEC=                           # guests' sshd (and so their iperf3, sockperf, tcpdump): the host's

@@ -5,6 +5,9 @@
 //	                                 it: the offload spec failed, every verdict in
 //	                                 the results says software, and the JUnit
 //	                                 failure message quotes the checks' reasons
+//	checkrun nova-filled RUN_DIR     the run left the data ports' binding:profile to
+//	                                 Nova, and every data port, as saved before
+//	                                 teardown, holds capabilities [switchdev]
 //
 // It exits 0 when the assertion holds, 1 when it does not (each reason is
 // printed), 2 on bad usage or unreadable input.
@@ -24,11 +27,29 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n"
+const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n       checkrun nova-filled RUN_DIR\n"
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && cli.IsHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if len(args) == 2 && args[0] == "nova-filled" {
+		lines, problems, err := novaFilled(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "checkrun: %v\n", err)
+			return 2
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "NOT FILLED BY NOVA: %s\n", p)
+		}
+		if len(problems) > 0 {
+			return 1
+		}
+		fmt.Fprintf(stdout, "ok: run %s left binding:profile to Nova, and Nova wrote capabilities [switchdev] on every data port\n", filepath.Base(args[1]))
 		return 0
 	}
 	if len(args) != 3 || args[0] != "refused" {
