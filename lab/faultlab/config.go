@@ -27,7 +27,9 @@ const DefaultLabState = "/var/lib/asap2lab"
 //     clouds.<cloud.tenant>.auth.auth_url;
 //   - $LAB_STATE/layout.yaml (lab/up.sh, write_layout in lab/lib/common.sh):
 //     each hypervisor's number (lab/lib/hv-exec N) and network namespace, the
-//     integration bridge, the guests' namespace prefix.
+//     integration bridge, the guests' namespace prefix, and the prefix that
+//     runs the lab release's programs (none for zed; lab/epoxy/rootfs-exec
+//     for epoxy, whose OVS and openstack CLI live in a Debian 13 root).
 type Lab struct {
 	HarnessFile string
 	Base        []byte // lab/harness.yaml as it is
@@ -42,7 +44,11 @@ type Lab struct {
 	LayoutFile       string
 	Bridge           string // integration_bridge
 	GuestNetnsPrefix string // guest_netns_prefix: a guest's netns is this + its server id
-	Hypervisors      []Hypervisor
+	// CommandPrefix (command_prefix) goes before the lab's own programs the
+	// matrix runs: ovs-ofctl in a hypervisor, the openstack CLI, iperf3 in a
+	// guest's namespace. Empty in a layout written before it existed.
+	CommandPrefix []string
+	Hypervisors   []Hypervisor
 }
 
 // Hypervisor is one lab hypervisor.
@@ -154,8 +160,9 @@ func ParseLab(harnessFile string, harness []byte, cloudsFile string, clouds []by
 	}
 
 	var y struct {
-		IntegrationBridge string `yaml:"integration_bridge"`
-		GuestNetnsPrefix  string `yaml:"guest_netns_prefix"`
+		IntegrationBridge string   `yaml:"integration_bridge"`
+		GuestNetnsPrefix  string   `yaml:"guest_netns_prefix"`
+		CommandPrefix     []string `yaml:"command_prefix"`
 		Hypervisors       map[string]struct {
 			Number  int    `yaml:"number"`
 			Netns   string `yaml:"netns"`
@@ -167,7 +174,10 @@ func ParseLab(harnessFile string, harness []byte, cloudsFile string, clouds []by
 	if err := dec.Decode(&y); err != nil {
 		return nil, fmt.Errorf("%s: %w", layoutFile, err)
 	}
-	l.Bridge, l.GuestNetnsPrefix = y.IntegrationBridge, y.GuestNetnsPrefix
+	l.Bridge, l.GuestNetnsPrefix, l.CommandPrefix = y.IntegrationBridge, y.GuestNetnsPrefix, y.CommandPrefix
+	if len(l.CommandPrefix) > 0 && !filepath.IsAbs(l.CommandPrefix[0]) {
+		problem(layoutFile, "command_prefix", fmt.Sprintf("the program must be an absolute path, got %q", l.CommandPrefix[0]))
+	}
 	if l.Bridge == "" {
 		problem(layoutFile, "integration_bridge", "missing")
 	}

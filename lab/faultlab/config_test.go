@@ -24,12 +24,13 @@ const labClouds = `clouds:
 `
 
 // writeLayout runs write_layout of lab/lib/common.sh (what lab/up.sh
-// calls) with LAB_STATE=dir and returns the file it wrote.
-func writeLayout(t *testing.T, dir string) string {
+// calls) with LAB_STATE=dir and LAB_RELEASE=release and returns the file
+// it wrote.
+func writeLayout(t *testing.T, dir, release string) string {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", `source lab/lib/common.sh && write_layout`)
 	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "LAB_STATE="+dir)
+	cmd.Env = append(os.Environ(), "LAB_STATE="+dir, "LAB_RELEASE="+release)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("write_layout: %v: %s", err, out)
 	}
@@ -40,7 +41,7 @@ func writeLayout(t *testing.T, dir string) string {
 // clouds.yaml of the same shape as up.sh's give the lab's names.
 func TestLoadCommittedHarnessAndUpLayout(t *testing.T) {
 	state := t.TempDir()
-	layout := writeLayout(t, state)
+	layout := writeLayout(t, state, "zed")
 	harness, clouds, layoutPath := LabFiles("../..", state)
 	if layoutPath != layout {
 		t.Fatalf("LabFiles layout %s, write_layout wrote %s", layoutPath, layout)
@@ -64,6 +65,19 @@ func TestLoadCommittedHarnessAndUpLayout(t *testing.T) {
 	}
 	if !reflect.DeepEqual(l.Hypervisors, want) {
 		t.Errorf("hypervisors = %+v, want %+v", l.Hypervisors, want)
+	}
+	if len(l.CommandPrefix) != 0 {
+		t.Errorf("zed runs the host's programs, got command prefix %q", l.CommandPrefix)
+	}
+	// epoxy's programs live in the Debian 13 root: the matrix's ovs-ofctl,
+	// openstack and iperf3 go through lab/epoxy/rootfs-exec.
+	epoxy, err := Load(harness, clouds, writeLayout(t, t.TempDir(), "epoxy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("../..")
+	if want := []string{filepath.Join(root, "lab", "epoxy", "rootfs-exec")}; !reflect.DeepEqual(epoxy.CommandPrefix, want) {
+		t.Errorf("epoxy command prefix %q, want %q", epoxy.CommandPrefix, want)
 	}
 	if h, err := l.Hypervisor("compute2"); err != nil || h.Netns != "asap2lab-hv2" {
 		t.Errorf("Hypervisor(compute2) = %+v, %v", h, err)
@@ -94,6 +108,7 @@ hypervisors:
 `
 	clouds := "clouds:\n  t1:\n    auth: {username: x}\n"
 	layout := `integration_bridge: br-int
+command_prefix: [rootfs-exec]
 hypervisors:
   compute1: {number: 1, netns: hv1, address: 10.0.0.9}
   compute2: {number: 0, netns: hv2, address: 10.0.0.2}
@@ -107,6 +122,7 @@ hypervisors:
 		"h.yaml: cloud.admin: missing",
 		"h.yaml: traffic.port: must be > 0, got 0",
 		"c.yaml: clouds.t1.auth.auth_url: missing (the entry cloud.tenant of h.yaml names)",
+		`l.yaml: command_prefix: the program must be an absolute path, got "rootfs-exec"`,
 		"l.yaml: guest_netns_prefix: missing",
 		`l.yaml: hypervisors.compute1.address: "10.0.0.9", but h.yaml has "10.0.0.1": not the same lab`,
 		"l.yaml: hypervisors.compute2.number: must be > 0, got 0",

@@ -174,7 +174,7 @@ func (e *Env) OpenStack(ctx context.Context, cloud string, commands ...string) (
 	defer cancel()
 	// One command: as arguments; several: one per line on stdin (the
 	// CLI's batch mode, which takes the cloud from $OS_CLOUD only).
-	cmd := exec.CommandContext(ctx, "openstack")
+	cmd := e.command(ctx, "openstack")
 	if len(commands) == 1 {
 		cmd.Args = append(cmd.Args, strings.Fields(commands[0])...)
 	} else {
@@ -314,4 +314,11 @@ func (e *Env) SecretsFound(dir string) []string {
 		return nil
 	})
 	return found
+}
+
+// command is name run the way the lab release runs its programs: through
+// CommandPrefix (layout.yaml command_prefix) when the release has one.
+func (e *Env) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	argv := append(append(append([]string(nil), e.CommandPrefix...), name), args...)
+	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }

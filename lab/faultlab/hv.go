@@ -16,7 +16,8 @@ import (
 func (e *Env) HVExec(hv Hypervisor, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), HVExecTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(e.Root, "lab", "lib", "hv-exec"), append([]string{hv.Number}, args...)...)
+	argv := append(append([]string{hv.Number}, e.CommandPrefix...), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(e.Root, "lab", "lib", "hv-exec"), argv...)
 	return cmd.CombinedOutput()
 }
 

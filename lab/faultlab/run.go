@@ -434,7 +434,9 @@ func (r *Run) Occupy(t testing.TB, netns, addr string, port int) {
 	t.Helper()
 	deadline := time.Now().Add(OccupyWithin)
 	for attempt := 1; time.Now().Before(deadline); attempt++ {
-		cmd := exec.Command("ip", "netns", "exec", netns, "iperf3", "-c", addr, "-p", strconv.Itoa(port), "-t", "60", "--connect-timeout", strconv.Itoa(OccupyConnectMs))
+		argv := append([]string{"netns", "exec", netns}, r.env.CommandPrefix...)
+		argv = append(argv, "iperf3", "-c", addr, "-p", strconv.Itoa(port), "-t", "60", "--connect-timeout", strconv.Itoa(OccupyConnectMs))
+		cmd := exec.Command("ip", argv...)
 		f, err := os.Create(filepath.Join(r.Dir, fmt.Sprintf("stray-client-%d.log", attempt)))
 		if err != nil {
 			t.Fatal(err)

@@ -39,6 +39,9 @@ write_layout() {
   { echo "# asap2lab layout (written by lab/up.sh from lab/lib/common.sh; read by lab/faultlab)"
     echo "integration_bridge: $INT_BR"
     echo "guest_netns_prefix: $GUEST_NS_PREFIX"
+    echo "# the release's programs (ovs-ofctl, openstack, iperf3) run through this: lab/releases/$LAB_RELEASE.sh"
+    printf 'command_prefix: ['; local sep=
+    for n in "${LAB_CMD[@]}"; do printf '%s"%s"' "$sep" "$n"; sep=', '; done; echo ']'
     echo "hypervisors:"
     for n in $HVS; do
       echo "  $(hv_host "$n"): {number: $n, netns: $(hv_ns "$n"), address: $(hv_ctlip "$n")}"
