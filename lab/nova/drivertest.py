@@ -30,7 +30,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import uuid as uuidlib
 
 import nova.cmd  # noqa: F401  eventlet monkey patching, as in nova-compute
@@ -126,8 +125,12 @@ def ssh_cmd(key, ip, command, ns):
 
 
 def main():
+    from nova import version as nova_version
+    print('   python %s, nova %s from %s' % (sys.version.split()[0], nova_version.version_string(),
+                                            os.path.dirname(nova.__file__)))
     CONF([], project='nova', default_config_files=[])
-    state_path = tempfile.mkdtemp(prefix='asap2lab-t-nova-')
+    state_path = os.path.join(os.environ['ASAP2LAB_STATE'], 'nova')  # removed with the test's state
+    os.makedirs(state_path, exist_ok=True)
     CONF.set_override('state_path', state_path)
     CONF.set_override('device_spec', [json.dumps({'vendor_id': '15b3', 'product_id': '101e',
                                                   'physical_network': None})], group='pci')
@@ -237,6 +240,14 @@ def main():
         servers.append((inst, ni))
     a, b = servers[0][0], servers[1][0]
     nsa = 'asap2lab-vm-' + a.uuid
+    host_pid = os.environ.get('DRIVERTEST_HOST_PID')
+    if host_pid:  # a process of the host's mount namespace (selftest.sh): the lab's tools see its mounts
+        # Read from inside that namespace: a chrooted reader's /proc/PID/mountinfo omits mounts
+        # outside its root.
+        host_mounts = subprocess.run(['nsenter', '--mount=/proc/%s/ns/mnt' % host_pid, 'cat', '/proc/self/mountinfo'],
+                                     capture_output=True, text=True).stdout
+        check('guest netns mounted in the host mount namespace (pid %s)' % host_pid,
+              all(' /run/netns/asap2lab-vm-%s ' % i.uuid in host_mounts for i, _ in servers))
     r = sh('ping', '-c', '2', '-i', '0.2', '-W', '2', '-M', 'do', '-s', '8922', '-q', '198.18.77.22', ns=nsa)
     check('jumbo ping server 1 (veth) -> server 2 (internal)', r.returncode == 0, r.stdout + r.stderr)
     r = sh('ip', 'route', 'show', ns=nsa)

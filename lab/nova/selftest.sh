@@ -53,5 +53,5 @@ ssh-keygen -q -t ed25519 -N '' -C asap2lab-drivertest -f $T/id_ed25519
 # LAB_STATE: what rootfs-exec binds besides /tmp (never the running lab's).
 env LAB_STATE=$T/state ASAP2LAB_HV_NETNS=$HV ASAP2LAB_OVS_RUNDIR=$T/ovs ASAP2LAB_STATE=$T/state \
     DRIVERTEST_KEY=$T/id_ed25519 DRIVERTEST_OVS_DB=unix:$T/ovs/db.sock DRIVERTEST_IPERF3=$IPERF3 \
-    "${DRIVER_ENV[@]}" "${RUNPY[@]}" "$HERE/drivertest.py" 2>$T/drivertest.err || { tail -40 $T/drivertest.err >&2; exit 1; }
+    DRIVERTEST_HOST_PID=$$ "${DRIVER_ENV[@]}" "${RUNPY[@]}" "$HERE/drivertest.py" 2>$T/drivertest.err || { tail -40 $T/drivertest.err >&2; exit 1; }
 echo "selftest ($RELEASE): PASS"
