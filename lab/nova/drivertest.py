@@ -187,6 +187,19 @@ def main():
     inv = pt.data('compute1').inventory
     check('placement VCPU total/max_unit 64', inv['VCPU']['total'] == 64 and inv['VCPU']['max_unit'] == 64)
 
+    # ---- Nova's PCI tracker (what nova-compute's resource tracker runs; only the DB read is stubbed)
+    from unittest import mock
+    from nova.pci import manager as pci_manager
+    with mock.patch.object(objects.PciDeviceList, 'get_by_compute_node',
+                           return_value=objects.PciDeviceList(objects=[])):
+        tracker = pci_manager.PciDevTracker(ctx, objects.ComputeNode(id=1, numa_topology=None))
+    with mock.patch.object(objects.PciDevice, 'save'):
+        tracker.update_devices_from_hypervisor_resources(res['pci_passthrough_devices'])
+    pools = [p for p in tracker.stats.pools if p.get('product_id') == '101e']
+    check('PciDevTracker takes the 8 VFs into a pool (the PF is not in the device_spec)',
+          sum(p['count'] for p in pools) == 8 and len(tracker.pci_devs) == 8,
+          '%d devices, pools %s' % (len(tracker.pci_devs), tracker.stats.pools))
+
     # ---- binding:profile: what Nova writes when it updates a direct port claimed a VF for
     from nova.network import neutron as nova_neutron
     vf = dict(vfs[0])
