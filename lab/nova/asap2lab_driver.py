@@ -50,7 +50,7 @@ LOG = logging.getLogger(__name__)
 GUESTCTL_DEFAULT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  '..', 'guest', 'guestctl.py'))
 PYTHON = '/usr/bin/python3'
-# Nova >= 29 passes share_info (virtiofs shares) to power_on (positionally) and reboot.
+# Nova 31 (not Zed) passes share_info (virtiofs shares) to power_on (positionally) and reboot.
 POWER_ON_SHARE_INFO = 'share_info' in inspect.signature(fake.FakeDriver.power_on).parameters
 PLUG_MODES = ('veth', 'internal')
 
