@@ -296,8 +296,8 @@ def main():
 
     drv.power_off(b)
     r = sh('ping', '-c', '1', '-W', '1', '-q', '198.18.77.22', ns=nsa)
-    check('power_off: server 2 unreachable, state SHUTDOWN',
-          r.returncode != 0 and drv.get_info(b).state == power_state.SHUTDOWN)
+    check('power_off: server 2 unreachable, state SHUTDOWN, its sshd (pid %d) gone' % rec_pid,
+          r.returncode != 0 and drv.get_info(b).state == power_state.SHUTDOWN and proc_start(rec_pid) is None)
     if 'share_info' in inspect.signature(fake.FakeDriver.power_on).parameters:
         # Nova 31's manager: driver.power_on(context, instance, network_info, bdi, accel_info, share_info)
         drv.power_on(ctx, b, servers[1][1], None, None, objects.ShareMappingList(objects=[]))
