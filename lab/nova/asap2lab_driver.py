@@ -30,6 +30,7 @@ import inspect
 import ipaddress
 import json
 import os
+import shutil
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
@@ -194,6 +195,9 @@ class Asap2LabDriver(fake.FakeDriver):
             problems.append('ASAP2LAB_VFS must be an integer in 0..%d, got %r' % (MAX_VFS, vfs))
         if not os.path.isfile(self.guestctl):
             problems.append('guestctl %s not found (ASAP2LAB_GUESTCTL)' % self.guestctl)
+        if not self.guestctl_prefix or not shutil.which(self.guestctl_prefix[0]):
+            problems.append('ASAP2LAB_GUESTCTL_PREFIX %r: command not found'
+                            % env.get('ASAP2LAB_GUESTCTL_PREFIX'))
         self._config_problems = problems
 
     # ------------------------------------------------------------------ host

@@ -257,8 +257,8 @@ def main():
     if host_pid:  # a process of the host's mount namespace (selftest.sh): the lab's tools see its mounts
         # Read from inside that namespace: a chrooted reader's /proc/PID/mountinfo omits mounts
         # outside its root.
-        host_mounts = subprocess.run(['nsenter', '--mount=/proc/%s/ns/mnt' % host_pid, 'cat', '/proc/self/mountinfo'],
-                                     capture_output=True, text=True).stdout
+        host_mounts = subprocess.run(['nsenter', '--mount=/proc/%s/ns/mnt' % host_pid, 'cat',
+                                      '/proc/self/mountinfo'], capture_output=True, text=True).stdout
         check('guest netns mounted in the host mount namespace (pid %s)' % host_pid,
               all(' /run/netns/asap2lab-vm-%s ' % i.uuid in host_mounts for i, _ in servers))
     r = sh('ping', '-c', '2', '-i', '0.2', '-W', '2', '-M', 'do', '-s', '8922', '-q', '198.18.77.22', ns=nsa)
