@@ -18,7 +18,7 @@ A guest is:
     sshd config/log and console.log.
 
 Usage (all commands need root; global options go before the command):
-  guestctl.py [--state DIR] [--hv-netns NS] [--ovs-rundir DIR] COMMAND ...
+  guestctl.py [--state DIR] [--hv-netns NS] [--ovs-rundir DIR] [--guest-exec PREFIX] COMMAND ...
   plug    --spec FILE|-
   unplug  --uuid UUID [--port-id ID ...]
   stop    --uuid UUID       (power off: guest processes killed, NICs down)
@@ -29,7 +29,10 @@ Usage (all commands need root; global options go before the command):
   sweep-ovs                 (delete every OVS port tagged asap2lab-plug; needs --ovs-rundir)
 
 Defaults come from the environment: ASAP2LAB_STATE (or LAB_STATE, else /var/lib/asap2lab),
-ASAP2LAB_HV_NETNS, ASAP2LAB_OVS_RUNDIR (the hypervisor OVS run dir holding db.sock).
+ASAP2LAB_HV_NETNS, ASAP2LAB_OVS_RUNDIR (the hypervisor OVS run dir holding db.sock),
+ASAP2LAB_GUEST_EXEC (--guest-exec: command prefix the guest's sshd runs through, e.g.
+lab/epoxy/rootfs-exec so that SSH sessions run the release root's tools; recorded in guest.json
+and used again by start when not given).
 
 The plug spec (JSON):
   {"uuid": "...", "hostname": "vm-1", "mode": "veth"|"internal",
@@ -163,10 +166,12 @@ def now():
 
 
 class Config(object):
-    def __init__(self, state, hv_netns=None, ovs_rundir=None):
+    def __init__(self, state, hv_netns=None, ovs_rundir=None, guest_exec=None):
         self.state = state
         self.hv_netns = hv_netns
         self.ovs_db = ovs_db_for(ovs_rundir) if ovs_rundir else None
+        # Command prefix the guest's sshd runs through (None: not given, '' : the host's sshd).
+        self.guest_exec = ' '.join(guest_exec.split()) if guest_exec is not None else None
 
     def guest_dir(self, uuid):
         return os.path.join(self.state, 'guests', uuid)
@@ -418,8 +423,11 @@ GUEST_INIT = ('hostname "$1" && mount -t tmpfs -o mode=0755,size=16m asap2lab-ru
               # A fresh VM's own home: the host's /root (its shell start-up files, e.g. a pyenv
               # init costing seconds per SSH command) is not the guest's.
               '&& mount -t tmpfs -o mode=0700,size=4m asap2lab-home /root '
-              '&& ' + SSHD + ' -t -f ' + GUEST_MNT + '/sshd_config '
-              '&& exec ' + SSHD + ' -D -f ' + GUEST_MNT + '/sshd_config -E ' + GUEST_MNT + '/sshd.log')
+              # $3: the guest exec prefix (--guest-exec), unquoted so that it splits into words
+              # (empty: the host's sshd); e.g. lab/epoxy/rootfs-exec runs the release root's sshd,
+              # whose sessions then run the root's tools. It must exec, so the pid stays sshd's.
+              '&& $3 ' + SSHD + ' -t -f ' + GUEST_MNT + '/sshd_config '
+              '&& exec $3 ' + SSHD + ' -D -f ' + GUEST_MNT + '/sshd_config -E ' + GUEST_MNT + '/sshd.log')
 
 
 def _ssh_keys(gdir, hostname, keys_text):
@@ -431,18 +439,25 @@ def _ssh_keys(gdir, hostname, keys_text):
     _write(os.path.join(gdir, 'sshd_config'), SSHD_CONFIG.format(mnt=GUEST_MNT), 0o600)
 
 
-def _start_sshd(ns, gdir, hostname):
+def _start_sshd(ns, gdir, hostname, guest_exec=''):
     pidfile = os.path.join(gdir, 'sshd.pid')
     try:
         os.unlink(pidfile)
     except FileNotFoundError:
         pass
+    env = None
+    if guest_exec:
+        # For lab/epoxy/rootfs-exec: the guest's own /var/tmp and /root tmpfs, and its state dir
+        # (when visible in the guest), bound into the root too; /run and /tmp it binds itself.
+        env = dict(os.environ, ROOTFS_BINDS=' '.join(
+            p for p in (os.environ.get('ROOTFS_BINDS', ''), gdir, '/var/tmp', '/root') if p))
     with open(os.path.join(gdir, 'sshd.out'), 'ab') as out:
         proc = subprocess.Popen(['ip', 'netns', 'exec', ns, 'unshare', '--uts', '--',
-                                 'sh', '-c', GUEST_INIT, 'guest-init', hostname, gdir],
+                                 'sh', '-c', GUEST_INIT, 'guest-init', hostname, gdir, guest_exec],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, close_fds=True)
-    # ip netns exec, unshare and sh all exec: proc.pid is sshd and leads its own process group.
+                                start_new_session=True, close_fds=True, env=env)
+    # ip netns exec, unshare and sh all exec (and so must the guest exec prefix: rootfs-exec ends
+    # in exec unshare, exec chroot, exec sshd): proc.pid is sshd and leads its own process group.
     _record_pid(gdir, proc.pid, 'sshd')
     deadline = time.monotonic() + SSHD_READY_TIMEOUT
     while True:
@@ -517,7 +532,8 @@ def plug(cfg, spec):
     if netns_exists(ns) or os.path.exists(os.path.join(gdir, 'guest.json')):
         raise GuestError('guest %s already exists (netns %s or %s/guest.json): unplug it first' % (uuid, ns, gdir))
     os.makedirs(gdir, mode=0o700, exist_ok=True)
-    record = dict(spec, netns=ns, hv_netns=cfg.hv_netns, ovs_db=cfg.ovs_db, created=now(), state='plugging')
+    record = dict(spec, netns=ns, hv_netns=cfg.hv_netns, ovs_db=cfg.ovs_db, created=now(), state='plugging',
+                  guest_exec=cfg.guest_exec or '')
     record.pop('authorized_keys', None)
     # Written before anything is created so that unplug/cleanup-all can always find the pieces.
     _save_json(os.path.join(gdir, 'guest.json'), record)
@@ -531,7 +547,7 @@ def plug(cfg, spec):
         _routes(ns, spec['nics'])
         _ssh_keys(gdir, spec['hostname'], spec['authorized_keys'])
         _console_keys(console, gdir)
-        pid = _start_sshd(ns, gdir, spec['hostname'])
+        pid = _start_sshd(ns, gdir, spec['hostname'], record['guest_exec'])
         console.log('sshd (pid %d) listening on 0.0.0.0:22; authorised keys: %d'
                     % (pid, sum(1 for ln in spec['authorized_keys'].splitlines() if ln.strip())))
         console.write('', '%s login: ' % spec['hostname'])
@@ -672,7 +688,10 @@ def start(cfg, uuid):
     _routes(ns, rec['nics'])  # routes via a NIC are flushed when it goes down
     console.log('power on')
     _console_keys(console, gdir)
-    pid = _start_sshd(ns, gdir, rec['hostname'])
+    # The prefix given now wins; else the one the guest was plugged with.
+    guest_exec = cfg.guest_exec if cfg.guest_exec is not None else rec.get('guest_exec', '')
+    pid = _start_sshd(ns, gdir, rec['hostname'], guest_exec)
+    rec['guest_exec'] = guest_exec
     console.log('sshd (pid %d) listening on 0.0.0.0:22' % pid)
     console.write('', '%s login: ' % rec['hostname'])
     rec['state'] = 'running'
@@ -732,6 +751,9 @@ def main(argv=None):
     p.add_argument('--state', default=env.get('ASAP2LAB_STATE') or env.get('LAB_STATE') or '/var/lib/asap2lab')
     p.add_argument('--hv-netns', default=env.get('ASAP2LAB_HV_NETNS'))
     p.add_argument('--ovs-rundir', default=env.get('ASAP2LAB_OVS_RUNDIR'))
+    p.add_argument('--guest-exec', default=env.get('ASAP2LAB_GUEST_EXEC'),
+                   help='command prefix (space-separated) the guest sshd is started through, after the '
+                        "guest's mount setup, e.g. lab/epoxy/rootfs-exec; '' = the host's sshd")
     sub = p.add_subparsers(dest='cmd', required=True)
     sp = sub.add_parser('plug')
     sp.add_argument('--spec', required=True, help='JSON spec file, or - for stdin')
@@ -743,7 +765,7 @@ def main(argv=None):
     sub.add_parser('list')
     sub.add_parser('sweep-ovs')
     args = p.parse_args(argv)
-    cfg = Config(args.state, args.hv_netns, args.ovs_rundir)
+    cfg = Config(args.state, args.hv_netns, args.ovs_rundir, args.guest_exec)
     try:
         if args.cmd == 'plug':
             data = sys.stdin.read() if args.spec == '-' else open(args.spec).read()

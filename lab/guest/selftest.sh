@@ -13,7 +13,9 @@
 #   - a failing plug (unknown bridge) rolls back completely; a bad spec exits 2
 #   - unplug (run twice: idempotent) leaves no netns, process, OVS port, veth or state dir
 # Needs root, openvswitch-switch, openssh-server, iperf3, tcpdump, ethtool. Run: sudo lab/guest/selftest.sh
-# Env: IPERF_SECONDS (default 5), GUEST_MTU (default 8950).
+# Env: IPERF_SECONDS (default 5), GUEST_MTU (default 8950), GUEST_IPERF3 (optional: the iperf3 version
+# the guests must run). ASAP2LAB_GUEST_EXEC reaches guestctl: guests of a release root, e.g.
+#   ASAP2LAB_GUEST_EXEC=$PWD/lab/epoxy/rootfs-exec GUEST_IPERF3=3.18 lab/guest/selftest.sh
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 GUESTCTL="$HERE/guestctl.py"
@@ -154,13 +156,14 @@ check "B's console has the fingerprint block" grep -q 'ec2: 256 SHA256:' $STATE/
 check "guestctl console prints the log" grep -q 'guest-b login:' <(gctl console --uuid $UB)
 SSHB=(ip netns exec "$NSA" ssh -i "$T/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=5
       -o StrictHostKeyChecking=yes -o "UserKnownHostsFile=$T/known_hosts" root@198.18.77.11)
-if out=$("${SSHB[@]}" "hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump sockperf | wc -l; findmnt -no FSTYPE /tmp; touch /tmp/asap2lab-t-mark-$$; ip -o addr show eth0" 2>&1); then
+if out=$("${SSHB[@]}" "hostname; id -u; findmnt -no FSTYPE /run; command -v iperf3 ping tcpdump sockperf | wc -l; findmnt -no FSTYPE /tmp; touch /tmp/asap2lab-t-mark-$$; ip -o addr show eth0; iperf3 --version | head -1" 2>&1); then
   echo "$out" | sed 's/^/  ssh> /'
   check "ssh: hostname is guest-b" test "$(sed -n 1p <<<"$out")" = guest-b
   check "ssh: logged in as root" test "$(sed -n 2p <<<"$out")" = 0
   check "ssh: /run is a private tmpfs" test "$(sed -n 3p <<<"$out")" = tmpfs
   check "ssh: iperf3, ping, tcpdump, sockperf available" test "$(sed -n 4p <<<"$out")" = 4
   check "ssh: eth0 is 198.18.77.11" grep -q 198.18.77.11 <<<"$out"
+  [ -z "${GUEST_IPERF3:-}" ] || check "ssh: the guest runs iperf $GUEST_IPERF3" grep -q "^iperf $GUEST_IPERF3" <<<"$out"
   check "ssh: /tmp is a private tmpfs (file made there is not in the host's /tmp)" \
     test "$(sed -n 5p <<<"$out")" = tmpfs -a ! -e /tmp/asap2lab-t-mark-$$
 else

@@ -17,12 +17,20 @@
 #   ASAP2LAB_HV_NETNS    hypervisor network namespace, e.g. asap2lab-hv1
 #   ASAP2LAB_OVS_RUNDIR  that hypervisor's OVS run dir holding db.sock
 #   ASAP2LAB_STATE       lab state dir; guests live under $ASAP2LAB_STATE/guests/<uuid>/
-# Optional: ASAP2LAB_VFS (fake VFs per compute, default 8), ASAP2LAB_GUESTCTL (path to guestctl.py).
+# Optional: ASAP2LAB_VFS (fake VFs per compute, default 8), ASAP2LAB_GUESTCTL (path to guestctl.py),
+#   ASAP2LAB_GUESTCTL_PREFIX (space-separated command guestctl.py runs with, default /usr/bin/python3;
+#   a nova-compute chrooted into a release root escapes to the host with it, see README.md),
+#   ASAP2LAB_GUEST_EXEC (passed as guestctl --guest-exec: prefix the guests' sshd runs through).
 # nova-compute must run as root (network namespaces, OVS, mounts).
+#
+# Works with Zed's Nova 26 and Epoxy's Nova 31: where their driver API differs, it branches on
+# what the installed Nova offers (share_info arguments, nova.virt.node), not on a release name.
 
+import inspect
 import ipaddress
 import json
 import os
+import shutil
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
@@ -30,13 +38,21 @@ from oslo_serialization import jsonutils
 
 from nova.compute import power_state
 from nova import exception
+from nova.virt import driver
 from nova.virt import fake
+
+try:  # Nova >= 27 (2023.1): a stable compute node uuid in [DEFAULT] state_path/compute_id
+    from nova.virt import node as virt_node
+except ImportError:  # Zed: compute nodes are found by host and nodename
+    virt_node = None
 
 LOG = logging.getLogger(__name__)
 
 GUESTCTL_DEFAULT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  '..', 'guest', 'guestctl.py'))
 PYTHON = '/usr/bin/python3'
+# Nova 31 (not Zed) passes share_info (virtiofs shares) to power_on (positionally) and reboot.
+POWER_ON_SHARE_INFO = 'share_info' in inspect.signature(fake.FakeDriver.power_on).parameters
 PLUG_MODES = ('veth', 'internal')
 
 # Fake NIC: one ConnectX-6 Dx port in switchdev mode at 0000:81:00.0 with its VFs from 81:00.2 on.
@@ -163,6 +179,8 @@ class Asap2LabDriver(fake.FakeDriver):
         self.ovs_rundir = env.get('ASAP2LAB_OVS_RUNDIR', '')
         self.state_dir = env.get('ASAP2LAB_STATE', '')
         self.guestctl = env.get('ASAP2LAB_GUESTCTL') or GUESTCTL_DEFAULT
+        self.guestctl_prefix = (env.get('ASAP2LAB_GUESTCTL_PREFIX') or PYTHON).split()
+        self.guest_exec = env.get('ASAP2LAB_GUEST_EXEC')
         vfs = env.get('ASAP2LAB_VFS', str(DEFAULT_VFS))
         try:
             self.num_vfs = int(vfs)
@@ -177,6 +195,9 @@ class Asap2LabDriver(fake.FakeDriver):
             problems.append('ASAP2LAB_VFS must be an integer in 0..%d, got %r' % (MAX_VFS, vfs))
         if not os.path.isfile(self.guestctl):
             problems.append('guestctl %s not found (ASAP2LAB_GUESTCTL)' % self.guestctl)
+        if not self.guestctl_prefix or not shutil.which(self.guestctl_prefix[0]):
+            problems.append('ASAP2LAB_GUESTCTL_PREFIX %r: command not found'
+                            % env.get('ASAP2LAB_GUESTCTL_PREFIX'))
         self._config_problems = problems
 
     # ------------------------------------------------------------------ host
@@ -211,13 +232,26 @@ class Asap2LabDriver(fake.FakeDriver):
         host_status = super().get_available_resource(nodename)
         if host_status:
             host_status['pci_passthrough_devices'] = jsonutils.dumps(fake_pci_devices(self.num_vfs))
+            if virt_node is not None:
+                # FakeDriver's uuid is a per-process sentinel: a restarted nova-compute would look
+                # its compute node up by a new uuid and fail to recreate it. Use the node identity
+                # Nova keeps in state_path/compute_id, as the real drivers do.
+                host_status['uuid'] = virt_node.get_local_node_uuid()
         return host_status
+
+    if virt_node is not None:
+        def get_nodenames_by_uuid(self, refresh=False):
+            # ComputeDriver's: {state_path/compute_id uuid: our nodename} (FakeDriver's are sentinels).
+            return driver.ComputeDriver.get_nodenames_by_uuid(self, refresh=refresh)
 
     # ------------------------------------------------------------------ guestctl
 
     def _guestctl(self, *args, spec=None):
-        cmd = [PYTHON, self.guestctl, '--state', self.state_dir, '--hv-netns', self.hv_netns,
-               '--ovs-rundir', self.ovs_rundir] + list(args)
+        cmd = self.guestctl_prefix + [self.guestctl, '--state', self.state_dir, '--hv-netns', self.hv_netns,
+                                      '--ovs-rundir', self.ovs_rundir]
+        if self.guest_exec is not None:
+            cmd += ['--guest-exec', self.guest_exec]
+        cmd += list(args)
         try:
             out, err = processutils.execute(*cmd, process_input=spec)
         except processutils.ProcessExecutionError as e:
@@ -282,15 +316,17 @@ class Asap2LabDriver(fake.FakeDriver):
         super().power_off(instance, timeout=timeout, retry_interval=retry_interval)
         self._guestctl('stop', '--uuid', instance.uuid)
 
-    def power_on(self, context, instance, network_info, block_device_info=None, accel_info=None):
+    def power_on(self, context, instance, network_info, block_device_info=None, accel_info=None,
+                 share_info=None):
+        kw = {'share_info': share_info} if POWER_ON_SHARE_INFO else {}
         super().power_on(context, instance, network_info, block_device_info=block_device_info,
-                         accel_info=accel_info)
+                         accel_info=accel_info, **kw)
         st = json.loads(self._guestctl('status', '--uuid', instance.uuid))
         if not st.get('pids_alive'):
             self._guestctl('start', '--uuid', instance.uuid)
 
     def reboot(self, context, instance, network_info, reboot_type, block_device_info=None,
-               bad_volumes_callback=None, accel_info=None):
+               bad_volumes_callback=None, accel_info=None, share_info=None):
         if instance.uuid not in self.instances:
             if reboot_type.lower() != 'hard':
                 raise exception.InstanceNotFound(instance_id=instance.uuid)

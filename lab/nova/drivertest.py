@@ -1,21 +1,31 @@
 #!/usr/bin/python3
-"""drivertest: exercise Asap2LabDriver with Debian's nova (Zed), without an OpenStack.
+"""drivertest: exercise Asap2LabDriver with Debian's nova (Zed or Epoxy), without an OpenStack.
 
 Run by lab/nova/selftest.sh, which provides a throwaway hypervisor and sets ASAP2LAB_HV_NETNS,
 ASAP2LAB_OVS_RUNDIR, ASAP2LAB_STATE plus DRIVERTEST_KEY (a private key file whose .pub is the
-servers' keypair) and DRIVERTEST_OVS_DB. Checks, each printed as ok/FAIL:
+servers' keypair), DRIVERTEST_OVS_DB and DRIVERTEST_IPERF3 (the iperf3 version the guests must
+run, e.g. 3.12 on Zed, 3.18 on Epoxy). Runs in the host's mount namespace (Zed) or chrooted by
+lab/epoxy/rootfs-exec (Epoxy), where guest namespaces made later by guestctl on the host are not
+mounted under /run/netns: commands enter a guest's netns through its sshd's /proc/PID/ns/net.
+Checks, each printed as ok/FAIL:
   - the driver loads the way nova-compute loads it (nova.virt.<compute_driver>) via the shim's
     path extension, and init_host refuses to start without its environment;
   - get_available_resource: 64 vCPU / 128 GiB / 2000 GB, PCI devices that Nova's own PciDevice
     object and a [pci] device_spec {vendor 15b3, product 101e, physical_network null} accept,
     with vendor_id fitting MySQL's VARCHAR(4) column and switchdev in network_caps;
   - update_provider_tree: VCPU max_unit 64 (a 16 vCPU flavor fits);
+  - Nova's own neutron API (_populate_neutron_binding_profile, what it runs when it binds a direct
+    port) writes binding:profile capabilities with switchdev from a VF claimed for the port;
+  - Nova with nova.virt.node (>= 27): the compute node uuid is the one in state_path/compute_id,
+    the same after a restart;
   - spawn of two servers built from real Nova objects (veth by default; internal by flavor extra
     spec lab:plug=internal; server metadata lab_plug=veth overriding the flavor), with a direct
     VIF on a jumbo network: guests answer ping and SSH with the keypair, get_console_output has the
-    host key block, power_off/power_on/reboot work;
+    host key block, power_off/power_on/reboot work; the recorded guest pid is sshd leading its
+    process group; iperf3 --version over SSH is DRIVERTEST_IPERF3 (the release's tools);
   - destroy leaves nothing; destroy and cleanup again do not fail.
 """
+import inspect
 import json
 import os
 import subprocess
@@ -48,12 +58,36 @@ def check(what, cond, detail=''):
         FAILS.append(what)
 
 
+STATE = os.environ.get('ASAP2LAB_STATE', '')
+
+
+def netns_file(ns):
+    """A file to enter netns ns by: a guest's through its sshd (see the docstring), else /run/netns."""
+    if ns.startswith('asap2lab-vm-'):
+        try:
+            with open(os.path.join(STATE, 'guests', ns[len('asap2lab-vm-'):], 'sshd.pid')) as f:
+                return '/proc/%d/ns/net' % int(f.read().strip())
+        except (OSError, ValueError):
+            pass
+    return '/run/netns/' + ns
+
+
 def sh(*args, ns=None, check_rc=False):
-    cmd = (['ip', 'netns', 'exec', ns] if ns else []) + list(args)
+    cmd = (['nsenter', '--net=' + netns_file(ns)] if ns else []) + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if check_rc and r.returncode:
         raise RuntimeError('%s: %s' % (' '.join(cmd), r.stderr))
     return r
+
+
+def proc_start(pid):
+    """Start time of a live (non-zombie) pid, else None."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            rest = f.read().rsplit(')', 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if rest[0] == 'Z' else rest[19]
 
 
 def make_instance(ctx, n, key_data, extra_specs=None, metadata=None, keypairs=None):
@@ -91,7 +125,15 @@ def ssh_cmd(key, ip, command, ns):
 
 
 def main():
+    from nova import version as nova_version
+    print('   python %s, nova %s from %s' % (sys.version.split()[0], nova_version.version_string(),
+                                            os.path.dirname(nova.__file__)))
     CONF([], project='nova', default_config_files=[])
+    state_path = os.path.join(os.environ['ASAP2LAB_STATE'], 'nova')  # removed with the test's state
+    os.makedirs(state_path, exist_ok=True)
+    CONF.set_override('state_path', state_path)
+    CONF.set_override('device_spec', [json.dumps({'vendor_id': '15b3', 'product_id': '101e',
+                                                  'physical_network': None})], group='pci')
     objects.register_all()
     ctx = nova_context.get_admin_context()
     key = os.environ['DRIVERTEST_KEY']
@@ -145,6 +187,53 @@ def main():
     inv = pt.data('compute1').inventory
     check('placement VCPU total/max_unit 64', inv['VCPU']['total'] == 64 and inv['VCPU']['max_unit'] == 64)
 
+    # ---- Nova's PCI tracker (what nova-compute's resource tracker runs; only the DB read is stubbed)
+    from unittest import mock
+    from nova.pci import manager as pci_manager
+    with mock.patch.object(objects.PciDeviceList, 'get_by_compute_node',
+                           return_value=objects.PciDeviceList(objects=[])):
+        tracker = pci_manager.PciDevTracker(ctx, objects.ComputeNode(id=1, numa_topology=None))
+    with mock.patch.object(objects.PciDevice, 'save'):
+        tracker.update_devices_from_hypervisor_resources(res['pci_passthrough_devices'])
+    pools = [p for p in tracker.stats.pools if p.get('product_id') == '101e']
+    check('PciDevTracker takes the 8 VFs into a pool (the PF is not in the device_spec)',
+          sum(p['count'] for p in pools) == 8 and len(tracker.pci_devs) == 8,
+          '%d devices, pools %s' % (len(tracker.pci_devs), tracker.stats.pools))
+
+    # ---- binding:profile: what Nova writes when it updates a direct port claimed a VF for
+    from nova.network import neutron as nova_neutron
+    vf = dict(vfs[0])
+    pdev = objects.PciDevice.create(ctx, vf)
+    pdev.request_id = 'asap2lab-t-req'
+    inst = make_instance(ctx, 8, pub)
+    inst.pci_devices = objects.PciDeviceList(objects=[pdev])
+    body = {'port': {'binding:profile': {}}}
+    nova_neutron.API()._populate_neutron_binding_profile(inst, 'asap2lab-t-req', body, None)
+    prof = body['port']['binding:profile']
+    check('Nova fills binding:profile capabilities [..., switchdev] from a claimed VF',
+          'switchdev' in (prof.get('capabilities') or []) and prof.get('pci_slot') == vf['address']
+          and prof.get('pci_vendor_info') == '15b3:101e', json.dumps(prof))
+    print('   binding:profile Nova writes: %s' % json.dumps(prof, sort_keys=True))
+
+    # ---- compute node identity (Nova >= 27 keeps it in state_path/compute_id)
+    try:
+        from nova.virt import node as virt_node
+    except ImportError:
+        virt_node = None
+    if virt_node is None:
+        print('   (no nova.virt.node in this Nova: compute nodes are found by host and nodename)')
+    else:
+        node_uuid = res.get('uuid')
+        with open(os.path.join(state_path, 'compute_id')) as f:
+            stored = f.read().strip()
+        virt_node.LOCAL_NODE_UUID = None  # as a restarted nova-compute: read from the file again
+        drv_r = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+        drv_r.init_host('compute1')
+        check('compute node uuid = state_path/compute_id, the same after a restart',
+              node_uuid == stored and drv_r.get_available_resource('compute1').get('uuid') == stored
+              and drv_r.get_nodenames_by_uuid() == {stored: 'compute1'},
+              '%s vs %s, %s' % (node_uuid, stored, drv_r.get_nodenames_by_uuid()))
+
     # ---- spawn: A default (veth), B flavor says internal, C flavor says internal but metadata veth
     servers = []
     for n, specs, md, want in ((1, {}, {}, 'veth'), (2, {'lab:plug': 'internal'}, {}, 'internal'),
@@ -164,6 +253,14 @@ def main():
         servers.append((inst, ni))
     a, b = servers[0][0], servers[1][0]
     nsa = 'asap2lab-vm-' + a.uuid
+    host_pid = os.environ.get('DRIVERTEST_HOST_PID')
+    if host_pid:  # a process of the host's mount namespace (selftest.sh): the lab's tools see its mounts
+        # Read from inside that namespace: a chrooted reader's /proc/PID/mountinfo omits mounts
+        # outside its root.
+        host_mounts = subprocess.run(['nsenter', '--mount=/proc/%s/ns/mnt' % host_pid, 'cat',
+                                      '/proc/self/mountinfo'], capture_output=True, text=True).stdout
+        check('guest netns mounted in the host mount namespace (pid %s)' % host_pid,
+              all(' /run/netns/asap2lab-vm-%s ' % i.uuid in host_mounts for i, _ in servers))
     r = sh('ping', '-c', '2', '-i', '0.2', '-W', '2', '-M', 'do', '-s', '8922', '-q', '198.18.77.22', ns=nsa)
     check('jumbo ping server 1 (veth) -> server 2 (internal)', r.returncode == 0, r.stdout + r.stderr)
     r = sh('ip', 'route', 'show', ns=nsa)
@@ -177,6 +274,21 @@ def main():
     ids = subprocess.run(['ovs-vsctl', '--db=' + db, 'get', 'Interface', 'rep' + servers[1][1][0]['id'][:11],
                           'external_ids'], capture_output=True, text=True).stdout
     check('server 2 OVS port carries iface-id/vm-uuid', servers[1][1][0]['id'] in ids and b.uuid in ids, ids)
+    want_iperf = os.environ.get('DRIVERTEST_IPERF3', '')
+    r = ssh_cmd(key, '198.18.77.22', 'iperf3 --version', nsa)
+    check('iperf3 --version over SSH in server 2 is %s' % want_iperf,
+          bool(want_iperf) and r.stdout.startswith('iperf %s' % want_iperf), r.stdout + r.stderr)
+    print('   guest: %s' % (r.stdout.splitlines() or ['?'])[0])
+    gdir_b = os.path.join(state, 'guests', b.uuid)
+    with open(os.path.join(gdir_b, 'pids')) as f:
+        rec_pid = json.loads(f.readline())['pid']
+    with open(os.path.join(gdir_b, 'sshd.pid')) as f:
+        file_pid = int(f.read().strip())
+    with open('/proc/%d/comm' % rec_pid) as f:
+        comm = f.read().strip()
+    check('recorded guest pid is sshd (= its pid file), leading its process group',
+          comm == 'sshd' and rec_pid == file_pid and os.getpgid(rec_pid) == rec_pid,
+          'pid %d comm %s pidfile %d pgid %d' % (rec_pid, comm, file_pid, os.getpgid(rec_pid)))
 
     out = drv.get_console_output(ctx, b)
     check('get_console_output has the host key fingerprint block',
@@ -184,12 +296,16 @@ def main():
 
     drv.power_off(b)
     r = sh('ping', '-c', '1', '-W', '1', '-q', '198.18.77.22', ns=nsa)
-    check('power_off: server 2 unreachable, state SHUTDOWN',
-          r.returncode != 0 and drv.get_info(b).state == power_state.SHUTDOWN)
-    drv.power_on(ctx, b, servers[1][1])
+    check('power_off: server 2 unreachable, state SHUTDOWN, its sshd (pid %d) gone' % rec_pid,
+          r.returncode != 0 and drv.get_info(b).state == power_state.SHUTDOWN and proc_start(rec_pid) is None)
+    if 'share_info' in inspect.signature(fake.FakeDriver.power_on).parameters:
+        # Nova 31's manager: driver.power_on(context, instance, network_info, bdi, accel_info, share_info)
+        drv.power_on(ctx, b, servers[1][1], None, None, objects.ShareMappingList(objects=[]))
+    else:
+        drv.power_on(ctx, b, servers[1][1])
     r = ssh_cmd(key, '198.18.77.22', 'true', nsa)
     check('power_on: ssh into server 2 again', r.returncode == 0, r.stderr)
-    drv.reboot(ctx, b, servers[1][1], 'SOFT')
+    drv.reboot(ctx, b, servers[1][1], 'SOFT', block_device_info=None)
     r = ssh_cmd(key, '198.18.77.22', 'true', nsa)
     check('reboot: ssh into server 2 again', r.returncode == 0, r.stderr)
 
@@ -205,6 +321,13 @@ def main():
     drv = drv2
 
     # ---- destroy
+    guest_pids = []
+    for inst, _ in servers:
+        try:
+            with open(os.path.join(state, 'guests', inst.uuid, 'pids')) as f:
+                guest_pids += [json.loads(line)['pid'] for line in f if line.strip()]
+        except OSError:
+            pass  # powered off: nothing recorded
     for inst, ni in servers:
         drv.destroy(ctx, inst, ni)
         drv.cleanup(ctx, inst, ni)
@@ -212,6 +335,8 @@ def main():
         check('server %d destroyed: netns and state gone, destroy/cleanup repeatable' % inst.id,
               not os.path.exists('/run/netns/asap2lab-vm-' + inst.uuid)
               and not os.path.exists(os.path.join(state, 'guests', inst.uuid)))
+    alive = [p for p in guest_pids if proc_start(p) is not None]
+    check('no recorded guest process left (%d were recorded)' % len(guest_pids), not alive, str(alive))
     ports = subprocess.run(['ovs-vsctl', '--db=' + db, 'list-ports', 'br-int'], capture_output=True, text=True)
     check('no OVS ports left', ports.returncode == 0 and ports.stdout.strip() == '', ports.stdout + ports.stderr)
     left = sh('ip', '-o', 'link', 'show', ns=hv).stdout
