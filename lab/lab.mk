@@ -5,10 +5,11 @@ LAB_BASH ?= bash
 
 .PHONY: lab-install lab-up lab-down lab-status
 
-lab-install: ## install the lab's pinned Debian packages (idempotent, no prompts)
+lab-install: ## install the lab's pinned Debian packages (idempotent, no prompts); LAB_RELEASE=epoxy also builds its Debian 13 root
 	$(LAB_BASH) $(LAB_DIR)/install.sh
+	if [ "$(LAB_RELEASE)" = epoxy ]; then $(LAB_BASH) $(LAB_DIR)/epoxy/build-rootfs.sh; fi
 
-lab-up: ## bring the local lab up (idempotent; cleans a crashed lab first)
+lab-up: ## bring the local lab up (idempotent; cleans a crashed lab first); LAB_RELEASE=zed|epoxy
 	$(LAB_BASH) $(LAB_DIR)/up.sh
 
 lab-down: ## tear the local lab down; leaves no process, netns, link or state behind

@@ -590,7 +590,14 @@ do_hypervisors() {
   cp "$SSHD/id_ed25519.pub" "$SSHD/authorized_keys"
   chmod 600 "$SSHD/authorized_keys"
   : >"$SSHD/known_hosts"
-  local n
+  local n guestctl=$LAB_GUESTCTL_PREFIX
+  if [ "$LAB_GUESTCTL_HOST_NS" = 1 ]; then
+    # nova-compute runs in the release's root; the guests' namespaces and links must be made in the
+    # host's mount namespace, where lab/down.sh, lab/faultlab and the harness see them. This lab
+    # process stays there for guestctl to enter (lab/nova/README.md, "Epoxy").
+    start host-ns sleep infinity
+    guestctl="nsenter --mount=/proc/$(cat "$PIDS/host-ns.pid")/ns/mnt $guestctl"
+  fi
   for n in $HVS; do
     start "hv$n-neutron-openvswitch-agent" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
       "${LAB_CMD[@]}" "$PYRUN" neutron-openvswitch-agent neutron.cmd.eventlet.plugins.ovs_neutron_agent \
@@ -600,7 +607,7 @@ do_hypervisors() {
     start "nova-compute-$(hv_host "$n")" env \
       ASAP2LAB_HOST="$(hv_host "$n")" ASAP2LAB_HV_NETNS="$(hv_ns "$n")" ASAP2LAB_OVS_RUNDIR="$(hv_rundir "$n")" \
       ASAP2LAB_STATE="$LAB_STATE" ASAP2LAB_LOG_DIR="$LOGS" ASAP2LAB_MGMT_BRIDGE="$MGMT_BR" \
-      ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" ASAP2LAB_GUESTCTL_PREFIX="$LAB_GUESTCTL_PREFIX" \
+      ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" ASAP2LAB_GUESTCTL_PREFIX="$guestctl" \
       ASAP2LAB_GUEST_EXEC="$LAB_GUEST_EXEC" \
       "${LAB_CMD[@]}" python3 "$LAB_DIR/lib/nova-compute.py" --config-file "$ETC/nova/nova.conf" \
       --config-file "$ETC/nova/nova-$(hv_host "$n").conf" --log-file "$LOGS/nova-compute-$(hv_host "$n").log"

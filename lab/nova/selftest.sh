@@ -21,10 +21,10 @@ case $RELEASE in
   zed)
     RUNPY=(/usr/bin/python3); IPERF3=3.12; DRIVER_ENV=() ;;
   epoxy)
-    # The host's mount namespace, entered from inside the chroot's private one: /proc/2 is kthreadd,
-    # always in the initial mount namespace (/proc/1/ns/mnt is refused here, see README.md).
+    # The host's mount namespace, entered from inside the chroot's private one through this
+    # script's own process, as lab/up.sh does through its host-ns process (README.md, "Epoxy").
     RUNPY=("$HERE/../epoxy/rootfs-exec" /usr/bin/python3); IPERF3=3.18
-    DRIVER_ENV=("ASAP2LAB_GUESTCTL_PREFIX=nsenter --mount=/proc/2/ns/mnt /usr/bin/python3"
+    DRIVER_ENV=("ASAP2LAB_GUESTCTL_PREFIX=nsenter --mount=/proc/$$/ns/mnt /usr/bin/python3"
                 "ASAP2LAB_GUEST_EXEC=$(cd "$HERE/../epoxy" && pwd)/rootfs-exec") ;;
   *) echo "selftest: unknown release $RELEASE (zed|epoxy)" >&2; exit 2 ;;
 esac

@@ -24,7 +24,11 @@ LAB_PREPARE_HINT="bash lab/epoxy/build-rootfs.sh"
 # nova-compute runs in the root, but the guests' namespaces and links must be made where the host
 # (lab/down.sh, lab/faultlab, the harness's ip/tc) sees them: guestctl.py runs in the host's mount
 # namespace and root, leaving the chroot (lab/nova/README.md).
-LAB_GUESTCTL_PREFIX="nsenter --mount=/proc/1/ns/mnt --root=/proc/1/root --wd=/proc/1/root /usr/bin/python3"
+# up.sh keeps one lab process in the host's mount namespace (run/pids/host-ns.pid: a sleep) and puts
+# "nsenter --mount=/proc/<its pid>/ns/mnt" before this; /proc/1 is not always readable (here pid 1's
+# namespace files say "Permission denied" even to root).
+LAB_GUESTCTL_HOST_NS=1
+LAB_GUESTCTL_PREFIX=/usr/bin/python3
 # The guests' sshd runs from the root, so a session in a guest has Debian 13's iperf3 3.18, sockperf
 # and tcpdump.
 LAB_GUEST_EXEC=$LAB_DIR/epoxy/rootfs-exec

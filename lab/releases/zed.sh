@@ -8,5 +8,6 @@ KEYSTONE_WSGI=(--wsgi-file /usr/bin/keystone-wsgi-public)
 PLACEMENT_WSGI=(--wsgi-file /usr/bin/placement-api)
 LAB_PREPARE=()                            # lab/install.sh (every make lab runs it) installs Zed on the host
 LAB_PREPARE_HINT="make -f lab/lab.mk lab-install"
-LAB_GUESTCTL_PREFIX=/usr/bin/python3      # nova-compute runs on the host: guestctl.py as it is
+LAB_GUESTCTL_HOST_NS=0                    # nova-compute runs on the host: guestctl.py as it is
+LAB_GUESTCTL_PREFIX=/usr/bin/python3
 LAB_GUEST_EXEC=                           # guests' sshd (and so their iperf3, sockperf, tcpdump): the host's
