@@ -32,3 +32,6 @@ LAB_GUESTCTL_PREFIX=/usr/bin/python3
 # The guests' sshd runs from the root, so a session in a guest has Debian 13's iperf3 3.18, sockperf
 # and tcpdump.
 LAB_GUEST_EXEC=$LAB_DIR/epoxy/rootfs-exec
+# Neutron 26 enforces the secure-RBAC defaults: binding:profile is the service role's alone
+# (neutron/conf/policies/port.py), so the harness's data_port.binding_profile: set is refused.
+LAB_ADMIN_BINDING_PROFILE=refused

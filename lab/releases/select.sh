@@ -4,6 +4,7 @@
 #   LAB_PASTE    where the api-paste.ini files are, as the commands run by LAB_CMD see the world
 #   LAB_PREPARE  what `make lab` runs before lab up to have the release's programs
 #   LAB_GUESTCTL_PREFIX, LAB_GUEST_EXEC  how nova-compute's driver runs guestctl, and the guests' sshd
+#   LAB_ADMIN_BINDING_PROFILE  written or refused: what Neutron does with the harness's binding:profile
 # rx CMD ARGS...: CMD as the release runs it (LAB_CMD is empty for zed: the command itself).
 # The release: LAB_RELEASE when set; else the release of the lab that is up (up.sh writes it to
 # $LAB_STATE/release), so status.sh, smoke.sh and down.sh meet the lab as it is; else zed.

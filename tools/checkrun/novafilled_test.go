@@ -30,6 +30,20 @@ func TestNovaFilledNeedsTheNovaMode(t *testing.T) {
 	}
 }
 
+// testdata/epoxy-nova/ is the smoke run of the Epoxy lab (LAB_RELEASE=epoxy,
+// 2026-12-03, run 20261203t141037-2e29) with data_port.binding_profile: nova:
+// Nova 31 wrote the VF's capabilities, switchdev among them, on both data
+// ports.
+func TestNovaFilledOnEpoxy(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"nova-filled", "testdata/epoxy-nova"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s%s", code, out.String(), errOut.String())
+	}
+	if n := strings.Count(out.String(), `"switchdev"`); n != 2 || !strings.Contains(out.String(), "ok: run epoxy-nova left binding:profile to Nova") {
+		t.Errorf("want both data ports shown with switchdev and the verdict:\n%s", out.String())
+	}
+}
+
 // A data port whose saved binding:profile lacks the capability, or whose
 // JSON the harness could not read, fails; a missing topology is a usage
 // error (exit 2), not a verdict.
