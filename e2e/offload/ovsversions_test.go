@@ -81,3 +81,42 @@ func TestDpctlOVS33TestsuiteTCOffloaded(t *testing.T) {
 		}
 	}
 }
+
+// OVS 3.5.0 from Debian 13, the lab's LAB_RELEASE=epoxy (Neutron 26's OVS
+// agent, userspace datapath), as the harness saved it during the TCP
+// evidence flow of run 20261203t141149-e1cd on compute1: two full `-m`
+// dumps a few seconds apart and the empty `type=offloaded` dumps. The
+// printer is the one of 2.17 and 3.3; the guests' flows are dp:ovs and grow,
+// so the verdict is software, and the same dumps with the pair's flows
+// claimed by tc in software (dp:tc, no offloaded:yes) stay software.
+func TestDpctlOVS35SoftwarePath(t *testing.T) {
+	all1, all2 := mustDpctl(t, "sw/ovs3.5/dpctl-all-sample1.txt"), mustDpctl(t, "sw/ovs3.5/dpctl-all-sample2.txt")
+	off1, off2 := mustDpctl(t, "sw/ovs3.5/dpctl-offloaded-sample1.txt"), mustDpctl(t, "sw/ovs3.5/dpctl-offloaded-sample2.txt")
+	if len(all1) != 10 || len(all2) != 10 || len(off1) != 0 || len(off2) != 0 {
+		t.Fatalf("flows: all %d/%d, offloaded %d/%d; want 10 in each full dump (besides the file's header line), none offloaded", len(all1), len(all2), len(off1), len(off2))
+	}
+	const a, b = "fa:16:3e:30:b2:1a", "fa:16:3e:37:c7:ee"
+	var tunnelled int
+	for _, f := range all1 {
+		if f.DP != "ovs" {
+			t.Errorf("flow %s: dp %q, want ovs on the userspace datapath", f.UFID, f.DP)
+		}
+		if f.InPort == "vxlan_sys_4790" {
+			tunnelled++
+		}
+	}
+	if tunnelled == 0 {
+		t.Error("no flow from the VXLAN port vxlan_sys_4790 (decapsulated tunnel traffic)")
+	}
+	s := DpctlSamples{Offloaded: [][]DpctlFlow{off1, off2}, All: [][]DpctlFlow{all1, all2}, OffloadedIsTyped: true}
+	runDpctlCases(t, []dpctlCase{
+		{"OVS 3.5, software path", s, []string{a, b}, results.VerdictSoftware, []string{"2 software flows", "dp:ovs"}},
+	})
+	tcSW := func(name string) []DpctlFlow {
+		return mustDpctlString(t, strings.ReplaceAll(string(readTestdata(t, name)), "dp:ovs", "dp:tc"))
+	}
+	runDpctlCases(t, []dpctlCase{
+		{"OVS 3.5, the pair in TC software", DpctlSamples{Offloaded: [][]DpctlFlow{tcSW("sw/ovs3.5/dpctl-all-sample1.txt"), tcSW("sw/ovs3.5/dpctl-all-sample2.txt")}},
+			[]string{a, b}, results.VerdictSoftware, nil},
+	})
+}

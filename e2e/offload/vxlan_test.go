@@ -22,6 +22,8 @@ func TestParseVXLANTunnels(t *testing.T) {
 		{"ovs/vxlan-tunnels-4790.json", []VXLANTunnel{{"vxlan-c6120c0c", 4790, true}}, []int{4790}},
 		{"ovs/vxlan-tunnels-mixed.json", []VXLANTunnel{{"vxlan-0a000102", 4789, false}, {"vxlan-0a000103", 4790, true}, {"vxlan-0a000104", 4790, true}}, []int{4789, 4790}},
 		{"ovs/vxlan-tunnels-none.json", nil, nil},
+		// OVS 3.5.0 (the Epoxy lab), as the harness saved it.
+		{"sw/ovs3.5/vxlan-ovs-tunnels.json", []VXLANTunnel{{"vxlan-c612010c", 4790, true}}, []int{4790}},
 	}
 	for _, c := range cases {
 		got, err := ParseVXLANTunnels(readTestdata(t, c.file))
