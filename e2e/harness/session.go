@@ -156,6 +156,11 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		return nil, s.closeOnError(fmt.Errorf("cloud clients: %w", err))
 	}
 	s.Clients = clients
+	if err := s.Results.Update(func(r *results.Results) {
+		r.Environment.ComputeMaxMicroversion = clients.Tenant.ComputeMaxMicroversion
+	}); err != nil {
+		s.Logf("results: %v", err)
+	}
 	return s, nil
 }
 

@@ -357,6 +357,12 @@ func EnvironmentRows(s *Set) [][]string {
 		{"Host kernel", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.Kernel })
 		}},
+		{"Compute API", func(f *results.Results) string {
+			if f.Environment.ComputeMaxMicroversion == "" {
+				return ""
+			}
+			return "max microversion " + f.Environment.ComputeMaxMicroversion
+		}},
 		{"iperf3", func(f *results.Results) string { return iperfVersions(f) }},
 		{"MTU", func(f *results.Results) string {
 			if f.Environment.MTU == 0 {
