@@ -84,8 +84,8 @@ type Environment struct {
 	// InsecureHostKeys is true when SSH host keys were not verified (explicit opt-in).
 	InsecureHostKeys bool `json:"insecure_host_keys"`
 	// ComputeMaxMicroversion is the highest compute API microversion Nova
-	// announced: the OpenStack release in one number (2.93 Zed, 2.96
-	// Caracal, 2.100 Epoxy). Empty in files written before it was recorded.
+	// announced: the OpenStack release in one number (2.93 on the lab's Zed,
+	// 2.100 on its Epoxy). Empty in files written before it was recorded.
 	ComputeMaxMicroversion string `json:"compute_max_microversion,omitempty"`
 }
 
