@@ -608,7 +608,7 @@ do_hypervisors() {
       ASAP2LAB_HOST="$(hv_host "$n")" ASAP2LAB_HV_NETNS="$(hv_ns "$n")" ASAP2LAB_OVS_RUNDIR="$(hv_rundir "$n")" \
       ASAP2LAB_STATE="$LAB_STATE" ASAP2LAB_LOG_DIR="$LOGS" ASAP2LAB_MGMT_BRIDGE="$MGMT_BR" \
       ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" ASAP2LAB_GUESTCTL_PREFIX="$guestctl" \
-      ASAP2LAB_GUEST_EXEC="$LAB_GUEST_EXEC" \
+      ASAP2LAB_GUEST_EXEC="$LAB_GUEST_EXEC" ASAP2LAB_GUEST_KEEP="$LAB_GUEST_KEEP" \
       "${LAB_CMD[@]}" python3 "$LAB_DIR/lib/nova-compute.py" --config-file "$ETC/nova/nova.conf" \
       --config-file "$ETC/nova/nova-$(hv_host "$n").conf" --log-file "$LOGS/nova-compute-$(hv_host "$n").log"
   done

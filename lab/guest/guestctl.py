@@ -32,7 +32,9 @@ Defaults come from the environment: ASAP2LAB_STATE (or LAB_STATE, else /var/lib/
 ASAP2LAB_HV_NETNS, ASAP2LAB_OVS_RUNDIR (the hypervisor OVS run dir holding db.sock),
 ASAP2LAB_GUEST_EXEC (--guest-exec: command prefix the guest's sshd runs through, e.g.
 lab/epoxy/rootfs-exec so that SSH sessions run the release root's tools; recorded in guest.json
-and used again by start when not given).
+and used again by start when not given), ASAP2LAB_GUEST_KEEP (with a guest exec prefix: the
+paths it needs, space-separated, kept visible in the guest even under its own tmpfs /tmp,
+/var/tmp and /root: for rootfs-exec the lab directory and the root).
 
 The plug spec (JSON):
   {"uuid": "...", "hostname": "vm-1", "mode": "veth"|"internal",
@@ -416,18 +418,37 @@ LogLevel INFO
 # Runs inside the guest netns (ip netns exec gives a private mount namespace) and a private UTS
 # namespace: own hostname; own tmpfs /run (sshd's privsep dir), /tmp and /var/tmp, so guests
 # never see each other's (or the host's) temporary files, like separate VMs; own empty /root.
-GUEST_INIT = ('hostname "$1" && mount -t tmpfs -o mode=0755,size=16m asap2lab-run /run '
-              '&& mkdir -p /run/sshd ' + GUEST_MNT + ' && mount --bind "$2" ' + GUEST_MNT + ' '
-              '&& mount -t tmpfs -o mode=1777,size=512m asap2lab-tmp /tmp '
-              '&& mount -t tmpfs -o mode=1777,size=64m asap2lab-vartmp /var/tmp '
-              # A fresh VM's own home: the host's /root (its shell start-up files, e.g. a pyenv
-              # init costing seconds per SSH command) is not the guest's.
-              '&& mount -t tmpfs -o mode=0700,size=4m asap2lab-home /root '
-              # $3: the guest exec prefix (--guest-exec), unquoted so that it splits into words
-              # (empty: the host's sshd); e.g. lab/epoxy/rootfs-exec runs the release root's sshd,
-              # whose sessions then run the root's tools. It must exec, so the pid stays sshd's.
-              '&& $3 ' + SSHD + ' -t -f ' + GUEST_MNT + '/sshd_config '
-              '&& exec $3 ' + SSHD + ' -D -f ' + GUEST_MNT + '/sshd_config -E ' + GUEST_MNT + '/sshd.log')
+# $1 hostname, $2 the guest's state dir, $3 the guest exec prefix, $4 the paths it needs (--guest-keep).
+GUEST_INIT = """set -e
+hostname "$1"
+mount -t tmpfs -o mode=0755,size=16m asap2lab-run /run
+mkdir -p /run/sshd """ + GUEST_MNT + """
+mount --bind "$2" """ + GUEST_MNT + """
+# The guest exec prefix's own files (the lab directory, the release's root) stay where they are
+# when they live under a directory the guest gets a fresh tmpfs for (a clone in /tmp, a root in
+# /var/tmp): held on /run before the tmpfs covers them, bound back after.
+covered() { case "$1" in /tmp|/tmp/*|/var/tmp|/var/tmp/*|/root|/root/*) return 0 ;; esac; return 1; }
+i=0
+for p in $4; do
+  covered "$p" || continue
+  i=$((i + 1)); mkdir -p /run/asap2lab-keep/$i; mount --bind "$p" /run/asap2lab-keep/$i
+done
+mount -t tmpfs -o mode=1777,size=512m asap2lab-tmp /tmp
+mount -t tmpfs -o mode=1777,size=64m asap2lab-vartmp /var/tmp
+# A fresh VM's own home: the host's /root (its shell start-up files, e.g. a pyenv init costing
+# seconds per SSH command) is not the guest's.
+mount -t tmpfs -o mode=0700,size=4m asap2lab-home /root
+i=0
+for p in $4; do
+  covered "$p" || continue
+  i=$((i + 1)); mkdir -p "$p"; mount --bind /run/asap2lab-keep/$i "$p"
+done
+# $3 unquoted, so that it splits into words (empty: the host's sshd); e.g. lab/epoxy/rootfs-exec
+# runs the release root's sshd, whose sessions then run the root's tools. It must exec, so the
+# pid stays sshd's.
+$3 """ + SSHD + " -t -f " + GUEST_MNT + """/sshd_config
+exec $3 """ + SSHD + " -D -f " + GUEST_MNT + "/sshd_config -E " + GUEST_MNT + """/sshd.log
+"""
 
 
 def _ssh_keys(gdir, hostname, keys_text):
@@ -446,6 +467,9 @@ def _start_sshd(ns, gdir, hostname, guest_exec=''):
     except FileNotFoundError:
         pass
     env = None
+    # The paths the guest exec prefix needs (for rootfs-exec: the lab directory, the root), kept
+    # visible in the guest's mount namespace even where the guest's own tmpfs covers them.
+    keep = ' '.join(os.environ.get('ASAP2LAB_GUEST_KEEP', '').split()) if guest_exec else ''
     if guest_exec:
         # For lab/epoxy/rootfs-exec: the guest's own /var/tmp and /root tmpfs, and its state dir
         # (when visible in the guest), bound into the root too; /run and /tmp it binds itself.
@@ -453,7 +477,7 @@ def _start_sshd(ns, gdir, hostname, guest_exec=''):
             p for p in (os.environ.get('ROOTFS_BINDS', ''), gdir, '/var/tmp', '/root') if p))
     with open(os.path.join(gdir, 'sshd.out'), 'ab') as out:
         proc = subprocess.Popen(['ip', 'netns', 'exec', ns, 'unshare', '--uts', '--',
-                                 'sh', '-c', GUEST_INIT, 'guest-init', hostname, gdir, guest_exec],
+                                 'sh', '-c', GUEST_INIT, 'guest-init', hostname, gdir, guest_exec, keep],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, close_fds=True, env=env)
     # ip netns exec, unshare and sh all exec (and so must the guest exec prefix: rootfs-exec ends

@@ -32,6 +32,9 @@ LAB_GUESTCTL_PREFIX=/usr/bin/python3
 # The guests' sshd runs from the root, so a session in a guest has Debian 13's iperf3 3.18, sockperf
 # and tcpdump.
 LAB_GUEST_EXEC=$LAB_DIR/epoxy/rootfs-exec
+# What rootfs-exec needs in a guest, whose /tmp, /var/tmp and /root are its own tmpfs: the lab
+# directory (a clone may live in /tmp) and the root (CI builds one under /var/tmp).
+LAB_GUEST_KEEP="$LAB_DIR $LAB_ROOTFS"
 # Neutron 26 enforces the secure-RBAC defaults: binding:profile is the service role's alone
 # (neutron/conf/policies/port.py), so the harness's data_port.binding_profile: set is refused.
 LAB_ADMIN_BINDING_PROFILE=refused

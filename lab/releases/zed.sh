@@ -11,4 +11,5 @@ LAB_PREPARE_HINT="make -f lab/lab.mk lab-install"
 LAB_GUESTCTL_HOST_NS=0                    # nova-compute runs on the host: guestctl.py as it is
 LAB_GUESTCTL_PREFIX=/usr/bin/python3
 LAB_ADMIN_BINDING_PROFILE=written         # Neutron 21's policy lets the admin write binding:profile
+LAB_GUEST_KEEP=
 LAB_GUEST_EXEC=                           # guests' sshd (and so their iperf3, sockperf, tcpdump): the host's
