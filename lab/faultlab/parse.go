@@ -273,7 +273,10 @@ func SSHDServing(rootSS, hvSS string, pid int, addr string) ([]int, []string) {
 		}
 		conns = append(conns, s.Peer)
 		for i, p := range s.PIDs {
-			if s.Comms[i] == "sshd" && !seen[p] {
+			// OpenSSH 9.8 split the per-connection processes out of sshd:
+			// from there on (Epoxy's Debian 13 has 10.0) they are
+			// "sshd-session" (and the listener stays "sshd").
+			if (s.Comms[i] == "sshd" || s.Comms[i] == "sshd-session") && !seen[p] {
 				seen[p] = true
 				pids = append(pids, p)
 			}

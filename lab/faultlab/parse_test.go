@@ -322,3 +322,28 @@ func TestSSHWaitFailureRecorded(t *testing.T) {
 		t.Errorf("FirstMatch = %q", got)
 	}
 }
+
+// OpenSSH 10.0 (the Epoxy lab's Debian 13 root) serves each connection in
+// "sshd-session" processes: recorded by the fault matrix's
+// hypervisor/ssh-frozen-in-checks row on LAB_RELEASE=epoxy (2026-12-03),
+// `ss -tnp state established` on the host, where the row's harness was pid
+// 16575, and inside asap2lab-hv1. The row failed there with "no sshd in
+// asap2lab-hv1 serves the harness" while the rule knew only "sshd".
+func TestSSHDServingOpenSSH10(t *testing.T) {
+	root, err := os.ReadFile("testdata/ss-root-epoxy-harness-pid16575.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hv, err := os.ReadFile("testdata/ss-hv1-epoxy-openssh10.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, conns := SSHDServing(string(root), string(hv), 16575, "198.18.0.11")
+	if !reflect.DeepEqual(pids, []int{17438, 17442}) || !reflect.DeepEqual(conns, []string{"198.18.0.1:34964"}) {
+		t.Errorf("SSHDServing = %v %v, want [17438 17442] [198.18.0.1:34964]", pids, conns)
+	}
+	// The other rows' harnesses (pids 15124, 15129) have sessions there too: not this one's.
+	if pids, _ := SSHDServing(string(root), string(hv), 15124, "198.18.0.11"); !reflect.DeepEqual(pids, []int{15718, 15722}) {
+		t.Errorf("pid 15124's sessions: %v, want [15718 15722]", pids)
+	}
+}
