@@ -1,6 +1,6 @@
 #!/bin/sh
 # versions.sh: the versions of the Epoxy root's OpenStack services and tools, one per line, run
-# INSIDE the root (lab/epoxy/rootfs-exec sh lab/epoxy/versions.sh). lab/epoxy/selftest.sh prints them.
+# INSIDE the root (lab/epoxy/rootfs-exec sh lab/epoxy/versions.sh).
 v() { python3 -c "from importlib.metadata import version; print(version('$1'))" 2>&1 | tail -1; }
 echo "nova-manage --version: $(python3 -c 'import sys; sys.argv=["nova-manage","--version"]; from nova.cmd.manage import main; main()' 2>&1 | tail -1)"
 echo "neutron-server --version: $(python3 -c 'import sys; sys.argv=["neutron-server","--version"]; from neutron.cmd.eventlet.server import main; main()' 2>&1 | tail -1)"
