@@ -3,7 +3,7 @@
 LAB_RELEASE_NAME=zed
 LAB_PACKAGES_LOCK=$LAB_DIR/packages.lock
 LAB_CMD=()                                # prefix of every OpenStack/infra/guest-tool command: none
-LAB_PASTE=$LAB_SHARE/paste                # api-paste.ini files taken out of the -common packages
+LAB_PASTE=${LAB_SHARE:-/usr/local/share/asap2lab}/paste  # api-paste.ini files taken out of the -common packages (lab/install.sh)
 KEYSTONE_WSGI=(--wsgi-file /usr/bin/keystone-wsgi-public)
 PLACEMENT_WSGI=(--wsgi-file /usr/bin/placement-api)
 LAB_PREPARE=()                            # lab/install.sh (every make lab runs it) installs Zed on the host
