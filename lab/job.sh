@@ -26,7 +26,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
 ROOT=$PWD
-OUT=${OUT:-$ROOT/out/lab}
+# Absolute: ginkgo runs each suite in its own directory, where a relative ASAP2E2E_OUTPUT_DIR would land.
+OUT=$(realpath -m "${OUT:-$ROOT/out/lab}")
 LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
 LAB_DIR=$ROOT/lab
