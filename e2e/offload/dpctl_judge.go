@@ -2,44 +2,12 @@ package offload
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
-
-// dpctlRole is what a flow is to the guest pair.
-type dpctlRole int
-
-const (
-	dpctlUnrelated dpctlRole = iota
-	dpctlPair                // IP, eth src and dst two different guests
-	dpctlException           // IP, from a guest to a multicast/broadcast address
-)
-
-// role places a flow: an IP flow whose eth src and dst are two different
-// guest MACs is the pair's; an IP flow from a guest to a group address
-// (multicast, broadcast) is exception traffic; the rest is unrelated. An
-// empty set means any MAC.
-func (f DpctlFlow) role(set macSet) dpctlRole {
-	if !f.isIP() {
-		return dpctlUnrelated
-	}
-	src, okSrc := fullMaskMAC(f.EthSrc)
-	dst, okDst := fullMaskMAC(f.EthDst)
-	if !okSrc || !okDst || isGroupMAC(src) || !set.has(src) {
-		return dpctlUnrelated
-	}
-	switch {
-	case isGroupMAC(dst):
-		return dpctlException
-	case dst != src && set.has(dst):
-		return dpctlPair
-	}
-	return dpctlUnrelated
-}
 
 // usedAgo reads the "used:" field: "0.260s" is 260 ms ago; "never", a
 // negative or unreadable value is no use.
@@ -105,14 +73,6 @@ type DpctlSamples struct {
 	Window time.Duration
 }
 
-// dpctlPairFlow is a flow of the guest pair in the last sample of a series.
-type dpctlPairFlow struct {
-	f        DpctlFlow
-	where    string // flowHardware
-	growth   uint64 // packets since the series' first sample (measured) or all packets
-	measured bool   // the series had two or more samples
-}
-
 // keyedFlows gives every flow a key stable across samples: its ufid (or
 // match) plus how many flows with the same key came before it.
 func keyedFlows(flows []DpctlFlow) ([]string, map[string]DpctlFlow) {
@@ -128,26 +88,34 @@ func keyedFlows(flows []DpctlFlow) ([]string, map[string]DpctlFlow) {
 	return keys, byKey
 }
 
-// JudgeDpctl decides the dpctl check from the IP flows of the guest pair
-// (eth src and dst two different guest MACs) in the last sample of the
-// offloaded dumps and of the full dumps (a flow in both counts once, as seen
-// in the offloaded dumps). A guest's flows to multicast/broadcast addresses
-// are exception traffic: listed, not judged. Growth is counted in packets
-// only (TC offload byte counters leave out the Ethernet header).
+// JudgeDpctl decides the dpctl check from the pipelines of the guest pair
+// (see pipeline.go) in the last sample of the offloaded dumps and of the
+// full dumps (a flow in both counts once, as seen in the offloaded dumps).
+// Every recirc_id(0) flow is followed through the recirc() of its actions
+// to the flows of that recirc_id on the same in_port; a pipeline is the
+// pair's when the exact eth src and dst of its flows together are two
+// different guests (or, for a tunnel(...) decap pipeline, the inner
+// destination alone is a guest), and it is IP under any VLAN tags
+// (eth_type(0x8100|0x88a8),vlan(..),encap(eth_type(0x0800)..)). A guest's
+// pipelines to multicast/broadcast addresses are exception traffic:
+// listed, not judged. Growth is counted in packets only (TC offload byte
+// counters leave out the Ethernet header); a flow absent from a series'
+// first sample counts nothing (dpctl prints no age: it may be a flow the
+// first dump missed).
 //
-// Offloaded: flows OVS claims offloaded (offloaded:yes, or a type=offloaded
-// dump) whose packets grew between the first and last sample, with no TC
-// software or other software flow of the pair growing; with a single sample,
-// instead, a claimed flow with packets whose used: is inside Window. This is
-// OVS's claim only; tc's in_hw is the ground truth. Software: no claimed
-// flow, and software flows (dp:ovs, or dp:tc without offloaded:yes) of the
-// pair, or no flow at all when only offloaded dumps were taken. Inconclusive:
-// partial offload; claimed flows next to growing TC-software flows ("mixed:",
-// one direction in hardware and the other not); claimed flows that did not
-// grow or, seen once, were not used inside Window; claimed flows next to
-// growing software flows; or — when full dumps were sampled — no flow of the
-// pair anywhere (the traffic was not flowing, so an empty offloaded dump
-// proves nothing).
+// Per direction (judgeDirection): offloaded when a pipeline from its first
+// flow to the flow that outputs is claimed offloaded by OVS (offloaded:yes,
+// or a type=offloaded dump) at every flow and grew at every flow, with one
+// sample instead every flow used inside Window; software when a software
+// flow (dp:ovs, or dp:tc without offloaded:yes) of the direction counted
+// packets, or no flow is claimed; inconclusive for partial offload,
+// counters that did not grow, or a first flow whose recirc() leads to no
+// visible flow. Overall: every direction offloaded is offloaded (OVS's
+// claim only: tc's in_hw is the ground truth; ExpectPath requires tc to
+// agree); one direction offloaded and the other software is inconclusive
+// ("mixed:"); all software is software; no pipeline of the pair at all is
+// software when only offloaded dumps were taken and inconclusive when the
+// full dumps were sampled too (the traffic was not flowing).
 func JudgeDpctl(s DpctlSamples, macs []string) (results.Verdict, string) {
 	set, err := newMACSet(macs)
 	if err != nil {
@@ -156,8 +124,76 @@ func JudgeDpctl(s DpctlSamples, macs []string) (results.Verdict, string) {
 	if len(s.Offloaded) == 0 {
 		return results.VerdictInconclusive, "no dpctl sample"
 	}
-	var flows []dpctlPairFlow
-	var exceptions []DpctlFlow
+	stages, opts := dpctlStages(s)
+	paths, truncated := buildPaths(stages)
+	if truncated {
+		return results.VerdictInconclusive, fmt.Sprintf("more than %d pipelines through the recirculations: not judged", maxPaths)
+	}
+	dirs, exc := directions(paths, set, opts)
+	what := fmt.Sprintf("IP flows between %s", set)
+	note := ""
+	if len(exc) > 0 {
+		note = "; exception traffic (multicast/broadcast), not judged: " + pathList(exc)
+	}
+	nOff := len(s.Offloaded[len(s.Offloaded)-1])
+	if len(dirs) == 0 {
+		if len(s.All) > 0 {
+			// The full dumps were taken and hold no flow between the guests
+			// either: nothing carried the guests' traffic while we looked (the
+			// flow did not run), which proves neither path.
+			return results.VerdictInconclusive, fmt.Sprintf("no %s in the offloaded dump nor in the full dump (%d and %d flows): the guests' traffic was not flowing", what, nOff, len(s.All[len(s.All)-1])) + note
+		}
+		return results.VerdictSoftware, fmt.Sprintf("no offloaded %s (%d flows in the offloaded dump)", what, nOff) + note
+	}
+	st, innerOnly, why := combineDirections(dirs)
+	why += " [" + opts.span + "]" + note
+	var nHW, nSW, nTCSW int
+	var hwPackets, swPackets uint64
+	for _, s := range pairStages(dirs) {
+		if s.where == whereHW {
+			nHW++
+			hwPackets += s.hw
+			continue
+		}
+		nSW++
+		swPackets += s.packets
+		if s.tcSW {
+			nTCSW++
+		}
+	}
+	switch {
+	case st == dirUnsure:
+		return results.VerdictInconclusive, why
+	case st == dirSoftware && nHW == 0:
+		tcNote := ""
+		if nTCSW > 0 {
+			tcNote = fmt.Sprintf(", %d of them TC rules in software (dp:tc without offloaded:yes)", nTCSW)
+		}
+		return results.VerdictSoftware, fmt.Sprintf("no offloaded %s; %d software flows (%d packets)%s: %s", what, nSW, swPackets, tcNote, why)
+	case st == dirSoftware:
+		return results.VerdictSoftware, why
+	case innerOnly:
+		return results.VerdictInconclusive, "only decap flows matched by the inner destination alone are offloaded, no pipeline with both guests' MACs (a third host's traffic to the guest would look the same): " + why
+	}
+	const claim = "tc's in_hw is the ground truth (OVS also says yes when tc reports no offload state)"
+	return results.VerdictOffloaded, fmt.Sprintf("%d %s offloaded by OVS's own claim (offloaded:yes), packets +%d %s; %s: %s", nHW, what, hwPackets, opts.span, claim, why)
+}
+
+// dpctlStages turns the last sample of the offloaded dumps, then the flows
+// of the full dumps' last sample not in it, into pipeline stages with
+// what each counted.
+func dpctlStages(s DpctlSamples) ([]*stage, judgeOpts) {
+	one := len(s.Offloaded) == 1
+	opts := judgeOpts{oneSample: one}
+	switch {
+	case one && s.Window <= 0:
+		opts.span = "in one sample (one sample proves nothing: no window to judge the flows' used: time)"
+	case one:
+		opts.span = fmt.Sprintf("in one sample, counted only when used inside the window %s", s.Window)
+	default:
+		opts.span = fmt.Sprintf("over %d samples", len(s.Offloaded))
+	}
+	var stages []*stage
 	seen := map[string]bool{}
 	collect := func(series [][]DpctlFlow, typed bool) {
 		if len(series) == 0 {
@@ -170,142 +206,97 @@ func JudgeDpctl(s DpctlSamples, macs []string) (results.Verdict, string) {
 			if seen[keys[i]] {
 				continue
 			}
-			switch f.role(set) {
-			case dpctlException:
-				seen[keys[i]] = true
-				exceptions = append(exceptions, f)
-			case dpctlPair:
-				seen[keys[i]] = true
-				pf := dpctlPairFlow{f: f, where: flowHardware(f, typed), growth: f.Packets}
-				if len(series) > 1 {
-					pf.measured = true
-					pf.growth = sub(f.Packets, first[keys[i]].Packets)
-				}
-				flows = append(flows, pf)
-			}
+			seen[keys[i]] = true
+			stages = append(stages, dpctlStage(f, typed, first, keys[i], len(series) == 1, s.Window))
 		}
 	}
 	collect(s.Offloaded, s.OffloadedIsTyped)
 	collect(s.All, false)
+	return stages, opts
+}
 
-	by := map[string][]dpctlPairFlow{}
-	for _, pf := range flows {
-		by[pf.where] = append(by[pf.where], pf)
+func dpctlStage(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string, one bool, window time.Duration) *stage {
+	st := &stage{table: "0", port: f.InPort, decap: f.Tunnel != "", output: f.outputs()}
+	if f.RecircID != "" {
+		st.table = normRecirc(f.RecircID)
 	}
-	hw, partial, tcSW := by[flowHW], by[flowPartial], by[flowTCSoftware]
-	sw := append(append([]dpctlPairFlow{}, tcSW...), by[flowSoftware]...)
-	growth := func(fs []dpctlPairFlow) (sum uint64) {
-		for _, pf := range fs {
-			sum += pf.growth
+	st.src, _ = fullMaskMAC(f.EthSrc)
+	st.dst, _ = fullMaskMAC(f.EthDst)
+	st.notIP = !f.isIP()
+	if n, ok := f.recircTo(); ok {
+		st.next = n
+	}
+	where := flowHardware(f, typed)
+	switch where {
+	case flowHW:
+		st.where = whereHW
+	case flowPartial:
+		st.where = wherePartial
+	default:
+		st.where = whereSW
+	}
+	var packets uint64
+	switch p, inFirst := first[key]; {
+	case one && where == flowHW:
+		ago, ok := f.usedAgo()
+		switch {
+		case !ok:
+			st.note = "no used: time"
+		case window <= 0 || ago > window:
+			st.note = fmt.Sprintf("used %.3fs ago, not inside the window %s", ago.Seconds(), window)
+		default:
+			packets = f.Packets
+			st.note = fmt.Sprintf("used %.3fs ago, inside the window %s", ago.Seconds(), window)
 		}
-		return sum
+	case one:
+		packets = f.Packets // a software flow seen once: all its packets count against offload
+	case inFirst:
+		packets = sub(f.Packets, p.Packets)
+	default:
+		st.note = "absent from the first sample; dpctl prints no age, so its packets are not counted as growth"
 	}
-	what := fmt.Sprintf("IP flows between %s", set)
-	note := ""
-	if len(exceptions) > 0 {
-		note = "; exception traffic (multicast/broadcast), not judged: " + describeFlows(exceptions)
-	}
-	switch {
-	case len(partial) > 0:
-		return results.VerdictInconclusive, fmt.Sprintf("%d %s only partially offloaded (the software datapath still forwards them): %s", len(partial), what, describePairFlows(partial)) + note
-	case len(hw) == 0 && len(sw) > 0:
-		var packets uint64
-		for _, pf := range sw {
-			packets += pf.f.Packets
-		}
-		tcNote := ""
-		if len(tcSW) > 0 {
-			tcNote = fmt.Sprintf(", %d of them TC rules in software (dp:tc without offloaded:yes)", len(tcSW))
-		}
-		return results.VerdictSoftware, fmt.Sprintf("no offloaded %s; %d software flows (%d packets)%s: %s", what, len(sw), packets, tcNote, describePairFlows(sw)) + note
-	case len(hw) == 0 && len(s.All) > 0:
-		// The full dumps were taken and hold no flow between the guests
-		// either: nothing carried the guests' traffic while we looked (the
-		// flow did not run), which proves neither path.
-		return results.VerdictInconclusive, fmt.Sprintf("no %s in the offloaded dump nor in the full dump (%d and %d flows): the guests' traffic was not flowing", what, len(s.Offloaded[len(s.Offloaded)-1]), len(s.All[len(s.All)-1])) + note
-	case len(hw) == 0:
-		return results.VerdictSoftware, fmt.Sprintf("no offloaded %s (%d flows in the offloaded dump)", what, len(s.Offloaded[len(s.Offloaded)-1])) + note
-	}
-	var growingTC []dpctlPairFlow
-	for _, pf := range tcSW {
-		if pf.growth > 0 {
-			growingTC = append(growingTC, pf)
-		}
-	}
-	if len(growingTC) > 0 {
-		return results.VerdictInconclusive, fmt.Sprintf("mixed: %s in TC software (dp:tc without offloaded:yes, +%d packets), while OVS claims offloaded:yes for %s", describePairFlows(growingTC), growth(growingTC), describePairFlows(hw)) + note
-	}
-	const claim = "tc's in_hw is the ground truth (OVS also says yes when tc reports no offload state)"
-	measured := false
-	for _, pf := range hw {
-		measured = measured || pf.measured
-	}
-	var how string
-	if measured {
-		var delta uint64
-		for _, pf := range hw {
-			if pf.measured {
-				delta += pf.growth
-			}
-		}
-		if delta == 0 {
-			return results.VerdictInconclusive, fmt.Sprintf("%d offloaded %s but their packet counters did not grow over %d samples (is the flow running?): %s", len(hw), what, len(s.Offloaded), describePairFlows(hw)) + note
-		}
-		how = fmt.Sprintf("packets +%d over %d samples", delta, len(s.Offloaded))
+	if st.where == whereHW {
+		st.hw = packets
 	} else {
-		ok, why := dpctlOneSample(hw, s.Window)
-		if !ok {
-			return results.VerdictInconclusive, fmt.Sprintf("%d offloaded %s %s: %s", len(hw), what, why, describePairFlows(hw)) + note
-		}
-		how = why
+		st.sw = packets
 	}
-	if g := growth(by[flowSoftware]); g > 0 {
-		return results.VerdictInconclusive, fmt.Sprintf("%d offloaded %s, but software flows between the guests also counted +%d packets: %s", len(hw), what, g, describePairFlows(sw)) + note
-	}
-	return results.VerdictOffloaded, fmt.Sprintf("%d %s offloaded by OVS's own claim (offloaded:yes), %s; %s: %s", len(hw), what, how, claim, describePairFlows(hw)) + note
+	st.label = f.stageLabel(where)
+	st.packets, st.tcSW = f.Packets, where == flowTCSoftware
+	return st
 }
 
-// dpctlOneSample judges claimed flows seen in one sample only: counters
-// seen once may be left over from earlier traffic, so it takes a flow with
-// packets whose used: is inside the window.
-func dpctlOneSample(hw []dpctlPairFlow, window time.Duration) (bool, string) {
-	if window <= 0 {
-		return false, "(one sample proves nothing: no window to judge the flows' used: time)"
+// stageLabel names a flow as a pipeline stage.
+func (f DpctlFlow) stageLabel(where string) string {
+	recirc := f.RecircID
+	if recirc == "" {
+		recirc = "0"
 	}
-	newest, found := time.Duration(0), false
-	for _, pf := range hw {
-		if pf.f.Packets == 0 {
-			continue
-		}
-		if ago, ok := pf.f.usedAgo(); ok && (!found || ago < newest) {
-			newest, found = ago, true
-		}
+	l := fmt.Sprintf("recirc_id(%s) in_port(%s)", recirc, f.InPort)
+	if v, ok := f.Field("ct_state"); ok && v != "0/0" && !strings.HasPrefix(v, "0/") {
+		l += " ct_state(" + v + ")"
 	}
+	if f.Tunnel != "" {
+		l += " tunnel(...)"
+	}
+	if _, tagged := f.ipEthType(); tagged {
+		l += " eth_type(" + f.EthType + ") vlan(...)"
+	}
+	l += fmt.Sprintf(" eth(src=%s,dst=%s) packets:%d", f.EthSrc, f.EthDst, f.Packets)
 	switch {
-	case !found:
-		return false, "(one sample, no flow with packets and a used: time)"
-	case newest > window:
-		return false, fmt.Sprintf("(one sample, last used %.3fs ago, not inside the window %s)", newest.Seconds(), window)
+	case f.Offloaded != "":
+		l += " offloaded:" + f.Offloaded
+	case where == flowHW:
+		l += " (typed offloaded dump)"
 	}
-	return true, fmt.Sprintf("one sample, used %.3fs ago, inside the window %s", newest.Seconds(), window)
-}
-
-func describePairFlows(fs []dpctlPairFlow) string {
-	flows := make([]DpctlFlow, len(fs))
-	for i, pf := range fs {
-		flows[i] = pf.f
+	if f.DP != "" {
+		l += " dp:" + f.DP
 	}
-	return describeFlows(flows)
-}
-
-func describeFlows(fs []DpctlFlow) string {
-	d := make([]string, 0, len(fs))
-	for _, f := range fs {
-		d = append(d, f.describe())
+	if where == flowTCSoftware {
+		l += " (TC software: dp:tc without offloaded:yes)"
 	}
-	sort.Strings(d)
-	if len(d) > 6 {
-		d = append(d[:6], fmt.Sprintf("... %d more", len(d)-6))
+	acts := f.Actions
+	if len(acts) > 60 {
+		acts = acts[:60] + "..."
 	}
-	return strings.Join(d, "; ")
+	return l + " actions:" + acts
 }

@@ -54,9 +54,16 @@ func (f DpctlFlow) Field(key string) (string, bool) {
 	return "", false
 }
 
-// isIP reports whether the flow matches IPv4 or IPv6 traffic.
+// isIP reports whether the flow matches IPv4 or IPv6 traffic, under its
+// VLAN tags if it has any.
 func (f DpctlFlow) isIP() bool {
-	t := strings.ToLower(f.EthType)
+	t, _ := f.ipEthType()
+	return isIPEthType(t)
+}
+
+// isIPEthType reports whether an ethertype as OVS prints it is IPv4 or IPv6.
+func isIPEthType(t string) bool {
+	t = strings.ToLower(t)
 	return strings.HasPrefix(t, "0x0800") || strings.HasPrefix(t, "0x86dd")
 }
 
@@ -70,17 +77,6 @@ func (f DpctlFlow) key() string {
 		s = append(s, m.Key+"("+m.Value+")")
 	}
 	return strings.Join(s, ",")
-}
-
-func (f DpctlFlow) describe() string {
-	s := fmt.Sprintf("eth(src=%s,dst=%s) in_port(%s) packets:%d", f.EthSrc, f.EthDst, f.InPort, f.Packets)
-	if f.Offloaded != "" {
-		s += " offloaded:" + f.Offloaded
-	}
-	if f.DP != "" {
-		s += " dp:" + f.DP
-	}
-	return s
 }
 
 // ParseDpctl parses the output of `ovs-appctl dpctl/dump-flows` with or
@@ -221,4 +217,105 @@ func splitTopLevel(s string) ([]string, error) {
 		return nil, errors.New("unbalanced '('")
 	}
 	return append(out, s[start:]), nil
+}
+
+// ipEthType is the ethertype the flow matches under its VLAN tags: OVS
+// prints a tagged match as eth_type(0x8100),vlan(vid=..),encap(eth_type(..),..)
+// (802.1ad: eth_type(0x88a8),vlan(..),encap(eth_type(0x8100),vlan(..),encap(..))),
+// so the payload's ethertype is inside the innermost encap(). tagged is
+// true when at least one tag was unwrapped.
+func (f DpctlFlow) ipEthType() (ethType string, tagged bool) {
+	ethType = f.EthType
+	fields := f.Match
+	for depth := 0; depth < 4 && isVLANEthType(ethType); depth++ {
+		inner := ""
+		for _, m := range fields {
+			if m.Key == "encap" {
+				inner = m.Value
+			}
+		}
+		toks, err := splitTopLevel(inner)
+		if inner == "" || err != nil {
+			return ethType, tagged
+		}
+		fields, ethType, tagged = nil, "", true
+		for _, t := range toks {
+			t = strings.TrimSpace(t)
+			open := strings.IndexByte(t, '(')
+			if open <= 0 || !strings.HasSuffix(t, ")") {
+				continue
+			}
+			m := MatchField{Key: t[:open], Value: t[open+1 : len(t)-1]}
+			fields = append(fields, m)
+			if m.Key == "eth_type" {
+				ethType = m.Value
+			}
+		}
+	}
+	return ethType, tagged
+}
+
+func isVLANEthType(t string) bool {
+	t = strings.ToLower(t)
+	return strings.HasPrefix(t, "0x8100") || strings.HasPrefix(t, "0x88a8")
+}
+
+// recircTo is the recirculation id the flow's actions continue in
+// ("ct(zone=5),recirc(0x2)": OVS's conntrack stage, tc's goto chain), and
+// whether they do.
+func (f DpctlFlow) recircTo() (string, bool) {
+	toks, err := splitTopLevel(f.Actions)
+	if err != nil {
+		return "", false
+	}
+	id, found := "", false
+	for _, t := range toks {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(t), "recirc("); ok {
+			id, found = normRecirc(strings.TrimSuffix(v, ")")), true
+		}
+	}
+	return id, found
+}
+
+// outputs reports whether the flow's actions send the packet to a port: a
+// bare port name or number at the top level or inside clone(...) (the
+// datapath prints output(N) as N), not drop, ct(), recirc(), set(),
+// push_vlan() or userspace() (a packet to ovs-vswitchd is not forwarded).
+func (f DpctlFlow) outputs() bool {
+	return actionsOutput(f.Actions, 0)
+}
+
+func actionsOutput(actions string, depth int) bool {
+	toks, err := splitTopLevel(actions)
+	if err != nil || depth > 4 {
+		return false
+	}
+	for _, t := range toks {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "" || t == "drop" || bareNonOutput[t]:
+		case strings.HasPrefix(t, "clone(") && strings.HasSuffix(t, ")"):
+			if actionsOutput(t[len("clone("):len(t)-1], depth+1) {
+				return true
+			}
+		case !strings.ContainsAny(t, "()=:"):
+			return true
+		}
+	}
+	return false
+}
+
+// bareNonOutput are the datapath actions printed without parentheses that
+// send nothing anywhere (lib/odp-util.c format_odp_action).
+var bareNonOutput = map[string]bool{"ct_clear": true, "pop_vlan": true, "pop_eth": true, "pop_nsh": true, "dec_ttl": true}
+
+// normRecirc writes a recirculation id in one form: "0x2a" and "42" are
+// the same id; the datapath prints recirc_id(0x2a) in matches and
+// recirc(0x2a) in actions. Unreadable ids are kept as printed.
+func normRecirc(s string) string {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseUint(s, 0, 32); err == nil {
+		return strconv.FormatUint(n, 10)
+	}
+	return s
 }

@@ -52,7 +52,7 @@ func TestCheckTCHardwareJSONAndTextFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "vxlan_sys_4789: 1 matching rules in hardware, hardware packets +21665") || !strings.Contains(c.Reason, "enp8s0f0_1: 1 matching rules in hardware, hardware packets +3135") {
+	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "vxlan_sys_4789: direction 0a:40:bd:30:89:99 -> ca:2e:a7:3f:f5:0f: offloaded") || !strings.Contains(c.Reason, "enp8s0f0_1: direction ca:2e:a7:3f:f5:0f -> 0a:40:bd:30:89:99: offloaded") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
 	}
 	var txt int

@@ -17,7 +17,7 @@ func (f TCFilter) id() string {
 
 func (f TCFilter) describe() string {
 	var keys []string
-	for _, k := range []string{"src_mac", "dst_mac", "eth_type", "ip_proto", "enc_key_id", "enc_src_ip", "enc_dst_ip"} {
+	for _, k := range []string{"src_mac", "dst_mac", "eth_type", "vlan_id", "cvlan_id", "ip_proto", "ct_state", "ct_zone", "enc_key_id", "enc_src_ip", "enc_dst_ip", "enc_dst_port"} {
 		if v, ok := f.Keys[k]; ok {
 			keys = append(keys, k+" "+v)
 		}
@@ -25,52 +25,15 @@ func (f TCFilter) describe() string {
 	return fmt.Sprintf("%s pref %d handle %s [%s]", f.Kind, f.Pref, f.Handle, strings.Join(keys, ", "))
 }
 
-// tcRole is what a filter is to the guest pair.
+// tcRole is what a pipeline is to the guest pair (pathRole).
 type tcRole int
 
 const (
 	tcUnrelated tcRole = iota // not the pair's traffic
-	tcPair                    // src_mac and dst_mac are two different guests
-	tcPairInner               // decap rule: inner dst_mac is a guest, no src_mac
+	tcPair                    // source and destination MACs are two different guests
+	tcPairInner               // decap pipeline: inner destination MAC a guest, no source MAC
 	tcException               // from a guest to a multicast/broadcast address
 )
-
-// role places a filter. Only flower rules with exact MAC keys count: a rule
-// is the pair's when its src_mac and dst_mac are two different guests. A
-// decap rule (enc_* keys: it matches the tunnel, typically on the VXLAN
-// device) may match the inner dst_mac alone; with no src_mac and a guest as
-// dst_mac it is the pair's "by inner destination only". A rule from a guest
-// to a group address (multicast, broadcast) is exception traffic. Anything
-// else, a rule with one MAC key included, is unrelated. An empty set means
-// any MAC.
-func (f TCFilter) role(set macSet) tcRole {
-	if f.Kind != "flower" {
-		return tcUnrelated
-	}
-	dstKey, hasDst := f.Keys["dst_mac"]
-	dst, ok := fullMaskMAC(dstKey)
-	if !hasDst || !ok {
-		return tcUnrelated
-	}
-	srcKey, hasSrc := f.Keys["src_mac"]
-	if !hasSrc {
-		if f.isDecap() && !isGroupMAC(dst) && set.has(dst) {
-			return tcPairInner
-		}
-		return tcUnrelated
-	}
-	src, ok := fullMaskMAC(srcKey)
-	if !ok || isGroupMAC(src) || !set.has(src) {
-		return tcUnrelated
-	}
-	switch {
-	case isGroupMAC(dst):
-		return tcException
-	case dst != src && set.has(dst):
-		return tcPair
-	}
-	return tcUnrelated
-}
 
 // isDecap reports whether the rule matches tunnel metadata (enc_key_id,
 // enc_dst_ip, enc_dst_port, ...), i.e. decapsulates.
@@ -123,6 +86,10 @@ type TCObservation struct {
 	// ("used N sec") counts as traffic of the observation. It is only read
 	// when there is a single sample; 0 means a single sample is never enough.
 	Window time.Duration
+	// Span is the time from the first sample to the last, as measured; a
+	// rule absent from the first sample counts as new only when its age
+	// fits it. 0: unknown, Window is used instead.
+	Span time.Duration
 }
 
 type tcDeviceState int
@@ -194,29 +161,9 @@ func JudgeTC(obs []TCObservation, macs []string) (results.Verdict, string) {
 	}
 }
 
-// tcRule is a rule of the guest pair in the last sample.
-type tcRule struct {
-	key   string
-	f     TCFilter
-	inner bool // matched by inner destination only
-}
-
-func (r tcRule) describe() string {
-	if r.inner {
-		return r.f.describe() + " (by inner destination only: decap rule without src_mac)"
-	}
-	return r.f.describe()
-}
-
-func describeTCRules(rs []tcRule) string {
-	s := make([]string, 0, len(rs))
-	for _, r := range rs {
-		s = append(s, r.describe())
-	}
-	sort.Strings(s)
-	return strings.Join(s, "; ")
-}
-
+// judgeTCDevice follows the pipelines of one device (see pipeline.go):
+// every chain-0 rule through the chains its goto names, the pair's
+// directions from the MACs of each pipeline's rules together.
 func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	if o.Problem != "" {
 		return tcUnsure, o.Problem
@@ -224,123 +171,154 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	if len(o.Samples) == 0 {
 		return tcUnsure, "no tc sample"
 	}
-	lastKeys, _ := keyedFilters(o.Samples[len(o.Samples)-1])
-	_, prev := keyedFilters(o.Samples[0])
 	last := o.Samples[len(o.Samples)-1]
-	var pair []tcRule
-	var exceptions []string
-	unrelated := map[string]int{}
-	for i, f := range last.Filters {
-		switch f.role(set) {
-		case tcPair:
-			pair = append(pair, tcRule{key: lastKeys[i], f: f})
-		case tcPairInner:
-			pair = append(pair, tcRule{key: lastKeys[i], f: f, inner: true})
-		case tcException:
-			exceptions = append(exceptions, f.describe()+" "+tcHWState(f))
-		default:
-			unrelated[f.Kind]++
+	stages, opts := tcStages(o)
+	paths, truncated := buildPaths(stages)
+	dirs, exc := directions(paths, set, opts)
+	inPair := map[*stage]bool{}
+	for _, d := range dirs {
+		for _, p := range d.paths {
+			for _, s := range p.stages {
+				inPair[s] = true
+			}
 		}
 	}
 	note := ""
-	if len(exceptions) > 0 {
-		sort.Strings(exceptions)
-		note = "; exception traffic (multicast/broadcast), not judged: " + strings.Join(exceptions, "; ")
+	if len(exc) > 0 {
+		ex := make([]string, 0, len(exc))
+		for _, p := range exc {
+			for _, s := range p.stages {
+				inPair[s] = true
+			}
+			ex = append(ex, p.describe())
+		}
+		sort.Strings(ex)
+		note = "; exception traffic (multicast/broadcast), not judged: " + capList(ex)
 	}
-	if len(pair) == 0 {
+	unrelated := map[string]int{}
+	for i, f := range last.Filters {
+		if !inPair[stages[i]] {
+			unrelated[f.Kind]++
+		}
+	}
+	if truncated {
+		return tcUnsure, fmt.Sprintf("more than %d pipelines through the chains: not judged", maxPaths)
+	}
+	if len(dirs) == 0 {
 		if o.IngressQdisc != nil && !*o.IngressQdisc {
 			return tcEmpty, "no ingress qdisc: OVS has not attached TC offload to this port" + note
 		}
 		return tcEmpty, "no rule of the guest pair; " + unrelatedSummary(unrelated) + note
 	}
-
-	var inHW, notInHW, unknown []tcRule
-	for _, r := range pair {
-		switch f := r.f; {
-		case f.NotInHW || f.SkipHW || f.InHWCount == 0:
-			notInHW = append(notInHW, r)
-		case f.InHW || f.InHWCount > 0:
-			inHW = append(inHW, r)
-		default:
-			unknown = append(unknown, r)
-		}
+	st, innerOnly, why := combineDirections(dirs)
+	why += fmt.Sprintf(" [%s; %d rules on the device", opts.span, len(last.Filters))
+	if len(unrelated) > 0 {
+		why += ", " + unrelatedSummary(unrelated)
 	}
+	why += "]" + note
 	switch {
-	case len(unknown) > 0:
-		return tcUnsure, fmt.Sprintf("%d matching flower rules without in_hw/not_in_hw information (tc or kernel too old?): %s", len(unknown), describeTCRules(unknown)) + note
-	case len(inHW) > 0 && len(notInHW) > 0:
-		return tcUnsure, fmt.Sprintf("mixed: %d matching rules in hardware, %d not in hardware: %s", len(inHW), len(notInHW), describeTCRules(notInHW)) + note
-	case len(notInHW) > 0:
-		return tcSoftware, fmt.Sprintf("%d matching flower rules, none in hardware (not_in_hw/skip_hw): %s", len(notInHW), describeTCRules(notInHW)) + note
+	case st == dirUnsure:
+		return tcUnsure, why
+	case st == dirSoftware:
+		return tcSoftware, why
+	case innerOnly:
+		return tcOffloadedInner, why
 	}
-
-	desc := describeTCRules(inHW)
-	// offloaded is this device's verdict when its rules prove offload: a full
-	// pair rule among them, or only inner-destination decap rules.
-	offloaded := tcOffloadedInner
-	for _, r := range inHW {
-		if !r.inner {
-			offloaded = tcOffloaded
-		}
-	}
-	if len(o.Samples) == 1 {
-		st, why := judgeTCOneSample(inHW, o.Window)
-		if st == tcOffloaded {
-			st = offloaded
-		}
-		return st, why + ": " + desc + note
-	}
-	// Packets only: bytes of offloaded rules are not comparable (no L2 header).
-	var hwDelta, swDelta, hwTotal uint64
-	for _, r := range inHW {
-		p := prev[r.key] // zero value when the rule appeared after the first sample
-		hwTotal += r.f.HWPackets()
-		hwDelta += sub(r.f.HWPackets(), p.HWPackets())
-		swDelta += sub(r.f.SWPackets(), p.SWPackets())
-	}
-	switch {
-	case hwDelta == 0:
-		return tcUnsure, fmt.Sprintf("%d matching rules in hardware but hardware packet counters did not grow over %d samples (total %d): %s", len(inHW), len(o.Samples), hwTotal, desc) + note
-	case swDelta > hwDelta:
-		return tcUnsure, fmt.Sprintf("%d matching rules in hardware, but software packets grew more (+%d) than hardware packets (+%d): %s", len(inHW), swDelta, hwDelta, desc) + note
-	}
-	return offloaded, fmt.Sprintf("%d matching rules in hardware, hardware packets +%d over %d samples (software +%d): %s", len(inHW), hwDelta, len(o.Samples), swDelta, desc) + note
+	return tcOffloaded, why
 }
 
-// judgeTCOneSample judges in-hardware rules seen once. Counters seen once
-// may be left over from earlier traffic, so the sample counts only when a
-// rule that has hardware packets and no software packets was last used
-// inside the window: with no software packets, that use was the hardware.
-func judgeTCOneSample(inHW []tcRule, window time.Duration) (tcDeviceState, string) {
-	var hw, sw, newest uint64
-	known := false
-	for _, r := range inHW {
-		hw += r.f.HWPackets()
-		sw += r.f.SWPackets()
-		if r.f.HWPackets() == 0 {
-			continue
-		}
-		if sec, ok := r.f.lastUsed(); ok && (!known || sec < newest) {
-			newest, known = sec, true
-		}
+// tcStages turns the last sample's filters into pipeline stages, in the
+// order of the dump, with what each counted: growth since the first sample
+// or, with one sample, its packets when it was used inside Window.
+//
+// A rule absent from the first sample counts its packets as growth only
+// when its own age ("installed N sec", rounded down, so N+1 s) fits the
+// sampling span (Span, else Window): tc dumps are not atomic, and an older
+// rule is one the first dump missed, whose counters say nothing about the
+// span.
+func tcStages(o TCObservation) ([]*stage, judgeOpts) {
+	last := o.Samples[len(o.Samples)-1]
+	keys, _ := keyedFilters(last)
+	_, prev := keyedFilters(o.Samples[0])
+	one := len(o.Samples) == 1
+	span := o.Span
+	if span <= 0 {
+		span = o.Window
 	}
-	head := fmt.Sprintf("%d matching rules in hardware, %d hardware packets", len(inHW), hw)
-	// "used N sec" is rounded down: the use was less than N+1 s ago, which
-	// must fit in the window.
-	recent := known && window > 0 && newest < uint64(window/time.Second)
+	opts := judgeOpts{strictMix: true, oneSample: one}
 	switch {
-	case hw == 0:
-		return tcUnsure, head + ", one sample and no hardware packets"
-	case window <= 0:
-		return tcUnsure, head + " (one sample proves nothing: no window to judge the rules' last use)"
-	case sw > 0:
-		return tcUnsure, fmt.Sprintf("%s and %d software packets (one sample: a recent use may have been in software)", head, sw)
-	case !known:
-		return tcUnsure, head + " (one sample and tc printed no last-use time)"
-	case !recent:
-		return tcUnsure, fmt.Sprintf("%s, last used %d s ago, not inside the window %s (one sample)", head, newest, window)
+	case one && o.Window <= 0:
+		opts.span = "in one sample (one sample proves nothing: no window to judge the rules' last use)"
+	case one:
+		opts.span = fmt.Sprintf("in one sample, counted only when used inside the window %s", o.Window)
+	default:
+		opts.span = fmt.Sprintf("over %d samples", len(o.Samples))
+		if o.Span > 0 {
+			opts.span += " in " + o.Span.String()
+		}
 	}
-	return tcOffloaded, fmt.Sprintf("%s, last used less than %d s ago, inside the window %s (one sample, no software packets)", head, newest+1, window)
+	stages := make([]*stage, len(last.Filters))
+	for i, f := range last.Filters {
+		s := &stage{table: fmt.Sprint(f.Chain), decap: f.isDecap(), output: f.outputs()}
+		if f.Kind == "flower" {
+			s.src, _ = fullMaskMAC(f.Keys["src_mac"])
+			s.dst, _ = fullMaskMAC(f.Keys["dst_mac"])
+		}
+		if c, ok := f.next(); ok {
+			s.next = fmt.Sprint(c)
+		}
+		switch {
+		case f.NotInHW || f.SkipHW || f.InHWCount == 0:
+			s.where = whereSW
+		case f.InHW || f.InHWCount > 0:
+			s.where = whereHW
+		}
+		switch p, inFirst := prev[keys[i]]; {
+		case one:
+			used, known := f.lastUsed()
+			switch {
+			case !known:
+				s.note = "tc printed no last-use time"
+			case o.Window <= 0 || used+1 > uint64(o.Window/time.Second):
+				s.note = fmt.Sprintf("last used %d s ago, not inside the window %s", used, o.Window)
+			default:
+				s.hw, s.sw = f.HWPackets(), f.SWPackets()
+			}
+		case inFirst:
+			s.hw, s.sw = sub(f.HWPackets(), p.HWPackets()), sub(f.SWPackets(), p.SWPackets())
+		default:
+			age, known := f.installedAgo()
+			switch {
+			case !known:
+				s.note = "absent from the first sample and tc printed no installed time: not counted as growth"
+			case span <= 0 || age+1 > uint64(span/time.Second):
+				s.note = fmt.Sprintf("absent from the first sample but installed %d s ago, before the sampling span %s: a rule the first dump missed, its packets not counted as growth", age, span)
+			default:
+				s.hw, s.sw = f.HWPackets(), f.SWPackets()
+				s.note = fmt.Sprintf("new since the first sample, installed %d s ago", age)
+			}
+		}
+		s.label = f.stageLabel()
+		stages[i] = s
+	}
+	return stages, opts
+}
+
+// stageLabel names a filter as a pipeline stage.
+func (f TCFilter) stageLabel() string {
+	l := fmt.Sprintf("chain %d %s %s", f.Chain, f.describe(), tcHWState(f))
+	if c, ok := f.next(); ok {
+		l += fmt.Sprintf(" goto chain %d", c)
+	}
+	if f.outputs() {
+		for _, a := range f.Actions {
+			if a.Kind == "mirred" && a.ToDev != "" {
+				l += " mirred to " + a.ToDev
+				break
+			}
+		}
+	}
+	return l
 }
 
 // tcHWState is a filter's hardware flags as tc prints them.

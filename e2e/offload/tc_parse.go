@@ -58,6 +58,15 @@ type TCAction struct {
 	// use look older than it was.
 	LastUsed    uint64 `json:"last_used,omitempty"`
 	HasLastUsed bool   `json:"has_last_used,omitempty"`
+	// Installed is how long ago the action was installed, in whole seconds
+	// rounded down ("installed N sec" in text, "installed" in JSON; the
+	// same print_tm); HasInstalled is false when tc printed none.
+	Installed    uint64 `json:"installed,omitempty"`
+	HasInstalled bool   `json:"has_installed,omitempty"`
+	// GotoChain is the chain the action continues in ("goto chain N" as
+	// its control action: gact after OVS's ct, i.e. a recirculation in
+	// lib/netdev-offload-tc.c); nil when it does not jump.
+	GotoChain *uint32 `json:"goto_chain,omitempty"`
 }
 
 // HWPackets is the hardware packet count of the filter: the largest among its
@@ -96,6 +105,45 @@ func (f TCFilter) lastUsed() (uint64, bool) {
 		}
 	}
 	return best, found
+}
+
+// installedAgo is the age of the filter: the oldest "installed" among its
+// actions (an action shared with an older rule only makes the rule look
+// older), and whether any action printed one.
+func (f TCFilter) installedAgo() (uint64, bool) {
+	var oldest uint64
+	found := false
+	for _, a := range f.Actions {
+		if a.HasInstalled && (!found || a.Installed > oldest) {
+			oldest, found = a.Installed, true
+		}
+	}
+	return oldest, found
+}
+
+// next is the chain the filter sends its packets on to (the last "goto
+// chain" among its actions), and whether it does.
+func (f TCFilter) next() (uint32, bool) {
+	var c uint32
+	found := false
+	for _, a := range f.Actions {
+		if a.GotoChain != nil {
+			c, found = *a.GotoChain, true
+		}
+	}
+	return c, found
+}
+
+// outputs reports whether the filter sends the packet out of the pipeline
+// (a mirred action: redirect or mirror to a device, after tunnel_key set
+// for an encap rule or tunnel_key unset for a decap rule).
+func (f TCFilter) outputs() bool {
+	for _, a := range f.Actions {
+		if a.Kind == "mirred" {
+			return true
+		}
+	}
+	return false
 }
 
 // normHandle is a handle in one form ("0x1" and "1" are the same).
@@ -138,11 +186,17 @@ type tcJSONOptions struct {
 }
 
 type tcJSONAction struct {
-	Order    int     `json:"order"`
-	Kind     string  `json:"kind"`
-	ToDev    string  `json:"to_dev"`
-	LastUsed *uint64 `json:"last_used"`
-	Stats    *struct {
+	Order     int     `json:"order"`
+	Kind      string  `json:"kind"`
+	ToDev     string  `json:"to_dev"`
+	LastUsed  *uint64 `json:"last_used"`
+	Installed *uint64 `json:"installed"`
+	// Control is print_action_control's object: {"type":"goto","chain":N}.
+	Control *struct {
+		Type  string  `json:"type"`
+		Chain *uint32 `json:"chain"`
+	} `json:"control_action"`
+	Stats *struct {
 		Bytes     uint64 `json:"bytes"`
 		Packets   uint64 `json:"packets"`
 		SWBytes   uint64 `json:"sw_bytes"`
@@ -214,6 +268,13 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 			act := TCAction{Order: a.Order, Kind: a.Kind, ToDev: a.ToDev}
 			if a.LastUsed != nil {
 				act.LastUsed, act.HasLastUsed = *a.LastUsed, true
+			}
+			if a.Installed != nil {
+				act.Installed, act.HasInstalled = *a.Installed, true
+			}
+			if a.Control != nil && a.Control.Type == "goto" && a.Control.Chain != nil {
+				c := *a.Control.Chain
+				act.GotoChain = &c
 			}
 			if a.Stats != nil {
 				act.HasStats = true
@@ -297,6 +358,7 @@ func ParseTCText(data []byte) (TCDump, error) {
 				}
 				a.ToDev = rest
 			}
+			a.GotoChain = gotoChain(fields)
 			cur.Actions = append(cur.Actions, a)
 			act = &cur.Actions[len(cur.Actions)-1]
 		case fields[0] == "Sent" && act != nil:
@@ -437,18 +499,46 @@ func parseTCKeyLine(fields []string, f *TCFilter) {
 	f.Keys[fields[0]] = strings.Join(fields[1:], " ")
 }
 
-// parseTCTimes reads the action's time line printed with -s, e.g.
-// "index 4 ref 1 bind 1 installed 434 sec used 0 sec [firstused 430 sec]",
-// keeping "used N sec". A value that is not a number is left unknown.
-func parseTCTimes(fields []string, a *TCAction) {
+// gotoChain reads "goto chain N" from an action line ("action order 2:
+// gact action goto chain 2", or any action whose control is a goto, e.g.
+// "ct zone 5 goto chain 2"); nil when there is none or N is not a number.
+func gotoChain(fields []string) *uint32 {
 	for i := 0; i+2 < len(fields); i++ {
-		if fields[i] != "used" || fields[i+2] != "sec" {
+		if fields[i] != "goto" || fields[i+1] != "chain" {
 			continue
 		}
-		if n, err := strconv.ParseUint(fields[i+1], 10, 64); err == nil {
-			a.LastUsed, a.HasLastUsed = n, true
+		if n, err := strconv.ParseUint(fields[i+2], 10, 32); err == nil {
+			c := uint32(n)
+			return &c
 		}
-		return
+		return nil
+	}
+	return nil
+}
+
+// parseTCTimes reads the action's time line printed with -s, e.g.
+// "index 4 ref 1 bind 1 installed 434 sec used 0 sec [firstused 430 sec]",
+// keeping "installed N sec" and "used N sec". A value that is not a number
+// is left unknown. A "goto chain N" control printed on a line of its own
+// (gact prints its control after the kind) is read too.
+func parseTCTimes(fields []string, a *TCAction) {
+	if a.GotoChain == nil {
+		a.GotoChain = gotoChain(fields)
+	}
+	for i := 0; i+2 < len(fields); i++ {
+		if fields[i+2] != "sec" {
+			continue
+		}
+		n, err := strconv.ParseUint(fields[i+1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch fields[i] {
+		case "used":
+			a.LastUsed, a.HasLastUsed = n, true
+		case "installed":
+			a.Installed, a.HasInstalled = n, true
+		}
 	}
 }
 

@@ -195,7 +195,7 @@ func TestJudgeTC(t *testing.T) {
 		// (verdict_tc_test.go covers the window).
 		{"one sample, non-zero hardware counters", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1}}}, macs, results.VerdictInconclusive, "one sample proves nothing"},
 		{"in hardware but counters static", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec1}}}, macs, results.VerdictInconclusive, "did not grow"},
-		{"rep encap and vxlan decap both offloaded", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictOffloaded, "enp8s0f0_1: 1 matching rules in hardware"},
+		{"rep encap and vxlan decap both offloaded", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, macs, results.VerdictOffloaded, "enp8s0f0_1: direction ca:2e:a7:3f:f5:0f -> 0a:40:bd:30:89:99: offloaded"},
 		{"vxlan without rules is neutral next to an offloaded rep", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{empty, empty}}}, macs, results.VerdictOffloaded, "vxlan_sys_4789: no rule of the guest pair; no filter on the device"},
 		{"rules for other MACs only", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{dec1, dec2}}}, []string{recMAC1, recMAC2}, results.VerdictSoftware, "no rule of the guest pair; 1 unrelated rule (1 flower)"},
 		{"not_in_hw rules", []TCObservation{{Device: "vxlan_sys_4789", Samples: []TCDump{sw, sw}}}, macs, results.VerdictSoftware, "none in hardware"},

@@ -77,11 +77,11 @@ func TestJudgeTCPairNeedsBothMACs(t *testing.T) {
 		{"decap rule by inner destination only, beside a pair rule", []TCObservation{
 			{Device: "enp8s0f0_1", Samples: []TCDump{enc1, enc2}}, {Device: "vxlan_sys_4789", Samples: []TCDump{decDst1, decDst2}},
 		}, []string{mlxMACLocal, mlxMACRemote}, results.VerdictOffloaded,
-			[]string{"enp8s0f0_1: 1 matching rules in hardware", "by inner destination only"}},
+			[]string{"enp8s0f0_1: direction ca:2e:a7:3f:f5:0f -> 0a:40:bd:30:89:99: offloaded", "by inner destination only"}},
 		{"decap rule to a MAC that is no guest", one("vxlan_sys_4789", decDst1, decDst2), []string{mlxMACRemote, thirdMAC}, results.VerdictSoftware,
 			[]string{"no rule of the guest pair"}},
 		{"both MACs of the pair", one("vxlan_sys_4789", dec1, dec2), []string{mlxMACLocal, mlxMACRemote}, results.VerdictOffloaded,
-			[]string{"1 matching rules in hardware, hardware packets +21665"}},
+			[]string{"every stage in hardware", "hardware packets +21665"}},
 	})
 }
 
@@ -105,9 +105,9 @@ func TestJudgeTCOneSampleNeedsRecentUse(t *testing.T) {
 	}
 	runTCCases(t, []tcCase{
 		{"one sample, no window", one("vxlan_sys_4789", dec1), macs, results.VerdictInconclusive, []string{"one sample"}},
-		{"one sample, used 0 sec, window 4s", win(4*time.Second, dec1), macs, results.VerdictOffloaded, []string{"last used less than 1 s ago", "window 4s"}},
-		{"one sample (JSON), last_used 0, window 4s", win(4*time.Second, j1), macs, results.VerdictOffloaded, []string{"last used less than 1 s ago"}},
-		{"encap rule, used 0 sec, window 4s", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc1}, Window: 4 * time.Second}}, macs, results.VerdictOffloaded, []string{"4028 hardware packets"}},
+		{"one sample, used 0 sec, window 4s", win(4*time.Second, dec1), macs, results.VerdictOffloaded, []string{"hardware packets +1082", "used inside the window 4s"}},
+		{"one sample (JSON), last_used 0, window 4s", win(4*time.Second, j1), macs, results.VerdictOffloaded, []string{"hardware packets +1082", "used inside the window 4s"}},
+		{"encap rule, used 0 sec, window 4s", []TCObservation{{Device: "enp8s0f0_1", Samples: []TCDump{enc1}, Window: 4 * time.Second}}, macs, results.VerdictOffloaded, []string{"hardware packets +4028"}},
 		{"used 0 sec means up to 1 s: window 1s", win(time.Second, dec1), macs, results.VerdictOffloaded, nil},
 		{"used 0 sec means up to 1 s: window 900ms", win(900*time.Millisecond, dec1), macs, results.VerdictInconclusive, []string{"one sample"}},
 		{"one sample, used 30 sec, window 4s", win(4*time.Second, stale), macs, results.VerdictInconclusive, []string{"last used 30 s ago", "one sample"}},

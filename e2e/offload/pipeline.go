@@ -1,0 +1,440 @@
+package offload
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The tc and dpctl judges look at a pipeline, not at single rules. OVS
+// offloads each datapath flow on its own: recirc_id(N) is tc chain N, and
+// ct(...),recirc(N) is `ct ... goto chain N` (lib/netdev-offload-tc.c). A
+// packet of the guests' flow crosses every stage from the first (chain 0,
+// recirc_id(0)) to the one that outputs it, and it is in hardware only
+// when every one of them is: a stage the NIC misses hands the packet, and
+// every packet after it, to the kernel (mlx5's chain restore). Post-
+// conntrack stages often match no MAC at all (eth wildcarded, ct_state
+// +trk+est, ct_zone), and a firewall's first stage often matches only the
+// source MAC (port security): the pair of a pipeline is read from the MACs
+// of all its stages together.
+
+// stageWhere is where a stage forwards its packets.
+type stageWhere int
+
+const (
+	whereUnknown stageWhere = iota // tc printed no in_hw/not_in_hw
+	whereHW                        // in_hw; offloaded:yes (OVS's claim)
+	wherePartial                   // offloaded:partial
+	whereSW                        // not_in_hw, skip_hw; dp:ovs, dp:tc without offloaded:yes
+)
+
+// stage is one tc rule or datapath flow seen as a step of a pipeline.
+type stage struct {
+	label string // names the stage in reasons
+	table string // "0" is a first stage: tc chain, dpctl recirc_id
+	port  string // dpctl in_port; "" for tc (one device, one graph)
+	// src and dst are the MACs the stage matches exactly; "" when it
+	// matches any (wildcarded, partially masked, or no key).
+	src, dst string
+	decap    bool   // matches tunnel metadata (enc_* keys, tunnel())
+	notIP    bool   // matches a non-IP ethertype (dpctl, VLAN tags unwrapped)
+	next     string // the table it continues in (goto chain, recirc), "" none
+	output   bool   // sends the packet out (mirred, an output port)
+	where    stageWhere
+	// hw and sw are the packets the stage counted in the observation:
+	// growth between the first and the last sample (hw on hardware
+	// counters, sw the rest), or with one sample its packets when it was
+	// used inside the window. A stage of the software datapath counts in sw.
+	hw, sw  uint64
+	packets uint64 // all the packets it counted (dpctl), for reasons
+	tcSW    bool   // dp:tc without offloaded:yes: a TC rule in software
+	// note says why growth was not counted (a stage absent from the
+	// first sample and too old to be new).
+	note string
+}
+
+// path is one pipeline through the stages, first stage first.
+type path struct {
+	stages   []*stage
+	src, dst string // the MACs all its stages together match exactly
+	decap    bool
+	notIP    bool
+	// dangling: the last stage continues in a table where no stage
+	// matching this pipeline is visible; loop: it came back to a table.
+	dangling, loop bool
+	// orphan: no first stage leads here (a later stage seen on its own).
+	orphan bool
+}
+
+func (p path) last() *stage { return p.stages[len(p.stages)-1] }
+
+// forwards reports whether the pipeline ends in a stage that outputs.
+func (p path) forwards() bool { return !p.dangling && !p.loop && p.last().output }
+
+func (p path) describe() string {
+	parts := make([]string, len(p.stages))
+	for i, s := range p.stages {
+		parts[i] = s.counted()
+	}
+	d := strings.Join(parts, " -> ")
+	switch {
+	case p.loop:
+		d += " -> (loops back to an earlier table)"
+	case p.dangling:
+		d += fmt.Sprintf(" -> (no stage of table %s visible)", p.last().next)
+	case !p.last().output:
+		d += " (does not output)"
+	}
+	if p.orphan {
+		d = "(no first stage leads here) " + d
+	}
+	return d
+}
+
+// maxPaths bounds the pipelines followed in one dump: a dump with more is
+// judged inconclusive rather than half read.
+const maxPaths = 4096
+
+// buildPaths follows every pipeline from the first stages (table "0")
+// through the stages their goto chain / recirc names (same in_port), keeping
+// only stages whose exact MACs agree with the MACs matched so far. A stage
+// no pipeline reached and that names two MACs itself starts a pipeline of
+// its own, marked orphan. truncated is set when maxPaths was reached.
+func buildPaths(stages []*stage) (paths []path, truncated bool) {
+	byTable := map[string][]*stage{}
+	for _, s := range stages {
+		byTable[s.table] = append(byTable[s.table], s)
+	}
+	reached := map[*stage]bool{}
+	var walk func(p path, visited map[string]bool)
+	walk = func(p path, visited map[string]bool) {
+		if len(paths) >= maxPaths {
+			truncated = true
+			return
+		}
+		last := p.last()
+		if last.next == "" {
+			paths = append(paths, p)
+			return
+		}
+		if visited[last.next] || len(p.stages) >= 16 {
+			p.loop = true
+			paths = append(paths, p)
+			return
+		}
+		var found bool
+		for _, s := range byTable[last.next] {
+			if s.port != "" && last.port != "" && s.port != last.port {
+				continue
+			}
+			q, ok := extend(p, s)
+			if !ok {
+				continue
+			}
+			found = true
+			reached[s] = true
+			v := make(map[string]bool, len(visited)+1)
+			for k := range visited {
+				v[k] = true
+			}
+			v[last.next] = true
+			walk(q, v)
+		}
+		if !found {
+			p.dangling = true
+			paths = append(paths, p)
+		}
+	}
+	start := func(s *stage, orphan bool) {
+		p, _ := extend(path{orphan: orphan}, s)
+		reached[s] = true
+		walk(p, map[string]bool{s.table: true})
+	}
+	for _, s := range byTable["0"] {
+		start(s, false)
+	}
+	for _, s := range stages {
+		if !reached[s] && s.table != "0" && s.dst != "" && (s.src != "" || s.decap) {
+			start(s, true)
+		}
+	}
+	return paths, truncated
+}
+
+// extend appends s to p when its exact MACs agree with p's.
+func extend(p path, s *stage) (path, bool) {
+	if (s.src != "" && p.src != "" && s.src != p.src) || (s.dst != "" && p.dst != "" && s.dst != p.dst) {
+		return p, false
+	}
+	q := p
+	q.stages = append(append([]*stage(nil), p.stages...), s)
+	if s.src != "" {
+		q.src = s.src
+	}
+	if s.dst != "" {
+		q.dst = s.dst
+	}
+	q.decap = p.decap || s.decap
+	q.notIP = p.notIP || s.notIP
+	return q, true
+}
+
+// pathRole is what a pipeline is to the guest pair; dirKey names its
+// direction. The rules are those of a single rule (TCFilter.role), applied
+// to the MACs of the whole pipeline.
+func pathRole(p path, set macSet) (role tcRole, dirKey string) {
+	if p.notIP || p.dst == "" {
+		return tcUnrelated, ""
+	}
+	if p.src == "" {
+		if p.decap && !isGroupMAC(p.dst) && set.has(p.dst) {
+			return tcPairInner, "-> " + p.dst + " (decap, by inner destination only)"
+		}
+		return tcUnrelated, ""
+	}
+	if isGroupMAC(p.src) || !set.has(p.src) {
+		return tcUnrelated, ""
+	}
+	switch {
+	case isGroupMAC(p.dst):
+		return tcException, ""
+	case p.dst != p.src && set.has(p.dst):
+		return tcPair, p.src + " -> " + p.dst
+	}
+	return tcUnrelated, ""
+}
+
+// dirState is the verdict on one direction of the guest pair.
+type dirState int
+
+const (
+	dirOffloaded dirState = iota
+	dirSoftware
+	dirUnsure
+)
+
+// direction is the judged pipelines of one direction.
+type direction struct {
+	key   string
+	inner bool // decap pipelines matched by the inner destination only
+	st    dirState
+	why   string
+	paths []path
+}
+
+// judgeOpts are the check's own rules.
+type judgeOpts struct {
+	// strictMix: a stage not in hardware next to stages in hardware is
+	// inconclusive even when it counted nothing (tc: the hardware's own
+	// word disagrees with itself); dpctl lists an idle software flow only.
+	strictMix bool
+	// oneSample: hw and sw are the packets of recently used stages seen
+	// once; software packets on a hardware stage then spoil it.
+	oneSample bool
+	span      string // "over 3 samples", "one sample, used inside 4s": for reasons
+}
+
+// judgeDirection decides one direction from its pipelines:
+//
+//   - a stage partially offloaded or without hardware information:
+//     inconclusive;
+//   - a stage not in hardware that counted packets: software, with the
+//     in-hardware stages beside it named (the NIC misses there and the
+//     kernel forwards every packet); inconclusive ("mixed") when another
+//     pipeline of the direction carried packets entirely in hardware;
+//   - no stage in hardware at all: software;
+//   - an in-hardware stage whose software packets grew more than its
+//     hardware ones (with one sample: any software packet): inconclusive;
+//   - with strictMix, any stage not in hardware: inconclusive;
+//   - offloaded when a pipeline from a first stage to a stage that outputs
+//     has every stage in hardware with hardware packets grown;
+//   - otherwise inconclusive: in-hardware first stages whose later stage is
+//     not visible, later stages whose first stage is not visible, or
+//     counters that did not grow.
+func judgeDirection(d *direction, o judgeOpts) {
+	var all []*stage
+	seen := map[*stage]bool{}
+	for _, p := range d.paths {
+		for _, s := range p.stages {
+			if !seen[s] {
+				seen[s] = true
+				all = append(all, s)
+			}
+		}
+	}
+	var partial, unknown, swBusy, swIdle, hw, hwSWHeavy []*stage
+	for _, s := range all {
+		switch s.where {
+		case wherePartial:
+			partial = append(partial, s)
+		case whereUnknown:
+			unknown = append(unknown, s)
+		case whereSW:
+			if s.hw+s.sw > 0 {
+				swBusy = append(swBusy, s)
+			} else {
+				swIdle = append(swIdle, s)
+			}
+		case whereHW:
+			hw = append(hw, s)
+			if s.sw > s.hw || (o.oneSample && s.sw > 0) {
+				hwSWHeavy = append(hwSWHeavy, s)
+			}
+		}
+	}
+	var carrying, halfway []path
+	for _, p := range d.paths {
+		allHW := true
+		for _, s := range p.stages {
+			allHW = allHW && s.where == whereHW && s.hw > 0
+		}
+		switch {
+		case allHW && p.forwards() && !p.orphan:
+			carrying = append(carrying, p)
+		case allHW:
+			halfway = append(halfway, p)
+		}
+	}
+	set := func(st dirState, format string, args ...any) {
+		d.st, d.why = st, fmt.Sprintf(format, args...)
+	}
+	switch {
+	case len(partial) > 0:
+		set(dirUnsure, "only partially offloaded (the software datapath still forwards): %s", stageList(partial))
+	case len(unknown) > 0:
+		set(dirUnsure, "%d stages without in_hw/not_in_hw information (tc or kernel too old?): %s", len(unknown), stageList(unknown))
+	case len(swBusy) > 0 && len(carrying) > 0:
+		set(dirUnsure, "mixed: a pipeline in hardware (%s) and stages in software that counted packets too (%s)", pathList(carrying), stageList(swBusy))
+	case len(swBusy) > 0 && len(hw) > 0:
+		set(dirSoftware, "stages in software counted packets (%s) next to stages in hardware (%s): the hardware misses there and the kernel forwards every packet of the pipeline %s", stageList(swBusy), stageList(hw), o.span)
+	case len(swBusy) > 0:
+		set(dirSoftware, "in software, counting packets %s: %s", o.span, stageList(swBusy))
+	case len(hw) == 0:
+		set(dirSoftware, "none in hardware: %s", stageList(swIdle))
+	case len(hwSWHeavy) > 0 && o.oneSample:
+		set(dirUnsure, "in hardware with software packets (one sample: a recent use may have been in software): %s", stageList(hwSWHeavy))
+	case len(hwSWHeavy) > 0:
+		set(dirUnsure, "in hardware, but software packets grew more than hardware packets: %s", stageList(hwSWHeavy))
+	case o.strictMix && len(swIdle) > 0:
+		set(dirUnsure, "mixed: %d stages in hardware, %d not in hardware: %s", len(hw), len(swIdle), stageList(swIdle))
+	case len(carrying) > 0:
+		note := ""
+		if len(swIdle) > 0 {
+			note = "; idle software stages, not judged: " + stageList(swIdle)
+		}
+		set(dirOffloaded, "every stage in hardware from the first to the one that outputs, hardware packets counted %s: %s%s", o.span, pathList(carrying), note)
+	case len(halfway) > 0:
+		set(dirUnsure, "stages in hardware counted packets, but no pipeline from a first stage to a stage that outputs is visible (a first stage without its later stage, or a later stage without its first, is not proof): %s", pathList(halfway))
+	default:
+		set(dirUnsure, "in hardware, but the hardware packet counters of no complete pipeline grew (counters did not grow %s): %s", o.span, stageList(hw))
+	}
+}
+
+// counted is the stage's label with what it counted.
+func (s *stage) counted() string {
+	x := fmt.Sprintf("%s (hardware packets +%d, software packets +%d", s.label, s.hw, s.sw)
+	if s.note != "" {
+		x += "; " + s.note
+	}
+	return x + ")"
+}
+
+// stageList names stages with what they counted.
+func stageList(ss []*stage) string {
+	d := make([]string, 0, len(ss))
+	for _, s := range ss {
+		d = append(d, s.counted())
+	}
+	sort.Strings(d)
+	return capList(d)
+}
+
+func pathList(ps []path) string {
+	d := make([]string, 0, len(ps))
+	for _, p := range ps {
+		d = append(d, p.describe())
+	}
+	sort.Strings(d)
+	return capList(d)
+}
+
+func capList(d []string) string {
+	if len(d) > 6 {
+		d = append(d[:6], fmt.Sprintf("... %d more", len(d)-6))
+	}
+	return strings.Join(d, "; ")
+}
+
+// directions groups the pair's pipelines by direction and judges each;
+// exceptions are the pipelines from a guest to a group address.
+func directions(paths []path, set macSet, o judgeOpts) (dirs []*direction, exceptions []path) {
+	byKey := map[string]*direction{}
+	for _, p := range paths {
+		role, key := pathRole(p, set)
+		switch role {
+		case tcException:
+			exceptions = append(exceptions, p)
+			continue
+		case tcPair, tcPairInner:
+		default:
+			continue
+		}
+		d := byKey[key]
+		if d == nil {
+			d = &direction{key: key, inner: role == tcPairInner}
+			byKey[key] = d
+			dirs = append(dirs, d)
+		}
+		d.paths = append(d.paths, p)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].key < dirs[j].key })
+	for _, d := range dirs {
+		judgeDirection(d, o)
+	}
+	return dirs, exceptions
+}
+
+// combineDirections is the verdict of several directions: any inconclusive
+// one, or offloaded next to software ("mixed": one direction in hardware,
+// the other not), is inconclusive; all software is software; all offloaded
+// is offloaded, innerOnly when none of them names both guests' MACs.
+func combineDirections(dirs []*direction) (st dirState, innerOnly bool, why string) {
+	var parts []string
+	count := map[dirState]int{}
+	innerOnly = true
+	for _, d := range dirs {
+		count[d.st]++
+		if d.st == dirOffloaded && !d.inner {
+			innerOnly = false
+		}
+		name := map[dirState]string{dirOffloaded: "offloaded", dirSoftware: "software", dirUnsure: "inconclusive"}[d.st]
+		parts = append(parts, fmt.Sprintf("direction %s: %s: %s", d.key, name, d.why))
+	}
+	why = strings.Join(parts, "; ")
+	switch {
+	case count[dirUnsure] > 0:
+		return dirUnsure, false, why
+	case count[dirOffloaded] > 0 && count[dirSoftware] > 0:
+		return dirUnsure, false, "mixed: one direction in hardware, the other not: " + why
+	case count[dirSoftware] > 0:
+		return dirSoftware, false, why
+	}
+	return dirOffloaded, innerOnly, why
+}
+
+// pairStages are the stages of the directions' pipelines, each once.
+func pairStages(dirs []*direction) []*stage {
+	var out []*stage
+	seen := map[*stage]bool{}
+	for _, d := range dirs {
+		for _, p := range d.paths {
+			for _, s := range p.stages {
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
