@@ -224,7 +224,7 @@ func dpctlStage(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string,
 	st.dst, _ = fullMaskMAC(f.EthDst)
 	st.notIP = !f.isIP()
 	if n, ok := f.recircTo(); ok {
-		st.next = n
+		st.next, st.nextName = normRecirc(n), "recirc_id("+n+")"
 	}
 	where := flowHardware(f, typed)
 	switch where {

@@ -260,9 +260,9 @@ func isVLANEthType(t string) bool {
 	return strings.HasPrefix(t, "0x8100") || strings.HasPrefix(t, "0x88a8")
 }
 
-// recircTo is the recirculation id the flow's actions continue in
-// ("ct(zone=5),recirc(0x2)": OVS's conntrack stage, tc's goto chain), and
-// whether they do.
+// recircTo is the recirculation id the flow's actions continue in, as
+// printed ("ct(zone=5),recirc(0x2)": OVS's conntrack stage, tc's goto
+// chain), and whether they do.
 func (f DpctlFlow) recircTo() (string, bool) {
 	toks, err := splitTopLevel(f.Actions)
 	if err != nil {
@@ -271,7 +271,7 @@ func (f DpctlFlow) recircTo() (string, bool) {
 	id, found := "", false
 	for _, t := range toks {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(t), "recirc("); ok {
-			id, found = normRecirc(strings.TrimSuffix(v, ")")), true
+			id, found = strings.TrimSuffix(v, ")"), true
 		}
 	}
 	return id, found

@@ -39,6 +39,7 @@ type stage struct {
 	decap    bool   // matches tunnel metadata (enc_* keys, tunnel())
 	notIP    bool   // matches a non-IP ethertype (dpctl, VLAN tags unwrapped)
 	next     string // the table it continues in (goto chain, recirc), "" none
+	nextName string // next as the tool prints it: "chain 1", "recirc_id(0x442)"
 	output   bool   // sends the packet out (mirred, an output port)
 	where    stageWhere
 	// hw and sw are the packets the stage counted in the observation:
@@ -81,7 +82,7 @@ func (p path) describe() string {
 	case p.loop:
 		d += " -> (loops back to an earlier table)"
 	case p.dangling:
-		d += fmt.Sprintf(" -> (no stage of table %s visible)", p.last().next)
+		d += fmt.Sprintf(" -> (no stage of %s visible)", p.last().nextName)
 	case !p.last().output:
 		d += " (does not output)"
 	}

@@ -265,7 +265,7 @@ func tcStages(o TCObservation) ([]*stage, judgeOpts) {
 			s.dst, _ = fullMaskMAC(f.Keys["dst_mac"])
 		}
 		if c, ok := f.next(); ok {
-			s.next = fmt.Sprint(c)
+			s.next, s.nextName = fmt.Sprint(c), fmt.Sprintf("chain %d", c)
 		}
 		switch {
 		case f.NotInHW || f.SkipHW || f.InHWCount == 0:
