@@ -42,6 +42,14 @@ const (
 	// DefaultMinFlowPackets: the guest's interface must move at least this
 	// many packets in the window, or the window proves nothing.
 	DefaultMinFlowPackets uint64 = 10000
+	// TrackTolerancePercent: the representor's link counters stand for the
+	// guest's port only when, in each direction, they moved within this
+	// many percent of the guest interface's (or within MaxRepPackets,
+	// whichever is larger: the two readings are not taken at the same
+	// instant). mlx5 reports the VF vport's counters flipped (the
+	// representor's rx is the VF's tx: en_rep.c, "flip tx/rx as we are
+	// reporting the counters for the switch vport"), as a veth pair does.
+	TrackTolerancePercent = 10
 )
 
 // LinkStatsCommand reads one device's link counters as JSON.
@@ -325,8 +333,11 @@ func ipProblem(r remote.Result, where string) string {
 //   - the representor's slow path (cpu_hit, or the link counters of a
 //     device without cpu_hit) moved MaxRepPackets or more: software;
 //   - a quiet device without cpu_hit counters, or a quiet slow path while
-//     the representor's link counters did not move like the guest's:
-//     inconclusive, the flow did not cross this representor's port;
+//     the representor's link counters did not move like the guest's (less
+//     than MinFlowPackets, or in either direction off the guest's by more
+//     than TrackTolerancePercent or MaxRepPackets): inconclusive with the
+//     numbers, the flow did not cross this representor's port or the
+//     reading is wrong;
 //   - otherwise offloaded.
 //
 // Packets are judged, not bytes (offloaded byte counters leave out the
@@ -386,8 +397,37 @@ func JudgeCounters(rep0, rep1 RepCounters, guest0, guest1 LinkStats, in Counters
 		return results.VerdictInconclusive, fmt.Sprintf("representor %s moved %d packets on its slow path, but its link counters (the port it stands for) moved only %d while %s moved %d: the flow did not cross this representor's port (wrong representor?)",
 			rep, slow, port, where, flow)
 	}
-	return results.VerdictOffloaded, fmt.Sprintf("representor %s moved %d packets on its slow path (cpu_hit) while the guest's interface %s moved %d and the representor's port (link counters) %d: the NIC forwarded the flow",
-		rep, slow, where, flow, port)
+	if why := untracked(rep0.Link, rep1.Link, guest0, guest1, in.MaxRepPackets); why != "" {
+		return results.VerdictInconclusive, fmt.Sprintf("representor %s moved %d packets on its slow path, but its link counters do not track %s (%s; allowed: %d%% or %d packets, whichever is larger): not the guest's representor, or a wrong reading",
+			rep, slow, where, why, TrackTolerancePercent, in.MaxRepPackets)
+	}
+	return results.VerdictOffloaded, fmt.Sprintf("representor %s moved %d packets on its slow path (cpu_hit) while the guest's interface %s moved %d and the representor's port (link counters) %d, tracking it within %d%% each way (representor rx/tx +%d/+%d, guest tx/rx +%d/+%d): the NIC forwarded the flow",
+		rep, slow, where, flow, port, TrackTolerancePercent, rep1.Link.RxPackets-rep0.Link.RxPackets, rep1.Link.TxPackets-rep0.Link.TxPackets,
+		guest1.TxPackets-guest0.TxPackets, guest1.RxPackets-guest0.RxPackets)
+}
+
+// untracked says how the representor's link counters fail to follow the
+// guest interface's, direction by direction (the representor receives what
+// the guest sends); "" when they follow within TrackTolerancePercent or
+// slack packets.
+func untracked(rep0, rep1, guest0, guest1 LinkStats, slack uint64) string {
+	var out []string
+	for _, d := range []struct {
+		name      string
+		rep, peer uint64
+	}{
+		{"representor rx vs guest tx", rep1.RxPackets - rep0.RxPackets, guest1.TxPackets - guest0.TxPackets},
+		{"representor tx vs guest rx", rep1.TxPackets - rep0.TxPackets, guest1.RxPackets - guest0.RxPackets},
+	} {
+		diff, larger := d.rep-d.peer, d.rep
+		if d.peer > d.rep {
+			diff, larger = d.peer-d.rep, d.peer
+		}
+		if diff > max(larger/100*TrackTolerancePercent, slack) {
+			out = append(out, fmt.Sprintf("%s: +%d vs +%d", d.name, d.rep, d.peer))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // backwards describes packet counters that decreased between two readings.

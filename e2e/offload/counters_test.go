@@ -315,10 +315,13 @@ func TestCheckCountersInputAndTransport(t *testing.T) {
 
 func TestJudgeCountersThresholds(t *testing.T) {
 	at := func(rx, tx uint64) LinkStats { return LinkStats{Name: "d", RxPackets: rx, TxPackets: tx} }
-	hw := func(slow uint64) (RepCounters, RepCounters) {
+	// The representor's port tracks the guest's interface (its rx is the
+	// guest's tx): flow/2 each way on both.
+	hwFlow := func(slow, flow uint64) (RepCounters, RepCounters) {
 		h0, h1 := at(0, 0), at(slow, 0)
-		return RepCounters{Link: at(0, 0), CPUHit: &h0}, RepCounters{Link: at(20000, 20000), CPUHit: &h1}
+		return RepCounters{Link: at(0, 0), CPUHit: &h0}, RepCounters{Link: at(flow-flow/2, flow/2), CPUHit: &h1}
 	}
+	hw := func(slow uint64) (RepCounters, RepCounters) { return hwFlow(slow, 40000) }
 	in := CountersInput{Representor: "rep0", GuestIface: "eth1", GuestName: "g"}
 	for _, tc := range []struct {
 		name       string
@@ -330,8 +333,8 @@ func TestJudgeCountersThresholds(t *testing.T) {
 		{"flow just under the default minimum", 0, 9999, results.VerdictInconclusive},
 		{"flow at the default minimum", 0, 10000, results.VerdictOffloaded},
 	} {
-		r0, r1 := hw(tc.slow)
-		v, why := JudgeCounters(r0, r1, at(0, 0), at(tc.flow, 0), in)
+		r0, r1 := hwFlow(tc.slow, tc.flow)
+		v, why := JudgeCounters(r0, r1, at(0, 0), at(tc.flow/2, tc.flow-tc.flow/2), in)
 		if v != tc.want {
 			t.Errorf("%s: %s %q", tc.name, v, why)
 		}

@@ -99,14 +99,15 @@ func TestCheckRepresentorEmptyCaptureAndEmptyControlIsInconclusive(t *testing.T)
 }
 
 func TestCheckRepresentorQuietWithBusyControlIsOffloaded(t *testing.T) {
-	// The recorded TCP capture (300 packets of the flow) stands for the
+	// The recorded TCP capture (300 packets of the flow printed, 553
+	// received by its filter) stands for the
 	// guest's interface; the representor saw nothing of it.
 	hv, guest, in := repSetup(t, recMAC1, recMAC2, "tcp", recordedResult(t, "tcpdump-rep-idle.txt"), recordedResult(t, "tcpdump-rep-tcp.txt"))
 	c, err := CheckRepresentor(context.Background(), hv, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "representor offrec-rep1: 0 packets") || !strings.Contains(c.Reason, "the control capture on eth1 of guest-a saw 300") {
+	if c.Verdict != results.VerdictOffloaded || !strings.Contains(c.Reason, "representor offrec-rep1: 0 packets") || !strings.Contains(c.Reason, "the control capture on eth1 of guest-a saw 553") {
 		t.Errorf("got %s %q", c.Verdict, c.Reason)
 	}
 	if len(c.Evidence) != 2 || c.Evidence[0].Name != "tcpdump-offrec-rep1.txt" || c.Evidence[1].Name != "tcpdump-control-eth1.txt" {
@@ -140,7 +141,7 @@ func TestCheckRepresentorFullCaptureIsSoftwareWhateverTheControl(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets of the guests' flow") {
+		if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "representor offrec-rep1: 1672 packets of the guests' flow (02:00:c6:12:d3:01, 02:00:c6:12:d3:02) reached the representor (300 printed") {
 			t.Errorf("%s: %s %q", name, c.Verdict, c.Reason)
 		}
 	}
@@ -279,7 +280,7 @@ func TestCheckRepresentorLookupAndHypervisorFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "representor offrec-rep1: 300 packets") {
+	if c.Verdict != results.VerdictSoftware || !strings.Contains(c.Reason, "representor offrec-rep1: 553 packets") {
 		t.Errorf("recorded capture: %s %q", c.Verdict, c.Reason)
 	}
 	if len(c.Evidence) != 3 || c.Evidence[0].Name != "ovs-vsctl-find-iface-offrec-port-1.txt" || c.Evidence[1].Name != "tcpdump-offrec-rep1.txt" || len(c.Evidence[1].Stderr) == 0 {

@@ -185,6 +185,11 @@ type CaptureJudgement struct {
 	// ControlPackets is how many packets of the flow the control capture
 	// on the guest's own interface saw; -1 when there is no usable one.
 	ControlPackets int `json:"control_packets"`
+	// Captured, ReceivedByFilter and DroppedByKernel are tcpdump's own
+	// summary of the representor capture; -1 when it printed none.
+	Captured         int `json:"captured"`
+	ReceivedByFilter int `json:"received_by_filter"`
+	DroppedByKernel  int `json:"dropped_by_kernel"`
 }
 
 // ControlCapture is the positive control of a representor capture: the same
@@ -219,7 +224,11 @@ func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Durati
 
 // JudgeCaptureWithControl decides the representor check. Software when more
 // than firstPackets packets of the guests' IPv4 flow reached the representor
-// (count, arrival span and rate in the reason), whatever the control says.
+// (count, arrival span and rate in the reason), whatever the control says;
+// tcpdump's own summary counts there too: packets "received by filter" but
+// not printed (the -c limit, or still in the ring when tcpdump stopped)
+// crossed the representor all the same. A capture without that summary
+// (killed, truncated) cannot say "offloaded": its silence proves nothing.
 // Offloaded only when at most firstPackets did AND the control capture on
 // the guest's interface saw more than firstPackets of the same flow in the
 // same window. Inconclusive when either capture reported an error, the
@@ -228,7 +237,7 @@ func JudgeCapture(c Capture, macs []string, firstPackets int, window time.Durati
 // packet counts. window is the capture's duration (0 when unknown: the rate
 // is then taken from the packets' own timestamps).
 func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, firstPackets int, window time.Duration) (results.Verdict, string, CaptureJudgement) {
-	j := CaptureJudgement{ControlPackets: -1}
+	j := CaptureJudgement{ControlPackets: -1, Captured: c.Captured, ReceivedByFilter: c.ReceivedFilter, DroppedByKernel: c.DroppedKernel}
 	set, err := newMACSet(macs)
 	if err != nil {
 		return results.VerdictInconclusive, "bad guest MAC: " + err.Error(), j
@@ -265,13 +274,20 @@ func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, first
 	if c.DroppedKernel > 0 {
 		drop = fmt.Sprintf(", %d dropped by the kernel", c.DroppedKernel)
 	}
+	counted := ""
+	if seen > lines {
+		counted = fmt.Sprintf(" (%d printed; tcpdump's summary: %s)", lines, summaryText(c))
+	}
 	if seen > firstPackets {
 		control := ""
 		if ctlProblem == "" {
 			control = fmt.Sprintf("; the control capture on %s saw %d", ctl.where(), ctlSeen)
 		}
-		return results.VerdictSoftware, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor%s (%.0f packets/s over %s%s); at most %d allowed before offload takes over%s",
-			seen, set, arrivalNote(lines, arrival), j.Rate, span, drop, firstPackets, control), j
+		return results.VerdictSoftware, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor%s%s (%.0f packets/s over %s%s); at most %d allowed before offload takes over%s",
+			seen, set, counted, arrivalNote(lines, arrival), j.Rate, span, drop, firstPackets, control), j
+	}
+	if c.Captured < 0 {
+		return results.VerdictInconclusive, fmt.Sprintf("%d packets of the guests' flow printed, but tcpdump printed no summary (packets captured / received by filter / dropped by kernel): the capture was killed or cut off, so its silence proves nothing", lines), j
 	}
 	if c.DroppedKernel > 0 {
 		return results.VerdictInconclusive, fmt.Sprintf("only %d packets of the guests' flow captured but %d dropped by the kernel: the capture is incomplete", seen, c.DroppedKernel), j
@@ -283,8 +299,19 @@ func JudgeCaptureWithControl(c Capture, ctl ControlCapture, macs []string, first
 		return results.VerdictInconclusive, fmt.Sprintf("the control capture on %s saw only %d packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing (%d packets of the guests' flow in %s)",
 			ctl.where(), ctlSeen, seen, span), j
 	}
-	return results.VerdictOffloaded, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s%s (at most %d allowed), while the control capture on %s saw %d",
-		seen, set, span, arrivalNote(lines, arrival), firstPackets, ctl.where(), ctlSeen), j
+	return results.VerdictOffloaded, fmt.Sprintf("%d packets of the guests' flow (%s) reached the representor in %s%s (at most %d allowed; tcpdump's summary: %s), while the control capture on %s saw %d",
+		seen, set, span, arrivalNote(lines, arrival), firstPackets, summaryText(c), ctl.where(), ctlSeen), j
+}
+
+// summaryText is tcpdump's summary as read, "-" for a line it did not print.
+func summaryText(c Capture) string {
+	n := func(v int) string {
+		if v < 0 {
+			return "-"
+		}
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%s captured, %s received by filter, %s dropped by kernel", n(c.Captured), n(c.ReceivedFilter), n(c.DroppedKernel))
 }
 
 // arrivalNote says over what span the counted packet lines arrived.
@@ -297,9 +324,12 @@ func arrivalNote(lines int, span time.Duration) string {
 
 // flowCount counts the packets of the guests' IPv4 flow in c: lines is the
 // packet lines that match, first and last their timestamps. seen is lines,
-// or tcpdump's own "captured" count when that is larger and every line
-// matched: lines go missing when tcpdump is killed before it flushes stdout,
-// and the capture filter already selects only the flow.
+// or tcpdump's own "captured" or "received by filter" count when that is
+// larger and every line matched: lines go missing when tcpdump is killed
+// before it flushes stdout, packets the filter accepted stay unprinted past
+// -c or in the ring when tcpdump stops (on Linux "received by filter" is
+// the socket's tp_packets, which counts what passed the filter, drops
+// included), and the capture filter already selects only the flow.
 func flowCount(c Capture, set macSet) (seen, lines int, first, last float64) {
 	for _, p := range c.Packets {
 		if p.EtherType != "IPv4" || !set.has(p.Src) || !set.has(p.Dst) {
@@ -312,8 +342,8 @@ func flowCount(c Capture, set macSet) (seen, lines int, first, last float64) {
 		lines++
 	}
 	seen = lines
-	if c.Captured > seen && len(c.Packets) == lines {
-		seen = c.Captured
+	if len(c.Packets) == lines {
+		seen = max(seen, c.Captured, c.ReceivedFilter)
 	}
 	return seen, lines, first, last
 }

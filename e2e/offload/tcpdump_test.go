@@ -102,18 +102,19 @@ func TestJudgeCapture(t *testing.T) {
 	rec := []string{recMAC1, recMAC2}
 	tcp := recordedCapture(t, "tcpdump-rep-tcp.txt")
 	v, why, j := JudgeCapture(tcp, rec, 10, 0)
-	if v != results.VerdictSoftware || j.FlowPackets != 300 || j.Rate <= 0 || !strings.Contains(why, "300 packets") {
+	if v != results.VerdictSoftware || j.FlowPackets != 300 || j.Rate <= 0 || !strings.Contains(why, "553 packets") || !strings.Contains(why, "300 printed; tcpdump's summary: 300 captured, 553 received by filter, 0 dropped by kernel") {
 		t.Errorf("recorded TCP flow: %s %q %+v", v, why, j)
 	}
-	// Over the window instead of timestamps: 300 packets in 2 s.
-	if _, _, j := JudgeCapture(tcp, rec, 10, 2*time.Second); j.Rate != 150 {
+	// Over the window instead of timestamps: 553 packets (received by
+	// filter; 300 printed, the -c limit) in 2 s.
+	if _, _, j := JudgeCapture(tcp, rec, 10, 2*time.Second); j.Rate != 276.5 {
 		t.Errorf("rate over a 2s window: %v", j.Rate)
 	}
 	// Allowing more first packets than were seen flips the verdict, given a
 	// control that saw more than the allowance (4000 by its summary).
 	busy := ControlCapture{Guest: "guest-a", Iface: "eth1", Capture: &Capture{Packets: []CapturedPacket{}, Captured: 4000, ReceivedFilter: 4000}}
-	if v, why, j := JudgeCaptureWithControl(tcp, busy, rec, 300, 0); v != results.VerdictOffloaded || j.ControlPackets != 4000 || !strings.Contains(why, "the control capture on eth1 of guest-a saw 4000") {
-		t.Errorf("300 allowed: %s %q %+v", v, why, j)
+	if v, why, j := JudgeCaptureWithControl(tcp, busy, rec, 600, 0); v != results.VerdictOffloaded || j.ControlPackets != 4000 || !strings.Contains(why, "the control capture on eth1 of guest-a saw 4000") {
+		t.Errorf("600 allowed: %s %q %+v", v, why, j)
 	}
 	// Packets of other guests count on neither side.
 	if v, why, j := JudgeCaptureWithControl(tcp, ControlCapture{Iface: "eth1", Capture: &tcp}, []string{mlxMACLocal, mlxMACRemote}, 10, 0); v != results.VerdictInconclusive || j.FlowPackets != 0 || j.ControlPackets != 0 || !strings.Contains(why, "saw only 0 packets") {
@@ -123,9 +124,10 @@ func TestJudgeCapture(t *testing.T) {
 		t.Errorf("missing device: %s", v)
 	}
 	// Summary says packets were captured but the packet lines are missing
-	// (tcpdump killed before it flushed stdout): trust the summary.
+	// (tcpdump killed before it flushed stdout): trust the summary, whose
+	// "received by filter" counts what passed the filter.
 	lost := Capture{Packets: []CapturedPacket{}, Captured: 4000, ReceivedFilter: 4100, DroppedKernel: 0}
-	if v, why, _ := JudgeCapture(lost, rec, 10, time.Second); v != results.VerdictSoftware || !strings.Contains(why, "4000 packets") {
+	if v, why, _ := JudgeCapture(lost, rec, 10, time.Second); v != results.VerdictSoftware || !strings.Contains(why, "4100 packets") {
 		t.Errorf("summary only: %s %q", v, why)
 	}
 	dropped := Capture{Packets: []CapturedPacket{}, Captured: 0, ReceivedFilter: 0, DroppedKernel: 5}
@@ -155,7 +157,7 @@ func TestJudgeCaptureWithControl(t *testing.T) {
 	noflow := recordedCapture(t, "tcpdump-pair-guest-noflow.txt")
 	nodev := recordedCapture(t, "tcpdump-nodev.txt")
 	few := tcp
-	few.Packets, few.Captured = tcp.Packets[:5], 5
+	few.Packets, few.Captured, few.ReceivedFilter = tcp.Packets[:5], 5, 5
 	for _, tc := range []struct {
 		name     string
 		rep      Capture
@@ -164,8 +166,8 @@ func TestJudgeCaptureWithControl(t *testing.T) {
 		ctlCount int
 		has      []string
 	}{
-		{"quiet representor, busy control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}, results.VerdictOffloaded, 300,
-			[]string{"0 packets of the guests' flow", "the control capture on eth1 of g saw 300"}},
+		{"quiet representor, busy control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &tcp}, results.VerdictOffloaded, 553,
+			[]string{"0 packets of the guests' flow", "the control capture on eth1 of g saw 553"}},
 		{"quiet representor, empty control", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, results.VerdictInconclusive, 0,
 			[]string{"the control capture on eth1 of g saw only 0 packets: the flow did not cross this port in the window (wrong interface, filter or no traffic), so an empty representor capture proves nothing"}},
 		{"quiet representor, control within the allowance", idle, ControlCapture{Guest: "g", Iface: "eth1", Capture: &few}, results.VerdictInconclusive, 5,
@@ -177,9 +179,9 @@ func TestJudgeCaptureWithControl(t *testing.T) {
 		{"quiet representor, no control", idle, ControlCapture{}, results.VerdictInconclusive, -1,
 			[]string{"no control capture was taken"}},
 		{"full representor, failed control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Problem: "exit 1: sudo: a password is required"}, results.VerdictSoftware, -1,
-			[]string{"300 packets of the guests' flow"}},
+			[]string{"553 packets of the guests' flow"}},
 		{"full representor, empty control", tcp, ControlCapture{Guest: "g", Iface: "eth1", Capture: &noflow}, results.VerdictSoftware, 0,
-			[]string{"300 packets", "the control capture on eth1 of g saw 0"}},
+			[]string{"553 packets", "the control capture on eth1 of g saw 0"}},
 	} {
 		v, why, j := JudgeCaptureWithControl(tc.rep, tc.ctl, rec, 10, time.Second)
 		if v != tc.want || j.ControlPackets != tc.ctlCount {
@@ -202,7 +204,7 @@ func TestJudgeCaptureReportsArrivalSpan(t *testing.T) {
 	first, last := tcp.Packets[0].Time, tcp.Packets[len(tcp.Packets)-1].Time
 	span := time.Duration((last - first) * float64(time.Second))
 	v, why, j := JudgeCapture(tcp, rec, 10, 2*time.Second)
-	if v != results.VerdictSoftware || j.ArrivalSpan != span.String() || !strings.Contains(why, "300 packets of the guests' flow") || !strings.Contains(why, "arriving within "+span.String()) || !strings.Contains(why, "over 2s") {
+	if v != results.VerdictSoftware || j.ArrivalSpan != span.String() || !strings.Contains(why, "553 packets of the guests' flow") || !strings.Contains(why, "arriving within "+span.String()) || !strings.Contains(why, "over 2s") {
 		t.Errorf("recorded flow: %s %q %+v (span %s)", v, why, j, span)
 	}
 	// The first three packets of the same recording, then silence: within the allowance.
