@@ -474,9 +474,13 @@ func (w Window) saveCheckEvidence(flow, hv string, c offload.Check) []string {
 func CheckResults(fcs []FlowCheck) []results.CheckResult {
 	out := make([]results.CheckResult, 0, len(fcs))
 	for _, fc := range fcs {
+		var basis []string
+		for _, b := range fc.Check.Basis {
+			basis = append(basis, fc.Hypervisor+": "+b)
+		}
 		out = append(out, results.CheckResult{
 			Name: fc.Check.Name, Flow: fc.Flow, Verdict: fc.Check.Verdict,
-			Reason: fc.Hypervisor + ": " + fc.Check.Reason, EvidenceFiles: fc.Files,
+			Reason: fc.Hypervisor + ": " + fc.Check.Reason, Basis: basis, EvidenceFiles: fc.Files,
 		})
 	}
 	return out

@@ -1091,3 +1091,17 @@ func assertTiming(t *testing.T, wd *window) {
 		t.Error("no flood ping")
 	}
 }
+
+// What a tc or dpctl verdict looked at reaches the results file, each line
+// named by its hypervisor like the reason.
+func TestCheckResultsKeepTheBasis(t *testing.T) {
+	fcs := []FlowCheck{
+		{Flow: "tcp", Hypervisor: "hv-1", Files: []string{"f"}, Check: offload.Check{Name: results.CheckTC, Verdict: results.VerdictOffloaded, Reason: "r",
+			Basis: []string{"enp8s0f0_1: direction a -> b: offloaded, over 2 samples: chain 0 pref 2 handle 0x1 -> chain 1 pref 3 handle 0x1"}}},
+		{Flow: "tcp", Hypervisor: "hv-1", Check: offload.Check{Name: results.CheckRepresentor, Verdict: results.VerdictOffloaded, Reason: "r"}},
+	}
+	got := CheckResults(fcs)
+	if len(got) != 2 || len(got[0].Basis) != 1 || got[0].Basis[0] != "hv-1: "+fcs[0].Check.Basis[0] || got[0].Reason != "hv-1: r" || got[1].Basis != nil {
+		t.Errorf("check results: %+v", got)
+	}
+}

@@ -41,9 +41,14 @@ type EvidenceFile struct {
 
 // Check is the outcome of one complementary check.
 type Check struct {
-	Name     string
-	Verdict  results.Verdict
-	Reason   string
+	Name    string
+	Verdict results.Verdict
+	Reason  string
+	// Basis says what a judged verdict looked at, one line each: for tc
+	// and dpctl the device, direction, the stages of each pipeline (chains
+	// and rules, recirc ids and flows) and the samples; empty for the
+	// other checks (their reason names their numbers).
+	Basis    []string
 	Evidence []EvidenceFile
 	// Flow and Host say where the check looked (the sustained flow, e.g.
 	// "tcp", and the hypervisor); the harness fills them, ExpectPath pairs

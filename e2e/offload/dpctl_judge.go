@@ -117,19 +117,44 @@ func keyedFlows(flows []DpctlFlow) ([]string, map[string]DpctlFlow) {
 // software when only offloaded dumps were taken and inconclusive when the
 // full dumps were sampled too (the traffic was not flowing).
 func JudgeDpctl(s DpctlSamples, macs []string) (results.Verdict, string) {
+	v, why, _ := JudgeDpctlBasis(s, macs)
+	return v, why
+}
+
+// JudgeDpctlBasis is JudgeDpctl with the verdict's basis: one line per
+// direction naming the flows of each pipeline (recirc_id, in_port, ufid),
+// what the direction read as and over which samples.
+func JudgeDpctlBasis(s DpctlSamples, macs []string) (results.Verdict, string, []string) {
 	set, err := newMACSet(macs)
 	if err != nil {
-		return results.VerdictInconclusive, "bad guest MAC: " + err.Error()
+		return results.VerdictInconclusive, "bad guest MAC: " + err.Error(), nil
 	}
 	if len(s.Offloaded) == 0 {
-		return results.VerdictInconclusive, "no dpctl sample"
+		return results.VerdictInconclusive, "no dpctl sample", nil
 	}
 	stages, opts := dpctlStages(s)
 	paths, truncated := buildPaths(stages)
 	if truncated {
-		return results.VerdictInconclusive, fmt.Sprintf("more than %d pipelines through the recirculations: not judged", maxPaths)
+		return results.VerdictInconclusive, fmt.Sprintf("more than %d pipelines through the recirculations: not judged", maxPaths), nil
 	}
 	dirs, exc := directions(paths, set, opts)
+	v, why := judgeDpctlDirections(s, set, dirs, exc, opts)
+	basis := basisLines("", dirs, opts.span)
+	if len(basis) == 0 {
+		basis = []string{fmt.Sprintf("no pipeline of the guest pair in %d flows (offloaded dump) and %d flows (full dump), %s", len(stagesIn(s.Offloaded)), len(stagesIn(s.All)), opts.span)}
+	}
+	return v, why, basis
+}
+
+// stagesIn is the last sample of a series, or none.
+func stagesIn(series [][]DpctlFlow) []DpctlFlow {
+	if len(series) == 0 {
+		return nil
+	}
+	return series[len(series)-1]
+}
+
+func judgeDpctlDirections(s DpctlSamples, set macSet, dirs []*direction, exc []path, opts judgeOpts) (results.Verdict, string) {
 	what := fmt.Sprintf("IP flows between %s", set)
 	note := ""
 	if len(exc) > 0 {
@@ -261,17 +286,24 @@ func dpctlStage(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string,
 		st.sw = packets
 	}
 	st.label = f.stageLabel(where)
+	st.id = fmt.Sprintf("recirc_id(%s) in_port(%s)", orZero(f.RecircID), f.InPort)
+	if f.UFID != "" {
+		st.id += " ufid:" + f.UFID[:min(8, len(f.UFID))]
+	}
 	st.packets, st.tcSW = f.Packets, where == flowTCSoftware
 	return st
 }
 
+func orZero(recirc string) string {
+	if recirc == "" {
+		return "0"
+	}
+	return recirc
+}
+
 // stageLabel names a flow as a pipeline stage.
 func (f DpctlFlow) stageLabel(where string) string {
-	recirc := f.RecircID
-	if recirc == "" {
-		recirc = "0"
-	}
-	l := fmt.Sprintf("recirc_id(%s) in_port(%s)", recirc, f.InPort)
+	l := fmt.Sprintf("recirc_id(%s) in_port(%s)", orZero(f.RecircID), f.InPort)
 	if v, ok := f.Field("ct_state"); ok && v != "0/0" && !strings.HasPrefix(v, "0/") {
 		l += " ct_state(" + v + ")"
 	}

@@ -31,6 +31,7 @@ const (
 // stage is one tc rule or datapath flow seen as a step of a pipeline.
 type stage struct {
 	label string // names the stage in reasons
+	id    string // names it briefly in a verdict's basis: "chain 0 pref 2 handle 0x1"
 	table string // "0" is a first stage: tc chain, dpctl recirc_id
 	port  string // dpctl in_port; "" for tc (one device, one graph)
 	// src and dst are the MACs the stage matches exactly; "" when it
@@ -393,6 +394,30 @@ func directions(paths []path, set macSet, o judgeOpts) (dirs []*direction, excep
 		judgeDirection(d, o)
 	}
 	return dirs, exceptions
+}
+
+// basis is one line per direction: what the verdict on it looked at (the
+// stages of each pipeline, first to last) and what it said.
+func basisLines(prefix string, dirs []*direction, span string) []string {
+	names := map[dirState]string{dirOffloaded: "offloaded", dirSoftware: "software", dirUnsure: "inconclusive"}
+	var out []string
+	for _, d := range dirs {
+		var ps []string
+		for _, p := range d.paths {
+			ids := make([]string, len(p.stages))
+			for i, s := range p.stages {
+				ids[i] = s.id
+			}
+			x := strings.Join(ids, " -> ")
+			if p.dangling {
+				x += " -> (" + p.last().nextName + " not visible)"
+			}
+			ps = append(ps, x)
+		}
+		sort.Strings(ps)
+		out = append(out, fmt.Sprintf("%sdirection %s: %s, %s: %s", prefix, d.key, names[d.st], span, capList(ps)))
+	}
+	return out
 }
 
 // combineDirections is the verdict of several directions: any inconclusive

@@ -98,6 +98,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs[i].IngressQdisc = &has
 		}
 	}
+	first := make([]time.Time, len(in.Devices)) // when each device's first sample was taken
 	for s := 0; s < in.Samples; s++ {
 		if s > 0 {
 			if err := wait.Sleep(ctx, in.Spacing); err != nil {
@@ -108,7 +109,15 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			if obs[i].Problem != "" {
 				continue
 			}
+			if s == 0 {
+				first[i] = time.Now()
+			}
 			dump, ev, problem, err := tcSample(ctx, hv, dev, s+1)
+			if s > 0 {
+				// The span a rule new since the first sample must fit:
+				// from the first dump's start to this one's end.
+				obs[i].Span = time.Since(first[i])
+			}
 			c.Evidence = append(c.Evidence, ev...)
 			if err != nil {
 				return c, err
@@ -125,7 +134,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs = append(obs, TCObservation{Device: a.Device, Problem: a.Why})
 		}
 	}
-	c.Verdict, c.Reason = JudgeTC(obs, in.MACs)
+	c.Verdict, c.Reason, c.Basis = JudgeTCBasis(obs, in.MACs)
 	if in.Decap != nil {
 		c.Reason += "; VXLAN decap: " + in.Decap.Summary
 	}
@@ -269,7 +278,7 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 			*q.dst = append(*q.dst, flows)
 		}
 	}
-	c.Verdict, c.Reason = JudgeDpctl(s, in.MACs)
+	c.Verdict, c.Reason, c.Basis = JudgeDpctlBasis(s, in.MACs)
 	return c, nil
 }
 

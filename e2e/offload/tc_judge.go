@@ -105,48 +105,78 @@ const (
 // JudgeTC decides the TC check from the observations of every device
 // (representor and VXLAN device) and the guests' MACs.
 //
-// Only rules of the guest pair are judged (see TCFilter.role: src_mac and
-// dst_mac both guests, or a decap rule whose inner dst_mac is a guest and
-// that has no src_mac); a guest's multicast/broadcast rules are exception
-// traffic, listed but not judged; every other filter is unrelated and only
-// counted by kind.
+// Per device it judges pipelines (pipeline.go): every chain-0 rule is
+// followed through the chain its "goto chain N" names (OVS's ct(..),recirc(N))
+// to the rule that outputs (mirred); a pipeline is the guest pair's when the
+// exact src_mac and dst_mac of its rules together are two different guests
+// (post-conntrack rules often match no MAC at all, a firewall's first rule
+// only the source), or, for a decap pipeline (enc_* keys), when its inner
+// dst_mac alone is a guest. A guest's pipelines to multicast/broadcast
+// addresses are exception traffic, listed but not judged; every other
+// filter is unrelated and only counted by kind.
 //
-// Per device: a tool problem is inconclusive; no rule of the pair is neutral
-// (an absent ingress qdisc means OVS never attached TC offload to the port);
-// pair rules all not in hardware (not_in_hw, skip_hw) are software; pair
-// rules all in hardware (in_hw / in_hw_count > 0) are offloaded when their
-// hardware packet counters grew between the first and last sample. Growth is
-// counted in packets only: TC offload byte counters leave out the Ethernet
-// header. A single sample is offloaded only when a rule with hardware
-// packets and no software packets was last used inside Window (tc prints
-// whole seconds rounded down, so "used N sec" counts only when N+1 s fits in
-// the window). Static hardware counters, more software than hardware
-// packets, rules without in_hw information, or a mix of in- and
-// not-in-hardware rules are inconclusive.
+// Per direction of the pair (judgeDirection): a rule not in hardware
+// (not_in_hw, skip_hw) that counted packets is software, also next to an
+// in_hw first stage (the NIC misses there and hands every packet to the
+// kernel); offloaded needs a pipeline from its chain-0 rule to the rule
+// that outputs with every rule in hardware (in_hw / in_hw_count > 0) and
+// its hardware packets grown between the first and last sample. Growth is
+// counted in packets only (TC offload byte counters leave out the Ethernet
+// header); a rule absent from the first sample counts only when its
+// "installed" age fits the sampling span (Span, else Window). A single
+// sample counts a rule's packets only when it was last used inside Window
+// (tc prints whole seconds rounded down, so "used N sec" counts only when
+// N+1 s fits), and then no software packet may sit on a hardware rule. An
+// in-hardware first stage whose later stage is not visible, static
+// hardware counters, more software than hardware packets, rules without
+// in_hw information, or in- and not-in-hardware rules side by side are
+// inconclusive. Per device, one direction offloaded and the other in
+// software is inconclusive ("mixed").
 //
 // Overall: any inconclusive device makes the check inconclusive; offloaded
 // and software devices together are inconclusive; at least one offloaded
 // device and otherwise neutral ones are offloaded — but only when some
-// device's offloaded rules include one with both guests' MACs: a decap rule
-// matched by inner destination alone could carry a third host's traffic to
-// the guest, so on its own it cannot prove the pair; all neutral or software
-// is software.
+// device's offloaded pipelines include one with both guests' MACs: a decap
+// rule matched by inner destination alone could carry a third host's
+// traffic to the guest, so on its own it cannot prove the pair; all
+// neutral or software is software.
 func JudgeTC(obs []TCObservation, macs []string) (results.Verdict, string) {
+	v, why, _ := JudgeTCBasis(obs, macs)
+	return v, why
+}
+
+// JudgeTCBasis is JudgeTC with the verdict's basis: one line per device
+// and direction naming the rules of each pipeline (chain, pref, handle),
+// what the direction read as and over which samples.
+func JudgeTCBasis(obs []TCObservation, macs []string) (results.Verdict, string, []string) {
 	set, err := newMACSet(macs)
 	if err != nil {
-		return results.VerdictInconclusive, "bad guest MAC: " + err.Error()
+		return results.VerdictInconclusive, "bad guest MAC: " + err.Error(), nil
 	}
 	if len(obs) == 0 {
-		return results.VerdictInconclusive, "no device was examined"
+		return results.VerdictInconclusive, "no device was examined", nil
 	}
-	var reasons []string
+	var reasons, basis []string
 	count := map[tcDeviceState]int{}
 	for _, o := range obs {
-		st, why := judgeTCDevice(o, set)
+		st, why, b := judgeTCDevice(o, set)
 		count[st]++
 		reasons = append(reasons, o.Device+": "+why)
+		if len(b) == 0 {
+			b = []string{o.Device + ": " + tcStateName[st]}
+		}
+		basis = append(basis, b...)
 	}
-	reason := strings.Join(reasons, "; ")
+	v, why := tcOverall(count, strings.Join(reasons, "; "))
+	return v, why, basis
+}
+
+var tcStateName = map[tcDeviceState]string{
+	tcEmpty: "no pipeline of the guest pair", tcSoftware: "software", tcOffloaded: "offloaded",
+	tcOffloadedInner: "offloaded (decap by inner destination only)", tcUnsure: "inconclusive",
+}
+
+func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, string) {
 	switch {
 	case count[tcUnsure] > 0:
 		return results.VerdictInconclusive, reason
@@ -164,12 +194,12 @@ func JudgeTC(obs []TCObservation, macs []string) (results.Verdict, string) {
 // judgeTCDevice follows the pipelines of one device (see pipeline.go):
 // every chain-0 rule through the chains its goto names, the pair's
 // directions from the MACs of each pipeline's rules together.
-func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
+func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string, []string) {
 	if o.Problem != "" {
-		return tcUnsure, o.Problem
+		return tcUnsure, o.Problem, nil
 	}
 	if len(o.Samples) == 0 {
-		return tcUnsure, "no tc sample"
+		return tcUnsure, "no tc sample", nil
 	}
 	last := o.Samples[len(o.Samples)-1]
 	stages, opts := tcStages(o)
@@ -202,14 +232,15 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 		}
 	}
 	if truncated {
-		return tcUnsure, fmt.Sprintf("more than %d pipelines through the chains: not judged", maxPaths)
+		return tcUnsure, fmt.Sprintf("more than %d pipelines through the chains: not judged", maxPaths), nil
 	}
 	if len(dirs) == 0 {
 		if o.IngressQdisc != nil && !*o.IngressQdisc {
-			return tcEmpty, "no ingress qdisc: OVS has not attached TC offload to this port" + note
+			return tcEmpty, "no ingress qdisc: OVS has not attached TC offload to this port" + note, nil
 		}
-		return tcEmpty, "no rule of the guest pair; " + unrelatedSummary(unrelated) + note
+		return tcEmpty, "no rule of the guest pair; " + unrelatedSummary(unrelated) + note, nil
 	}
+	basis := basisLines(o.Device+": ", dirs, opts.span)
 	st, innerOnly, why := combineDirections(dirs)
 	why += fmt.Sprintf(" [%s; %d rules on the device", opts.span, len(last.Filters))
 	if len(unrelated) > 0 {
@@ -218,13 +249,13 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string) {
 	why += "]" + note
 	switch {
 	case st == dirUnsure:
-		return tcUnsure, why
+		return tcUnsure, why, basis
 	case st == dirSoftware:
-		return tcSoftware, why
+		return tcSoftware, why, basis
 	case innerOnly:
-		return tcOffloadedInner, why
+		return tcOffloadedInner, why, basis
 	}
-	return tcOffloaded, why
+	return tcOffloaded, why, basis
 }
 
 // tcStages turns the last sample's filters into pipeline stages, in the
@@ -299,6 +330,7 @@ func tcStages(o TCObservation) ([]*stage, judgeOpts) {
 			}
 		}
 		s.label = f.stageLabel()
+		s.id = fmt.Sprintf("chain %d pref %d handle %s", f.Chain, f.Pref, f.Handle)
 		stages[i] = s
 	}
 	return stages, opts

@@ -251,7 +251,7 @@ func writeChecks(b *strings.Builder, s *Set) {
 	b.WriteString("## Offload checks\n\n")
 	b.WriteString("The complementary checks ran in their own window (flood ping, then a sustained flow), never during a measured iperf3 window.\n\n")
 	b.WriteString(mdTable([]string{"Check", "Offloaded when", "Software when"}, verdictBasis))
-	b.WriteString("\nOnly rules and flows whose source and destination are the two guests count; anything else is named as unrelated or exception traffic. " +
+	b.WriteString("\nOnly pipelines (a first rule or flow, then the stages its `goto chain` / `recirc()` leads to) whose stages together match the two guests as source and destination count, each direction on its own; anything else is named as unrelated or exception traffic. " +
 		"An asap2 run needs every check offloaded on both hypervisors for both flows, and tc confirming dpctl at each; anything short of that is inconclusive or \"partial proof\".\n\n")
 	for _, f := range s.Files {
 		fmt.Fprintf(b, "### %s\n\n", fileLabel(f))
@@ -266,16 +266,35 @@ func writeChecks(b *strings.Builder, s *Set) {
 		}
 		b.WriteString(mdTable([]string{"Check", "Flow", "Verdict", "Reason", "Evidence files"}, rows))
 		b.WriteString("\n")
+		writeBasis(b, f.Offload)
+	}
+}
+
+// writeBasis lists what each judged verdict looked at (pipelines, directions,
+// samples), for the checks that recorded it.
+func writeBasis(b *strings.Builder, checks []results.CheckResult) {
+	head := false
+	for _, c := range checks {
+		for _, l := range c.Basis {
+			if !head {
+				b.WriteString("What the tc and dpctl verdicts looked at (stages of each pipeline, first to last):\n\n")
+				head = true
+			}
+			fmt.Fprintf(b, "- %s, %s flow: %s\n", c.Name, orDash(c.Flow), l)
+		}
+	}
+	if head {
+		b.WriteString("\n")
 	}
 }
 
 // verdictBasis is what each check's verdict rests on, for a release
 // engineer reading the report (docs/CONFIG.md has the long form).
 var verdictBasis = [][]string{
-	{"tc", "the pair's flower rules are `in_hw` and their hardware packet counters grew between two samples", "the pair's rules are `not_in_hw`/`skip_hw`, or there are none while the flow ran"},
-	{"dpctl", "the pair's flows are `offloaded:yes` and grew (OVS's claim: tc must agree)", "the pair's flows are `dp:ovs`, or `dp:tc` without `offloaded:yes` (TC in software)"},
-	{"representor", "at most the first packets reached the representor while the guest's own interface saw the flow", "more than the first packets reached the representor"},
-	{"counters", "the representor's slow path stayed under its bound while the guest's interface moved the flow", "the representor's slow path moved more than its bound"},
+	{"tc", "every rule of the pair's pipeline, chain 0 through `goto chain N` to the rule that outputs, is `in_hw` and its hardware packet counters grew between two samples, in each direction", "a rule of the pair's pipeline is `not_in_hw`/`skip_hw` and counted packets (also beside an `in_hw` first stage), or there are none while the flow ran"},
+	{"dpctl", "every flow of the pair's pipeline, `recirc_id(0)` through `recirc()` to the flow that outputs, is `offloaded:yes` and grew, in each direction (OVS's claim: tc must agree)", "a flow of the pair's pipeline is `dp:ovs`, or `dp:tc` without `offloaded:yes` (TC in software), and counted packets"},
+	{"representor", "at most the first packets reached the representor (printed and by tcpdump's own summary) while the guest's own interface saw the flow", "more than the first packets reached the representor"},
+	{"counters", "the representor's slow path stayed under its bound while the guest's interface moved the flow and the representor's port tracked it", "the representor's slow path moved more than its bound"},
 }
 
 func thresholdsOf(s *Set, o Options) []results.ThresholdResult {

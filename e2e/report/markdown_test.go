@@ -205,3 +205,31 @@ func TestSeedLayoutMarksUnprovenGain(t *testing.T) {
 	// Proven paths (the seed's own files) keep the seed's cells exactly:
 	// TestMarkdownReproducesSeedTables.
 }
+
+// Issue 19 point 6: the offload section names what a tc or dpctl verdict
+// looked at, check by check; a file without it (older harness) shows none.
+func TestMarkdownOffloadBasis(t *testing.T) {
+	a := seedResults(results.PathASAP2)
+	line := "hv-1: enp8s0f0_1: direction fa:16:3e:4a:11:01 -> fa:16:3e:4a:11:02: offloaded, over 2 samples in 4.1s: chain 0 pref 2 handle 0x1 -> chain 1 pref 3 handle 0x1"
+	for i := range a.Offload {
+		if a.Offload[i].Name == results.CheckTC {
+			a.Offload[i].Basis = []string{line}
+			break
+		}
+	}
+	s, err := NewSet(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := Markdown(s, Options{})
+	if !strings.Contains(md, "What the tc and dpctl verdicts looked at") || !strings.Contains(md, "- tc, ") || !strings.Contains(md, line) {
+		t.Errorf("basis missing from the offload section:\n%s", md)
+	}
+	s, err = NewSet(seedResults(results.PathASAP2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := Markdown(s, Options{}); strings.Contains(md, "looked at") {
+		t.Errorf("a file without basis shows a basis section")
+	}
+}

@@ -231,10 +231,14 @@ type Summary struct {
 
 // CheckResult is the verdict of one complementary offload check.
 type CheckResult struct {
-	Name          string   `json:"name"`           // tc | representor | dpctl
-	Flow          string   `json:"flow,omitempty"` // what traffic it observed: flood_ping, tcp, udp
-	Verdict       Verdict  `json:"verdict"`        // offloaded | software | inconclusive
-	Reason        string   `json:"reason"`
+	Name    string  `json:"name"`           // tc | representor | dpctl
+	Flow    string  `json:"flow,omitempty"` // what traffic it observed: flood_ping, tcp, udp
+	Verdict Verdict `json:"verdict"`        // offloaded | software | inconclusive
+	Reason  string  `json:"reason"`
+	// Basis is what a judged verdict looked at (tc, dpctl): one line per
+	// hypervisor, device and direction naming the stages of each pipeline
+	// and the samples. Absent in older files and for the other checks.
+	Basis         []string `json:"basis,omitempty"`
 	EvidenceFiles []string `json:"evidence_files,omitempty"`
 }
 

@@ -14,8 +14,12 @@
 // dpctl-offloaded-sampleN.txt), so software flows between the guests count
 // as they did in the run's own verdict. tcpdump: the printed output of
 // `tcpdump -nn -e -tt`; when CAPTURE.stderr exists (the harness saves
-// tcpdump's stderr there) its summary lines are read too. --mac names the two
-// guests' MACs; without it every flow is judged.
+// tcpdump's stderr there) its summary lines are read too: "received by
+// filter" counts packets that crossed the representor unprinted, and a
+// capture without any summary (no .stderr, a killed tcpdump) never reads
+// offloaded. tc and dpctl print the verdict's basis (directions, the stages
+// of each pipeline, samples) as the run's results file keeps it. --mac names
+// the two guests' MACs; without it every flow is judged.
 //
 // Exit status: 0 printed, 1 a file could not be read or parsed (the message
 // names the file and what was wrong), 2 usage error.
@@ -53,6 +57,7 @@ const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters> [flags] FILE [
                                     tcpdump -nn -e -tt output of the representor (FILE.stderr read
                                     too when present); --control is the same capture on the
                                     guest's data interface, without which a quiet capture proves nothing
+                                    (so does one without tcpdump's summary, i.e. without FILE.stderr)
   counters [--max-rep-packets N] [--min-flow-packets N] [--cpuhit-before F --cpuhit-after F]
            REP_BEFORE REP_AFTER GUEST_BEFORE GUEST_AFTER
                                     ip -s -j link show of the representor and the guest's interface
@@ -241,6 +246,9 @@ type tcOut struct {
 	Samples []offload.TCDump `json:"samples"`
 	Verdict results.Verdict  `json:"verdict"`
 	Reason  string           `json:"reason"`
+	// Basis: what the verdict looked at (direction, chains and rules of
+	// each pipeline, samples), as the results file keeps it.
+	Basis []string `json:"basis,omitempty"`
 	// Notes say what the judgement lacked that the harness always has.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -263,7 +271,7 @@ func analyseTC(files, macs []string, window time.Duration) (any, error) {
 	}
 	out := tcOut{Kind: "tc", Files: files, Samples: dumps, Notes: oneSampleNote(len(dumps), window)}
 	obs := offload.TCObservation{Device: "(file)", Samples: dumps, Window: window}
-	out.Verdict, out.Reason = offload.JudgeTC([]offload.TCObservation{obs}, macs)
+	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis([]offload.TCObservation{obs}, macs)
 	return out, nil
 }
 
@@ -293,6 +301,7 @@ type dpctlOut struct {
 	All      [][]offload.DpctlFlow `json:"all_samples,omitempty"`
 	Verdict  results.Verdict       `json:"verdict"`
 	Reason   string                `json:"reason"`
+	Basis    []string              `json:"basis,omitempty"` // as tcOut's
 	Notes    []string              `json:"notes,omitempty"`
 }
 
@@ -313,7 +322,7 @@ func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Durati
 		out.Flows = append(out.Flows, len(flows))
 	}
 	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed, Window: window}
-	out.Verdict, out.Reason = offload.JudgeDpctl(s, macs)
+	out.Verdict, out.Reason, out.Basis = offload.JudgeDpctlBasis(s, macs)
 	return out, nil
 }
 

@@ -237,3 +237,23 @@ func TestIperf3Packets(t *testing.T) {
 		t.Error("TCP output has packets")
 	}
 }
+
+// Issue 19: offline re-analysis follows the pipeline as the run did and
+// says what it looked at: the conntrack pipeline whose chain-1 stage
+// misses in hardware reads software, naming both chains; the dpctl
+// pipeline whose recirculated flows run in dp:ovs too.
+func TestPipelineBasis(t *testing.T) {
+	pipe := filepath.Join(offTD, "pipeline")
+	macs := "fa:16:3e:4a:11:01,fa:16:3e:4a:11:02"
+	code, m, stderr := runCmd(t, "tc", "--mac", macs, filepath.Join(pipe, "tc-ct-chain1-miss-1.txt"), filepath.Join(pipe, "tc-ct-chain1-miss-2.txt"))
+	basis, _ := m["basis"].([]any)
+	if code != 0 || m["verdict"] != "software" || len(basis) != 1 ||
+		!strings.Contains(basis[0].(string), "direction fa:16:3e:4a:11:01 -> fa:16:3e:4a:11:02: software, over 2 samples: chain 0 pref 2 handle 0x1 -> chain 1 pref 3 handle 0x1") {
+		t.Errorf("tc: exit %d %v %q", code, m, stderr)
+	}
+	code, m, stderr = runCmd(t, "dpctl", "--mac", macs, filepath.Join(pipe, "dpctl-ct-postct-sw-1.txt"), filepath.Join(pipe, "dpctl-ct-postct-sw-2.txt"))
+	basis, _ = m["basis"].([]any)
+	if code != 0 || m["verdict"] != "software" || len(basis) != 2 || !strings.Contains(basis[0].(string), "recirc_id(0) in_port(enp8s0f0_1) ufid:") || !strings.Contains(basis[0].(string), "-> recirc_id(0x442)") {
+		t.Errorf("dpctl: exit %d %v %q", code, m, stderr)
+	}
+}
