@@ -458,7 +458,7 @@ func TestEvidenceWindow(t *testing.T) {
 			flows: bothFlows,
 			want:  all(results.VerdictOffloaded),
 			reasons: map[string][]string{
-				results.CheckTC:          {hwRep + ": 1 matching rules in hardware, hardware packets +3135", vxlanDev + ": 1 matching rules in hardware, hardware packets +21665"},
+				results.CheckTC:          {hwRep + ": direction ", "hardware packets +3135", vxlanDev + ": direction ", "hardware packets +21665", "every stage in hardware from the first to the one that outputs"},
 				results.CheckRepresentor: {"3 packets of the guests' flow", "while the control capture on eth1"},
 				results.CheckDpctl:       {"2 IP flows between " + macClient + ", " + macServer + " offloaded by OVS's own claim"},
 				results.CheckCounters:    {"moved 0 packets on its slow path (cpu_hit)", "moved 40000"},

@@ -328,7 +328,7 @@ func judgeDirection(d *direction, o judgeOpts) {
 	case len(halfway) > 0:
 		set(dirUnsure, "stages in hardware counted packets, but no pipeline from a first stage to a stage that outputs is visible (a first stage without its later stage, or a later stage without its first, is not proof): %s", pathList(halfway))
 	default:
-		set(dirUnsure, "in hardware, but the hardware packet counters of no complete pipeline grew (counters did not grow %s): %s", o.span, stageList(hw))
+		set(dirUnsure, "in hardware, but the hardware packet counters did not grow %s on any complete pipeline: %s", o.span, stageList(hw))
 	}
 }
 
