@@ -279,8 +279,10 @@ func (f DpctlFlow) recircTo() (string, bool) {
 
 // outputs reports whether the flow's actions send the packet to a port: a
 // bare port name or number at the top level or inside clone(...) (the
-// datapath prints output(N) as N), not drop, ct(), recirc(), set(),
-// push_vlan() or userspace() (a packet to ovs-vswitchd is not forwarded).
+// datapath prints output(N) as N), or the userspace datapath's tnl_push()
+// and lb_output(); not drop, ct(), recirc(), set(), push_vlan(), tnl_pop()
+// (the decapsulated packet is a new pipeline on the tunnel port) or
+// userspace() (a packet to ovs-vswitchd is not forwarded).
 func (f DpctlFlow) outputs() bool {
 	return actionsOutput(f.Actions, 0)
 }
@@ -294,6 +296,8 @@ func actionsOutput(actions string, depth int) bool {
 		t = strings.TrimSpace(t)
 		switch {
 		case t == "" || t == "drop" || bareNonOutput[t]:
+		case strings.HasPrefix(t, "tnl_push(") || strings.HasPrefix(t, "lb_output("):
+			return true // the userspace datapath's tunnel and bond outputs
 		case strings.HasPrefix(t, "clone(") && strings.HasSuffix(t, ")"):
 			if actionsOutput(t[len("clone("):len(t)-1], depth+1) {
 				return true

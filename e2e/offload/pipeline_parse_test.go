@@ -44,7 +44,12 @@ func TestParseDpctlPipelineFields(t *testing.T) {
 	if !vlan[1].outputs() || vlan[0].outputs() == false {
 		t.Errorf("pop_vlan,port and push_vlan(..),port both output")
 	}
-	for _, acts := range []string{"drop", "ct(zone=1),recirc(0x2)", "userspace(pid=3,slow_path(controller))", "ct_clear,pop_vlan"} {
+	for _, acts := range []string{"tnl_push(tnl_port(vxlan_sys_4790),header(size=50,type=4),out_port(ul0))", "lb_output(1)", "clone(tnl_push(tnl_port(3),header(size=50)),2)"} {
+		if !(DpctlFlow{Actions: acts}).outputs() {
+			t.Errorf("actions %q not read as an output", acts)
+		}
+	}
+	for _, acts := range []string{"drop", "ct(zone=1),recirc(0x2)", "userspace(pid=3,slow_path(controller))", "ct_clear,pop_vlan", "tnl_pop(vxlan_sys_4790)"} {
 		if (DpctlFlow{Actions: acts}).outputs() {
 			t.Errorf("actions %q read as an output", acts)
 		}
