@@ -133,7 +133,7 @@ func JudgeDpctlBasis(s DpctlSamples, macs []string) (results.Verdict, string, []
 		return results.VerdictInconclusive, "no dpctl sample", nil
 	}
 	stages, opts := dpctlStages(s)
-	paths, truncated := buildPaths(stages)
+	paths, truncated := buildPaths(stages, set)
 	if truncated {
 		return results.VerdictInconclusive, fmt.Sprintf("more than %d pipelines through the recirculations: not judged", maxPaths), nil
 	}

@@ -99,10 +99,21 @@ const maxPaths = 4096
 
 // buildPaths follows every pipeline from the first stages (table "0")
 // through the stages their goto chain / recirc names (same in_port), keeping
-// only stages whose exact MACs agree with the MACs matched so far. A stage
-// no pipeline reached and that names two MACs itself starts a pipeline of
-// its own, marked orphan. truncated is set when maxPaths was reached.
-func buildPaths(stages []*stage) (paths []path, truncated bool) {
+// only stages whose exact MACs agree with the MACs matched so far, and
+// dropping a pipeline as soon as one of its MACs is neither a guest's nor
+// (as destination) a group address: it can be nothing to the pair, and a
+// busy hypervisor's other guests must not crowd out the pair's pipelines.
+// A stage no pipeline reached and that names two MACs itself starts a
+// pipeline of its own, marked orphan. truncated is set when maxPaths was
+// reached.
+func buildPaths(stages []*stage, set macSet) (paths []path, truncated bool) {
+	extend := func(p path, s *stage) (path, bool) {
+		q, ok := extend(p, s)
+		if ok && ((q.src != "" && !set.has(q.src)) || (q.dst != "" && !set.has(q.dst) && !isGroupMAC(q.dst))) {
+			return q, false
+		}
+		return q, ok
+	}
 	byTable := map[string][]*stage{}
 	for _, s := range stages {
 		byTable[s.table] = append(byTable[s.table], s)
@@ -148,7 +159,10 @@ func buildPaths(stages []*stage) (paths []path, truncated bool) {
 		}
 	}
 	start := func(s *stage, orphan bool) {
-		p, _ := extend(path{orphan: orphan}, s)
+		p, ok := extend(path{orphan: orphan}, s)
+		if !ok {
+			return
+		}
 		reached[s] = true
 		walk(p, map[string]bool{s.table: true})
 	}

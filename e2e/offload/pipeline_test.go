@@ -1,6 +1,7 @@
 package offload
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,32 @@ func TestPipelineDpctlDecapByInnerDestination(t *testing.T) {
 	v, why = JudgeDpctl(DpctlSamples{Offloaded: pipeDpctlSamples(t, "dpctl-vxlan-offloaded")}, pipePair)
 	expectVerdict(t, "encap and decap offloaded", v, why, results.VerdictOffloaded,
 		"direction "+pipeMACA+" -> "+pipeMACB, "direction "+pipeMACB+" -> "+pipeMACA, "in_port(vxlan_sys_4789) tunnel(...)")
+}
+
+// A busy hypervisor: 3000 other guests' first stages share chain 1 (three
+// MAC-less post-ct rules) with the pair's. Only pipelines that can belong
+// to the pair are followed, so the pair's is judged, not crowded out
+// (9000 pipelines in all would exceed the bound and read inconclusive).
+func TestPipelineOtherGuestsDoNotCrowdOutThePair(t *testing.T) {
+	d := pipeTCSamples(t, "tc-ct-offloaded")
+	for s := range d {
+		pair := d[s].Filters
+		var filters []TCFilter
+		for i := 0; i < 3000; i++ {
+			f := pair[0]
+			f.Pref, f.Handle = uint32(100+i), fmt.Sprintf("0x%x", i+2)
+			f.Keys = map[string]string{"src_mac": fmt.Sprintf("fa:16:3e:00:%02x:%02x", i/256, i%256), "dst_mac": pipeMACB, "ct_state": "-trk"}
+			filters = append(filters, f)
+		}
+		later := pair[1]
+		for _, st := range []string{"+trk+new", "+trk+inv"} {
+			l := later
+			l.Keys = map[string]string{"ct_state": st, "ct_zone": "3"}
+			l.Pref++
+			filters = append(filters, l)
+		}
+		d[s].Filters = append(filters, pair...)
+	}
+	v, why := judgeRep(d)
+	expectVerdict(t, "busy hypervisor", v, why, results.VerdictOffloaded, "direction "+pipeMACA+" -> "+pipeMACB)
 }

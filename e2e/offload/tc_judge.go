@@ -203,7 +203,7 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string, []string
 	}
 	last := o.Samples[len(o.Samples)-1]
 	stages, opts := tcStages(o)
-	paths, truncated := buildPaths(stages)
+	paths, truncated := buildPaths(stages, set)
 	dirs, exc := directions(paths, set, opts)
 	inPair := map[*stage]bool{}
 	for _, d := range dirs {
