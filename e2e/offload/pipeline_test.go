@@ -197,3 +197,19 @@ func TestPipelineOtherGuestsDoNotCrowdOutThePair(t *testing.T) {
 	v, why := judgeRep(d)
 	expectVerdict(t, "busy hypervisor", v, why, results.VerdictOffloaded, "direction "+pipeMACA+" -> "+pipeMACB)
 }
+
+// Class 5, tc. On a VLAN network the other direction enters through the
+// uplink tagged: an 802.1Q flower rule (vlan_id, vlan_ethtype ip, vlan pop,
+// mirred to the representor) whose MACs are the pair's. In hardware and
+// growing it is offloaded; not_in_hw and counting it is software. The old
+// code read both the same way (its MAC keys are plain); this guards that
+// the tags stay transparent to the pipeline.
+func TestPipelineTCVLANUplinkRule(t *testing.T) {
+	judge := func(base string) (results.Verdict, string) {
+		return JudgeTC([]TCObservation{{Device: "bond0", Samples: pipeTCSamples(t, base), Window: 4 * time.Second}}, pipePair)
+	}
+	v, why := judge("tc-vlan-uplink")
+	expectVerdict(t, "802.1Q in hardware", v, why, results.VerdictOffloaded, "direction "+pipeMACB+" -> "+pipeMACA, "vlan_id 101", "hardware packets +324766")
+	v, why = judge("tc-vlan-uplink-sw")
+	expectVerdict(t, "802.1Q not in hardware", v, why, results.VerdictSoftware, "not_in_hw", "software packets +324766")
+}
