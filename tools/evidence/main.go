@@ -121,7 +121,7 @@ func analyse(args []string) (any, error) {
 	dumpType := fs.String("type", "", "dpctl: \"offloaded\" when the dumps came from type=offloaded")
 	allDumps := fs.String("all", "", "dpctl: comma-separated full `dpctl/dump-flows -m` dumps taken with the offloaded ones, oldest first")
 	first := fs.Int("first-packets", config.DefaultCaptureFirstPackets, "tcpdump: packets of the flow allowed before offload takes over (the run's offload.capture_first_packets)")
-	window := fs.Duration("window", 0, "tcpdump: capture duration (0: from the packets' timestamps); tc, dpctl: the span in which a single sample's own last use counts (0: one sample is never enough)")
+	window := fs.Duration("window", 0, "tcpdump: capture duration (0: from the packets' timestamps); tc, dpctl: the span in which a single sample's own last use counts (0: one sample is never enough); tc: also the sampling span a rule absent from the first sample must fit by its installed age")
 	control := fs.String("control", "", "tcpdump: the control capture of the same window on the guest's data interface (FILE.stderr read too)")
 	maxRep := fs.Uint64("max-rep-packets", offload.DefaultMaxRepPackets, "counters: the representor's slow path may move fewer packets than this for offloaded (offload.representor_max_packets)")
 	minFlow := fs.Uint64("min-flow-packets", offload.DefaultMinFlowPackets, "counters: the guest's interface must move at least this many (offload.counters_min_flow_packets)")
