@@ -147,6 +147,13 @@ func FuzzParseTcpdump(f *testing.F) {
 				if j.FlowPackets != flow && why != "" && len(c.Errors) == 0 {
 					t.Fatalf("judgement counts %d flow packets, the lines hold %d", j.FlowPackets, flow)
 				}
+				// Issue 19: a capture without tcpdump's summary (killed, cut
+				// off) never reads offloaded, nor one whose filter received
+				// more of the flow than the allowance (every line the flow's:
+				// the capture filter selects only the flow).
+				if v == results.VerdictOffloaded && (c.Captured < 0 || (c.ReceivedFilter > first && len(c.Packets) == flow)) {
+					t.Fatalf("capture without a summary or with %d received by filter (allowance %d) judged offloaded: %q", c.ReceivedFilter, first, why)
+				}
 			}
 		}
 	})
