@@ -241,8 +241,9 @@ type direction struct {
 // judgeOpts are the check's own rules.
 type judgeOpts struct {
 	// strictMix: a stage not in hardware next to stages in hardware is
-	// inconclusive even when it counted nothing (tc: the hardware's own
-	// word disagrees with itself); dpctl lists an idle software flow only.
+	// inconclusive even when it counted nothing (tc seen once, where idle
+	// only means "not used inside the window"); otherwise an idle software
+	// stage is listed, not judged.
 	strictMix bool
 	// oneSample: hw and sw are the packets of recently used stages seen
 	// once; software packets on a hardware stage then spoil it.
@@ -261,7 +262,8 @@ type judgeOpts struct {
 //   - no stage in hardware at all: software;
 //   - an in-hardware stage whose software packets grew more than its
 //     hardware ones (with one sample: any software packet): inconclusive;
-//   - with strictMix, any stage not in hardware: inconclusive;
+//   - with strictMix, any stage not in hardware: inconclusive (without it,
+//     an idle software stage is listed, not judged);
 //   - offloaded when a pipeline from a first stage to a stage that outputs
 //     has every stage in hardware with hardware packets grown;
 //   - otherwise inconclusive: in-hardware first stages whose later stage is

@@ -213,3 +213,44 @@ func TestPipelineTCVLANUplinkRule(t *testing.T) {
 	v, why = judge("tc-vlan-uplink-sw")
 	expectVerdict(t, "802.1Q not in hardware", v, why, results.VerdictSoftware, "not_in_hw", "software packets +324766")
 }
+
+// A conntrack +trk+new branch not in hardware beside the offloaded +trk+est
+// one: idle between the samples (tc's software counters are exact, so it
+// carried none of the flow) it is listed and the pipeline that carried the
+// flow reads offloaded; counting packets it makes the direction "mixed";
+// seen once, idle proves less, and the direction is inconclusive.
+func TestPipelineTCIdleSoftwareBranch(t *testing.T) {
+	newRule := func(pkts int) string {
+		return fmt.Sprintf(`filter protocol ip pref 4 flower chain 1
+filter protocol ip pref 4 flower chain 1 handle 0x2
+  eth_type ipv4
+  ct_state +trk+new
+  ct_zone 3
+  not_in_hw
+        action order 1: ct commit zone 3 pipe
+         index 5 ref 1 bind 1 installed 309 sec used 300 sec
+        Action statistics:
+        Sent %d bytes %d pkt (dropped 0, overlimits 0 requeues 0)
+        backlog 0b 0p requeues 0
+
+        action order 2: mirred (Egress Redirect to device enp8s0f0_2) stolen
+        index 6 ref 1 bind 1 installed 309 sec used 300 sec
+        Action statistics:
+        Sent %d bytes %d pkt (dropped 0, overlimits 0 requeues 0)
+        backlog 0b 0p requeues 0
+`, pkts*74, pkts, pkts*74, pkts)
+	}
+	with := func(name string, pkts int) TCDump {
+		d, err := ParseTCText(append(readTestdata(t, "pipeline/"+name), newRule(pkts)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	v, why := judgeRep([]TCDump{with("tc-ct-offloaded-1.txt", 1), with("tc-ct-offloaded-2.txt", 1)})
+	expectVerdict(t, "idle +trk+new in software", v, why, results.VerdictOffloaded, "idle software stages, not judged", "ct_state +trk+new")
+	v, why = judgeRep([]TCDump{with("tc-ct-offloaded-1.txt", 1), with("tc-ct-offloaded-2.txt", 40)})
+	expectVerdict(t, "busy +trk+new in software", v, why, results.VerdictInconclusive, "mixed", "software packets +39")
+	v, why = judgeRep([]TCDump{with("tc-ct-offloaded-2.txt", 1)})
+	expectVerdict(t, "one sample", v, why, results.VerdictInconclusive, "mixed")
+}

@@ -129,8 +129,9 @@ const (
 // N+1 s fits), and then no software packet may sit on a hardware rule. An
 // in-hardware first stage whose later stage is not visible, static
 // hardware counters, more software than hardware packets, rules without
-// in_hw information, or in- and not-in-hardware rules side by side are
-// inconclusive. Per device, one direction offloaded and the other in
+// in_hw information, or (with one sample) in- and not-in-hardware rules
+// side by side are inconclusive; with two samples an idle not_in_hw rule
+// beside the pipeline that carried the flow is listed, not judged. Per device, one direction offloaded and the other in
 // software is inconclusive ("mixed").
 //
 // Overall: any inconclusive device makes the check inconclusive; offloaded
@@ -276,7 +277,12 @@ func tcStages(o TCObservation) ([]*stage, judgeOpts) {
 	if span <= 0 {
 		span = o.Window
 	}
-	opts := judgeOpts{strictMix: true, oneSample: one}
+	// An idle not_in_hw rule beside the pipeline that carried the flow
+	// (a conntrack +trk+new branch, another protocol's rule) counted no
+	// packet between two samples: tc's software counters are exact, so it
+	// carried none. Seen once, idle only means "not used inside the
+	// window", which is weaker: then it spoils the verdict.
+	opts := judgeOpts{strictMix: one, oneSample: one}
 	switch {
 	case one && o.Window <= 0:
 		opts.span = "in one sample (one sample proves nothing: no window to judge the rules' last use)"
