@@ -625,6 +625,9 @@ do_ready() {
   for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
   rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
+  # up is not "services running" but "a build can be scheduled on both hosts" (issue 25): each host
+  # in Placement with allocation candidates, mapped to the cell, with its PCI pool of fake VFs
+  LAB_DB_URL=$DB rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
   # the agent has built br-int / br-tun; SSH with stock tools sees this hypervisor's OVS
   for n in $HVS; do
     wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun
