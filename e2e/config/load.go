@@ -31,7 +31,7 @@ const (
 	// data_port.port_security (1/0, true/false, yes/no): one config, run
 	// once in each mode for the side-by-side report.
 	EnvPortSecurity = "ASAP2E2E_DATA_PORT_PORT_SECURITY"
-	EnvCloud          = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
+	EnvCloud        = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
 )
 
 // maxFileSize bounds what Load reads (a config file is a few KiB).
