@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -163,11 +164,30 @@ func runsParagraph(s *Set) string {
 		if build == "" {
 			build = f.Environment.BuildLabel
 		}
-		fmt.Fprintf(&b, "- %s: cloud `%s`, build `%s`, started %s, %s; %d profile result(s).\n",
-			fileLabel(f), orDash(firstNonEmpty(f.Config.Cloud, f.Environment.Cloud)), orDash(build),
+		fmt.Fprintf(&b, "- %s: cloud `%s`, build `%s`, %s, started %s, %s; %d profile result(s).\n",
+			fileLabel(f), orDash(firstNonEmpty(f.Config.Cloud, f.Environment.Cloud)), orDash(build), f.Config.Mode(),
 			f.StartedAt.UTC().Format(time.RFC3339), state, len(f.Profiles))
 	}
+	if modes := setModes(s); len(modes) > 1 {
+		fmt.Fprintf(&b, "\n**The runs of this report were measured in different port-security modes (%s)**: a gain between them mixes the offload with the cost of security groups.\n", strings.Join(modes, ", "))
+	}
 	return b.String()
+}
+
+// setModes lists the distinct port-security modes of the set's runs, in
+// file order (an unrecorded mode counts as off, see ModeDifferences).
+func setModes(s *Set) []string {
+	var out []string
+	for _, f := range s.Files {
+		m := f.Config.Mode()
+		if m == results.ModeUnrecorded {
+			m = results.ModeSecurityGroupsOff
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func writeSpread(b *strings.Builder, s *Set) {
@@ -330,6 +350,7 @@ func EnvironmentRows(s *Set) [][]string {
 		{"Cloud", func(f *results.Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }},
 		{"Build", func(f *results.Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }},
 		{"Expected path", func(f *results.Results) string { return string(f.Config.ExpectedPath) }},
+		{"Port security", func(f *results.Results) string { return f.Config.Mode() }},
 		{"Hypervisor pair", func(f *results.Results) string {
 			var n []string
 			for _, h := range f.Environment.Hypervisors {
