@@ -182,6 +182,10 @@ const ReadCommand = "if [ -r /proc/net/nf_conntrack ]; then cat /proc/net/nf_con
 // SizeCommand prints the table's fill and its limit, one number a line.
 const SizeCommand = "cat /proc/sys/net/netfilter/nf_conntrack_count /proc/sys/net/netfilter/nf_conntrack_max"
 
+// DPCtlSizeCommand is SizeCommand for OVS's userspace conntrack (the
+// userspace datapath's table: its connections and its limit).
+const DPCtlSizeCommand = "ovs-appctl dpctl/ct-get-nconns && ovs-appctl dpctl/ct-get-maxconns"
+
 // Size is the table's fill against its limit (nf_conntrack_count,
 // nf_conntrack_max): a full table drops new connections, which a
 // connection-scale profile must tell from a lack of offload.
@@ -190,7 +194,7 @@ type Size struct {
 	Max   int `json:"max"`
 }
 
-// ParseSize reads SizeCommand's output.
+// ParseSize reads SizeCommand's or DPCtlSizeCommand's output.
 func ParseSize(data []byte) (Size, error) {
 	f := strings.Fields(string(data))
 	if len(f) != 2 {
