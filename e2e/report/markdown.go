@@ -267,6 +267,11 @@ func sortedProfiles(ps []*results.ProfileResult) []*results.ProfileResult {
 	return out
 }
 
+// SecurityGroupsNote is what the checks of a run with security groups on
+// rest on.
+const SecurityGroupsNote = "Security groups on: every packet of the pair crosses conntrack (`ct()`, recirculation). " +
+	"ICMP under conntrack is not offloaded by design, so here the flood ping only opens the path; the verdicts rest on the TCP and UDP flows."
+
 func writeChecks(b *strings.Builder, s *Set) {
 	b.WriteString("## Offload checks\n\n")
 	b.WriteString("The complementary checks ran in their own window (flood ping, then a sustained flow), never during a measured iperf3 window.\n\n")
@@ -277,6 +282,9 @@ func writeChecks(b *strings.Builder, s *Set) {
 		fmt.Fprintf(b, "### %s\n\n", fileLabel(f))
 		ev := Judge(f.Offload, f.Config.Checks, "run")
 		fmt.Fprintf(b, "Overall: **%s** (%s).\n\n", ev.Status, ev.Detail)
+		if f.Config.Mode() == results.ModeSecurityGroupsOn {
+			b.WriteString(SecurityGroupsNote + "\n\n")
+		}
 		if len(f.Offload) == 0 {
 			continue
 		}

@@ -67,10 +67,14 @@ func TestReportNamesTheMode(t *testing.T) {
 		"- Baseline run b-on: cloud `mosk-lab`, build `MOSK 25.2`, security groups on, started",
 		"**The runs of this report were measured in different port-security modes (security groups off, security groups on)**",
 		"| Port security | security groups off | security groups on |",
+		"### Baseline run b-on\n\nOverall: **software** (tc software, representor software, dpctl software, counters software).\n\n" + SecurityGroupsNote,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing %q", want)
 		}
+	}
+	if strings.Count(md, SecurityGroupsNote) != 1 {
+		t.Errorf("the ICMP note belongs to the run with security groups on only:\n%s", md)
 	}
 	b.Config.PortSecurity = nil
 	md = Markdown(mustSet(t, a, b), Options{})
