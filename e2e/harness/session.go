@@ -251,18 +251,7 @@ func (s *Session) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
 	})
 }
 
-func (s *Session) fixtureClients() fixtures.Clients {
-	c := fixtures.Clients{
-		Compute: s.Clients.Tenant.Compute,
-		Network: s.Clients.Tenant.Network,
-		Image:   s.Clients.Tenant.Image,
-	}
-	if s.Clients.Admin != nil {
-		c.AdminCompute = s.Clients.Admin.Compute
-		c.AdminNetwork = s.Clients.Admin.Network
-	}
-	return c
-}
+func (s *Session) fixtureClients() fixtures.Clients { return fixtures.ClientsOf(s.Clients) }
 
 func (s *Session) describeTopology() string {
 	var parts []string

@@ -43,19 +43,19 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 	ctx := context.Background()
 
 	got, err := admin.Server(ctx, srv)
-	if err != nil || got != (serverNow{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1.lab", HostID: "5f1d"}) {
+	if err != nil || got != (fixtures.ServerState{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1.lab", HostID: "5f1d"}) {
 		t.Errorf("admin server: %+v, %v", got, err)
 	}
-	if got, err := tenant.Server(ctx, srv); err != nil || got != (serverNow{Status: "ACTIVE", HostID: "5f1d"}) {
+	if got, err := tenant.Server(ctx, srv); err != nil || got != (fixtures.ServerState{Status: "ACTIVE", HostID: "5f1d"}) {
 		t.Errorf("tenant server: %+v, %v", got, err)
 	}
 	if got, err := admin.Server(ctx, broken); err != nil || got.Status != "ERROR" || got.Fault != "Instance failed to spawn" {
 		t.Errorf("server in ERROR: %+v, %v", got, err)
 	}
-	if got, err := admin.Port(ctx, port); err != nil || got != (portNow{Status: "DOWN", Binding: true, VIFType: "unbound"}) {
+	if got, err := admin.Port(ctx, port); err != nil || got != (fixtures.PortState{Status: "DOWN", Binding: true, VIFType: "unbound"}) {
 		t.Errorf("admin port: %+v, %v", got, err)
 	}
-	if got, err := tenant.Port(ctx, port); err != nil || got != (portNow{Status: "DOWN"}) {
+	if got, err := tenant.Port(ctx, port); err != nil || got != (fixtures.PortState{Status: "DOWN"}) {
 		t.Errorf("tenant port (no binding visible): %+v, %v", got, err)
 	}
 
