@@ -15,6 +15,10 @@ func (s *Session) CollectTopologyEvidence(ctx context.Context) {
 	if s.Topology == nil {
 		return
 	}
+	if lost := s.OutputLost(); lost != nil {
+		s.Logf("topology evidence not saved: %v", lost)
+		return
+	}
 	c := s.fixtureClients()
 	for _, srv := range s.Topology.Servers {
 		if srv.ID == "" {
