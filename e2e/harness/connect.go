@@ -35,6 +35,7 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("ssh: %w", err)
 		}
+		d.Log.SetGuard(s.Refused, s.Failed)
 		s.dialer = d
 	}
 	guests, err := s.guestDialer()
