@@ -207,11 +207,17 @@ func (s *Session) Logf(format string, args ...any) {
 // Provision builds the topology (every create registering its delete with
 // cleaner), saves topology.json and verifies it.
 func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err error) {
-	ctx, end, err := s.guard(ctx)
-	if err != nil {
-		return err
+	// Refused once output is lost, but never cut when it is lost meanwhile:
+	// a create cut between its request and its answer could leave a
+	// resource whose delete is not registered.
+	if lost := s.OutputLost(); lost != nil {
+		return lost
 	}
-	defer func() { err = end(err) }()
+	defer func() {
+		if lost := s.OutputLost(); lost != nil && err != nil {
+			err = lost
+		}
+	}()
 	stop := s.Timings.Track(results.PhaseProvisioning)
 	defer stop()
 	pub := ""
