@@ -142,6 +142,9 @@ func (f *findings) server(g guestLook) {
 		if g.now.Fault != "" {
 			what += ": " + g.now.Fault
 		}
+		if g.now.Cause != "" {
+			what += "; " + g.now.Cause
+		}
 		f.found = append(f.found, what)
 	}
 	if from, to := moved(g.srv, g.now); from != "" {

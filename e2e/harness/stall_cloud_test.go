@@ -49,7 +49,8 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 	if got, err := tenant.Server(ctx, srv); err != nil || got != (fixtures.ServerState{Status: "ACTIVE", HostID: "5f1d"}) {
 		t.Errorf("tenant server: %+v, %v", got, err)
 	}
-	if got, err := admin.Server(ctx, broken); err != nil || got.Status != "ERROR" || got.Fault != "Instance failed to spawn" {
+	if got, err := admin.Server(ctx, broken); err != nil || got.Status != "ERROR" || got.Fault != "Instance failed to spawn" ||
+		!strings.Contains(got.Cause, "instance action create (req-"+broken+"): event compute__do_build_and_run_instance") {
 		t.Errorf("server in ERROR: %+v, %v", got, err)
 	}
 	if got, err := admin.Port(ctx, port); err != nil || got != (fixtures.PortState{Status: "DOWN", Binding: true, VIFType: "unbound"}) {

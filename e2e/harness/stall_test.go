@@ -246,6 +246,10 @@ func TestAfterWindowExplains(t *testing.T) {
 		{name: "server in ERROR", change: func(f *fakeWitness) {
 			f.servers[vm0ID] = fixtures.ServerState{Status: "ERROR", Host: "compute1", Hypervisor: "compute1", Fault: "Instance failed: libvirt crashed"}
 		}, want: "server " + vm0 + " (" + vm0ID + ") is ERROR: Instance failed: libvirt crashed", damaged: true},
+		{name: "server in ERROR with its cause", change: func(f *fakeWitness) {
+			f.servers[vm0ID] = fixtures.ServerState{Status: "ERROR", Host: "compute1", Hypervisor: "compute1", Fault: "Instance failed: libvirt crashed",
+				Cause: "compute host compute1 (hypervisor compute1); instance action reboot (req-1): event compute_reboot_instance on compute1: Error: libvirt crashed"}
+		}, want: "server " + vm0 + " (" + vm0ID + ") is ERROR: Instance failed: libvirt crashed; compute host compute1 (hypervisor compute1); instance action reboot (req-1): event compute_reboot_instance on compute1: Error: libvirt crashed", damaged: true},
 		{name: "server SHUTOFF", change: func(f *fakeWitness) {
 			f.servers[vm1ID] = fixtures.ServerState{Status: "SHUTOFF", Host: "compute2", Hypervisor: "compute2"}
 		},
