@@ -21,6 +21,9 @@ type Children struct {
 	mu     sync.Mutex
 	procs  map[int]child
 	atStop []func()
+	// stopping is set by Stop: a row still running may start a process
+	// after Stop listed the children; Add kills it at once.
+	stopping bool
 }
 
 type child struct {
@@ -41,8 +44,15 @@ func OwnGroup(cmd *exec.Cmd) {
 }
 
 // Add records a started process (its group leader pid) until done closes.
+// Once Stop has begun, the process's group is killed at once instead: it
+// has had no time to create anything.
 func (c *Children) Add(what string, pid int, done <-chan struct{}) {
 	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return
+	}
 	if c.procs == nil {
 		c.procs = map[int]child{}
 	}
@@ -135,6 +145,9 @@ func waitAll(w io.Writer, procs map[int]child, deadline time.Time, more <-chan o
 // SIGKILL to the groups still there and a wait of at most ExitAfterKill.
 // It reports each step on w and returns the children that never exited.
 func (c *Children) Stop(w io.Writer, sig syscall.Signal, grace time.Duration, more <-chan os.Signal) []string {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 	procs := c.running()
 	signalGroups(w, procs, sig)
 	left := waitAll(w, procs, time.Now().Add(grace), more)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -198,4 +199,30 @@ func cmdline(pid int) string {
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// A process a row starts after the stop began (the rows run on while the
+// matrix waits for its children) is killed at once, with its group.
+func TestStartedAfterStopIsKilled(t *testing.T) {
+	c := &Children{}
+	if never := c.Stop(io.Discard, syscall.SIGINT, time.Second, nil); len(never) != 0 {
+		t.Fatalf("nothing to stop, yet: %v", never)
+	}
+	cmd := exec.Command("sleep", "300")
+	OwnGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	c.Add("late harness", cmd.Process.Pid, nil)
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("late child ended with %v, want killed", err)
+		}
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("a child added after Stop still runs")
+	}
 }
