@@ -177,6 +177,9 @@ func (c *Children) Stop(w io.Writer, sig syscall.Signal, grace time.Duration, mo
 func HandleInterrupts(grace time.Duration) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	// A reader of our output that the same Ctrl-C ended (go test's, a tee)
+	// must not end us by SIGPIPE before the children are: writes then fail.
+	signal.Ignore(syscall.SIGPIPE)
 	quit := make(chan struct{})
 	go func() {
 		select {

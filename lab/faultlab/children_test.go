@@ -100,8 +100,20 @@ func TestInterruptEndsTheProcessTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a process tree for a few seconds")
 	}
+	t.Run("alone", func(t *testing.T) { interruptTree(t, false) })
+	// As suites/faults/run.sh runs it: its output through a tee that the
+	// Ctrl-C must not end (the stop and the teardown stay logged), and
+	// whose end must not end the matrix (SIGPIPE) before its children.
+	t.Run("through run.sh's tee", func(t *testing.T) { interruptTree(t, true) })
+}
+
+func interruptTree(t *testing.T, viaTee bool) {
 	dir := t.TempDir()
 	matrix := exec.Command(os.Args[0], "-test.run=^TestHelperProcessTree$")
+	teeLog := filepath.Join(dir, "go-test.log")
+	if viaTee {
+		matrix = exec.Command("bash", "-c", `"$0" -test.run='^TestHelperProcessTree$' 2>&1 | (trap '' INT TERM; exec tee "$1")`, os.Args[0], teeLog)
+	}
 	matrix.Env = append(os.Environ(), helperEnv+"=matrix", "FAULTLAB_CHILDREN_DIR="+dir)
 	matrix.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the terminal's foreground group
 	// A file, not a pipe: the children inherit it, and a pipe would keep
@@ -161,6 +173,9 @@ func TestInterruptEndsTheProcessTree(t *testing.T) {
 	select {
 	case err := <-exited:
 		var ee *exec.ExitError
+		if viaTee {
+			break // the pipeline's status is tee's
+		}
 		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGINT) {
 			t.Errorf("matrix exit: %v, want status %d", err, 128+int(syscall.SIGINT))
 		}
@@ -178,6 +193,9 @@ func TestInterruptEndsTheProcessTree(t *testing.T) {
 		t.Errorf("the matrix's at-stop clean-up did not run: %v", err)
 	}
 	log := readFile(stderr.Name())
+	if viaTee {
+		log = readFile(teeLog)
+	}
 	for _, want := range []string{"SIGINT to harness (process group", "SIGINT to stubborn (process group", "SIGKILL to stubborn (process group"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, log)
