@@ -5,10 +5,19 @@
 # Layout: docs/DESIGN.md "The local lab"; contract with the virt driver: lab/README.md.
 # Idempotent: on a healthy lab it says so and exits 0; on leftovers of a crash it runs down.sh first.
 # Env: LAB_STATE (default /var/lib/asap2lab), LAB_READY_TIMEOUT (s, default 240),
-#      LAB_ALLOW_FALLBACK_DRIVER=1 to run without lab/nova/asap2lab_driver.py (control plane only).
+#      LAB_ALLOW_FALLBACK_DRIVER=1 to run without lab/nova/asap2lab_driver.py (control plane only),
+#      LAB_FIREWALL_DRIVER (noop, the default, or openvswitch: MOSK's, the Neutron OVS agents'
+#      [securitygroup] firewall_driver; a port with port security then goes through OVS's
+#      userspace conntrack, ct() and recirculation in the netdev datapath; read at the first up
+#      only: a running lab keeps its driver until down.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 [ "$(id -u)" = 0 ] || { echo "up.sh: must run as root" >&2; exit 1; }
+FIREWALL_DRIVER=${LAB_FIREWALL_DRIVER:-noop}
+case $FIREWALL_DRIVER in
+  noop|openvswitch) ;;
+  *) echo "up.sh: LAB_FIREWALL_DRIVER must be noop or openvswitch, got '$FIREWALL_DRIVER'" >&2; exit 1 ;;
+esac
 
 T0=$(date +%s.%N)
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
@@ -387,7 +396,7 @@ flat_networks = mgmt
 vni_ranges = 1:4000
 [securitygroup]
 enable_security_group = true
-firewall_driver = noop
+firewall_driver = $FIREWALL_DRIVER
 EOF
   local n D
   for n in $HVS; do
@@ -413,7 +422,7 @@ of_listen_port = 6633
 ovsdb_connection = unix:/run/openvswitch/db.sock
 [securitygroup]
 enable_security_group = true
-firewall_driver = noop
+firewall_driver = $FIREWALL_DRIVER
 EOF
   done
 
@@ -625,6 +634,9 @@ do_ready() {
   for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
   rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
+  # up is not "services running" but "a build can be scheduled on both hosts" (issue 25): each host
+  # in Placement with allocation candidates, mapped to the cell, with its PCI pool of fake VFs
+  LAB_DB_URL=$DB rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
   # the agent has built br-int / br-tun; SSH with stock tools sees this hypervisor's OVS
   for n in $HVS; do
     wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun

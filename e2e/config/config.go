@@ -99,7 +99,23 @@ const (
 type DataPort struct {
 	VNICType       string         `yaml:"vnic_type"`       // default "direct"
 	BindingProfile BindingProfile `yaml:"binding_profile"` // set | nova
-	PortSecurity   bool           `yaml:"port_security"`   // must stay false for offload; default false
+	// PortSecurity is the run's mode: false (default) = data ports without
+	// port security, as the methodology measured; true = data ports with
+	// port security and a security group the harness creates for the run
+	// (the OVS firewall driver then sends every packet through conntrack).
+	// Recorded in results.json as config.port_security.
+	PortSecurity bool `yaml:"port_security"`
+}
+
+// IperfPorts is how many consecutive ports from traffic.port the iperf3
+// servers of a run may listen on (one per process of a profile): the data
+// security group of a port_security run admits these, and latency.port
+// must lie outside them.
+const IperfPorts = 64
+
+// IperfPortRange is the first and last iperf3 server port of the run.
+func (t Traffic) IperfPortRange() (first, last int) {
+	return t.Port, t.Port + IperfPorts - 1
 }
 
 // Placement puts the two servers on two different compute nodes.

@@ -126,7 +126,7 @@ func (v *validator) latency() {
 		if l.Settle < 0 {
 			v.bad("latency.settle", "must be >= 0", l.Settle)
 		}
-		if l.Port >= v.c.Traffic.Port && l.Port < v.c.Traffic.Port+64 {
+		if first, last := v.c.Traffic.IperfPortRange(); l.Port >= first && l.Port <= last {
 			v.bad("latency.port", "must not be one of the iperf3 ports of the load (traffic.port "+strconv.Itoa(v.c.Traffic.Port)+" and the next ones)", l.Port)
 		}
 	}

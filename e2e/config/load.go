@@ -28,7 +28,10 @@ const (
 	// data_port.binding_profile (set, nova): one config, run once with the
 	// harness writing the capability and once leaving it to Nova.
 	EnvBindingProfile = "ASAP2E2E_DATA_PORT_BINDING_PROFILE"
-	EnvCloud          = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
+	// data_port.port_security (1/0, true/false, yes/no): one config, run
+	// once in each mode for the side-by-side report.
+	EnvPortSecurity = "ASAP2E2E_DATA_PORT_PORT_SECURITY"
+	EnvCloud        = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
 )
 
 // maxFileSize bounds what Load reads (a config file is a few KiB).
@@ -441,15 +444,25 @@ func (c *Config) applyEnv(getenv func(string) string) Problems {
 		c.DataPort.BindingProfile = BindingProfile(v)
 		c.env["data_port.binding_profile"] = EnvBindingProfile
 	}
-	if v := getenv(EnvKeep); v != "" {
-		c.env["run.keep_topology"] = EnvKeep
+	for _, b := range []struct {
+		env, path string
+		dst       *bool
+	}{
+		{EnvKeep, "run.keep_topology", &c.Run.KeepTopology},
+		{EnvPortSecurity, "data_port.port_security", &c.DataPort.PortSecurity},
+	} {
+		v := getenv(b.env)
+		if v == "" {
+			continue
+		}
+		c.env[b.path] = b.env
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "1", "true", "yes", "on":
-			c.Run.KeepTopology = true
+			*b.dst = true
 		case "0", "false", "no", "off":
-			c.Run.KeepTopology = false
+			*b.dst = false
 		default:
-			probs = append(probs, Problem{File: c.File, Path: "run.keep_topology (from $" + EnvKeep + ")",
+			probs = append(probs, Problem{File: c.File, Path: b.path + " (from $" + b.env + ")",
 				Message: "must be one of 1, 0, true, false, yes, no", Value: formatValue(v), HasValue: true})
 		}
 	}

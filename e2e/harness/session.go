@@ -385,5 +385,6 @@ func configSummary(cfg *config.Config) results.ConfigSummary {
 		LineRateBps:     cfg.Traffic.LineRateBps,
 		VNICType:        fixtures.VNICType(cfg),
 		BindingProfile:  string(cfg.DataPort.BindingProfile),
+		PortSecurity:    new(cfg.DataPort.PortSecurity),
 	}
 }

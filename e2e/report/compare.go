@@ -32,6 +32,10 @@ type CompareOptions struct {
 	// median) higher than the accepted one by more than this percentage is
 	// a regression.
 	LatencyTolerancePercent float64
+	// AcrossModes compares runs measured in different port-security modes
+	// on purpose (security groups off in one, on in the other): the
+	// comparison then says so at its top instead of refusing.
+	AcrossModes bool `json:"across_modes,omitempty"`
 }
 
 // Delta statuses.
@@ -82,14 +86,44 @@ type Comparison struct {
 	Env         []EnvDiff      `json:"environment_differences"`
 	Regressions int            `json:"regressions"`
 	Latency     []LatencyDelta `json:"latency,omitempty"`
+	// ModeDifferences names each path whose accepted and candidate runs
+	// were measured in different port-security modes (ModeDifferences).
+	ModeDifferences []string `json:"mode_differences,omitempty"`
+	// Refused is true when modes differ and Options.AcrossModes is not
+	// set: the deltas would be the cost of security groups, not a change
+	// of the build, and the gate does not pass on them.
+	Refused bool `json:"refused,omitempty"`
 }
 
-// Failed reports whether the gate fails.
-func (c Comparison) Failed() bool { return c.Regressions > 0 }
+// Failed reports whether the gate fails: a regression, or a refusal to
+// compare runs of different modes.
+func (c Comparison) Failed() bool { return c.Regressions > 0 || c.Refused }
+
+// ModeDifferences lists, per path, the accepted and candidate runs whose
+// port-security modes differ (results.ConfigSummary.Mode). A run that does
+// not record its mode (written before the mode was recorded, when asap2
+// runs could only be "off") counts as the same mode as one that is off,
+// never as one that is on.
+func ModeDifferences(accepted, candidate *Set) []string {
+	var out []string
+	for _, path := range []results.Path{results.PathASAP2, results.PathBaseline} {
+		fa, fc := accepted.FileFor(path), candidate.FileFor(path)
+		if fa == nil || fc == nil {
+			continue
+		}
+		ma, mc := fa.Config.Mode(), fc.Config.Mode()
+		if ma == mc || ma != results.ModeSecurityGroupsOn && mc != results.ModeSecurityGroupsOn {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: accepted run %s %s, candidate run %s %s", pathName(path), fa.RunID, ma, fc.RunID, mc))
+	}
+	return out
+}
 
 // Compare gates candidate against accepted, per profile shape and path.
 func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
-	c := Comparison{Options: o}
+	c := Comparison{Options: o, ModeDifferences: ModeDifferences(accepted, candidate)}
+	c.Refused = len(c.ModeDifferences) > 0 && !o.AcrossModes
 	for _, f := range accepted.Files {
 		c.Accepted = append(c.Accepted, f.RunID)
 	}
@@ -228,6 +262,13 @@ func (c Comparison) Markdown() string {
 	if c.Options.IgnoreCPU {
 		cpu = "host CPU not gated"
 	}
+	if len(c.ModeDifferences) > 0 {
+		what := "**REFUSED: the runs were measured in different port-security modes**"
+		if !c.Refused {
+			what = "**THE RUNS WERE MEASURED IN DIFFERENT PORT-SECURITY MODES** (compared on purpose, -across-modes)"
+		}
+		fmt.Fprintf(&b, "%s: %s. A delta between them is the cost of security groups (conntrack on every packet), not a change of the build.\n\n", what, strings.Join(c.ModeDifferences, "; "))
+	}
 	fmt.Fprintf(&b, "Tolerance: delivered −%s, %s, %s.\n\n", results.FormatPercent(c.Options.TolerancePercent), loss, cpu)
 	var rows [][]string
 	for _, r := range c.Rows {
@@ -268,7 +309,9 @@ func (c Comparison) Markdown() string {
 		}
 		b.WriteString(mdTable([]string{"Path", "Item", "Accepted", "Candidate"}, er))
 	}
-	if c.Failed() {
+	if c.Refused {
+		fmt.Fprintf(&b, "\n**FAIL**: refused: runs of different port-security modes (%d regression(s) beyond tolerance besides).\n", c.Regressions)
+	} else if c.Failed() {
 		fmt.Fprintf(&b, "\n**FAIL**: %d regression(s) beyond tolerance.\n", c.Regressions)
 	} else {
 		b.WriteString("\n**PASS**: no regression beyond tolerance.\n")

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -163,11 +164,30 @@ func runsParagraph(s *Set) string {
 		if build == "" {
 			build = f.Environment.BuildLabel
 		}
-		fmt.Fprintf(&b, "- %s: cloud `%s`, build `%s`, started %s, %s; %d profile result(s).\n",
-			fileLabel(f), orDash(firstNonEmpty(f.Config.Cloud, f.Environment.Cloud)), orDash(build),
+		fmt.Fprintf(&b, "- %s: cloud `%s`, build `%s`, %s, started %s, %s; %d profile result(s).\n",
+			fileLabel(f), orDash(firstNonEmpty(f.Config.Cloud, f.Environment.Cloud)), orDash(build), f.Config.Mode(),
 			f.StartedAt.UTC().Format(time.RFC3339), state, len(f.Profiles))
 	}
+	if modes := setModes(s); len(modes) > 1 {
+		fmt.Fprintf(&b, "\n**The runs of this report were measured in different port-security modes (%s)**: a gain between them mixes the offload with the cost of security groups.\n", strings.Join(modes, ", "))
+	}
 	return b.String()
+}
+
+// setModes lists the distinct port-security modes of the set's runs, in
+// file order (an unrecorded mode counts as off, see ModeDifferences).
+func setModes(s *Set) []string {
+	var out []string
+	for _, f := range s.Files {
+		m := f.Config.Mode()
+		if m == results.ModeUnrecorded {
+			m = results.ModeSecurityGroupsOff
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func writeSpread(b *strings.Builder, s *Set) {
@@ -247,6 +267,11 @@ func sortedProfiles(ps []*results.ProfileResult) []*results.ProfileResult {
 	return out
 }
 
+// SecurityGroupsNote is what the checks of a run with security groups on
+// rest on.
+const SecurityGroupsNote = "Security groups on: every packet of the pair crosses conntrack (`ct()`, recirculation). " +
+	"ICMP under conntrack is not offloaded by design, so here the flood ping only opens the path; the verdicts rest on the TCP and UDP flows."
+
 func writeChecks(b *strings.Builder, s *Set) {
 	b.WriteString("## Offload checks\n\n")
 	b.WriteString("The complementary checks ran in their own window (flood ping, then a sustained flow), never during a measured iperf3 window.\n\n")
@@ -257,6 +282,9 @@ func writeChecks(b *strings.Builder, s *Set) {
 		fmt.Fprintf(b, "### %s\n\n", fileLabel(f))
 		ev := Judge(f.Offload, f.Config.Checks, "run")
 		fmt.Fprintf(b, "Overall: **%s** (%s).\n\n", ev.Status, ev.Detail)
+		if f.Config.Mode() == results.ModeSecurityGroupsOn {
+			b.WriteString(SecurityGroupsNote + "\n\n")
+		}
 		if len(f.Offload) == 0 {
 			continue
 		}
@@ -330,6 +358,7 @@ func EnvironmentRows(s *Set) [][]string {
 		{"Cloud", func(f *results.Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }},
 		{"Build", func(f *results.Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }},
 		{"Expected path", func(f *results.Results) string { return string(f.Config.ExpectedPath) }},
+		{"Port security", func(f *results.Results) string { return f.Config.Mode() }},
 		{"Hypervisor pair", func(f *results.Results) string {
 			var n []string
 			for _, h := range f.Environment.Hypervisors {

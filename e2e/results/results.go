@@ -69,6 +69,31 @@ type ConfigSummary struct {
 	// were recorded.
 	VNICType       string `json:"vnic_type,omitempty"`
 	BindingProfile string `json:"binding_profile,omitempty"`
+	// PortSecurity is the run's mode (data_port.port_security): true =
+	// the data ports had port security and the run's security group, so
+	// the pair's packets crossed conntrack; false = neither. The harness
+	// writes it on every run, false included; nil only in files written
+	// before it was recorded (ModeUnrecorded).
+	PortSecurity *bool `json:"port_security,omitempty"`
+}
+
+// The modes a run's data ports were measured in (ConfigSummary.Mode).
+const (
+	ModeSecurityGroupsOn  = "security groups on"
+	ModeSecurityGroupsOff = "security groups off"
+	ModeUnrecorded        = "mode not recorded"
+)
+
+// Mode names the run's port-security mode for reports and the compare
+// gate: ModeSecurityGroupsOn, ModeSecurityGroupsOff or ModeUnrecorded.
+func (c ConfigSummary) Mode() string {
+	switch {
+	case c.PortSecurity == nil:
+		return ModeUnrecorded
+	case *c.PortSecurity:
+		return ModeSecurityGroupsOn
+	}
+	return ModeSecurityGroupsOff
 }
 
 // Environment is what the run ran on.

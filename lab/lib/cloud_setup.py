@@ -2,6 +2,13 @@
 
   python3 cloud_setup.py wait TIMEOUT_S    both hypervisors in Nova, both nova-compute services up,
                                            both Open vSwitch agents alive (hosts compute1, compute2)
+  python3 cloud_setup.py schedulable TIMEOUT_S
+                                           what the scheduler needs of both hosts, read where it reads
+                                           it: a resource provider in Placement with allocation
+                                           candidates, a host mapping to the cell (nova_api), and a
+                                           PCI pool of the fake VFs (the cell's compute_nodes.pci_stats,
+                                           which PciPassthroughFilter filters on); database from
+                                           LAB_DB_URL (mysql+pymysql://user:pw@host:port)
   python3 cloud_setup.py resources IMAGE   Glance image asap2lab-guest (raw, public) from file IMAGE;
                                            flat network asap2lab-mgmt (physnet mgmt, shared) with subnet
                                            198.19.128.0/24, no gateway, no DHCP
@@ -35,6 +42,78 @@ def wait(conn, timeout):
         time.sleep(1)
 
 
+# the fake VFs the lab driver reports (nova.conf [pci] device_spec)
+PCI_VENDOR, PCI_PRODUCT = '15b3', '101e'
+
+
+def pci_vfs(pci_stats):
+    """Free VFs of the lab's product in one compute_nodes.pci_stats value (a
+    PciDevicePoolList primitive as nova.objects stores it; older rows hold a
+    bare list of pools). Every pool dict found at any depth counts."""
+    if not pci_stats:
+        return 0
+    import json
+    total = 0
+    stack = [json.loads(pci_stats)]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if v.get('vendor_id') == PCI_VENDOR and v.get('product_id') == PCI_PRODUCT:
+                total += int(v.get('count') or 0)
+            else:
+                stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return total
+
+
+def db_rows(url, query):
+    import urllib.parse
+    import pymysql
+    u = urllib.parse.urlsplit(url)
+    db = pymysql.connect(host=u.hostname, port=u.port or 3306, user=urllib.parse.unquote(u.username),
+                         password=urllib.parse.unquote(u.password or ''), connect_timeout=5)
+    try:
+        with db.cursor() as cur:
+            cur.execute(query)
+            return cur.fetchall()
+    finally:
+        db.close()
+
+
+def schedulable_state(conn, db_url):
+    """One look at the three things a build needs of each host; returns
+    (ready, description)."""
+    rps = conn.placement.get('/resource_providers', microversion='1.14').json()['resource_providers']
+    rp_host = {rp['uuid']: rp['name'] for rp in rps}
+    cands = conn.placement.get('/allocation_candidates?resources=VCPU:1,MEMORY_MB:1,DISK_GB:1',
+                               microversion='1.10').json()
+    with_cands = sorted(rp_host.get(u, u) for u in cands.get('provider_summaries', {}))
+    mapped = sorted(r[0] for r in db_rows(db_url, 'SELECT host FROM nova_api.host_mappings'))
+    vfs = {r[0]: pci_vfs(r[1]) for r in db_rows(
+        db_url, 'SELECT host, pci_stats FROM nova.compute_nodes WHERE deleted = 0')}
+    ready = all(h in with_cands and h in mapped and vfs.get(h, 0) > 0 for h in HOSTS)
+    return ready, 'placement candidates=%s cell host mappings=%s free %s:%s VFs=%s' % (
+        with_cands, mapped, PCI_VENDOR, PCI_PRODUCT, {h: vfs.get(h, 0) for h in HOSTS})
+
+
+def schedulable(conn, db_url, timeout):
+    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    state = ''
+    while True:
+        try:
+            ready, state = schedulable_state(conn, db_url)
+            if ready:
+                print('cloud_setup: schedulable after %.1fs: %s' % (time.monotonic() - start, state))
+                return
+        except Exception as e:  # an API or database not answering yet: look again
+            state = '%s: %s' % (type(e).__name__, e)
+        if time.monotonic() > deadline:
+            sys.exit('cloud_setup: hosts %s not schedulable after %ss: %s' % (', '.join(HOSTS), timeout, state))
+        time.sleep(1)
+
+
 def resources(conn, image_file):
     image = conn.image.find_image('asap2lab-guest')
     if image is None:
@@ -55,11 +134,14 @@ def resources(conn, image_file):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ('wait', 'resources'):
+    if len(argv) != 3 or argv[1] not in ('wait', 'schedulable', 'resources'):
         sys.exit(__doc__)
     conn = openstack.connect(cloud='asap2lab-admin')
     if argv[1] == 'wait':
         wait(conn, float(argv[2]))
+    elif argv[1] == 'schedulable':
+        import os
+        schedulable(conn, os.environ['LAB_DB_URL'], float(argv[2]))
     else:
         resources(conn, argv[2])
 

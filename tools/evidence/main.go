@@ -5,6 +5,7 @@
 //	go run ./tools/evidence tc [--mac A,B] DUMP [DUMP2 ...]
 //	go run ./tools/evidence dpctl [--mac A,B] [--type offloaded] [--all FULL1,FULL2] DUMP [DUMP2 ...]
 //	go run ./tools/evidence tcpdump [--mac A,B] [--first-packets N] [--window D] CAPTURE
+//	go run ./tools/evidence conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] TABLE
 //
 // tc: `tc -s [-j] filter show dev DEV ingress` outputs (JSON or text), oldest
 // first. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
@@ -15,7 +16,11 @@
 // as they did in the run's own verdict. tcpdump: the printed output of
 // `tcpdump -nn -e -tt`; when CAPTURE.stderr exists (the harness saves
 // tcpdump's stderr there) its summary lines are read too. --mac names the two
-// guests' MACs; without it every flow is judged.
+// guests' MACs; without it every flow is judged. conntrack: a hypervisor's
+// /proc/net/nf_conntrack, `conntrack -L` or `ovs-appctl dpctl/dump-conntrack`
+// (told apart by their lines); each --flow is one server port of the run and
+// the connections opened to it, and the run's connections are then judged
+// (e2e/conntrack.Judge: hardware only when all are [HW_OFFLOAD]).
 //
 // Exit status: 0 printed, 1 a file could not be read or parsed (the message
 // names the file and what was wrong), 2 usage error.
@@ -29,11 +34,14 @@ import (
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 	"io"
 	"net"
+	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -43,7 +51,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters> [flags] FILE [FILE...]
+const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
   tc      [--mac A,B] [--window D] FILE...
                                     tc -s [-j] filter show dev DEV ingress, oldest first
@@ -56,6 +64,10 @@ const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters> [flags] FILE [
   counters [--max-rep-packets N] [--min-flow-packets N] [--cpuhit-before F --cpuhit-after F]
            REP_BEFORE REP_AFTER GUEST_BEFORE GUEST_AFTER
                                     ip -s -j link show of the representor and the guest's interface
+  conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] FILE
+                                    /proc/net/nf_conntrack, conntrack -L or ovs-appctl dpctl/dump-conntrack
+                                    of one hypervisor; with --flow (repeatable; iperf3 -P N opens N+1 TCP,
+                                    UDP N plus 1 TCP) the run's connections judged: [HW_OFFLOAD] or not
 Every verdict comes from the harness's own judge functions (e2e/offload). tc and dpctl need two
 samples: one alone is inconclusive unless its own last use falls inside --window.
 `
@@ -122,6 +134,8 @@ func analyse(args []string) (any, error) {
 	minFlow := fs.Uint64("min-flow-packets", offload.DefaultMinFlowPackets, "counters: the guest's interface must move at least this many (offload.counters_min_flow_packets)")
 	cpuBefore := fs.String("cpuhit-before", "", "counters: ip -j stats ... cpu_hit of the representor, before")
 	cpuAfter := fs.String("cpuhit-after", "", "counters: the same, after")
+	var flows flowFlags
+	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, usageError{fmt.Sprintf("%s: %v", kind, err)}
 	}
@@ -175,8 +189,88 @@ func analyse(args []string) (any, error) {
 			return nil, usageError{"counters: --cpuhit-before and --cpuhit-after go together"}
 		}
 		return analyseCounters(files, *cpuBefore, *cpuAfter, offload.CountersInput{MaxRepPackets: *maxRep, MinFlowPackets: *minFlow})
+	case "conntrack":
+		if err := one(); err != nil {
+			return nil, err
+		}
+		return analyseConntrack(files[0], flows)
 	}
 	return nil, usageError{fmt.Sprintf("unknown kind %q", kind)}
+}
+
+// flowFlags is the repeated --flow of conntrack.
+type flowFlags []conntrack.Flow
+
+func (f *flowFlags) String() string { return fmt.Sprint(len(*f)) }
+
+func (f *flowFlags) Set(v string) error {
+	p := strings.Split(v, ",")
+	if len(p) != 5 {
+		return fmt.Errorf("want PROTO,CLIENT,SERVER,PORT,OPENED, got %q", v)
+	}
+	c, err1 := netip.ParseAddr(p[1])
+	s, err2 := netip.ParseAddr(p[2])
+	port, err3 := strconv.ParseUint(p[3], 10, 16)
+	n, err4 := strconv.Atoi(p[4])
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return fmt.Errorf("%q: %v", v, err)
+	}
+	*f = append(*f, conntrack.Flow{Proto: p[0], Client: c, Server: s, ServerPort: uint16(port), Opened: n})
+	return nil
+}
+
+type conntrackOut struct {
+	Kind        string               `json:"kind"`
+	File        string               `json:"file"`
+	Format      string               `json:"format"` // kernel (nf_conntrack / conntrack -L) or ovs (dpctl/dump-conntrack)
+	Entries     int                  `json:"entries"`
+	ByOwner     map[string]int       `json:"by_owner"`
+	Judgement   *conntrack.Judgement `json:"judgement,omitempty"`
+	Connections []connOut            `json:"connections,omitempty"`
+}
+
+type connOut struct {
+	Proto      string `json:"proto"`
+	Client     string `json:"client"`
+	Server     string `json:"server"`
+	Owner      string `json:"owner"`
+	Entries    int    `json:"entries"`
+	FirstLine  int    `json:"first_line"`
+	ServerPort uint16 `json:"server_port"`
+}
+
+func analyseConntrack(file string, flows []conntrack.Flow) (any, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	out := conntrackOut{Kind: "conntrack", File: file, Format: "kernel", ByOwner: map[string]int{}}
+	parse := conntrack.Parse
+	if first, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n"); strings.Contains(first, ",orig=(") {
+		out.Format, parse = "ovs", conntrack.ParseDPCtl
+	}
+	es, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	out.Entries = len(es)
+	for _, e := range es {
+		out.ByOwner[string(e.Offload)]++
+	}
+	if len(flows) == 0 {
+		return out, nil
+	}
+	j, conns, err := conntrack.Judge(es, flows)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	out.Judgement = &j
+	for _, c := range conns {
+		out.Connections = append(out.Connections, connOut{Proto: c.Flow.Proto,
+			Client: netip.AddrPortFrom(c.Flow.Client, c.ClientPort).String(), Server: c.Flow.Server.String(), ServerPort: c.Flow.ServerPort,
+			Owner: string(c.Offload), Entries: len(c.Entries), FirstLine: c.Entries[0].Line})
+	}
+	return out, nil
 }
 
 func readFile(name string) ([]byte, error) {

@@ -10,10 +10,12 @@
 //
 // compare prints the per-profile delta table of the candidate against the
 // accepted run(s) and the environment differences, and exits 1 when any
-// profile regressed beyond tolerance.
+// profile regressed beyond tolerance. It refuses (exit 2) runs measured in
+// different port-security modes unless -across-modes is given.
 //
 // Exit codes: 0 success / gate passed, 1 regression or failed threshold
-// (with -fail-on-threshold), 2 usage or input error.
+// (with -fail-on-threshold), 2 usage or input error, or runs of different
+// port-security modes.
 package main
 
 import (
@@ -39,7 +41,7 @@ func main() {
 
 const usage = `usage:
   report render  [-o DIR] [-name NAME] [-title TEXT] [-thresholds FILE] [-seed-layout] [-fail-on-threshold] RESULTS.json...
-  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-latency-tolerance PCT] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
+  report compare [-tolerance PCT] [-loss-tolerance POINTS] [-latency-tolerance PCT] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-across-modes] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -185,6 +187,7 @@ func compare(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.IgnoreEvidence, "ignore-evidence", false, "an offload evidence downgrade is not a regression")
 	fs.Float64Var(&o.CPUTolerancePercent, "cpu-tolerance", 25, "allowed rise of the host cores per 10 Gbit/s median, percent (when both runs have host CPU readings)")
 	fs.BoolVar(&o.IgnoreCPU, "ignore-cpu", false, "do not gate on host CPU")
+	fs.BoolVar(&o.AcrossModes, "across-modes", false, "compare runs of different port-security modes (security groups off vs on) on purpose: said at the top of the comparison instead of refused")
 	jsonOut := fs.String("json", "", "also write the comparison as JSON to this file")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
@@ -209,6 +212,10 @@ func compare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c := report.Compare(acc, cand, o)
+	if c.Refused {
+		fmt.Fprintf(stderr, "report compare: refused: the runs were measured in different port-security modes (%s); a delta between them is the cost of security groups, not a regression: compare runs of one mode, or pass -across-modes\n", strings.Join(c.ModeDifferences, "; "))
+		return 2
+	}
 	fmt.Fprint(stdout, c.Markdown())
 	if *jsonOut != "" {
 		data, err := json.MarshalIndent(c, "", "  ")

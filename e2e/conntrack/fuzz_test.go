@@ -1,0 +1,87 @@
+package conntrack
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParseJudge: whatever the listing, every entry Parse returns has two
+// tuples with addresses and exactly one owner, hardware exactly when it
+// carries [HW_OFFLOAD]; and judging the entries against the first entry's
+// own flow counts every found connection once, never says offloaded unless
+// every connection opened is hardware, and keeps the share in [0, found/opened].
+func FuzzParseJudge(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/*.txt")
+	for _, name := range files {
+		// Small seeds only: the engine minimises a new input in about n²/2
+		// runs (tools/fuzz-all.sh).
+		if b, err := os.ReadFile(name); err == nil && len(b) < 2048 {
+			f.Add(b, uint8(2))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, opened uint8) {
+		es, _ := Parse(data)
+		lines := strings.Count(string(data), "\n") + 1
+		for _, e := range es {
+			if !e.Orig.Src.IsValid() || !e.Orig.Dst.IsValid() || !e.Reply.Src.IsValid() || !e.Reply.Dst.IsValid() {
+				t.Fatalf("entry without addresses: %+v", e)
+			}
+			if (e.Offload == OffloadHardware) != e.HasFlag("HW_OFFLOAD") {
+				t.Fatalf("owner %q with flags %v", e.Offload, e.Flags)
+			}
+			if e.Offload == OffloadFlowtable && !e.HasFlag("OFFLOAD") || e.Offload == OffloadNone && (e.HasFlag("OFFLOAD") || e.HasFlag("HW_OFFLOAD")) {
+				t.Fatalf("owner %q with flags %v", e.Offload, e.Flags)
+			}
+			if e.Line < 1 || e.Line > lines {
+				t.Fatalf("line %d of %d", e.Line, lines)
+			}
+		}
+		if len(es) == 0 || (es[0].Proto != "tcp" && es[0].Proto != "udp") || opened == 0 {
+			return
+		}
+		fl := Flow{Proto: es[0].Proto, Client: es[0].Orig.Src, Server: es[0].Orig.Dst, ServerPort: es[0].Orig.DPort, Opened: int(opened)}
+		j, conns, err := Judge(es, []Flow{fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Found != len(conns) || j.Hardware+j.Flowtable+j.Software != j.Found {
+			t.Fatalf("counts %+v over %d connections", j, len(conns))
+		}
+		if j.Offloaded && (j.Hardware != j.Opened || j.Found != j.Opened) {
+			t.Fatalf("offloaded with %+v", j)
+		}
+		for _, c := range conns {
+			for _, e := range c.Entries {
+				if c.Offload == OffloadHardware && e.Offload != OffloadHardware {
+					t.Fatalf("hardware connection with a %q entry", e.Offload)
+				}
+			}
+		}
+		if j.Share < 0 || j.Share > float64(j.Found)/float64(j.Opened)+1e-9 {
+			t.Fatalf("share %v of %+v", j.Share, j)
+		}
+	})
+}
+
+// FuzzParseDPCtl: every entry has both tuples' addresses, is software
+// (OVS prints no offload status) and a known line.
+func FuzzParseDPCtl(f *testing.F) {
+	files, _ := filepath.Glob("testdata/ovs/dump-conntrack-*.txt")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil && len(b) < 2048 {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("udp,orig=(src=1.1.1.1,dst=1.1.1.2,sport=1,dport=2),reply=(src=1.1.1.2,dst=1.1.1.1,sport=2,dport=1),zone=1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es, _ := ParseDPCtl(data)
+		lines := strings.Count(string(data), "\n") + 1
+		for _, e := range es {
+			if !e.Orig.Src.IsValid() || !e.Orig.Dst.IsValid() || !e.Reply.Src.IsValid() || !e.Reply.Dst.IsValid() || e.Offload != OffloadNone || e.Line < 1 || e.Line > lines {
+				t.Fatalf("entry %+v", e)
+			}
+		}
+	})
+}

@@ -1,0 +1,2 @@
+ovs-appctl dpctl/ct-get-maxconns
+exit 0

@@ -1,0 +1,2 @@
+ovs-appctl dpctl/dump-flows -m
+exit 0

@@ -1,0 +1,2 @@
+ovs-appctl dpctl/dump-conntrack -m
+exit 0
