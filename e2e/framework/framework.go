@@ -57,6 +57,10 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	stopWatching := watchInterrupts(s)
 	// Last of all: the reports, from the finished results file.
 	DeferCleanup(func(ctx SpecContext) {
+		if lost := s.OutputLost(); lost != nil {
+			fmt.Fprintf(GinkgoWriter, "reports not written: %v\n", lost)
+			return
+		}
 		files, err := report.WriteRun(s.Dir, s.Results.Snapshot())
 		ExpectNoError(err, "writing the reports")
 		for _, f := range files {

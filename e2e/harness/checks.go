@@ -41,7 +41,12 @@ func (s *Session) representor(ctx context.Context, hv, portID string) (string, e
 // file. The returned error is for failures to run the window (transport,
 // cancellation); the verdicts are judged by the caller with
 // offload.ExpectPath.
-func (s *Session) RunOffloadChecks(ctx context.Context) ([]FlowCheck, error) {
+func (s *Session) RunOffloadChecks(ctx context.Context) (_ []FlowCheck, err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = end(err) }()
 	stop := s.Timings.Track(results.PhaseChecks)
 	defer stop()
 	return evidence.Run(ctx, s.evidenceWindow())

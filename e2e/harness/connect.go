@@ -19,7 +19,12 @@ import (
 // Connect opens SSH to both guests (retrying while they boot, interval
 // "ssh_ready") and to the hypervisors they run on: over SSH, or with
 // hypervisors.access: kubernetes into the OVS pod of each one's node.
-func (s *Session) Connect(ctx context.Context) error {
+func (s *Session) Connect(ctx context.Context) (err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = end(err) }()
 	if s.Topology == nil || len(s.Topology.Servers) != 2 {
 		return errors.New("connect: no provisioned pair of servers")
 	}
@@ -30,6 +35,7 @@ func (s *Session) Connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("ssh: %w", err)
 		}
+		d.Log.SetGuard(s.Refused, s.Failed)
 		s.dialer = d
 	}
 	guests, err := s.guestDialer()
@@ -154,7 +160,12 @@ func (s *Session) guestJump() *config.SSHEndpoint {
 // iperf3 and kernel of both guests; OVS, kernel and `ethtool -i` of the
 // representor (or the configured NIC) on both hypervisors. A fact that cannot
 // be read is recorded as an error in the results, not fatal.
-func (s *Session) CollectEnvironment(ctx context.Context) error {
+func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = end(err) }()
 	stop := s.Timings.Track(results.PhaseEnvironment)
 	defer stop()
 	var problems []string
@@ -239,7 +250,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 	if len(env.Guests) > 0 {
 		env.GuestKernel = env.Guests[0].Kernel
 	}
-	err := s.Results.Update(func(r *results.Results) {
+	err = s.Results.Update(func(r *results.Results) {
 		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
 		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
 		r.Environment = env
@@ -256,7 +267,12 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 // CheckDataPath proves the guests see their data ports and reach each other
 // over them: each guest has an interface with its data port's MAC carrying
 // its data IP, and each pings the other's data IP. Every problem is listed.
-func (s *Session) CheckDataPath(ctx context.Context) error {
+func (s *Session) CheckDataPath(ctx context.Context) (err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = end(err) }()
 	var errs []error
 	for i, srv := range s.Topology.Servers {
 		g := s.Guests[i]

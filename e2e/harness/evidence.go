@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 )
 
 // CollectTopologyEvidence saves, before teardown, what the cloud says about
@@ -18,20 +15,19 @@ func (s *Session) CollectTopologyEvidence(ctx context.Context) {
 	if s.Topology == nil {
 		return
 	}
-	compute, network := s.Clients.Tenant.Compute, s.Clients.Tenant.Network
-	if s.Clients.Admin != nil {
-		compute, network = s.Clients.Admin.Compute, s.Clients.Admin.Network
+	if lost := s.OutputLost(); lost != nil {
+		s.Logf("topology evidence not saved: %v", lost)
+		return
 	}
+	c := s.fixtureClients()
 	for _, srv := range s.Topology.Servers {
 		if srv.ID == "" {
 			continue
 		}
-		// The API's own answer ({"server": {…}}): the result's typed
-		// ExtractInto takes a struct only.
-		var body map[string]any
-		err := servers.Get(ctx, compute, srv.ID).Result.ExtractInto(&body)
+		// The API's own answer ({"server": {…}}).
+		body, err := c.ServerBody(ctx, srv.ID)
 		s.saveEvidenceJSON("topology/server-"+srv.Name+".json", body, err)
-		console, err := servers.ShowConsoleOutput(ctx, s.Clients.Tenant.Compute, srv.ID, servers.ShowConsoleOutputOpts{Length: 200}).Extract()
+		console, err := c.ConsoleLog(ctx, srv.ID, 200)
 		if err != nil {
 			console = "console log unavailable: " + err.Error()
 		}
@@ -42,8 +38,7 @@ func (s *Session) CollectTopologyEvidence(ctx context.Context) {
 			if id == "" {
 				continue
 			}
-			var pb map[string]any
-			err := ports.Get(ctx, network, id).Result.ExtractInto(&pb)
+			pb, err := c.PortBody(ctx, id)
 			s.saveEvidenceJSON("topology/port-"+id+".json", pb, err)
 		}
 	}

@@ -67,7 +67,12 @@ func (s *Session) sockperfInput() sockperf.RunInput {
 // results file before it returns. Nothing polls a guest or a hypervisor
 // while its measured window runs: servers are started and seen listening
 // before, evidence is saved after.
-func (s *Session) RunLatency(ctx context.Context, shape results.LatencyShape) (results.LatencyResult, error) {
+func (s *Session) RunLatency(ctx context.Context, shape results.LatencyShape) (_ results.LatencyResult, err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return results.LatencyResult{ID: shape.ID}, err
+	}
+	defer func() { err = end(err) }()
 	l := s.Config.Latency
 	lr := results.LatencyResult{ID: shape.ID, Name: shape.Name, Kind: shape.Kind, Path: results.Path(s.Config.Run.ExpectedPath),
 		StartedAt: time.Now().UTC()}
@@ -75,7 +80,6 @@ func (s *Session) RunLatency(ctx context.Context, shape results.LatencyShape) (r
 		return lr, err
 	}
 	stop := s.Timings.Track(results.PhaseTraffic)
-	var err error
 	switch shape.Kind {
 	case results.LatencyPingPong:
 		err = s.pingPong(ctx, &lr, false)

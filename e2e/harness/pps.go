@@ -54,7 +54,12 @@ func searchProfile(id string, sc config.PPSSearch, rateBps float64) iperf3.Profi
 // results file. The error is a trial that did not measure or an
 // invalid search; a search that found no rate is not an error (its
 // result says so, with rate 0).
-func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent float64) (results.SearchResult, error) {
+func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent float64) (_ results.SearchResult, err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return results.SearchResult{ID: id}, err
+	}
+	defer func() { err = end(err) }()
 	sc := s.Config.PPS.Search
 	sr := results.SearchResult{
 		ID: id, Kind: kind, Path: results.Path(s.Config.Run.ExpectedPath),

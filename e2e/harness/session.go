@@ -78,6 +78,13 @@ type Session struct {
 	logMu   sync.Mutex
 	console io.Writer
 	logFile *os.File
+
+	// lost is set by the first failed write into Dir (outdir.go); lostCtx
+	// ends with it, and with it every guarded step's context.
+	lostMu  sync.Mutex
+	lost    error
+	lostCtx context.Context
+	loseAll context.CancelCauseFunc
 }
 
 // Start loads and validates the configuration (before anything touches the
@@ -104,6 +111,10 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	started := time.Now()
 	runID, err := fixtures.NewRunID(started)
 	if err != nil {
+		return nil, err
+	}
+	need, rule := ArtifactsEstimate(cfg)
+	if err := CheckOutputDir(cfg.Run.OutputDir, need, rule); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(cfg.Run.OutputDir, runID)
@@ -136,6 +147,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, s.closeOnError(err)
 	}
+	s.Results.SetGuard(s)
 
 	apiLog, err := os.OpenFile(filepath.Join(dir, "api.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -143,9 +155,13 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	}
 	var apiMu sync.Mutex
 	apiLogf := func(format string, args ...any) {
+		if s.OutputLost() != nil {
+			return
+		}
 		apiMu.Lock()
-		defer apiMu.Unlock()
-		fmt.Fprintf(apiLog, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+		_, err := fmt.Fprintf(apiLog, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+		apiMu.Unlock()
+		_ = s.written(err)
 	}
 	clients, err := cloud.NewClients(ctx, cfg.Cloud,
 		cloud.WithRetry(cfg.Interval(config.IntervalAPIRetry)),
@@ -177,17 +193,31 @@ func (s *Session) Logf(format string, args ...any) {
 		line = s.Clients.Redactor.Redact(line)
 	}
 	stamp := time.Now().UTC().Format("15:04:05")
+	lost := s.OutputLost() != nil
+	var err error
 	s.logMu.Lock()
-	defer s.logMu.Unlock()
 	fmt.Fprintf(s.console, "[%s] %s\n", stamp, line)
-	if s.logFile != nil {
-		fmt.Fprintf(s.logFile, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
+	if s.logFile != nil && !lost {
+		_, err = fmt.Fprintf(s.logFile, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
 	}
+	s.logMu.Unlock()
+	_ = s.written(err)
 }
 
 // Provision builds the topology (every create registering its delete with
 // cleaner), saves topology.json and verifies it.
-func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) error {
+func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err error) {
+	// Refused once output is lost, but never cut when it is lost meanwhile:
+	// a create cut between its request and its answer could leave a
+	// resource whose delete is not registered.
+	if lost := s.OutputLost(); lost != nil {
+		return lost
+	}
+	defer func() {
+		if lost := s.OutputLost(); lost != nil && err != nil {
+			err = lost
+		}
+	}()
 	stop := s.Timings.Track(results.PhaseProvisioning)
 	defer stop()
 	pub := ""
@@ -251,18 +281,7 @@ func (s *Session) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
 	})
 }
 
-func (s *Session) fixtureClients() fixtures.Clients {
-	c := fixtures.Clients{
-		Compute: s.Clients.Tenant.Compute,
-		Network: s.Clients.Tenant.Network,
-		Image:   s.Clients.Tenant.Image,
-	}
-	if s.Clients.Admin != nil {
-		c.AdminCompute = s.Clients.Admin.Compute
-		c.AdminNetwork = s.Clients.Admin.Network
-	}
-	return c
-}
+func (s *Session) fixtureClients() fixtures.Clients { return fixtures.ClientsOf(s.Clients) }
 
 func (s *Session) describeTopology() string {
 	var parts []string
@@ -288,7 +307,10 @@ func shortID(id string) string {
 func (s *Session) saveJSON(name string, v any) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		err = results.WriteFileAtomic(filepath.Join(s.Dir, name), append(data, '\n'), 0o644)
+		err = s.OutputLost()
+	}
+	if err == nil {
+		err = s.written(results.WriteFileAtomic(filepath.Join(s.Dir, name), append(data, '\n'), 0o644))
 	}
 	if err != nil {
 		s.Logf("saving %s: %v", name, err)
@@ -298,12 +320,15 @@ func (s *Session) saveJSON(name string, v any) {
 // SaveArtifact writes raw bytes under the run directory (sub-directories are
 // created) and returns the path relative to the run directory.
 func (s *Session) SaveArtifact(rel string, data []byte) (string, error) {
-	path := filepath.Join(s.Dir, rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := s.OutputLost(); err != nil {
 		return "", err
 	}
+	path := filepath.Join(s.Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", s.Failed(err)
+	}
 	if err := results.WriteFileAtomic(path, data, 0o644); err != nil {
-		return "", err
+		return "", s.Failed(err)
 	}
 	return rel, nil
 }
@@ -316,7 +341,9 @@ func (s *Session) Close() error {
 	if s.dialer != nil {
 		errs = append(errs, s.dialer.Close())
 	}
-	if s.Results != nil {
+	if lost := s.OutputLost(); lost != nil {
+		errs = append(errs, fmt.Errorf("results file not finished: %w", lost))
+	} else if s.Results != nil {
 		errs = append(errs, s.Results.Update(func(r *results.Results) {
 			r.Timings = r.Timings[:0]
 			for _, t := range s.Timings.Snapshot() {

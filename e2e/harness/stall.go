@@ -27,31 +27,13 @@ import (
 // errGone is what a witness returns for a resource the cloud answers 404 for.
 var errGone = errors.New("no longer exists")
 
-// serverNow is what the cloud says about a server after the window.
-type serverNow struct {
-	Status string
-	// Host is OS-EXT-SRV-ATTR:host (the compute service a port binds to) and
-	// Hypervisor OS-EXT-SRV-ATTR:hypervisor_hostname (what the topology
-	// holds); both need the admin entry. HostID is the tenant's hostId.
-	Host, Hypervisor, HostID string
-	Fault                    string // fault message of a server in ERROR
-}
-
-// portNow is what the cloud says about a port after the window.
-type portNow struct {
-	Status string
-	// Binding is false when binding:* is not visible (no admin entry).
-	Binding         bool
-	HostID, VIFType string // binding:host_id, binding:vif_type
-}
-
 // witness answers the look after a window. Session.witness (nil = the
 // run's cloud clients and a TCP connect, see cloudWitness) is a fake in
 // the tests.
 type witness interface {
 	// Server and Port return errGone (wrapped or not) for a 404.
-	Server(ctx context.Context, id string) (serverNow, error)
-	Port(ctx context.Context, id string) (portNow, error)
+	Server(ctx context.Context, id string) (fixtures.ServerState, error)
+	Port(ctx context.Context, id string) (fixtures.PortState, error)
 	// Answers tells whether guest i (index in Topology.Servers) accepts a
 	// connection on addr, its management (SSH) address.
 	Answers(ctx context.Context, i int, addr string) error
@@ -66,7 +48,7 @@ const guestSSHPort = 22
 // itself failed.
 type guestLook struct {
 	srv     fixtures.Server
-	now     serverNow
+	now     fixtures.ServerState
 	srvErr  error
 	ports   []portLook
 	addr    string // management address tried; "" = not tried
@@ -76,7 +58,7 @@ type guestLook struct {
 
 type portLook struct {
 	role, name, id string // role: "data" or "management"
-	now            portNow
+	now            fixtures.PortState
 	err            error
 }
 
@@ -160,6 +142,9 @@ func (f *findings) server(g guestLook) {
 		if g.now.Fault != "" {
 			what += ": " + g.now.Fault
 		}
+		if g.now.Cause != "" {
+			what += "; " + g.now.Cause
+		}
 		f.found = append(f.found, what)
 	}
 	if from, to := moved(g.srv, g.now); from != "" {
@@ -221,7 +206,7 @@ func (f *findings) nothingAbnormal(guests int) string {
 
 // moved compares where the server runs now with the topology: by
 // hypervisor name (admin) or by hostId (tenant).
-func moved(was fixtures.Server, now serverNow) (from, to string) {
+func moved(was fixtures.Server, now fixtures.ServerState) (from, to string) {
 	switch {
 	case was.Hypervisor != "" && now.Hypervisor != "":
 		if was.Hypervisor != now.Hypervisor {

@@ -5,40 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-
-	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
-// cloudWitness is the look's real witness: the gophercloud clients the
-// topology was provisioned with (Session.fixtureClients; the admin ones when
-// the config has them: host names and port bindings are admin-only) and a
-// TCP connect to each guest's SSH address —
+// cloudWitness is the look's real witness: the fixtures' reads with the
+// clients the topology was provisioned with (Session.fixtureClients; the
+// admin ones when the config has them: host names and port bindings are
+// admin-only) and a TCP connect to each guest's SSH address —
 // through the guest's SSH connection when guests sit behind a jump host,
 // since the harness cannot dial their management addresses itself.
 type cloudWitness struct {
-	compute, network *gophercloud.ServiceClient
-	adminNetwork     bool
-	dial             func(ctx context.Context, i int, addr string) error
+	clients *fixtures.Clients
+	dial    func(ctx context.Context, i int, addr string) error
 }
 
 func (s *Session) cloudWitness() *cloudWitness {
 	w := &cloudWitness{}
 	if s.Topology != nil && s.Clients != nil {
 		c := s.fixtureClients()
-		w.compute, w.network = c.Compute, c.Network
-		if c.AdminCompute != nil {
-			w.compute = c.AdminCompute
-		}
-		if c.AdminNetwork != nil {
-			w.network, w.adminNetwork = c.AdminNetwork, true
-		}
+		w.clients = &c
 	}
 	timeout := remote.DefaultConnectTimeout
 	if s.dialer != nil && s.dialer.ConnectTimeout > 0 {
@@ -67,44 +55,32 @@ func (s *Session) cloudWitness() *cloudWitness {
 }
 
 func gone(err error) error {
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if fixtures.IsNotFound(err) {
 		return fmt.Errorf("%w (404)", errGone)
 	}
 	return err
 }
 
-func (w *cloudWitness) Server(ctx context.Context, id string) (serverNow, error) {
-	if w.compute == nil {
-		return serverNow{}, errors.New("no compute client")
+func (w *cloudWitness) Server(ctx context.Context, id string) (fixtures.ServerState, error) {
+	if w.clients == nil {
+		return fixtures.ServerState{}, errors.New("no compute client")
 	}
-	srv, err := servers.Get(ctx, w.compute, id).Extract()
+	srv, err := w.clients.ServerState(ctx, id)
 	if err != nil {
-		return serverNow{}, gone(err)
+		return fixtures.ServerState{}, gone(err)
 	}
-	now := serverNow{Status: srv.Status, Host: srv.Host, Hypervisor: srv.HypervisorHostname, HostID: srv.HostID}
-	if srv.Status == "ERROR" {
-		now.Fault = srv.Fault.Message
-		if now.Fault == "" {
-			now.Fault = "Nova gave no fault message"
-		}
-	}
-	return now, nil
+	return srv, nil
 }
 
-type boundPort struct {
-	ports.Port
-	portsbinding.PortsBindingExt
-}
-
-func (w *cloudWitness) Port(ctx context.Context, id string) (portNow, error) {
-	if w.network == nil {
-		return portNow{}, errors.New("no network client")
+func (w *cloudWitness) Port(ctx context.Context, id string) (fixtures.PortState, error) {
+	if w.clients == nil {
+		return fixtures.PortState{}, errors.New("no network client")
 	}
-	var p boundPort
-	if err := ports.Get(ctx, w.network, id).ExtractInto(&p); err != nil {
-		return portNow{}, gone(err)
+	p, err := w.clients.PortState(ctx, id)
+	if err != nil {
+		return fixtures.PortState{}, gone(err)
 	}
-	return portNow{Status: p.Status, Binding: w.adminNetwork, HostID: p.HostID, VIFType: p.VIFType}, nil
+	return p, nil
 }
 
 func (w *cloudWitness) Answers(ctx context.Context, i int, addr string) error {

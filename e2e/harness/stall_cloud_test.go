@@ -31,7 +31,7 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 	srv := c.Add("servers", fakecloud.Obj{"name": "asap2e2e-r1-vm0", "status": "ACTIVE", "hostId": "5f1d",
 		"OS-EXT-SRV-ATTR:host": "compute1", "OS-EXT-SRV-ATTR:hypervisor_hostname": "compute1.lab"})
 	broken := c.Add("servers", fakecloud.Obj{"name": "asap2e2e-r1-vm1", "status": "ERROR", "hostId": "9a2e",
-		"fault": fakecloud.Obj{"code": 500, "message": "Instance failed to spawn"}})
+		"fault": fakecloud.Obj{"code": 500, "message": "Instance failed to spawn"}, "_hv": "compute2", "_fault": "Instance failed to spawn"})
 	port := c.Add("ports", fakecloud.Obj{"name": "asap2e2e-r1-vm0-data", "status": "DOWN",
 		"binding:host_id": "", "binding:vif_type": "unbound"})
 
@@ -43,19 +43,20 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 	ctx := context.Background()
 
 	got, err := admin.Server(ctx, srv)
-	if err != nil || got != (serverNow{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1.lab", HostID: "5f1d"}) {
+	if err != nil || got != (fixtures.ServerState{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1.lab", HostID: "5f1d"}) {
 		t.Errorf("admin server: %+v, %v", got, err)
 	}
-	if got, err := tenant.Server(ctx, srv); err != nil || got != (serverNow{Status: "ACTIVE", HostID: "5f1d"}) {
+	if got, err := tenant.Server(ctx, srv); err != nil || got != (fixtures.ServerState{Status: "ACTIVE", HostID: "5f1d"}) {
 		t.Errorf("tenant server: %+v, %v", got, err)
 	}
-	if got, err := admin.Server(ctx, broken); err != nil || got.Status != "ERROR" || got.Fault != "Instance failed to spawn" {
+	if got, err := admin.Server(ctx, broken); err != nil || got.Status != "ERROR" || got.Fault != "Instance failed to spawn" ||
+		!strings.Contains(got.Cause, "instance action create (req-"+broken+"): event compute__do_build_and_run_instance on compute2: Error: Build of instance "+broken+" aborted: Instance failed to spawn") {
 		t.Errorf("server in ERROR: %+v, %v", got, err)
 	}
-	if got, err := admin.Port(ctx, port); err != nil || got != (portNow{Status: "DOWN", Binding: true, VIFType: "unbound"}) {
+	if got, err := admin.Port(ctx, port); err != nil || got != (fixtures.PortState{Status: "DOWN", Binding: true, VIFType: "unbound"}) {
 		t.Errorf("admin port: %+v, %v", got, err)
 	}
-	if got, err := tenant.Port(ctx, port); err != nil || got != (portNow{Status: "DOWN"}) {
+	if got, err := tenant.Port(ctx, port); err != nil || got != (fixtures.PortState{Status: "DOWN"}) {
 		t.Errorf("tenant port (no binding visible): %+v, %v", got, err)
 	}
 

@@ -113,8 +113,8 @@ func TestDescribeDataStop(t *testing.T) {
 
 // fakeWitness answers from maps; an id it does not know is gone (404).
 type fakeWitness struct {
-	servers map[string]serverNow
-	ports   map[string]portNow
+	servers map[string]fixtures.ServerState
+	ports   map[string]fixtures.PortState
 	errs    map[string]error // by server id, port id or address
 	block   bool             // every answer waits for the look's bound
 }
@@ -140,11 +140,11 @@ func known[T any](ctx context.Context, f *fakeWitness, m map[string]T, id string
 	return v, nil
 }
 
-func (f *fakeWitness) Server(ctx context.Context, id string) (serverNow, error) {
+func (f *fakeWitness) Server(ctx context.Context, id string) (fixtures.ServerState, error) {
 	return known(ctx, f, f.servers, id)
 }
 
-func (f *fakeWitness) Port(ctx context.Context, id string) (portNow, error) {
+func (f *fakeWitness) Port(ctx context.Context, id string) (fixtures.PortState, error) {
 	return known(ctx, f, f.ports, id)
 }
 
@@ -155,12 +155,12 @@ func (f *fakeWitness) Answers(ctx context.Context, _ int, addr string) error {
 // healthyWitness says every server of topo is ACTIVE where the topology
 // put it, every port ACTIVE and bound there, every guest answers.
 func healthyWitness(topo *fixtures.Topology) *fakeWitness {
-	f := &fakeWitness{servers: map[string]serverNow{}, ports: map[string]portNow{}, errs: map[string]error{}}
+	f := &fakeWitness{servers: map[string]fixtures.ServerState{}, ports: map[string]fixtures.PortState{}, errs: map[string]error{}}
 	for _, s := range topo.Servers {
-		f.servers[s.ID] = serverNow{Status: "ACTIVE", Host: s.Hypervisor, Hypervisor: s.Hypervisor, HostID: s.HostID}
+		f.servers[s.ID] = fixtures.ServerState{Status: "ACTIVE", Host: s.Hypervisor, Hypervisor: s.Hypervisor, HostID: s.HostID}
 		for _, id := range []string{s.DataPortID, s.ManagementPortID} {
 			if id != "" {
-				f.ports[id] = portNow{Status: "ACTIVE", Binding: true, HostID: s.Hypervisor, VIFType: "ovs"}
+				f.ports[id] = fixtures.PortState{Status: "ACTIVE", Binding: true, HostID: s.Hypervisor, VIFType: "ovs"}
 			}
 		}
 	}
@@ -227,34 +227,40 @@ func TestAfterWindowExplains(t *testing.T) {
 		{name: "data port gone (404)", m: cut, change: func(f *fakeWitness) { delete(f.ports, vm0Data) },
 			want: "data port " + vm0 + "-data (" + vm0Data + ") no longer exists; " + stopped, damaged: true},
 		{name: "data port DOWN", change: func(f *fakeWitness) {
-			f.ports[vm1Data] = portNow{Status: "DOWN", Binding: true, HostID: "compute2", VIFType: "ovs"}
+			f.ports[vm1Data] = fixtures.PortState{Status: "DOWN", Binding: true, HostID: "compute2", VIFType: "ovs"}
 		},
 			want: "data port " + vm1 + "-data (" + vm1Data + ") is DOWN", damaged: true},
-		{name: "data port unbound", change: func(f *fakeWitness) { f.ports[vm0Data] = portNow{Status: "DOWN", Binding: true, VIFType: "unbound"} },
+		{name: "data port unbound", change: func(f *fakeWitness) {
+			f.ports[vm0Data] = fixtures.PortState{Status: "DOWN", Binding: true, VIFType: "unbound"}
+		},
 			want: "data port " + vm0 + "-data (" + vm0Data + ") is DOWN; data port " + vm0 + "-data (" + vm0Data + `) is unbound (binding:vif_type "unbound", binding:host_id "")`, damaged: true},
 		{name: "data port binding failed", change: func(f *fakeWitness) {
-			f.ports[vm0Data] = portNow{Status: "ACTIVE", Binding: true, HostID: "compute1", VIFType: "binding_failed"}
+			f.ports[vm0Data] = fixtures.PortState{Status: "ACTIVE", Binding: true, HostID: "compute1", VIFType: "binding_failed"}
 		}, wantParts: []string{"data port " + vm0 + "-data (" + vm0Data + ") is unbound", `"binding_failed"`}, damaged: true},
 		{name: "data port bound elsewhere", change: func(f *fakeWitness) {
-			f.ports[vm0Data] = portNow{Status: "ACTIVE", Binding: true, HostID: "compute2", VIFType: "ovs"}
+			f.ports[vm0Data] = fixtures.PortState{Status: "ACTIVE", Binding: true, HostID: "compute2", VIFType: "ovs"}
 		},
 			want: "data port " + vm0 + "-data (" + vm0Data + ") is bound to compute2, not to its server's host compute1", damaged: true},
 		{name: "management port gone", change: func(f *fakeWitness) { delete(f.ports, vm1Mgmt) },
 			want: "management port " + vm1 + "-mgmt (" + vm1Mgmt + ") no longer exists", damaged: true},
 		{name: "server in ERROR", change: func(f *fakeWitness) {
-			f.servers[vm0ID] = serverNow{Status: "ERROR", Host: "compute1", Hypervisor: "compute1", Fault: "Instance failed: libvirt crashed"}
+			f.servers[vm0ID] = fixtures.ServerState{Status: "ERROR", Host: "compute1", Hypervisor: "compute1", Fault: "Instance failed: libvirt crashed"}
 		}, want: "server " + vm0 + " (" + vm0ID + ") is ERROR: Instance failed: libvirt crashed", damaged: true},
+		{name: "server in ERROR with its cause", change: func(f *fakeWitness) {
+			f.servers[vm0ID] = fixtures.ServerState{Status: "ERROR", Host: "compute1", Hypervisor: "compute1", Fault: "Instance failed: libvirt crashed",
+				Cause: "compute host compute1 (hypervisor compute1); instance action reboot (req-1): event compute_reboot_instance on compute1: Error: libvirt crashed"}
+		}, want: "server " + vm0 + " (" + vm0ID + ") is ERROR: Instance failed: libvirt crashed; compute host compute1 (hypervisor compute1); instance action reboot (req-1): event compute_reboot_instance on compute1: Error: libvirt crashed", damaged: true},
 		{name: "server SHUTOFF", change: func(f *fakeWitness) {
-			f.servers[vm1ID] = serverNow{Status: "SHUTOFF", Host: "compute2", Hypervisor: "compute2"}
+			f.servers[vm1ID] = fixtures.ServerState{Status: "SHUTOFF", Host: "compute2", Hypervisor: "compute2"}
 		},
 			want: "server " + vm1 + " (" + vm1ID + ") is SHUTOFF", damaged: true},
 		{name: "server moved", change: func(f *fakeWitness) {
-			f.servers[vm1ID] = serverNow{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1"}
-			f.ports[vm1Data] = portNow{Status: "ACTIVE", Binding: true, HostID: "compute1", VIFType: "ovs"}
+			f.servers[vm1ID] = fixtures.ServerState{Status: "ACTIVE", Host: "compute1", Hypervisor: "compute1"}
+			f.ports[vm1Data] = fixtures.PortState{Status: "ACTIVE", Binding: true, HostID: "compute1", VIFType: "ovs"}
 			f.ports[vm1Mgmt] = f.ports[vm1Data]
 		}, want: "server " + vm1 + " (" + vm1ID + ") moved from compute2 to compute1", damaged: true},
 		{name: "server moved, tenant view", change: func(f *fakeWitness) {
-			f.servers[vm1ID] = serverNow{Status: "ACTIVE", HostID: "5f1d"}
+			f.servers[vm1ID] = fixtures.ServerState{Status: "ACTIVE", HostID: "5f1d"}
 		}, wantParts: []string{"server " + vm1 + " (" + vm1ID + ") moved from host 9a2e to host 5f1d"}, damaged: true},
 		{name: "server gone", change: func(f *fakeWitness) { delete(f.servers, vm0ID) },
 			wantParts: []string{"server " + vm0 + " (" + vm0ID + ") no longer exists"}, notWant: []string{"bound to"}, damaged: true},
@@ -262,7 +268,7 @@ func TestAfterWindowExplains(t *testing.T) {
 			want: "guest " + vm0 + " does not answer on its management address " + vm0Access + ": connection refused; " + stopped, damaged: true},
 		{name: "bindings not visible (tenant)", change: func(f *fakeWitness) {
 			for id := range f.ports {
-				f.ports[id] = portNow{Status: "ACTIVE"}
+				f.ports[id] = fixtures.PortState{Status: "ACTIVE"}
 			}
 		}, want: "servers ACTIVE on their hosts, ports ACTIVE (bindings not visible without cloud.admin), both guests answer SSH"},
 		{name: "look-up fails", m: cut, change: func(f *fakeWitness) { f.errs[vm1ID] = errors.New("Internal Server Error (500)") },

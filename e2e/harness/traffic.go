@@ -63,7 +63,12 @@ func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.Ru
 // output under iperf3/, and writes the profile into the results file before
 // it returns (so a later crash keeps it). It returns the profile's result;
 // the error joins every failed repeat.
-func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (results.ProfileResult, error) {
+func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.ProfileResult, err error) {
+	ctx, end, err := s.guard(ctx)
+	if err != nil {
+		return results.ProfileResult{ID: p.ID, Name: p.Name}, err
+	}
+	defer func() { err = end(err) }()
 	pr := results.ProfileResult{
 		ID: p.ID, Name: p.Name, Protocol: protoName(p.Protocol), Streams: p.Streams,
 		BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length,

@@ -26,6 +26,19 @@ type CommandLog struct {
 	mu  sync.Mutex
 	f   *os.File
 	err error // first write error, reported by Close
+	// refused, when set and non-nil, stops every later write; failed is
+	// told of a failed write (SetGuard).
+	refused func() error
+	failed  func(error) error
+}
+
+// SetGuard makes the log write nothing once refused returns non-nil, and
+// tells failed of a write that failed: the harness stops a run whose output
+// directory became unwritable.
+func (l *CommandLog) SetGuard(refused func() error, failed func(error) error) {
+	l.mu.Lock()
+	l.refused, l.failed = refused, failed
+	l.mu.Unlock()
 }
 
 // LogEntry is one line of the command log.
@@ -121,15 +134,25 @@ func (l *CommandLog) write(e LogEntry) {
 	}
 	line = append(line, '\n')
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.f == nil {
 		if l.err == nil {
 			l.err = fmt.Errorf("command log %s: entry for %q written after Close", l.path, e.Cmd)
 		}
+		l.mu.Unlock()
 		return
 	}
-	if _, err := l.f.Write(line); err != nil && l.err == nil {
+	if l.refused != nil && l.refused() != nil {
+		l.mu.Unlock()
+		return
+	}
+	_, err = l.f.Write(line)
+	if err != nil && l.err == nil {
 		l.err = fmt.Errorf("command log %s: writing entry for %q: %w", l.path, e.Cmd, err)
+	}
+	failed := l.failed
+	l.mu.Unlock()
+	if err != nil && failed != nil {
+		_ = failed(err)
 	}
 }
 

@@ -19,6 +19,25 @@ type Writer struct {
 	cvLimit float64
 	mu      sync.Mutex
 	res     Results
+	guard   OutputGuard
+}
+
+// OutputGuard is told of every failed write of the file and may stop all
+// later ones: a run whose output directory became unwritable writes nothing
+// more (the harness's Session).
+type OutputGuard interface {
+	// Refused is non-nil once nothing may be written any more.
+	Refused() error
+	// Failed is told of a failed write and returns the error to report.
+	Failed(err error) error
+}
+
+// SetGuard installs g; later changes are kept in memory and written only
+// while g does not refuse.
+func (w *Writer) SetGuard(g OutputGuard) {
+	w.mu.Lock()
+	w.guard = g
+	w.mu.Unlock()
 }
 
 // NewWriter starts a results file at path from initial (its SchemaVersion is
@@ -83,7 +102,16 @@ func (w *Writer) flushLocked() error {
 	if err != nil {
 		return fmt.Errorf("results %s: encode: %w", w.path, err)
 	}
-	return WriteFileAtomic(w.path, append(data, '\n'), 0o644)
+	if w.guard != nil {
+		if err := w.guard.Refused(); err != nil {
+			return err
+		}
+	}
+	err = WriteFileAtomic(w.path, append(data, '\n'), 0o644)
+	if err != nil && w.guard != nil {
+		return w.guard.Failed(err)
+	}
+	return err
 }
 
 // WriteFileAtomic writes data to a temporary file in path's directory,

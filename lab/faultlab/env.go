@@ -153,6 +153,7 @@ func (e *Env) writeCredentials() error {
 		return err
 	}
 	e.CredDir = credDir
+	Started.AtStop(func() { _ = os.RemoveAll(credDir) }) // an interrupted matrix leaves no secret behind
 	e.genClouds = filepath.Join(credDir, "clouds.yaml")
 	e.genSecure = filepath.Join(credDir, "secure.yaml")
 	for path, v := range map[string]any{e.genClouds: doc, e.genSecure: map[string]any{"clouds": secure}} {

@@ -119,9 +119,11 @@ func (e *Env) Start(t testing.TB, name string, sp Spec) *Run {
 	r.cmd.Stdout, r.cmd.Stderr = f, f
 	r.before = toolPIDs()
 	r.started = time.Now()
+	OwnGroup(r.cmd)
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	Started.Add("harness of row "+name, r.cmd.Process.Pid, r.done)
 	go func() {
 		r.waitErr = r.cmd.Wait()
 		f.Close()
@@ -135,7 +137,7 @@ func (e *Env) Start(t testing.TB, name string, sp Spec) *Run {
 			select {
 			case <-r.done:
 			case <-time.After(InterruptGrace):
-				_ = r.cmd.Process.Kill()
+				_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) // its group: all it started
 			}
 		}
 	})
@@ -442,10 +444,12 @@ func (r *Run) Occupy(t testing.TB, netns, addr string, port int) {
 			t.Fatal(err)
 		}
 		cmd.Stdout, cmd.Stderr = f, f
+		OwnGroup(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
+		Started.Add("stray iperf3 client", cmd.Process.Pid, exited)
 		go func() { _ = cmd.Wait(); f.Close(); close(exited) }()
 		select {
 		case <-exited: // refused: the server does not listen yet

@@ -37,7 +37,12 @@ func lab(t *testing.T) *faultlab.Env {
 
 func TestMain(m *testing.M) {
 	start := time.Now()
+	// Ctrl-C or SIGTERM: the harness runs and stray clients the rows
+	// started get the signal (each its own process group) and at most
+	// InterruptGrace for their teardown, then SIGKILL; nothing is left.
+	stopHandling := faultlab.HandleInterrupts(faultlab.InterruptGrace)
 	code := m.Run()
+	stopHandling()
 	if theEnv != nil && theEnv.CredDir != "" {
 		_ = os.RemoveAll(theEnv.CredDir)
 	}

@@ -23,7 +23,8 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 start=$(date +%s)
 ASAP2E2E_FAULTS=lab ASAP2E2E_FAULTS_OUT=$OUT \
-  go test -count=1 -v -timeout 40m -parallel "${PARALLEL:-2}" -run "$RUN" ./suites/faults 2>&1 | tee "$OUT/go-test.log"
+  go test -count=1 -v -timeout 40m -parallel "${PARALLEL:-2}" -run "$RUN" ./suites/faults 2>&1 |
+  (trap '' INT TERM; exec tee "$OUT/go-test.log") # tee outlives a Ctrl-C: the matrix's stop and the harness's teardown stay logged
 rc=${PIPESTATUS[0]}
 echo "fault matrix: exit $rc in $(( $(date +%s) - start ))s; table: $OUT/matrix.md"
 exit "$rc"

@@ -2,7 +2,9 @@
 // performance suite under a harness config, step by step
 // (harness.RunBudget: the cloud's waits at their bounds, every measured and
 // evidence window at its length, one step at its bound, a margin).
-// `make e2e` gives Ginkgo the total as --timeout.
+// `make e2e` gives Ginkgo the total as --timeout. It also prints how much
+// a run may write into run.output_dir (harness.ArtifactsEstimate), the room
+// the harness checks for at start.
 //
 //	go run ./tools/budget lab/harness.yaml            # the table
 //	go run ./tools/budget -ginkgo-timeout mosk.yaml   # e.g. "1h52m0s"
@@ -62,5 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(tw, "total\t%s\tmake e2e: ginkgo --timeout=%s\n", b.Total, total)
 	tw.Flush()
+	need, rule := harness.ArtifactsEstimate(cfg)
+	fmt.Fprintf(stdout, "\nArtifacts: about %s in run.output_dir (%s); the harness refuses to start with less free.\n", harness.MiB(need), rule)
 	return 0
 }

@@ -62,11 +62,7 @@ func newClients(ctx context.Context, c config.Cloud, retry config.Interval, logf
 	if err != nil {
 		return fixtures.Clients{}, nil, err
 	}
-	out := fixtures.Clients{Compute: cc.Tenant.Compute, Network: cc.Tenant.Network, Image: cc.Tenant.Image}
-	if cc.Admin != nil {
-		out.AdminCompute, out.AdminNetwork = cc.Admin.Compute, cc.Admin.Network
-	}
-	return out, cc.Redactor, nil
+	return fixtures.ClientsOf(cc), cc.Redactor, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk clientsFunc) int {
