@@ -147,7 +147,7 @@ func TestCheckOutputDir(t *testing.T) {
 func TestArtifactsEstimate(t *testing.T) {
 	cfg := &config.Config{Traffic: config.Traffic{Duration: 60 * time.Second, Repeats: 3}}
 	small, rule := ArtifactsEstimate(cfg)
-	if !strings.HasPrefix(rule, "estimated, not measured") || small < 32<<20 {
+	if !strings.HasPrefix(rule, "2 × (16 MiB") || small < 32<<20 {
 		t.Errorf("estimate %s: %s", MiB(small), rule)
 	}
 	cfg.Offload = config.Offload{Checks: []string{"tc"}, FlowDuration: 30 * time.Second}

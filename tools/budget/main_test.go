@@ -56,7 +56,7 @@ func TestLabConfig(t *testing.T) {
 	if code := run([]string{cfg}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, step := range []string{"build the topology", "reach guests and hypervisors", "prove the path (offload checks)", "measure the profiles", "tear down", "one step at its bound", "margin", "total", "Artifacts: about ", "MiB in run.output_dir (estimated, not measured"} {
+	for _, step := range []string{"build the topology", "reach guests and hypervisors", "prove the path (offload checks)", "measure the profiles", "tear down", "one step at its bound", "margin", "total", "Artifacts: about ", "MiB in run.output_dir (2 × (16 MiB"} {
 		if !strings.Contains(out.String(), step) {
 			t.Errorf("no %q line in:\n%s", step, out.String())
 		}
