@@ -1,11 +1,13 @@
-// Package offload holds the three complementary checks that decide whether the
-// measured traffic between the two guests ran on the hardware path (ASAP²,
-// OVS TC offload into the NIC eSwitch) or on the software path:
+// Package offload holds the four checks that decide whether the measured
+// traffic between the two guests ran on the hardware path (ASAP², OVS TC
+// offload into the NIC eSwitch) or on the software path: the methodology's
+// three complementary checks and a cheap fourth witness.
 //
 //  1. TC flower rules on the representor and the VXLAN device
 //     (`tc -s filter show dev DEV ingress`, JSON or text form);
 //  2. a capture on the representor during a sustained flow (tcpdump);
-//  3. `ovs-appctl dpctl/dump-flows -m type=offloaded`.
+//  3. `ovs-appctl dpctl/dump-flows -m type=offloaded`;
+//  4. the representor's own counters against the guest's (counters.go).
 //
 // Each check is a pure parser, a pure verdict function and a runner over
 // remote.Runner that returns the raw outputs so the caller can save them.
