@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func read(t *testing.T, name string) []byte {
@@ -172,8 +174,8 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 //
 //	before: cpu  991562 214341 475172 3911558 9160 0 72973 53286 0 0
 //	after:  cpu  991608 214341 475186 3912200 9160 0 72973 53286 0 0
-//	Δ: user 46, system 14, idle 642, the rest 0; Δtotal 702 over 2 CPUs = 351 ticks per CPU
-//	ovs-vswitchd (process line) utime+stime 832+1896 -> 833+1897: 2 ticks
+//	Δ: user 46, system 14, idle 642, the rest 0; Δtotal 702 over 2 CPUs = 351 ticks per CPU (3.51 s)
+//	ovs-vswitchd (pid 28992, process line) utime+stime 832+1896 -> 833+1897: 2 ticks
 //	its threads: revalidator5 8+2 -> 9+2 (1 tick), ovs-vswitchd 823+1892 both times, others 0
 func TestDeltaLab(t *testing.T) {
 	b, err := ParseReading(read(t, "reading-lab-hv1-before.txt"))
@@ -188,14 +190,14 @@ func TestDeltaLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Usage{CPUs: 2, ElapsedTicks: 351, Busy: 60.0 / 351, User: 46.0 / 351, System: 14.0 / 351}
+	want := results.CPUUsage{CPUs: 2, SpanSeconds: 3.51, Busy: 60.0 / 351, User: 46.0 / 351, System: 14.0 / 351}
 	got := u
-	got.OVS, got.OVSThreads = nil, nil
+	got.OVS, got.OVSThreads, got.OVSPID = nil, nil, 0
 	if !nearUsage(got, want) {
 		t.Errorf("usage\n got  %+v\n want %+v", got, want)
 	}
-	if u.OVS == nil || !near(*u.OVS, 2.0/351) || u.OVSMissing != "" {
-		t.Errorf("ovs %v (%q), want %v cores", u.OVS, u.OVSMissing, 2.0/351)
+	if u.OVS == nil || !near(*u.OVS, 2.0/351) || u.OVSMissing != "" || u.OVSPID != 28992 {
+		t.Errorf("ovs %v (%q, pid %d), want %v cores of pid 28992", u.OVS, u.OVSMissing, u.OVSPID, 2.0/351)
 	}
 	wantThreads := map[string]float64{KindMain: 0, KindRevalidator: 1.0 / 351, KindHandler: 0, KindOther: 0}
 	if len(u.OVSThreads) != len(wantThreads) {
@@ -208,8 +210,8 @@ func TestDeltaLab(t *testing.T) {
 	}
 }
 
-func nearUsage(a, b Usage) bool {
-	return a.CPUs == b.CPUs && near(a.ElapsedTicks, b.ElapsedTicks) && near(a.Busy, b.Busy) && near(a.User, b.User) &&
+func nearUsage(a, b results.CPUUsage) bool {
+	return a.CPUs == b.CPUs && near(a.SpanSeconds, b.SpanSeconds) && near(a.Busy, b.Busy) && near(a.User, b.User) &&
 		near(a.Guest, b.Guest) && near(a.System, b.System) && near(a.IRQ, b.IRQ) && near(a.SoftIRQ, b.SoftIRQ) &&
 		near(a.Steal, b.Steal) && a.OVSMissing == b.OVSMissing
 }
@@ -219,7 +221,7 @@ func nearUsage(a, b Usage) bool {
 // in /proc/stat's layout (proc(5)), 4 CPUs:
 //
 //	Δ: user 400, nice 40, system 100, idle 2600, iowait 20, irq 10, softirq 30, steal 0, guest 300, guest_nice 20
-//	Δtotal 3200 over 4 CPUs = 800 ticks per CPU; busy 580 ticks
+//	Δtotal 3200 over 4 CPUs = 800 ticks per CPU (8 s); busy 580 ticks
 func TestDeltaGuestTime(t *testing.T) {
 	stat := func(user, nice, system, idle, iowait, irq, softirq, steal, guest, guestNice uint64) Stat {
 		all := Times{User: user, Nice: nice, System: system, Idle: idle, IOWait: iowait, IRQ: irq, SoftIRQ: softirq,
@@ -232,7 +234,7 @@ func TestDeltaGuestTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Usage{CPUs: 4, ElapsedTicks: 800, Busy: 580.0 / 800, User: 120.0 / 800, Guest: 320.0 / 800,
+	want := results.CPUUsage{CPUs: 4, SpanSeconds: 8, Busy: 580.0 / 800, User: 120.0 / 800, Guest: 320.0 / 800,
 		System: 100.0 / 800, IRQ: 10.0 / 800, SoftIRQ: 30.0 / 800,
 		OVSMissing: ""}
 	got := u
