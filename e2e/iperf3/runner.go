@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
@@ -526,7 +525,7 @@ func stopServers(servers []*server, grace time.Duration) {
 // exits early (port in use, bad address; that stops the poll at once),
 // ListenTimeout passes (a look still running then is cut), or ctx ends.
 func waitListening(ctx context.Context, in RunInput, servers []*server, prs []ProcessRun) error {
-	iv := config.Interval{Timeout: in.ListenTimeout, Poll: in.ListenPoll}
+	iv := wait.Interval{Timeout: in.ListenTimeout, Poll: in.ListenPoll}
 	err := wait.Poll(ctx, iv, in.Server.Name()+": iperf3 servers listening", func(ctx context.Context) (bool, error) {
 		for i, s := range servers {
 			if s.exited() {

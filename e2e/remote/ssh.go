@@ -16,7 +16,6 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -30,7 +29,7 @@ const (
 
 // DefaultKeepAlive is what NewDialer sets: a probe every 15 s, and the
 // connection is given up when one is unanswered for 60 s.
-var DefaultKeepAlive = config.Interval{Timeout: 60 * time.Second, Poll: 15 * time.Second}
+var DefaultKeepAlive = wait.Interval{Timeout: 60 * time.Second, Poll: 15 * time.Second}
 
 func logWarn(msg string) { log.Print(msg) }
 
@@ -80,7 +79,7 @@ type DialOptions struct {
 	// Ready is the retry loop while the target boots: attempts until
 	// Ready.Timeout, Ready.Poll apart (normally the "ssh_ready" interval).
 	// A zero Timeout means one attempt. A refused host key is never retried.
-	Ready config.Interval
+	Ready wait.Interval
 	// ConnectTimeout bounds one connect + handshake per hop; 0 = DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// KillGrace is the time between TERM and KILL when a command is stopped;
@@ -89,7 +88,7 @@ type DialOptions struct {
 	// KeepAlive probes the target every KeepAlive.Poll and closes the
 	// connection when no answer came within KeepAlive.Timeout, so commands on
 	// a host that vanished fail instead of hanging. Zero Poll = no probes.
-	KeepAlive config.Interval
+	KeepAlive wait.Interval
 }
 
 // Client is an SSH connection to one target (through its jump hosts). It
@@ -376,7 +375,7 @@ func (c *Client) Lost() error {
 
 // keepAlive sends keepalive@openssh.com requests (as ssh's
 // ServerAliveInterval does) and closes the client when one goes unanswered.
-func (c *Client) keepAlive(iv config.Interval) {
+func (c *Client) keepAlive(iv wait.Interval) {
 	tick := time.NewTicker(iv.Poll)
 	defer tick.Stop()
 	for {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
@@ -219,7 +218,7 @@ func (s *Server) exited() bool {
 }
 
 func (s *Server) waitListening(ctx context.Context) error {
-	iv := config.Interval{Timeout: s.in.ListenTimeout, Poll: s.in.ListenPoll}
+	iv := wait.Interval{Timeout: s.in.ListenTimeout, Poll: s.in.ListenPoll}
 	err := wait.Poll(ctx, iv, s.in.Server.Name()+": sockperf server listening", func(ctx context.Context) (bool, error) {
 		if s.exited() {
 			return false, wait.Stop(fmt.Errorf("%s: sockperf server exited before the test (exit %d): %s", s.in.Server.Name(), s.res.ExitCode, lastLine(s.res)))
