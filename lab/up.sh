@@ -271,247 +271,58 @@ EOF
 }
 
 # ------------------------------------------------------------------ phase: configuration files
-authtoken() { # [keystone_authtoken] for service user $1
-  cat <<EOF
-[keystone_authtoken]
-www_authenticate_uri = $KS_URL
-auth_url = $KS_URL
-auth_type = password
-project_domain_name = Default
-user_domain_name = Default
-project_name = service
-username = $1
-password = $SVC_PW
-region_name = RegionOne
-service_token_roles_required = true
-EOF
+# The files are the templates in lab/conf/ (its README names them); every @NAME@ in them is the
+# value of the shell variable NAME here.
+CONF=$LAB_DIR/conf
+# render TEMPLATE: lab/conf/TEMPLATE on stdout, each @NAME@ replaced by $NAME, left to right (a value
+# is never read again, so an @ in a password or URL stays as it is); a NAME without a value fails.
+render() {
+  local file=$CONF/$1 text out= name
+  text=$(<"$file")
+  while [[ $text =~ @([A-Z][A-Z0-9_]*)@ ]]; do
+    name=${BASH_REMATCH[1]}
+    [[ -v $name ]] || { echo "up.sh: $file: @$name@ has no value" >&2; return 1; }
+    out+=${text%%"@$name@"*}${!name}
+    text=${text#*"@$name@"}
+  done
+  printf '%s%s\n' "$out" "$text"
 }
-svcauth() { # [$1] keystoneauth section for service user $2
-  cat <<EOF
-[$1]
-auth_url = $KS_URL
-auth_type = password
-project_domain_name = Default
-user_domain_name = Default
-project_name = service
-username = $2
-password = $SVC_PW
-region_name = RegionOne
-EOF
-}
+authtoken() { local SERVICE_USER=$1; render keystone_authtoken.ini; }  # [keystone_authtoken] for service user $1
+svcauth() { local SECTION=$1 SERVICE_USER=$2; render service_auth.ini; }  # [$1] keystoneauth section for service user $2
 do_configs() {
   mkdir -p "$ETC"/{keystone,glance,placement,nova,neutron} \
     "$DATA"/{keystone,nova,neutron,locks} "$DATA"/glance/{images,staging,tasks}
   rx cat "$LAB_PASTE/nova-common/api-paste.ini" >"$ETC/nova/api-paste.ini"
   rx cat "$LAB_PASTE/neutron-common/api-paste.ini" >"$ETC/neutron/api-paste.ini"
   rx cat "$LAB_PASTE/glance-common/glance-api-paste.ini" >"$ETC/glance/glance-api-paste.ini"
+  local AUTHTOKEN SVCAUTH_NOVA SVCAUTH_PLACEMENT SVCAUTH_NEUTRON SVCAUTH_SERVICE_USER n HV_NUMBER HV_HOST HV_ULIP HV_CTLIP
 
-  cat >"$ETC/keystone/keystone.conf" <<EOF
-[DEFAULT]
-log_file = $LOGS/keystone.log
-[database]
-connection = $DB/keystone
-[token]
-provider = fernet
-[fernet_tokens]
-key_repository = $DATA/keystone/fernet-keys
-[fernet_receipts]
-key_repository = $DATA/keystone/fernet-keys
-[credential]
-key_repository = $DATA/keystone/credential-keys
-EOF
-
-  cat >"$ETC/placement/placement.conf" <<EOF
-[DEFAULT]
-log_file = $LOGS/placement.log
-[api]
-auth_strategy = keystone
-[placement_database]
-connection = $DB/placement
-$(authtoken placement)
-EOF
-
-  cat >"$ETC/glance/glance-api.conf" <<EOF
-[DEFAULT]
-bind_host = $CTL_IP
-bind_port = 9292
-workers = 1
-log_file = $LOGS/glance-api.log
-enabled_backends = file:file
-[database]
-connection = $DB/glance
-[glance_store]
-default_backend = file
-[file]
-filesystem_store_datadir = $DATA/glance/images
-[os_glance_staging_store]
-filesystem_store_datadir = $DATA/glance/staging
-[os_glance_tasks_store]
-filesystem_store_datadir = $DATA/glance/tasks
-[paste_deploy]
-flavor = keystone
-config_file = $ETC/glance/glance-api-paste.ini
-[oslo_concurrency]
-lock_path = $DATA/locks
-$(authtoken glance)
-EOF
-
-  cat >"$ETC/neutron/neutron.conf" <<EOF
-[DEFAULT]
-core_plugin = ml2
-service_plugins =
-auth_strategy = keystone
-transport_url = $TRANSPORT
-bind_host = $CTL_IP
-bind_port = 9696
-api_workers = 1
-rpc_workers = 1
-rpc_state_report_workers = 1
-global_physnet_mtu = $UL_MTU
-state_path = $DATA/neutron
-api_paste_config = $ETC/neutron/api-paste.ini
-notify_nova_on_port_status_changes = true
-notify_nova_on_port_data_changes = true
-[database]
-connection = $DB/neutron
-[oslo_concurrency]
-lock_path = $DATA/locks
-[agent]
-root_helper =
-report_interval = 10
-$(authtoken neutron)
-$(svcauth nova nova)
-EOF
-  cat >"$ETC/neutron/ml2_conf.ini" <<EOF
-[ml2]
-type_drivers = flat,vxlan
-tenant_network_types = vxlan
-mechanism_drivers = openvswitch
-extension_drivers = port_security
-path_mtu = $UL_MTU
-physical_network_mtus = mgmt:1500
-[ml2_type_flat]
-flat_networks = mgmt
-[ml2_type_vxlan]
-vni_ranges = 1:4000
-[securitygroup]
-enable_security_group = true
-firewall_driver = $FIREWALL_DRIVER
-EOF
-  local n D
+  render keystone.conf >"$ETC/keystone/keystone.conf"
+  AUTHTOKEN=$(authtoken placement)
+  render placement.conf >"$ETC/placement/placement.conf"
+  AUTHTOKEN=$(authtoken glance)
+  render glance-api.conf >"$ETC/glance/glance-api.conf"
+  AUTHTOKEN=$(authtoken neutron); SVCAUTH_NOVA=$(svcauth nova nova)
+  render neutron.conf >"$ETC/neutron/neutron.conf"
+  render ml2_conf.ini >"$ETC/neutron/ml2_conf.ini"
   for n in $HVS; do
-    cat >"$ETC/neutron/ovs-agent-hv$n.ini" <<EOF
-[DEFAULT]
-host = $(hv_host "$n")
-log_file = $LOGS/hv$n-neutron-openvswitch-agent.log
-[agent]
-tunnel_types = vxlan
-# MOSK's port (rockoon templates/services/networking.yaml), not OVS's 4789: the tunnels carry
-# options:dst_port=4790 and the harness's vxlan_device: auto has to find it.
-vxlan_udp_port = 4790
-root_helper =
-report_interval = 10
-[ovs]
-local_ip = $(hv_ulip "$n")
-datapath_type = netdev
-integration_bridge = $INT_BR
-tunnel_bridge = br-tun
-bridge_mappings = mgmt:br-mgmt
-of_listen_address = 127.0.0.1
-of_listen_port = 6633
-ovsdb_connection = unix:/run/openvswitch/db.sock
-[securitygroup]
-enable_security_group = true
-firewall_driver = $FIREWALL_DRIVER
-EOF
+    HV_NUMBER=$n; HV_HOST=$(hv_host "$n"); HV_ULIP=$(hv_ulip "$n")
+    render ovs-agent.ini >"$ETC/neutron/ovs-agent-hv$n.ini"
   done
 
-  cat >"$ETC/nova/nova.conf" <<EOF
-[DEFAULT]
-transport_url = $TRANSPORT
-my_ip = $CTL_IP
-state_path = $DATA/nova
-enabled_apis = osapi_compute
-osapi_compute_listen = $CTL_IP
-osapi_compute_listen_port = 8774
-osapi_compute_workers = 1
-compute_driver = asap2lab_driver.Asap2LabDriver
-instance_name_template = instance-%08x
-[wsgi]
-api_paste_config = $ETC/nova/api-paste.ini
-[conductor]
-workers = 1
-[scheduler]
-workers = 1
-discover_hosts_in_cells_interval = 2
-[filter_scheduler]
-enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,PciPassthroughFilter
-[pci]
-# the lab driver reports fake ConnectX-6 Dx VFs (15b3:101e, capability switchdev) on every host;
-# physical_network null: usable by tunnelled (vxlan) networks, as OVS hardware offload needs
-device_spec = {"vendor_id": "15b3", "product_id": "101e", "physical_network": null}
-[quota]
-instances = 20
-cores = 64
-ram = 262144
-[oslo_concurrency]
-lock_path = $DATA/locks
-[vnc]
-enabled = false
-[glance]
-region_name = RegionOne
-$(authtoken nova)
-$(svcauth placement placement)
-$(svcauth neutron neutron)
-$(svcauth service_user nova)
-send_service_user_token = false
-EOF
+  AUTHTOKEN=$(authtoken nova); SVCAUTH_PLACEMENT=$(svcauth placement placement)
+  SVCAUTH_NEUTRON=$(svcauth neutron neutron); SVCAUTH_SERVICE_USER=$(svcauth service_user nova)
+  render nova.conf >"$ETC/nova/nova.conf"
   # database access only for api, conductor, scheduler, nova-manage: nova-compute goes through
   # the conductor, as on a real compute node (with a connection it logs "No DB access allowed")
-  cat >"$ETC/nova/nova-db.conf" <<EOF
-[api_database]
-connection = $DB/nova_api
-[database]
-connection = $DB/nova
-EOF
+  render nova-db.conf >"$ETC/nova/nova-db.conf"
   for n in $HVS; do
-    mkdir -p "$DATA/nova-$(hv_host "$n")"
-    cat >"$ETC/nova/nova-$(hv_host "$n").conf" <<EOF
-[DEFAULT]
-host = $(hv_host "$n")
-my_ip = $(hv_ctlip "$n")
-state_path = $DATA/nova-$(hv_host "$n")
-[oslo_concurrency]
-lock_path = $DATA/nova-$(hv_host "$n")/locks
-EOF
+    HV_HOST=$(hv_host "$n"); HV_CTLIP=$(hv_ctlip "$n")
+    mkdir -p "$DATA/nova-$HV_HOST"
+    render nova-compute.conf >"$ETC/nova/nova-$HV_HOST.conf"
   done
 
-  cat >"$LAB_STATE/clouds.yaml" <<EOF
-# asap2lab clouds (written by lab/up.sh; passwords are new at every lab-up)
-clouds:
-  asap2lab:
-    auth:
-      auth_url: $KS_URL/v3
-      username: demo
-      password: $DEMO_PW
-      project_name: demo
-      user_domain_name: Default
-      project_domain_name: Default
-    region_name: RegionOne
-    identity_api_version: 3
-    interface: public
-  asap2lab-admin:
-    auth:
-      auth_url: $KS_URL/v3
-      username: admin
-      password: $ADMIN_PW
-      project_name: admin
-      user_domain_name: Default
-      project_domain_name: Default
-    region_name: RegionOne
-    identity_api_version: 3
-    interface: public
-EOF
+  render clouds.yaml >"$LAB_STATE/clouds.yaml"
   chmod 600 "$LAB_STATE/clouds.yaml"
   write_layout
 }

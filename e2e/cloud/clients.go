@@ -24,6 +24,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // DefaultComputeMicroversion is set on the Compute clients: 2.26 brought
@@ -63,7 +64,7 @@ type Option func(*options)
 type options struct {
 	logf         Logf
 	requestLog   Logf
-	retry        config.Interval
+	retry        wait.Interval
 	microversion string
 	parseOpts    []clouds.ParseOption
 	retryT       func(*RetryTransport) // tests: fake clock
@@ -79,7 +80,7 @@ func WithRequestLog(logf Logf) Option { return func(o *options) { o.requestLog =
 
 // WithRetry sets the bound of retries (config.IntervalAPIRetry of the run).
 // Default: config.DefaultIntervals[config.IntervalAPIRetry].
-func WithRetry(iv config.Interval) Option { return func(o *options) { o.retry = iv } }
+func WithRetry(iv wait.Interval) Option { return func(o *options) { o.retry = iv } }
 
 // WithParseOptions adds options of gophercloud's clouds.Parse (e.g.
 // clouds.WithLocations) to both entries.

@@ -16,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // TestNewClientsFromCloudsYAML: the tenant and admin entries of a temporary
@@ -151,7 +152,7 @@ func retryClients(t *testing.T, f *fakeCloud, logs *logBuf, clock *fakeClock) *C
 	t.Helper()
 	writeCloudsYAML(t, f.url())
 	c, err := NewClients(context.Background(), config.Cloud{Tenant: "lab"},
-		WithLogf(logs.logf), WithRetry(config.Interval{Timeout: 10 * time.Second, Poll: 2 * time.Second}), clock.option())
+		WithLogf(logs.logf), WithRetry(wait.Interval{Timeout: 10 * time.Second, Poll: 2 * time.Second}), clock.option())
 	if err != nil {
 		t.Fatal(err)
 	}

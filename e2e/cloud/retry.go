@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -32,7 +31,7 @@ func AllowRetry(ctx context.Context) context.Context {
 // came, so gophercloud reports its status code and message.
 type RetryTransport struct {
 	Base     http.RoundTripper // nil = http.DefaultTransport
-	Interval config.Interval
+	Interval wait.Interval
 	Logf     Logf // one line per retry; nil = silent
 
 	sleep func(ctx context.Context, d time.Duration) error // tests replace it

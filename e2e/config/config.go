@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // Config is the whole harness configuration for one target.
@@ -298,11 +299,9 @@ type Offload struct {
 	CountersMinFlowPackets int `yaml:"counters_min_flow_packets"`
 }
 
-// Interval is a named wait: how long at most, how often to look.
-type Interval struct {
-	Timeout time.Duration `yaml:"timeout"`
-	Poll    time.Duration `yaml:"poll"`
-}
+// Interval is a named wait (under `intervals:`): wait.Interval, the type
+// every poll takes, named here for the file's types and DefaultIntervals.
+type Interval = wait.Interval
 
 // Names of every wait the harness does. Each has a default and may be
 // overridden under `intervals:`; an unknown name there is an error.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -89,16 +90,6 @@ func (c *Config) applyLatencyDefaults() {
 	}
 }
 
-// LatencySelected reports whether the config selects latency profile id.
-func (c *Config) LatencySelected(id string) bool {
-	for _, p := range c.Latency.Profiles {
-		if p == id {
-			return true
-		}
-	}
-	return false
-}
-
 func (v *validator) latency() {
 	l := v.c.Latency
 	seen := map[string]bool{}
@@ -119,7 +110,7 @@ func (v *validator) latency() {
 	}
 	v.port("latency.port", l.Port)
 	v.positiveDuration("latency.grace", l.Grace)
-	if v.c.LatencySelected(results.LatencyLoadID) {
+	if slices.Contains(l.Profiles, results.LatencyLoadID) {
 		if v.required("latency.load_profile", l.LoadProfile, "an iperf3 profile id, e.g. tcp-p1") {
 			v.profile("latency.load_profile", l.LoadProfile)
 		}
@@ -130,7 +121,7 @@ func (v *validator) latency() {
 			v.bad("latency.port", "must not be one of the iperf3 ports of the load (traffic.port "+strconv.Itoa(v.c.Traffic.Port)+" and the next ones)", l.Port)
 		}
 	}
-	if v.c.LatencySelected(results.LatencyFirstID) {
+	if slices.Contains(l.Profiles, results.LatencyFirstID) {
 		if l.FirstPacketFlows < 1 {
 			v.bad("latency.first_packet_flows", "must be >= 1", l.FirstPacketFlows)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -132,7 +133,7 @@ func newWindow(t *testing.T) *window {
 			CountersMinFlowPackets: config.DefaultCountersMinFlowPackets,
 		},
 		// Interval() returns a known name's entry as is: both fields set.
-		Intervals: map[string]config.Interval{
+		Intervals: map[string]wait.Interval{
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 50 * time.Millisecond},
 		},
 	}

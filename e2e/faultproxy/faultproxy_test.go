@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // The plans in testdata/ were written by hand for this package: the
@@ -197,7 +197,7 @@ func TestRetryTransportOverFaults(t *testing.T) {
 		Rule{Name: "post-503", Method: "POST", Action: ActionStatus, Status: 503, Times: 1},
 		Rule{Name: "delete-503", Method: "DELETE", Action: ActionStatus, Status: 503, Times: 1},
 	)
-	rt := &cloud.RetryTransport{Base: &Transport{Injector: in}, Interval: config.Interval{Timeout: time.Minute, Poll: time.Millisecond}}
+	rt := &cloud.RetryTransport{Base: &Transport{Injector: in}, Interval: wait.Interval{Timeout: time.Minute, Poll: time.Millisecond}}
 	c := &http.Client{Transport: rt}
 
 	resp, err := c.Get(srv.URL + "/servers/1")

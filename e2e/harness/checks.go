@@ -11,10 +11,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// FlowCheck is one complementary check's verdict during one flow, on one
-// hypervisor (the evidence window's).
-type FlowCheck = evidence.FlowCheck
-
 // representor finds the OVS interface of a Neutron port on a hypervisor
 // (asked again for each flow: a port re-plugged between flows is seen).
 func (s *Session) representor(ctx context.Context, hv, portID string) (string, error) {
@@ -41,7 +37,7 @@ func (s *Session) representor(ctx context.Context, hv, portID string) (string, e
 // file. The returned error is for failures to run the window (transport,
 // cancellation); the verdicts are judged by the caller with
 // offload.ExpectPath.
-func (s *Session) RunOffloadChecks(ctx context.Context) (_ []FlowCheck, err error) {
+func (s *Session) RunOffloadChecks(ctx context.Context) (_ []evidence.FlowCheck, err error) {
 	ctx, end, err := s.guard(ctx)
 	if err != nil {
 		return nil, err
@@ -112,14 +108,11 @@ func (s *Session) dataInterface(ctx context.Context, i int) (string, error) {
 	return name, nil
 }
 
-func (s *Session) recordChecks(fcs []FlowCheck) error {
+func (s *Session) recordChecks(fcs []evidence.FlowCheck) error {
 	return s.Results.Update(func(r *results.Results) {
 		r.Offload = append(r.Offload, evidence.CheckResults(fcs)...)
 	})
 }
-
-// Checks returns the bare checks of fcs, for offload.ExpectPath.
-func Checks(fcs []FlowCheck) []offload.Check { return evidence.Checks(fcs) }
 
 // saveIperfEvidence writes each process's raw client and server JSON and
 // returns the first client file (relative to the run directory).

@@ -12,12 +12,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// userHZ is the unit of /proc/stat and /proc/<pid>/stat: USER_HZ, 100 on
-// every Linux architecture the harness meets (x86_64, arm64); it only
-// turns the span's ticks into the seconds shown beside the numbers, never
-// a number of cores (those are ratios of ticks).
-const userHZ = 100
-
 // cpuProbe reads both hypervisors' CPU counters just before a measured
 // window's clients start and just after the last one returned; nothing
 // runs on a hypervisor between the two. A UDP stream-setup retry starts
@@ -127,21 +121,11 @@ func (p *cpuProbe) Result() *results.HostCPURun {
 				h.Error = err.Error()
 				break
 			}
-			fillHostCPU(&h, u, a.OVS.PID)
+			h.CPUUsage = u
 		}
 		out.Hosts = append(out.Hosts, h)
 	}
 	return out
-}
-
-func fillHostCPU(h *results.HostCPU, u hostcpu.Usage, ovsPID int) {
-	h.CPUs, h.SpanSeconds = u.CPUs, u.ElapsedTicks/userHZ
-	h.Busy, h.User, h.Guest, h.System = u.Busy, u.User, u.Guest, u.System
-	h.IRQ, h.SoftIRQ, h.Steal = u.IRQ, u.SoftIRQ, u.Steal
-	h.OVS, h.OVSMissing, h.OVSThreads = u.OVS, u.OVSMissing, u.OVSThreads
-	if u.OVS != nil {
-		h.OVSPID = ovsPID
-	}
 }
 
 // guestCPU is iperf3's own CPU figures of a successful repeat.

@@ -21,7 +21,7 @@ import (
 func SelectedLatency(cfg *config.Config) []results.LatencyShape {
 	var out []results.LatencyShape
 	for _, l := range results.LatencyCatalogue() {
-		if cfg.LatencySelected(l.ID) {
+		if Selected(cfg, l.ID) {
 			out = append(out, l)
 		}
 	}

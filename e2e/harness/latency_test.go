@@ -12,6 +12,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/sockperf"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // latencySession is the evidence-window pair (fakeremote.PairTopology)
@@ -48,7 +49,7 @@ func latencySession(t *testing.T, loadFor func(secs int) time.Duration) (*Sessio
 		Traffic: config.Traffic{Port: 5201},
 		Latency: config.Latency{Profiles: results.LatencyProfileIDs(), MessageSize: 64, Duration: time.Second, Port: 11111, Grace: 2 * time.Second,
 			LoadProfile: "tcp-p1", Settle: 500 * time.Millisecond, FirstPacketFlows: 2, FirstPacketPings: 5, FirstPacketIdle: 20 * time.Millisecond},
-		Intervals: map[string]config.Interval{
+		Intervals: map[string]wait.Interval{
 			config.IntervalIperfServer: {Timeout: 2 * time.Second, Poll: 10 * time.Millisecond},
 			config.IntervalCommand:     {Timeout: time.Second, Poll: 10 * time.Millisecond},
 		},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
@@ -12,12 +11,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/ndr"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
-
-// SelectedPPS reports whether the config selects the small-packet profile
-// id: it is in pps.profiles or in traffic.profiles.
-func SelectedPPS(cfg *config.Config, id string) bool {
-	return slices.Contains(cfg.PPS.Profiles, id) || slices.Contains(cfg.Traffic.Profiles, id)
-}
 
 // fillPackets adds a UDP repeat's packet rates (iperf3.Packets); a result
 // whose datagrams cannot be counted keeps none, and the log says why.
@@ -159,7 +152,7 @@ func searchLine(sr results.SearchResult) string {
 func addPPSBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
 	n := 0
 	for _, id := range iperf3.PPSIDs() {
-		if SelectedPPS(cfg, id) {
+		if Selected(cfg, id) {
 			n++
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -199,7 +200,7 @@ func stallSession(t *testing.T, topo *fixtures.Topology, w witness, console *byt
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config.Config{Intervals: map[string]config.Interval{
+	cfg := &config.Config{Intervals: map[string]wait.Interval{
 		config.IntervalCommand: {Timeout: 200 * time.Millisecond, Poll: 10 * time.Millisecond},
 	}}
 	return &Session{Config: cfg, RunID: topo.RunID, Dir: dir, Results: res, Topology: topo, witness: w, console: console}
@@ -354,7 +355,7 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 	wd := newPair(t)
 	wd.cfg.Traffic.Duration = time.Second
 	wd.cfg.Traffic.Repeats = 3
-	wd.cfg.Intervals[config.IntervalCommand] = config.Interval{Timeout: time.Second, Poll: 10 * time.Millisecond}
+	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: time.Second, Poll: 10 * time.Millisecond}
 	cut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
 	wd.guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
 	wd.topo.Resources = []fixtures.Resource{{Kind: fixtures.KindPort, ID: wd.topo.Servers[0].DataPortID, Name: "asap2e2e-r1-vm0-data"}}

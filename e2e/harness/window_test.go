@@ -17,6 +17,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -49,7 +50,7 @@ func newPair(t *testing.T) *pair {
 		GuestAccess: config.GuestAccess{User: "ubuntu"},
 		Traffic:     config.Traffic{Port: config.DefaultTrafficPort, Repeats: 1},
 		Offload:     config.Offload{Checks: append([]string(nil), results.AllChecks...), FlowDuration: 6 * time.Second, Settle: 300 * time.Millisecond},
-		Intervals: map[string]config.Interval{
+		Intervals: map[string]wait.Interval{
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 50 * time.Millisecond},
 		},
 	}

@@ -4,35 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// Usage is what one host's CPUs did between two readings, in cores: a
-// share of the span times the number of CPUs online (2.0 = two CPUs busy
-// the whole span). The span is measured by the counters themselves: the
-// aggregate line's Total grows by ncpu ticks per tick of wall time, so
-// ElapsedTicks = ΔTotal / ncpu and no USER_HZ or clock is needed.
-type Usage struct {
-	CPUs         int     `json:"cpus"`
-	ElapsedTicks float64 `json:"elapsed_ticks"` // per CPU, USER_HZ ticks
-	// Busy = Δ(total − idle − iowait) / ElapsedTicks.
-	Busy float64 `json:"busy_cores"`
-	// User is user+nice without the guests' vCPU time (Guest); System,
-	// IRQ, SoftIRQ, Steal as their counters; User+Guest+System+IRQ+
-	// SoftIRQ+Steal = Busy.
-	User    float64 `json:"user_cores"`
-	Guest   float64 `json:"guest_cores"`
-	System  float64 `json:"system_cores"`
-	IRQ     float64 `json:"irq_cores"`
-	SoftIRQ float64 `json:"softirq_cores"`
-	Steal   float64 `json:"steal_cores"`
-	// OVS is ovs-vswitchd's utime+stime over the span (its process line,
-	// so threads that ended count too); nil with OVSMissing saying why.
-	OVS        *float64 `json:"ovs_cores,omitempty"`
-	OVSMissing string   `json:"ovs_missing,omitempty"`
-	// OVSThreads splits OVS by thread kind (ThreadKind) over the threads
-	// alive at the second reading.
-	OVSThreads map[string]float64 `json:"ovs_threads,omitempty"`
-}
+// UserHZ is the unit of /proc/stat and /proc/<pid>/stat: USER_HZ, 100 on
+// every Linux architecture's user ABI (sysconf(_SC_CLK_TCK)), whatever the
+// kernel's own HZ.
+const UserHZ = 100
 
 // Thread kinds of ovs-vswitchd (its threads' comm names).
 const (
@@ -58,18 +37,21 @@ func ThreadKind(comm string) string {
 	return KindOther
 }
 
-// Delta computes the host's usage from before to after. It refuses two
+// Delta computes the host's usage from before to after. The span is
+// measured by the counters themselves: the aggregate line's Total grows by
+// ncpu ticks per tick of wall time, so the ticks per CPU are ΔTotal / ncpu
+// and no clock is needed. It refuses two
 // readings of different boots, of different CPU sets, with no time between
 // them, or with a counter that went backwards (except iowait, which the
 // kernel may lower while idle grows: idle and iowait are taken together).
 // An OVS that is missing in either reading, or restarted between them,
 // leaves OVS nil and says why; the host's numbers still count.
-func Delta(before, after Reading) (Usage, error) {
+func Delta(before, after Reading) (results.CPUUsage, error) {
 	if before.BootID != after.BootID {
-		return Usage{}, fmt.Errorf("the host rebooted between the readings (boot id %s, then %s)", before.BootID, after.BootID)
+		return results.CPUUsage{}, fmt.Errorf("the host rebooted between the readings (boot id %s, then %s)", before.BootID, after.BootID)
 	}
 	if !slices.Equal(before.Stat.IDs, after.Stat.IDs) {
-		return Usage{}, fmt.Errorf("the online CPUs changed between the readings (%d, then %d)", len(before.Stat.IDs), len(after.Stat.IDs))
+		return results.CPUUsage{}, fmt.Errorf("the online CPUs changed between the readings (%d, then %d)", len(before.Stat.IDs), len(after.Stat.IDs))
 	}
 	b, a := before.Stat.All, after.Stat.All
 	type pair struct {
@@ -81,19 +63,19 @@ func Delta(before, after Reading) (Usage, error) {
 		{"guest", b.Guest, a.Guest}, {"guest_nice", b.GuestNice, a.GuestNice},
 		{"idle+iowait", b.Idle + b.IOWait, a.Idle + a.IOWait}} {
 		if p.a < p.b {
-			return Usage{}, fmt.Errorf("/proc/stat %s went backwards (%d, then %d)", p.name, p.b, p.a)
+			return results.CPUUsage{}, fmt.Errorf("/proc/stat %s went backwards (%d, then %d)", p.name, p.b, p.a)
 		}
 	}
 	total := a.Total() - b.Total()
 	if total == 0 {
-		return Usage{}, fmt.Errorf("no time passed between the readings (/proc/stat total %d both times)", a.Total())
+		return results.CPUUsage{}, fmt.Errorf("no time passed between the readings (/proc/stat total %d both times)", a.Total())
 	}
 	n := len(after.Stat.CPUs)
 	el := float64(total) / float64(n)
 	cores := func(d uint64) float64 { return float64(d) / el }
 	guest := (a.Guest + a.GuestNice) - (b.Guest + b.GuestNice)
-	u := Usage{
-		CPUs: n, ElapsedTicks: el,
+	u := results.CPUUsage{
+		CPUs: n, SpanSeconds: el / UserHZ,
 		Busy:    cores(a.Busy() - b.Busy()),
 		User:    cores((a.User + a.Nice) - (b.User + b.Nice) - guest),
 		Guest:   cores(guest),
@@ -103,9 +85,12 @@ func Delta(before, after Reading) (Usage, error) {
 		Steal:   cores(a.Steal - b.Steal),
 	}
 	if (a.User+a.Nice)-(b.User+b.Nice) < guest {
-		return Usage{}, fmt.Errorf("/proc/stat guest time grew more than user+nice (%d > %d)", guest, (a.User+a.Nice)-(b.User+b.Nice))
+		return results.CPUUsage{}, fmt.Errorf("/proc/stat guest time grew more than user+nice (%d > %d)", guest, (a.User+a.Nice)-(b.User+b.Nice))
 	}
 	u.OVS, u.OVSThreads, u.OVSMissing = ovsDelta(before.OVS, after.OVS, cores)
+	if u.OVS != nil {
+		u.OVSPID = after.OVS.PID
+	}
 	return u, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 func read(t *testing.T, name string) []byte {
@@ -32,11 +34,13 @@ func TestParseStatRecorded(t *testing.T) {
 	if st.CPUs[1].User != 489804 || st.CPUs[1].Steal != 26806 {
 		t.Errorf("cpu1: got %+v", st.CPUs[1])
 	}
-	if got := st.All.Total(); got != 982301+214121+468190+3907922+9087+71031+52420 {
-		t.Errorf("total %d", got)
+	// By hand from the line above: total = every counter but guest and guest_nice (which user and
+	// nice already hold); busy = total without idle and iowait.
+	if got := st.All.Total(); got != 5705072 {
+		t.Errorf("total %d, want 5705072", got)
 	}
-	if st.All.Busy()+st.All.Idle+st.All.IOWait != st.All.Total() {
-		t.Error("busy + idle + iowait != total")
+	if got := st.All.Busy(); got != 1788063 {
+		t.Errorf("busy %d, want 1788063 (user 982301 + nice 214121 + system 468190 + softirq 71031 + steal 52420)", got)
 	}
 }
 
@@ -165,6 +169,14 @@ func TestParseReadingRefusesCutShort(t *testing.T) {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
+// TestDeltaLab: the lab's hv1 read 3 s apart (testdata/README.md), every number worked out by
+// hand from the two files:
+//
+//	before: cpu  991562 214341 475172 3911558 9160 0 72973 53286 0 0
+//	after:  cpu  991608 214341 475186 3912200 9160 0 72973 53286 0 0
+//	Δ: user 46, system 14, idle 642, the rest 0; Δtotal 702 over 2 CPUs = 351 ticks per CPU (3.51 s)
+//	ovs-vswitchd (pid 28992, process line) utime+stime 832+1896 -> 833+1897: 2 ticks
+//	its threads: revalidator5 8+2 -> 9+2 (1 tick), ovs-vswitchd 823+1892 both times, others 0
 func TestDeltaLab(t *testing.T) {
 	b, err := ParseReading(read(t, "reading-lab-hv1-before.txt"))
 	if err != nil {
@@ -178,24 +190,57 @@ func TestDeltaLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := float64(a.Stat.All.Total() - b.Stat.All.Total())
-	busy := float64(a.Stat.All.Busy() - b.Stat.All.Busy())
-	if u.CPUs != 2 || !near(u.ElapsedTicks, total/2) || !near(u.Busy, busy/(total/2)) {
-		t.Errorf("usage %+v (total Δ %v, busy Δ %v)", u, total, busy)
+	want := results.CPUUsage{CPUs: 2, SpanSeconds: 3.51, Busy: 60.0 / 351, User: 46.0 / 351, System: 14.0 / 351}
+	got := u
+	got.OVS, got.OVSThreads, got.OVSPID = nil, nil, 0
+	if !nearUsage(got, want) {
+		t.Errorf("usage\n got  %+v\n want %+v", got, want)
 	}
-	// The readings were 3 s apart (USER_HZ 100): about 300 ticks per CPU.
-	if u.ElapsedTicks < 280 || u.ElapsedTicks > 400 {
-		t.Errorf("elapsed %v ticks per CPU for a 3 s span", u.ElapsedTicks)
+	if u.OVS == nil || !near(*u.OVS, 2.0/351) || u.OVSMissing != "" || u.OVSPID != 28992 {
+		t.Errorf("ovs %v (%q, pid %d), want %v cores of pid 28992", u.OVS, u.OVSMissing, u.OVSPID, 2.0/351)
 	}
-	if sum := u.User + u.Guest + u.System + u.IRQ + u.SoftIRQ + u.Steal; !near(sum, u.Busy) {
-		t.Errorf("parts %v != busy %v", sum, u.Busy)
+	wantThreads := map[string]float64{KindMain: 0, KindRevalidator: 1.0 / 351, KindHandler: 0, KindOther: 0}
+	if len(u.OVSThreads) != len(wantThreads) {
+		t.Errorf("threads %v, want %v", u.OVSThreads, wantThreads)
 	}
-	if u.Busy < 0 || u.Busy > 2 {
-		t.Errorf("busy %v cores on 2 CPUs", u.Busy)
+	for k, v := range wantThreads {
+		if got, ok := u.OVSThreads[k]; !ok || !near(got, v) {
+			t.Errorf("threads %s: %v, want %v", k, got, v)
+		}
 	}
-	want := float64(a.OVS.Process.UTime+a.OVS.Process.STime-b.OVS.Process.UTime-b.OVS.Process.STime) / u.ElapsedTicks
-	if u.OVS == nil || !near(*u.OVS, want) {
-		t.Errorf("ovs %v, want %v (%s)", u.OVS, want, u.OVSMissing)
+}
+
+func nearUsage(a, b results.CPUUsage) bool {
+	return a.CPUs == b.CPUs && near(a.SpanSeconds, b.SpanSeconds) && near(a.Busy, b.Busy) && near(a.User, b.User) &&
+		near(a.Guest, b.Guest) && near(a.System, b.System) && near(a.IRQ, b.IRQ) && near(a.SoftIRQ, b.SoftIRQ) &&
+		near(a.Steal, b.Steal) && a.OVSMissing == b.OVSMissing
+}
+
+// TestDeltaGuestTime: a hypervisor running vCPUs counts their time in user (and nice) and again in
+// guest (and guest_nice): User is what remains of user+nice without it. Two lines written by hand
+// in /proc/stat's layout (proc(5)), 4 CPUs:
+//
+//	Δ: user 400, nice 40, system 100, idle 2600, iowait 20, irq 10, softirq 30, steal 0, guest 300, guest_nice 20
+//	Δtotal 3200 over 4 CPUs = 800 ticks per CPU (8 s); busy 580 ticks
+func TestDeltaGuestTime(t *testing.T) {
+	stat := func(user, nice, system, idle, iowait, irq, softirq, steal, guest, guestNice uint64) Stat {
+		all := Times{User: user, Nice: nice, System: system, Idle: idle, IOWait: iowait, IRQ: irq, SoftIRQ: softirq,
+			Steal: steal, Guest: guest, GuestNice: guestNice}
+		return Stat{All: all, CPUs: make([]Times, 4), IDs: []int{0, 1, 2, 3}}
+	}
+	b := Reading{BootID: "x", Stat: stat(1000, 100, 500, 9000, 50, 5, 60, 0, 700, 40)}
+	a := Reading{BootID: "x", Stat: stat(1400, 140, 600, 11600, 70, 15, 90, 0, 1000, 60)}
+	u, err := Delta(b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := results.CPUUsage{CPUs: 4, SpanSeconds: 8, Busy: 580.0 / 800, User: 120.0 / 800, Guest: 320.0 / 800,
+		System: 100.0 / 800, IRQ: 10.0 / 800, SoftIRQ: 30.0 / 800,
+		OVSMissing: ""}
+	got := u
+	got.OVS, got.OVSThreads, got.OVSMissing = nil, nil, ""
+	if !nearUsage(got, want) {
+		t.Errorf("usage\n got  %+v\n want %+v", got, want)
 	}
 }
 

@@ -30,12 +30,10 @@ import (
 // count; from 3.18 on iperf3's own counts are used. Basis says which.
 // On the lab's 3.12 (testdata/v3.12-udp-*-l64.json) the two agree exactly:
 // a veth sender never met EAGAIN, so there the correction is 0.
-//
 // The rates are results.PacketRates, the schema's type.
-type PacketRates = results.PacketRates
 
 // PacketCountsFixedIn is the first iperf3 whose UDP packet counts exclude
-// datagrams that were not sent (see PacketRates).
+// datagrams that were not sent (see Packets).
 var PacketCountsFixedIn = Version{Major: 3, Minor: 18}
 
 // CountsPackets reports whether iperf3 version v ("iperf 3.18", the JSON's
@@ -50,8 +48,8 @@ func CountsPackets(v string) bool {
 // SumResults). It fails for TCP, for a result without a datagram length or
 // durations, and for counts that contradict each other (more arrived than
 // sent), rather than print a made-up rate.
-func Packets(r Result) (PacketRates, error) {
-	p := PacketRates{LengthBytes: r.BlockSize}
+func Packets(r Result) (results.PacketRates, error) {
+	p := results.PacketRates{LengthBytes: r.BlockSize}
 	switch {
 	case r.Protocol != UDP:
 		return p, fmt.Errorf("packet rates: %s result, only UDP counts datagrams", r.Protocol)

@@ -194,8 +194,8 @@ func TestPPSCatalogueIsNotTheSeed(t *testing.T) {
 	if len(Catalogue()) != 14 {
 		t.Errorf("the seed's catalogue changed: %d", len(Catalogue()))
 	}
-	if errs := ValidateIDs([]string{"udp-b0-p1-l64"}); errs != nil {
-		t.Errorf("pps id rejected: %v", errs)
+	if p, ok := Lookup("udp-b0-p1-l64"); !ok || p.Table != TablePPS {
+		t.Errorf("Lookup of a pps id: %+v, %v", p, ok)
 	}
 }
 

@@ -159,34 +159,3 @@ func Lookup(id string) (Profile, bool) {
 	}
 	return Profile{}, false
 }
-
-// ValidateIDs checks profile IDs (e.g. from config traffic.profiles) and
-// returns one error per problem: unknown IDs (listing the valid ones) and
-// duplicates. Nil means all IDs are valid.
-func ValidateIDs(ids []string) []error {
-	var errs []error
-	seen := map[string]int{}
-	for i, id := range ids {
-		if _, ok := Lookup(id); !ok {
-			errs = append(errs, fmt.Errorf("profiles[%d]: unknown iperf3 profile, got %q (valid: %s)", i, id, validIDs()))
-			continue
-		}
-		if j, dup := seen[id]; dup {
-			errs = append(errs, fmt.Errorf("profiles[%d]: duplicate of profiles[%d], got %q", i, j, id))
-			continue
-		}
-		seen[id] = i
-	}
-	return errs
-}
-
-func validIDs() string {
-	s := ""
-	for i, p := range append(Catalogue(), PPSCatalogue()...) {
-		if i > 0 {
-			s += ", "
-		}
-		s += p.ID
-	}
-	return s
-}

@@ -86,22 +86,6 @@ func TestClientArgs(t *testing.T) {
 	}
 }
 
-func TestValidateIDs(t *testing.T) {
-	if errs := ValidateIDs([]string{"tcp-p1", "udp-500m-p30-l700"}); errs != nil {
-		t.Errorf("valid IDs rejected: %v", errs)
-	}
-	errs := ValidateIDs([]string{"tcp-p1", "tcp-p2", "tcp-p1", "UDP-B0-P1"})
-	if len(errs) != 3 {
-		t.Fatalf("errors = %v, want 3", errs)
-	}
-	if !strings.Contains(errs[0].Error(), `profiles[1]: unknown iperf3 profile, got "tcp-p2"`) || !strings.Contains(errs[0].Error(), "udp-500m-p30-l700") {
-		t.Errorf("unknown: %v", errs[0])
-	}
-	if !strings.Contains(errs[1].Error(), `profiles[2]: duplicate of profiles[0], got "tcp-p1"`) {
-		t.Errorf("duplicate: %v", errs[1])
-	}
-}
-
 // The catalogue is built from results.SeedShapes; the capped profiles'
 // bitrate (and the "500M" in their names) is iperf3's own constant, held to
 // the shapes here.

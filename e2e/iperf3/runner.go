@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
@@ -526,7 +525,7 @@ func stopServers(servers []*server, grace time.Duration) {
 // exits early (port in use, bad address; that stops the poll at once),
 // ListenTimeout passes (a look still running then is cut), or ctx ends.
 func waitListening(ctx context.Context, in RunInput, servers []*server, prs []ProcessRun) error {
-	iv := config.Interval{Timeout: in.ListenTimeout, Poll: in.ListenPoll}
+	iv := wait.Interval{Timeout: in.ListenTimeout, Poll: in.ListenPoll}
 	err := wait.Poll(ctx, iv, in.Server.Name()+": iperf3 servers listening", func(ctx context.Context) (bool, error) {
 		for i, s := range servers {
 			if s.exited() {
@@ -534,14 +533,14 @@ func waitListening(ctx context.Context, in RunInput, servers []*server, prs []Pr
 					in.Server.Name(), prs[i].Port, s.res.ExitCode, serverMessage(s.res.Stdout), strings.TrimSpace(string(s.res.Stderr))))
 			}
 		}
-		res, err := in.Server.Run(ctx, "ss -ltn 2>/dev/null || netstat -ltn")
+		res, err := in.Server.Run(ctx, remote.ListenCommand("tcp"))
 		switch {
 		case err != nil:
 			return false, err
 		case res.ExitCode != 0:
 			return false, res.Err()
 		}
-		if missing := missingPorts(string(res.Stdout), prs); len(missing) > 0 {
+		if missing := missingPorts(res.Stdout, prs); len(missing) > 0 {
 			return false, fmt.Errorf("not listening yet on port(s) %v", missing)
 		}
 		return true, nil
@@ -557,23 +556,10 @@ func waitListening(ctx context.Context, in RunInput, servers []*server, prs []Pr
 	}
 }
 
-// missingPorts reads `ss -ltn` / `netstat -ltn` output (local address is
-// the 4th column in both) and returns the ports of prs not listening.
-func missingPorts(out string, prs []ProcessRun) []int {
-	listening := map[int]bool{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			continue
-		}
-		i := strings.LastIndexByte(f[3], ':')
-		if i < 0 {
-			continue
-		}
-		if p, err := strconv.Atoi(f[3][i+1:]); err == nil {
-			listening[p] = true
-		}
-	}
+// missingPorts reads remote.ListenCommand's output and returns the ports
+// of prs not listening.
+func missingPorts(out []byte, prs []ProcessRun) []int {
+	listening := remote.ListeningPorts(out)
 	var missing []int
 	for _, pr := range prs {
 		if !listening[pr.Port] {

@@ -1,6 +1,7 @@
-// Package offload holds the four complementary checks that decide whether the
-// measured traffic between the two guests ran on the hardware path (ASAP²,
-// OVS TC offload into the NIC eSwitch) or on the software path:
+// Package offload holds the four checks that decide whether the measured
+// traffic between the two guests ran on the hardware path (ASAP², OVS TC
+// offload into the NIC eSwitch) or on the software path: the methodology's
+// three complementary checks and a cheap fourth witness.
 //
 //  1. TC flower rules on the representor and the VXLAN device
 //     (`tc -s filter show dev DEV ingress`, JSON or text form);

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // Files a Dialer writes in the run's artifacts directory.
@@ -26,7 +27,7 @@ type Dialer struct {
 	// ConnectTimeout, KillGrace and KeepAlive as in DialOptions.
 	ConnectTimeout time.Duration
 	KillGrace      time.Duration
-	KeepAlive      config.Interval
+	KeepAlive      wait.Interval
 }
 
 // NewDialer builds the run's SSH settings from the config's ssh section.
@@ -67,7 +68,7 @@ func (d *Dialer) Close() error { return d.Log.Close() }
 // DialEndpoint connects to ep through its jump chain (ep.Jump is the last
 // hop before ep, ep.Jump.Jump the one before, ...), retrying within ready.
 // name identifies the target in logs; sudo prefixes commands with sudo -n.
-func (d *Dialer) DialEndpoint(ctx context.Context, name string, ep config.SSHEndpoint, sudo bool, ready config.Interval) (*Client, error) {
+func (d *Dialer) DialEndpoint(ctx context.Context, name string, ep config.SSHEndpoint, sudo bool, ready wait.Interval) (*Client, error) {
 	target, jumps, err := HopsOf(ep)
 	if err != nil {
 		return nil, fmt.Errorf("ssh %s: %w", name, err)

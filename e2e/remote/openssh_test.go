@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 const sshdPath = "/usr/sbin/sshd" // Debian package openssh-server
@@ -133,7 +133,7 @@ func TestOpenSSHRealServer(t *testing.T) {
 	o := DialOptions{Name: "openssh", Target: hop, Auth: Auth{KeyFile: e.keyFile}, HostKeys: e.hk, Log: e.log,
 		ConnectTimeout: testBound, KillGrace: 2 * time.Second,
 		// sshd answers keepalive@openssh.com with a failure reply, which counts as alive.
-		KeepAlive: config.Interval{Timeout: testBound, Poll: 50 * time.Millisecond}}
+		KeepAlive: wait.Interval{Timeout: testBound, Poll: 50 * time.Millisecond}}
 	t0 := time.Now()
 	c := e.dial(t, o)
 	t.Logf("dial took %s", time.Since(t0))
@@ -234,7 +234,7 @@ func TestOpenSSHRealServer(t *testing.T) {
 	t.Run("frozen sshd: the bound returns without the keepalive", func(t *testing.T) {
 		fo := o
 		fo.KillGrace = time.Second
-		fo.KeepAlive = config.Interval{Timeout: 10 * time.Minute, Poll: time.Minute} // never the way out here
+		fo.KeepAlive = wait.Interval{Timeout: 10 * time.Minute, Poll: time.Minute} // never the way out here
 		before := sshdDescendants(listener)
 		fc := e.dial(t, fo)
 		dir := t.TempDir()

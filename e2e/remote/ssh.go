@@ -16,7 +16,6 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -30,7 +29,7 @@ const (
 
 // DefaultKeepAlive is what NewDialer sets: a probe every 15 s, and the
 // connection is given up when one is unanswered for 60 s.
-var DefaultKeepAlive = config.Interval{Timeout: 60 * time.Second, Poll: 15 * time.Second}
+var DefaultKeepAlive = wait.Interval{Timeout: 60 * time.Second, Poll: 15 * time.Second}
 
 func logWarn(msg string) { log.Print(msg) }
 
@@ -80,7 +79,7 @@ type DialOptions struct {
 	// Ready is the retry loop while the target boots: attempts until
 	// Ready.Timeout, Ready.Poll apart (normally the "ssh_ready" interval).
 	// A zero Timeout means one attempt. A refused host key is never retried.
-	Ready config.Interval
+	Ready wait.Interval
 	// ConnectTimeout bounds one connect + handshake per hop; 0 = DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// KillGrace is the time between TERM and KILL when a command is stopped;
@@ -89,7 +88,7 @@ type DialOptions struct {
 	// KeepAlive probes the target every KeepAlive.Poll and closes the
 	// connection when no answer came within KeepAlive.Timeout, so commands on
 	// a host that vanished fail instead of hanging. Zero Poll = no probes.
-	KeepAlive config.Interval
+	KeepAlive wait.Interval
 }
 
 // Client is an SSH connection to one target (through its jump hosts). It
@@ -376,7 +375,7 @@ func (c *Client) Lost() error {
 
 // keepAlive sends keepalive@openssh.com requests (as ssh's
 // ServerAliveInterval does) and closes the client when one goes unanswered.
-func (c *Client) keepAlive(iv config.Interval) {
+func (c *Client) keepAlive(iv wait.Interval) {
 	tick := time.NewTicker(iv.Poll)
 	defer tick.Stop()
 	for {
@@ -520,9 +519,9 @@ func (c *Client) Start(ctx context.Context, cmd string) (Process, error) {
 	return c.start(ctx, cmd, true)
 }
 
-func (c *Client) start(ctx context.Context, cmd string, background bool) (*process, error) {
+func (c *Client) start(ctx context.Context, cmd string, background bool) (Process, error) {
 	startTime := time.Now()
-	fail := func(err error) (*process, error) {
+	fail := func(err error) (Process, error) {
 		err = fmt.Errorf("%s: %q: %w", c.name, cmd, err)
 		c.log.Record(Result{Target: c.name, Cmd: cmd, ExitCode: -1}, startTime, c.sudo, background, err)
 		return nil, err
@@ -534,26 +533,58 @@ func (c *Client) start(ctx context.Context, cmd string, background bool) (*proce
 	if err != nil {
 		return fail(fmt.Errorf("opening session: %w", err))
 	}
-	marker := newMarker()
-	p := &process{
-		c: c, ctx: ctx, cmd: cmd, background: background, start: startTime,
-		sess: sess, stderr: newPGIDWriter(marker),
-		stopReq: make(chan struct{}), done: make(chan struct{}), exited: make(chan error, 1),
-	}
-	sess.Stdout = &p.stdout
-	sess.Stderr = p.stderr
-	p.stdin, err = sess.StdinPipe()
+	w := wrap(cmd, c.grace, c.sudo)
+	var stdout Output
+	sess.Stdout = &stdout
+	sess.Stderr = w.Stderr()
+	stdin, err := sess.StdinPipe()
 	if err != nil {
 		sess.Close()
 		return fail(fmt.Errorf("opening stdin: %w", err))
 	}
-	if err := sess.Start(wrapCommand(cmd, marker, c.grace, c.sudo)); err != nil {
+	if err := sess.Start(w.Line); err != nil {
 		sess.Close()
 		return fail(fmt.Errorf("starting: %w", err))
 	}
-	go func() { p.exited <- sess.Wait() }()
-	go p.supervise()
-	return p, nil
+	exited := make(chan error, 1)
+	go func() { exited <- sess.Wait() }()
+	return Supervise(Supervision{
+		Ctx: ctx, Target: c.name, Cmd: cmd, Start: startTime, Background: background, Sudo: c.sudo, Log: c.log,
+		Wrapped: w, Stdout: &stdout, Exited: exited,
+		Transport: &sshTransport{c: c, sess: sess, stdin: stdin},
+		Grace:     c.grace, AfterKill: c.timeout,
+		NoPGIDNote:     "the remote process group id was not reported within the grace period; relying on the remote watchdog",
+		UnansweredNote: "closed the session without an exit status; the remote watchdog stops the command if the server runs again",
+		DroppedNote:    "the session did not end within %s after KILL; closed it",
+		NoExitErr:      errNoExit,
+	}), nil
+}
+
+// sshTransport is one command's session, for the supervisor.
+type sshTransport struct {
+	c     *Client
+	sess  *ssh.Session
+	stdin io.WriteCloser
+}
+
+func (t *sshTransport) Signal(pgid int, signal string) error { return t.c.signalGroup(pgid, signal) }
+
+// Unanswered: the server did not open the signal's session. A KILL would
+// meet the same silence, and the session's end would come only with the
+// keepalive: the remote watchdog stops the group when the server runs again
+// and sees its stdin end.
+func (t *sshTransport) Unanswered(err error) bool { return errors.Is(err, errNoSession) }
+func (t *sshTransport) EndStdin()                 { t.stdin.Close() }
+func (t *sshTransport) Close()                    { t.sess.Close() }
+func (t *sshTransport) ExitOf(err error) (int, string) {
+	return exitOf(err)
+}
+
+func (t *sshTransport) NoExit(waitErr error) error {
+	if lost := t.c.Lost(); lost != nil {
+		return fmt.Errorf("no exit status: %w", lost)
+	}
+	return fmt.Errorf("no exit status (connection lost?): %w", waitErr)
 }
 
 // signalGroup sends signal to a remote process group over a fresh session.
@@ -573,7 +604,7 @@ func (c *Client) signalGroup(pgid int, signal string) error {
 		return err
 	}
 	defer sess.Close()
-	var out lockedBuffer
+	var out Output
 	sess.Stdout, sess.Stderr = &out, &out
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(line) }()
@@ -582,7 +613,7 @@ func (c *Client) signalGroup(pgid int, signal string) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	res := Result{Target: c.name, Cmd: line, Stdout: out.bytes(), Duration: time.Since(start)}
+	res := Result{Target: c.name, Cmd: line, Stdout: out.Bytes(), Duration: time.Since(start)}
 	res.ExitCode, res.Signal = exitOf(err)
 	if err != nil {
 		err = fmt.Errorf("%s: sending %s to process group %d: %w", c.name, signal, pgid, err)
@@ -604,154 +635,6 @@ func exitOf(err error) (int, string) {
 		return ee.ExitStatus(), ""
 	}
 	return -1, ""
-}
-
-// process is one remote command started by Client.
-type process struct {
-	c          *Client
-	ctx        context.Context
-	cmd        string
-	background bool
-	start      time.Time
-
-	sess   *ssh.Session
-	stdin  io.WriteCloser
-	stdout lockedBuffer
-	stderr *pgidWriter
-
-	stopOnce sync.Once
-	stopReq  chan struct{}
-	exited   chan error // session.Wait's result
-
-	done chan struct{}
-	res  Result
-	err  error
-}
-
-func (p *process) Wait() (Result, error) {
-	<-p.done
-	return p.res, p.err
-}
-
-func (p *process) Stop() (Result, error) {
-	p.stopOnce.Do(func() { close(p.stopReq) })
-	return p.Wait()
-}
-
-// supervise waits for the command, or stops it when asked or cancelled.
-func (p *process) supervise() {
-	var waitErr error
-	var why error // non-nil when stopped because the context ended
-	var notes []string
-	select {
-	case waitErr = <-p.exited:
-	case <-p.ctx.Done():
-		why = context.Cause(p.ctx)
-		waitErr, notes = p.kill()
-	case <-p.stopReq:
-		waitErr, notes = p.kill()
-	}
-	p.stdin.Close()
-	p.sess.Close()
-
-	res := Result{
-		Target:   p.c.name,
-		Cmd:      p.cmd,
-		Stdout:   p.stdout.bytes(),
-		Stderr:   p.stderr.bytes(),
-		Duration: time.Since(p.start),
-	}
-	res.ExitCode, res.Signal = exitOf(waitErr)
-	var err error
-	switch {
-	case why != nil:
-		res.ExitCode = -1
-		err = fmt.Errorf("%s: %q stopped: %w", p.c.name, p.cmd, why)
-	case waitErr != nil && res.ExitCode == -1 && res.Signal == "":
-		if lost := p.c.Lost(); lost != nil {
-			err = fmt.Errorf("%s: %q: no exit status: %w", p.c.name, p.cmd, lost)
-		} else {
-			err = fmt.Errorf("%s: %q: no exit status (connection lost?): %w", p.c.name, p.cmd, waitErr)
-		}
-	}
-	if len(notes) > 0 {
-		se := &StopError{Notes: notes}
-		if err != nil {
-			err = fmt.Errorf("%w (%w)", err, se)
-		} else {
-			err = fmt.Errorf("%s: %q: %w", p.c.name, p.cmd, se)
-		}
-	}
-	p.res, p.err = res, err
-	p.c.log.Record(res, p.start, p.c.sudo, p.background, err)
-	close(p.done)
-}
-
-// kill stops the remote command: TERM to its process group, KILL when it
-// has not ended a grace period after the TERM was delivered, then waits for
-// the session to end. It returns the session's result and notes about
-// anything that did not go as planned.
-func (p *process) kill() (error, []string) {
-	var notes []string
-
-	// The group id arrives on the first stderr line; a command cancelled
-	// right after Start may not have printed it yet.
-	pgid, ok := p.stderr.id()
-	if !ok {
-		idWait := time.NewTimer(p.c.grace)
-		select {
-		case <-p.stderr.ready:
-			pgid, ok = p.stderr.id()
-		case err := <-p.exited:
-			idWait.Stop()
-			return err, nil
-		case <-idWait.C:
-			notes = append(notes, "the remote process group id was not reported within the grace period; relying on the remote watchdog")
-		}
-		idWait.Stop()
-	}
-	if ok {
-		if err := p.c.signalGroup(pgid, "TERM"); err != nil {
-			notes = append(notes, err.Error())
-			if errors.Is(err, errNoSession) {
-				// The server does not answer: a KILL would meet the same
-				// silence, and the session's end would come only with the
-				// keepalive. Close it: the remote watchdog stops the group
-				// when the server runs again and sees its stdin end.
-				p.stdin.Close()
-				p.sess.Close()
-				return errNoExit, append(notes, "closed the session without an exit status; the remote watchdog stops the command if the server runs again")
-			}
-		}
-	}
-	// Ending stdin makes the remote watchdog stop the group as well (TERM,
-	// then KILL after the same grace period).
-	p.stdin.Close()
-	grace := time.NewTimer(p.c.grace)
-	defer grace.Stop()
-	select {
-	case err := <-p.exited:
-		return err, notes
-	case <-grace.C:
-	}
-	if ok {
-		if err := p.c.signalGroup(pgid, "KILL"); err != nil {
-			notes = append(notes, err.Error())
-		}
-	}
-	last := time.NewTimer(p.c.timeout)
-	defer last.Stop()
-	select {
-	case err := <-p.exited:
-		return err, notes
-	case <-last.C:
-	}
-	notes = append(notes, fmt.Sprintf("the session did not end within %s after KILL; closed it", p.c.timeout))
-	p.sess.Close()
-	// Not waiting for p.exited: on a server that stopped answering it comes
-	// only when the keepalive gives the connection up (p.exited is buffered,
-	// so its goroutine still ends then).
-	return errNoExit, notes
 }
 
 // errNoExit is the result of a command whose session was closed before it

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // testBound only keeps a broken test from hanging; no test relies on it for
@@ -140,7 +141,7 @@ func TestKnownHostsMismatchIsRefusedWithFingerprints(t *testing.T) {
 	}
 	o := e.opts(srv)
 	o.HostKeys = hk
-	o.Ready = config.Interval{Timeout: testBound, Poll: time.Millisecond}
+	o.Ready = wait.Interval{Timeout: testBound, Poll: time.Millisecond}
 	_, err = Dial(context.Background(), o)
 	var he *HostKeyError
 	if !errors.As(err, &he) || !he.Changed {
@@ -466,7 +467,7 @@ func TestDialRetriesUntilServerAnswers(t *testing.T) {
 	e := newEnv(t)
 	srv := newTestServer(t, []ssh.PublicKey{e.pub}, withRejectFirst(3))
 	o := e.opts(srv)
-	o.Ready = config.Interval{Timeout: testBound, Poll: time.Millisecond}
+	o.Ready = wait.Interval{Timeout: testBound, Poll: time.Millisecond}
 	c := e.dial(t, o)
 	if n := srv.acceptedConns(); n != 4 {
 		t.Errorf("connections = %d, want 3 refused + 1", n)
@@ -481,7 +482,7 @@ func TestDialGivesUpAfterReadyTimeout(t *testing.T) {
 	srv := newTestServer(t, []ssh.PublicKey{e.pub}, withRejectFirst(1<<30))
 	o := e.opts(srv)
 	o.Name = "guest vm-a"
-	o.Ready = config.Interval{Timeout: 500 * time.Millisecond, Poll: 10 * time.Millisecond}
+	o.Ready = wait.Interval{Timeout: 500 * time.Millisecond, Poll: 10 * time.Millisecond}
 	_, err := Dial(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), "not reachable within 500ms") || !strings.Contains(err.Error(), "guest vm-a") {
 		t.Fatalf("err = %v, want 'not reachable within 500ms' naming the target", err)
@@ -508,7 +509,7 @@ func TestDialGivesUpAfterReadyTimeout(t *testing.T) {
 	if _, err := Dial(ctx, o); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "gave up after 1 attempts: context canceled (last error: ") {
 		t.Errorf("cancelled Dial: %v", err)
 	}
-	o.Ready = config.Interval{}
+	o.Ready = wait.Interval{}
 	if _, err := Dial(ctx, o); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "gave up after 1 attempts: context canceled (last error: ") {
 		t.Errorf("cancelled Dial without Ready: %v", err)
 	}
@@ -752,7 +753,7 @@ func TestKeepAliveDetectsSilentPeer(t *testing.T) {
 	proxy := newPausableProxy(t, srv.Addr)
 	o := e.opts(srv)
 	o.Target.Port = proxy.port()
-	o.KeepAlive = config.Interval{Timeout: time.Second, Poll: 20 * time.Millisecond}
+	o.KeepAlive = wait.Interval{Timeout: time.Second, Poll: 20 * time.Millisecond}
 	c := e.dial(t, o)
 	p, pid, gone := startWithPID(t, c, context.Background(), e.dir)
 
@@ -860,7 +861,7 @@ func TestDialerDialEndpointWithJump(t *testing.T) {
 	d.ConnectTimeout = testBound
 	ep := config.SSHEndpoint{Address: "127.0.0.1", Port: target.Port, User: "root",
 		Jump: &config.SSHEndpoint{Address: "127.0.0.1", Port: jump.Port, User: "jumper"}}
-	c, err := d.DialEndpoint(context.Background(), "hypervisor compute1", ep, false, config.Interval{Timeout: testBound, Poll: time.Millisecond})
+	c, err := d.DialEndpoint(context.Background(), "hypervisor compute1", ep, false, wait.Interval{Timeout: testBound, Poll: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Wrapped is one command made stoppable by the wrapper of wrap.go, for a
-// transport other than SSH (e2e/remote/kube runs it with `sh -c` in a
-// container). The transport sends Line as the shell command, writes the
+// Wrapped is one command made stoppable by the wrapper of wrap.go, for any
+// transport (SSH sends Line as the session's command; e2e/remote/kube runs
+// it with `sh -c` in a container); Supervise watches it. The transport sends Line as the shell command, writes the
 // command's stderr to Stderr, and keeps the command's stdin open until the
 // command is to stop: when stdin ends, the wrapper's watchdog sends TERM to
 // the command's process group and KILL a grace period later. KillLine gives
@@ -19,9 +19,12 @@ type Wrapped struct {
 }
 
 // Wrap wraps cmd; grace is the time between the watchdog's TERM and KILL.
-func Wrap(cmd string, grace time.Duration) *Wrapped {
+func Wrap(cmd string, grace time.Duration) *Wrapped { return wrap(cmd, grace, false) }
+
+// wrap is Wrap, under sudo -n when sudo is set (SSH's hypervisors.sudo).
+func wrap(cmd string, grace time.Duration, sudo bool) *Wrapped {
 	marker := newMarker()
-	return &Wrapped{Line: wrapCommand(cmd, marker, grace, false), stderr: newPGIDWriter(marker)}
+	return &Wrapped{Line: wrapCommand(cmd, marker, grace, sudo), stderr: newPGIDWriter(marker)}
 }
 
 // Stderr is the writer for the command's standard error.

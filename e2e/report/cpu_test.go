@@ -26,8 +26,8 @@ func withCPU(f *results.Results, coresPerGbps float64, sharedBoot bool) *results
 				boot2, half = "boot-a", half*2
 			}
 			r.HostCPU = &results.HostCPURun{Hosts: []results.HostCPU{
-				{Hypervisor: "cmp-1", BootID: "boot-a", Busy: half, User: half / 2, System: half / 4, SoftIRQ: half / 4, OVS: &ovs, OVSPID: 10},
-				{Hypervisor: "cmp-2", BootID: boot2, Busy: half, User: half / 2, System: half / 4, SoftIRQ: half / 4, OVS: &ovs, OVSPID: 20},
+				{Hypervisor: "cmp-1", BootID: "boot-a", CPUUsage: results.CPUUsage{Busy: half, User: half / 2, System: half / 4, SoftIRQ: half / 4, OVS: &ovs, OVSPID: 10}},
+				{Hypervisor: "cmp-2", BootID: boot2, CPUUsage: results.CPUUsage{Busy: half, User: half / 2, System: half / 4, SoftIRQ: half / 4, OVS: &ovs, OVSPID: 20}},
 			}}
 			r.GuestCPU = &results.GuestCPU{ClientPercent: 97, ServerPercent: 41}
 		}

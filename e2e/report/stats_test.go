@@ -7,28 +7,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// Interval statistics on the public veth series (seed_test.go): the
-// 100-second average hides a 193 Mbit/s second.
-func TestIntervalStatsVethSeries(t *testing.T) {
-	iv := series(81, vethSeries, 1)
-	st := results.IntervalStatsOf(iv)
-	if st.Count != 19 || st.MinBps != 193e6 || st.MaxBps != 272e6 || st.MedianBps != 239e6 {
-		t.Errorf("got %+v", st)
-	}
-	if st.Worst.Start != 96 || st.Worst.End != 97 {
-		t.Errorf("worst interval %+v, want 96-97 s", st.Worst)
-	}
-	// A trailing partial interval (iperf3 prints e.g. 100.00-100.01) is not
-	// the "worst second".
-	iv = append(iv, results.Interval{Start: 100, End: 100.01, Bps: 1e6})
-	if st2 := results.IntervalStatsOf(iv); st2.MinBps != 193e6 || st2.Count != 19 {
-		t.Errorf("partial interval counted: %+v", st2)
-	}
-	if results.IntervalStatsOf(nil) != nil {
-		t.Error("nil series must give nil stats")
-	}
-}
-
 func TestJudge(t *testing.T) {
 	all := results.AllChecks
 	off := func(n string) results.CheckResult {

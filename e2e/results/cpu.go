@@ -29,34 +29,45 @@ type HostCPURun struct {
 	CoresPer10G *float64 `json:"cores_per_10gbps,omitempty"`
 }
 
-// HostCPU is one hypervisor's CPU between the two readings, in cores (a
-// share of the span times the CPUs online; 2.0 = two CPUs busy the whole
-// span): busy = Δ(total − idle − iowait) of /proc/stat's cpu line.
+// HostCPU is one hypervisor's CPU between the two readings (its usage's
+// fields stand in the JSON object beside the hypervisor's names).
 type HostCPU struct {
 	Hypervisor string `json:"hypervisor"`
 	BootID     string `json:"boot_id,omitempty"`
 	Hostname   string `json:"hostname,omitempty"`
-	CPUs       int    `json:"cpus,omitempty"`
+	CPUUsage
+	// Error is set when this hypervisor had no usable pair of readings.
+	Error string `json:"error,omitempty"`
+}
+
+// CPUUsage is what one host's CPUs did between two readings (hostcpu.Delta
+// computes it from /proc), in cores: a share of the span times the CPUs
+// online (2.0 = two CPUs busy the whole span).
+type CPUUsage struct {
+	CPUs int `json:"cpus,omitempty"`
 	// SpanSeconds is the span by the host's own counters (ticks per CPU
 	// / USER_HZ 100).
 	SpanSeconds float64 `json:"span_seconds,omitempty"`
-	Busy        float64 `json:"busy_cores"`
-	// User excludes the guests' vCPU time (Guest, counted inside user by
-	// the kernel); the parts add up to Busy.
+	// Busy = Δ(total − idle − iowait) of /proc/stat's cpu line.
+	Busy float64 `json:"busy_cores"`
+	// User is user+nice without the guests' vCPU time (Guest, counted
+	// inside user and nice by the kernel); User+Guest+System+IRQ+SoftIRQ+
+	// Steal = Busy.
 	User    float64 `json:"user_cores"`
 	Guest   float64 `json:"guest_cores"`
 	System  float64 `json:"system_cores"`
 	IRQ     float64 `json:"irq_cores"`
 	SoftIRQ float64 `json:"softirq_cores"`
 	Steal   float64 `json:"steal_cores"`
-	// OVS is ovs-vswitchd's own CPU (all its threads); nil with OVSMissing
-	// saying why (no such process, several and none named, restarted).
-	OVS        *float64           `json:"ovs_cores,omitempty"`
-	OVSPID     int                `json:"ovs_pid,omitempty"`
-	OVSMissing string             `json:"ovs_missing,omitempty"`
+	// OVS is ovs-vswitchd's own CPU (its process line, so threads that
+	// ended count too) and OVSPID its pid; OVS nil with OVSMissing saying
+	// why (no such process, several and none named, restarted).
+	OVS        *float64 `json:"ovs_cores,omitempty"`
+	OVSPID     int      `json:"ovs_pid,omitempty"`
+	OVSMissing string   `json:"ovs_missing,omitempty"`
+	// OVSThreads splits OVS by thread kind (hostcpu.ThreadKind) over the
+	// threads alive at the second reading.
 	OVSThreads map[string]float64 `json:"ovs_threads,omitempty"`
-	// Error is set when this hypervisor had no usable pair of readings.
-	Error string `json:"error,omitempty"`
 }
 
 // GuestCPU is iperf3's own end.cpu_utilization_percent of a repeat:

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -14,10 +15,10 @@ func cpuRun(rep int, delivered float64, hosts ...HostCPU) Run {
 
 func TestSummarizeCPUTwoHosts(t *testing.T) {
 	p := ProfileResult{ID: "tcp-p1", Runs: []Run{
-		cpuRun(1, 20e9, HostCPU{Hypervisor: "a", BootID: "A", Busy: 1.5, User: 0.5, System: 0.5, SoftIRQ: 0.5, OVS: fp(0.25)},
-			HostCPU{Hypervisor: "b", BootID: "B", Busy: 2.5, User: 1, System: 1, SoftIRQ: 0.5, OVS: fp(0.75)}),
-		cpuRun(2, 10e9, HostCPU{Hypervisor: "a", BootID: "A", Busy: 1, OVS: fp(0.5)},
-			HostCPU{Hypervisor: "b", BootID: "B", Busy: 1, OVS: fp(0.5)}),
+		cpuRun(1, 20e9, HostCPU{Hypervisor: "a", BootID: "A", CPUUsage: CPUUsage{Busy: 1.5, User: 0.5, System: 0.5, SoftIRQ: 0.5, OVS: fp(0.25)}},
+			HostCPU{Hypervisor: "b", BootID: "B", CPUUsage: CPUUsage{Busy: 2.5, User: 1, System: 1, SoftIRQ: 0.5, OVS: fp(0.75)}}),
+		cpuRun(2, 10e9, HostCPU{Hypervisor: "a", BootID: "A", CPUUsage: CPUUsage{Busy: 1, OVS: fp(0.5)}},
+			HostCPU{Hypervisor: "b", BootID: "B", CPUUsage: CPUUsage{Busy: 1, OVS: fp(0.5)}}),
 	}}
 	Summarize(&p, 0)
 	c := p.Summary.CPU
@@ -43,8 +44,8 @@ func TestSummarizeCPUTwoHosts(t *testing.T) {
 // once, and the summary says so.
 func TestSummarizeCPUSharedHost(t *testing.T) {
 	p := ProfileResult{Runs: []Run{cpuRun(1, 5e9,
-		HostCPU{Hypervisor: "compute1", BootID: "X", Busy: 1.2, OVS: fp(0.1), OVSPID: 10},
-		HostCPU{Hypervisor: "compute2", BootID: "X", Busy: 1.21, OVS: fp(0.2), OVSPID: 20})}}
+		HostCPU{Hypervisor: "compute1", BootID: "X", CPUUsage: CPUUsage{Busy: 1.2, OVS: fp(0.1), OVSPID: 10}},
+		HostCPU{Hypervisor: "compute2", BootID: "X", CPUUsage: CPUUsage{Busy: 1.21, OVS: fp(0.2), OVSPID: 20}})}}
 	Summarize(&p, 0)
 	r := p.Runs[0].HostCPU
 	if !r.SharedHost || *r.BusyCores != 1.2 || *r.CoresPer10G != 1.2/0.5 {
@@ -66,10 +67,10 @@ func TestSummarizeCPUSharedHost(t *testing.T) {
 }
 
 func TestSummarizeCPUMissing(t *testing.T) {
-	failed := cpuRun(2, 0, HostCPU{Hypervisor: "a", BootID: "A", Busy: 9})
+	failed := cpuRun(2, 0, HostCPU{Hypervisor: "a", BootID: "A", CPUUsage: CPUUsage{Busy: 9}})
 	failed.Error = "iperf3 failed"
 	p := ProfileResult{Runs: []Run{
-		cpuRun(1, 10e9, HostCPU{Hypervisor: "a", BootID: "A", Busy: 1, OVSMissing: "no ovs-vswitchd process where the reading ran"},
+		cpuRun(1, 10e9, HostCPU{Hypervisor: "a", BootID: "A", CPUUsage: CPUUsage{Busy: 1, OVSMissing: "no ovs-vswitchd process where the reading ran"}},
 			HostCPU{Hypervisor: "b", Error: "ssh: connection refused"}),
 		failed,
 	}}
@@ -94,7 +95,7 @@ func TestSummarizeCPUMissing(t *testing.T) {
 
 func TestCPUThresholds(t *testing.T) {
 	p := ProfileResult{ID: "tcp-p1", Path: PathBaseline, Runs: []Run{
-		cpuRun(1, 10e9, HostCPU{Hypervisor: "a", BootID: "A", Busy: 3, OVS: fp(1)}),
+		cpuRun(1, 10e9, HostCPU{Hypervisor: "a", BootID: "A", CPUUsage: CPUUsage{Busy: 3, OVS: fp(1)}}),
 	}}
 	Summarize(&p, 0)
 	f := &Results{Config: ConfigSummary{ExpectedPath: PathBaseline}, Profiles: []ProfileResult{p, {ID: "tcp-p15", Path: PathBaseline, Runs: []Run{{Repeat: 1, DeliveredBps: 1e9}}}}}
@@ -120,5 +121,23 @@ func TestCPUThresholds(t *testing.T) {
 	}
 	if err := ValidateRule(ThresholdRule{Profile: "x", Path: "asap2", Metric: MetricHostCoresPer10G, Op: "<=", Value: -1}); err == nil {
 		t.Error("negative cores accepted")
+	}
+}
+
+// TestHostCPUJSON: a hypervisor's usage stands in its JSON object as it did before CPUUsage
+// was its own type (results files written since issue 12 keep their layout, key for key).
+func TestHostCPUJSON(t *testing.T) {
+	h := HostCPU{Hypervisor: "compute1", BootID: "b", Hostname: "h", Error: "e", CPUUsage: CPUUsage{CPUs: 2, SpanSeconds: 3.51,
+		Busy: 0.5, User: 0.25, Guest: 0.125, System: 0.0625, IRQ: 0.03125, SoftIRQ: 0.015625, Steal: 0.0078125,
+		OVS: fp(0.25), OVSPID: 28992, OVSMissing: "m", OVSThreads: map[string]float64{"main": 0.25}}}
+	got, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"hypervisor":"compute1","boot_id":"b","hostname":"h","cpus":2,"span_seconds":3.51,"busy_cores":0.5,` +
+		`"user_cores":0.25,"guest_cores":0.125,"system_cores":0.0625,"irq_cores":0.03125,"softirq_cores":0.015625,` +
+		`"steal_cores":0.0078125,"ovs_cores":0.25,"ovs_pid":28992,"ovs_missing":"m","ovs_threads":{"main":0.25},"error":"e"}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
@@ -220,19 +218,19 @@ func (s *Server) exited() bool {
 }
 
 func (s *Server) waitListening(ctx context.Context) error {
-	iv := config.Interval{Timeout: s.in.ListenTimeout, Poll: s.in.ListenPoll}
+	iv := wait.Interval{Timeout: s.in.ListenTimeout, Poll: s.in.ListenPoll}
 	err := wait.Poll(ctx, iv, s.in.Server.Name()+": sockperf server listening", func(ctx context.Context) (bool, error) {
 		if s.exited() {
 			return false, wait.Stop(fmt.Errorf("%s: sockperf server exited before the test (exit %d): %s", s.in.Server.Name(), s.res.ExitCode, lastLine(s.res)))
 		}
-		res, err := s.in.Server.Run(ctx, "ss -lun 2>/dev/null || netstat -lun")
+		res, err := s.in.Server.Run(ctx, remote.ListenCommand("udp"))
 		switch {
 		case err != nil:
 			return false, err
 		case res.ExitCode != 0:
 			return false, res.Err()
 		}
-		if !listening(string(res.Stdout), s.in.Port) {
+		if !remote.ListeningPorts(res.Stdout)[s.in.Port] {
 			return false, fmt.Errorf("UDP port %d not bound yet", s.in.Port)
 		}
 		return true, nil
@@ -246,25 +244,6 @@ func (s *Server) waitListening(ctx context.Context) error {
 	default:
 		return fmt.Errorf("%s: waiting for the sockperf server: %w", s.in.Server.Name(), context.Cause(ctx))
 	}
-}
-
-// listening reads `ss -lun` / `netstat -lun` (local address in the 4th
-// column of both) and says whether port is bound.
-func listening(out string, port int) bool {
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			continue
-		}
-		i := strings.LastIndexByte(f[3], ':')
-		if i < 0 {
-			continue
-		}
-		if p, err := strconv.Atoi(f[3][i+1:]); err == nil && p == port {
-			return true
-		}
-	}
-	return false
 }
 
 // remoteVersion asks a guest for its sockperf; missing is an error that

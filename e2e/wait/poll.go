@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 )
 
 // Poll calls probe at once and then iv.Poll after each call returns, until
@@ -26,7 +24,7 @@ import (
 // as the probe or the sleep in progress sees that). Either way it carries
 // the number of probes and the last error, so a caller that has its own
 // wording for a failed wait can write it from them.
-func Poll(ctx context.Context, iv config.Interval, what string, probe func(ctx context.Context) (done bool, err error)) error {
+func Poll(ctx context.Context, iv Interval, what string, probe func(ctx context.Context) (done bool, err error)) error {
 	if iv.Timeout <= 0 || iv.Poll <= 0 {
 		return fmt.Errorf("%s: a poll needs a timeout and a poll interval > 0, got %s and %s", what, iv.Timeout, iv.Poll)
 	}
@@ -68,7 +66,7 @@ func Poll(ctx context.Context, iv config.Interval, what string, probe func(ctx c
 // PollError is a poll that ended without done and without a terminal error.
 type PollError struct {
 	What     string
-	Interval config.Interval
+	Interval Interval
 	Attempts int   // probes called
 	Last     error // the last error a probe returned; nil if none did
 	// TimedOut is true when Interval.Timeout ended the poll (Err is then

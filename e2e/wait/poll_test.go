@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
 )
 
 // Generous bounds: a poll that should end "at once" or "promptly" must end
@@ -17,7 +15,7 @@ const sanity = 10 * time.Second
 
 func TestPollDoneAtOnce(t *testing.T) {
 	calls := 0
-	err := Poll(context.Background(), config.Interval{Timeout: time.Hour, Poll: time.Hour}, "thing", func(ctx context.Context) (bool, error) {
+	err := Poll(context.Background(), Interval{Timeout: time.Hour, Poll: time.Hour}, "thing", func(ctx context.Context) (bool, error) {
 		calls++
 		return true, nil
 	})
@@ -28,7 +26,7 @@ func TestPollDoneAtOnce(t *testing.T) {
 
 func TestPollDoneAfterSomePolls(t *testing.T) {
 	calls := 0
-	err := Poll(context.Background(), config.Interval{Timeout: time.Hour, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
+	err := Poll(context.Background(), Interval{Timeout: time.Hour, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
 		calls++
 		switch {
 		case calls < 3:
@@ -46,7 +44,7 @@ func TestPollDoneAfterSomePolls(t *testing.T) {
 // A done with an error is not done.
 func TestPollDoneNeedsNilError(t *testing.T) {
 	calls := 0
-	err := Poll(context.Background(), config.Interval{Timeout: time.Hour, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
+	err := Poll(context.Background(), Interval{Timeout: time.Hour, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
 		calls++
 		if calls == 1 {
 			return true, errors.New("half an answer")
@@ -61,7 +59,7 @@ func TestPollDoneNeedsNilError(t *testing.T) {
 func TestPollStopEndsAtOnce(t *testing.T) {
 	inError := errors.New("server vm1 is in ERROR: fault 500: No valid host")
 	calls := 0
-	err := Poll(context.Background(), config.Interval{Timeout: time.Hour, Poll: time.Hour}, "wait for servers ACTIVE", func(ctx context.Context) (bool, error) {
+	err := Poll(context.Background(), Interval{Timeout: time.Hour, Poll: time.Hour}, "wait for servers ACTIVE", func(ctx context.Context) (bool, error) {
 		calls++
 		return false, Stop(inError)
 	})
@@ -70,7 +68,7 @@ func TestPollStopEndsAtOnce(t *testing.T) {
 	}
 
 	// Wrapped further by the probe: returned as the probe wrote it.
-	err = Poll(context.Background(), config.Interval{Timeout: time.Hour, Poll: time.Hour}, "dial", func(ctx context.Context) (bool, error) {
+	err = Poll(context.Background(), Interval{Timeout: time.Hour, Poll: time.Hour}, "dial", func(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("hop 2: %w", Stop(inError))
 	})
 	if !errors.Is(err, inError) || err.Error() != "hop 2: "+inError.Error() {
@@ -85,7 +83,7 @@ func TestPollStopEndsAtOnce(t *testing.T) {
 func TestPollTimeoutNamesWhatTimeoutAttemptsAndLastError(t *testing.T) {
 	building := errors.New("vm1 BUILD/spawning")
 	calls := 0
-	iv := config.Interval{Timeout: 30 * time.Millisecond, Poll: time.Millisecond}
+	iv := Interval{Timeout: 30 * time.Millisecond, Poll: time.Millisecond}
 	start := time.Now()
 	err := Poll(context.Background(), iv, "wait for servers ACTIVE", func(ctx context.Context) (bool, error) {
 		calls++
@@ -116,7 +114,7 @@ func TestPollTimeoutNamesWhatTimeoutAttemptsAndLastError(t *testing.T) {
 // A probe that answers "not yet" without an error: the timeout says so
 // without a last error.
 func TestPollTimeoutWithoutError(t *testing.T) {
-	err := Poll(context.Background(), config.Interval{Timeout: time.Millisecond, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
+	err := Poll(context.Background(), Interval{Timeout: time.Millisecond, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
 		return false, nil
 	})
 	if want := "thing: gave up after 1ms (1 attempt, every 1ms): context deadline exceeded"; err == nil || err.Error() != want {
@@ -129,7 +127,7 @@ func TestPollCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	err := Poll(ctx, config.Interval{Timeout: time.Hour, Poll: time.Millisecond}, "delete port p1", func(ctx context.Context) (bool, error) {
+	err := Poll(ctx, Interval{Timeout: time.Hour, Poll: time.Millisecond}, "delete port p1", func(ctx context.Context) (bool, error) {
 		calls++
 		if calls == 3 {
 			cancel()
@@ -146,7 +144,7 @@ func TestPollCallerCancel(t *testing.T) {
 
 	// Already cancelled: one probe (it sees the dead context), then out.
 	calls = 0
-	err = Poll(ctx, config.Interval{Timeout: time.Hour, Poll: time.Hour}, "thing", func(ctx context.Context) (bool, error) {
+	err = Poll(ctx, Interval{Timeout: time.Hour, Poll: time.Hour}, "thing", func(ctx context.Context) (bool, error) {
 		calls++
 		return false, ctx.Err()
 	})
@@ -163,7 +161,7 @@ func TestPollCallerCancelDuringSleep(t *testing.T) {
 	probed := make(chan struct{}, 1)
 	res := make(chan error, 1)
 	go func() {
-		res <- Poll(ctx, config.Interval{Timeout: 2 * time.Hour, Poll: time.Hour}, "thing", func(ctx context.Context) (bool, error) {
+		res <- Poll(ctx, Interval{Timeout: 2 * time.Hour, Poll: time.Hour}, "thing", func(ctx context.Context) (bool, error) {
 			probed <- struct{}{}
 			return false, nil
 		})
@@ -185,7 +183,7 @@ func TestPollCutsABlockingProbe(t *testing.T) {
 	calls := 0
 	res := make(chan error, 1)
 	go func() {
-		res <- Poll(context.Background(), config.Interval{Timeout: 20 * time.Millisecond, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
+		res <- Poll(context.Background(), Interval{Timeout: 20 * time.Millisecond, Poll: time.Millisecond}, "thing", func(ctx context.Context) (bool, error) {
 			calls++
 			if _, ok := ctx.Deadline(); !ok {
 				return false, Stop(errors.New("the probe's context has no deadline"))
@@ -209,7 +207,7 @@ func TestPollCutsABlockingProbe(t *testing.T) {
 }
 
 func TestPollRejectsAnEmptyInterval(t *testing.T) {
-	for _, iv := range []config.Interval{{}, {Timeout: time.Second}, {Poll: time.Second}} {
+	for _, iv := range []Interval{{}, {Timeout: time.Second}, {Poll: time.Second}} {
 		called := false
 		err := Poll(context.Background(), iv, "thing", func(ctx context.Context) (bool, error) {
 			called = true

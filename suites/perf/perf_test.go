@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/framework"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
@@ -33,7 +34,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 				checks, err := session.RunOffloadChecks(ctx)
 				framework.ExpectNoError(err, "running the offload evidence window")
 				By(fmt.Sprintf("judging the verdicts against the expected path %s", path))
-				framework.ExpectNoError(offload.ExpectPath(path, harness.Checks(checks)), "proving the data path")
+				framework.ExpectNoError(offload.ExpectPath(path, evidence.Checks(checks)), "proving the data path")
 			}
 		}
 		It("proves the traffic is offloaded to the NIC (NIC asap2)", Label("asap2"), expect(results.PathASAP2))
@@ -65,7 +66,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	Describe("Latency", func() {
 		for _, l := range results.LatencyCatalogue() {
 			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {
-				if !session.Config.LatencySelected(l.ID) {
+				if !harness.Selected(session.Config, l.ID) {
 					Skip(fmt.Sprintf("%s is not in latency.profiles of %s", l.ID, session.Config.File))
 				}
 				By(fmt.Sprintf("measuring %s (%s)", l.ID, l.Name))

@@ -27,7 +27,7 @@ func cpuFile(t *testing.T, seed, dir string, coresPerGbps float64) string {
 		for j := range p.Runs {
 			r := &p.Runs[j]
 			busy := coresPerGbps * r.DeliveredBps / 1e9
-			r.HostCPU = &results.HostCPURun{Hosts: []results.HostCPU{{Hypervisor: "cmp", BootID: "b", Busy: busy, User: busy}}}
+			r.HostCPU = &results.HostCPURun{Hosts: []results.HostCPU{{Hypervisor: "cmp", BootID: "b", CPUUsage: results.CPUUsage{Busy: busy, User: busy}}}}
 		}
 		results.Summarize(p, f.Config.CVLimitPercent)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -49,7 +50,7 @@ const defaultPrefix = config.DefaultNamePrefix
 
 // clientsFunc builds the fixtures clients for the clouds.yaml entries and
 // returns the Redactor that knows their secrets (tests replace it).
-type clientsFunc func(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error)
+type clientsFunc func(ctx context.Context, c config.Cloud, retry wait.Interval, logf func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +58,7 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, newClients))
 }
 
-func newClients(ctx context.Context, c config.Cloud, retry config.Interval, logf func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
+func newClients(ctx context.Context, c config.Cloud, retry wait.Interval, logf func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
 	cc, err := cloud.NewClients(ctx, c, cloud.WithRetry(retry), cloud.WithLogf(logf))
 	if err != nil {
 		return fixtures.Clients{}, nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
 )
@@ -38,7 +39,7 @@ func setup(t *testing.T) (*fakecloud.Cloud, clientsFunc) {
 	c.AddNetwork("mgmt", "198.19.200.0/24", false)
 	c.Add("networks", fakecloud.Obj{"name": "prod-net"})
 	c.Add("keypairs", fakecloud.Obj{"name": "alice", "public_key": "ssh-ed25519 AAA"})
-	fast := config.Interval{Timeout: 10 * time.Second, Poll: time.Millisecond}
+	fast := wait.Interval{Timeout: 10 * time.Second, Poll: time.Millisecond}
 	cfg := &config.Config{
 		Run:         config.Run{NamePrefix: "asap2e2e", ExpectedPath: results.PathASAP2},
 		Image:       config.Image{Name: "img"},
@@ -46,7 +47,7 @@ func setup(t *testing.T) (*fakecloud.Cloud, clientsFunc) {
 		Network:     config.Network{CIDR: "198.18.10.0/24"},
 		DataPort:    config.DataPort{BindingProfile: config.ProfileNova},
 		GuestAccess: config.GuestAccess{Mode: config.AccessManagementNetwork, ManagementNetwork: "mgmt"},
-		Intervals:   map[string]config.Interval{"server_active": fast, "port_active": fast, "delete": fast},
+		Intervals:   map[string]wait.Interval{"server_active": fast, "port_active": fast, "delete": fast},
 	}
 	clients := fixtures.Clients{Compute: c.Compute(), Network: c.Network(), Image: c.Image(), AdminCompute: c.AdminCompute(), AdminNetwork: c.AdminNetwork()}
 	_, err := fixtures.Provision(context.Background(), fixtures.ProvisionInput{
@@ -55,7 +56,7 @@ func setup(t *testing.T) (*fakecloud.Cloud, clientsFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(_ context.Context, cc config.Cloud, _ config.Interval, _ func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
+	mk := func(_ context.Context, cc config.Cloud, _ wait.Interval, _ func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
 		if cc.Tenant != "asap2lab" {
 			t.Errorf("tenant entry = %q, want asap2lab", cc.Tenant)
 		}

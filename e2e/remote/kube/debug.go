@@ -49,7 +49,7 @@ type DebugPodInput struct {
 	Image  string // hypervisors.kubernetes.debug_image
 	// Interval (intervals.debug_pod) bounds the wait for Running and the
 	// wait for the pod to be gone after its delete.
-	Interval config.Interval
+	Interval wait.Interval
 	// Cleaner gets the pod's delete the moment the API accepted the create.
 	Cleaner Cleaner
 	Logf    func(format string, args ...any)
@@ -239,7 +239,7 @@ func eventTime(e corev1.Event) time.Time {
 
 // DeletePod deletes the pod name and waits, within iv, until it is gone;
 // a pod already gone is done.
-func (c *Cluster) DeletePod(ctx context.Context, name string, iv config.Interval) error {
+func (c *Cluster) DeletePod(ctx context.Context, name string, iv wait.Interval) error {
 	ref := c.namespace + "/" + name
 	err := c.client.CoreV1().Pods(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
@@ -285,7 +285,7 @@ type SweepInput struct {
 	All       bool
 	// Delete deletes what is selected; false is a dry run.
 	Delete   bool
-	Interval config.Interval // each delete's wait (intervals.debug_pod)
+	Interval wait.Interval // each delete's wait (intervals.debug_pod)
 	Now      func() time.Time
 	Logf     func(format string, args ...any)
 }

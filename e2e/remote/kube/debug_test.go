@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // stack is a LIFO cleaner as the suites' DeferCleanup and fixtures.Stack.
@@ -39,7 +39,7 @@ func (s *stack) run(t *testing.T) {
 	}
 }
 
-var quick = config.Interval{Timeout: 400 * time.Millisecond, Poll: 20 * time.Millisecond}
+var quick = wait.Interval{Timeout: 400 * time.Millisecond, Poll: 20 * time.Millisecond}
 
 const (
 	runID   = "20261203t101500-ab12"
@@ -183,7 +183,7 @@ func TestDebugPodHopeless(t *testing.T) {
 			cl := clusterFor(cs, mosk, Options{})
 			var st stack
 			in := debugInput(&st)
-			in.Interval = config.Interval{Timeout: time.Hour, Poll: time.Hour}
+			in.Interval = wait.Interval{Timeout: time.Hour, Poll: time.Hour}
 			start := time.Now()
 			_, err := cl.CreateDebugPod(context.Background(), in)
 			if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,9 +79,9 @@ func newExecutor(c *Cluster, u *url.URL) (remotecommand.Executor, error) {
 	})
 }
 
-func (r *Runner) start(ctx context.Context, cmd string, background bool) (*process, error) {
+func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote.Process, error) {
 	startTime := time.Now()
-	fail := func(err error) (*process, error) {
+	fail := func(err error) (remote.Process, error) {
 		err = fmt.Errorf("%s: %q: %w", r.name, cmd, err)
 		r.c.log.Record(remote.Result{Target: r.name, Cmd: cmd, ExitCode: -1}, startTime, false, background, err)
 		return nil, err
@@ -97,17 +96,37 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (*proce
 	}
 	stdinR, stdinW := io.Pipe()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &process{
-		r: r, ctx: ctx, cmd: cmd, background: background, start: startTime,
-		w: w, stdin: stdinW, cancelStream: cancel,
-		stopReq: make(chan struct{}), done: make(chan struct{}), exited: make(chan error, 1),
-	}
+	var stdout remote.Output
+	exited := make(chan error, 1)
 	go func() {
-		p.exited <- ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &p.stdout, Stderr: w.Stderr()})
+		exited <- ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &stdout, Stderr: w.Stderr()})
 		stdinR.Close()
 	}()
-	go p.supervise()
-	return p, nil
+	return remote.Supervise(remote.Supervision{
+		Ctx: ctx, Target: r.name, Cmd: cmd, Start: startTime, Background: background, Log: r.c.log,
+		Wrapped: w, Stdout: &stdout, Exited: exited,
+		Transport: &execTransport{r: r, stdin: stdinW, cancelStream: cancel},
+		Grace:     r.c.grace, AfterKill: r.c.grace,
+		NoPGIDNote:  "the process group id was not reported within the grace period; relying on the watchdog in the container",
+		DroppedNote: "the exec stream did not end within %s after KILL; dropped it (the watchdog in the container ends the command when its stdin closes)",
+		NoExitErr:   errNoExit,
+	}), nil
+}
+
+// execTransport is one command's exec stream, for the supervisor.
+type execTransport struct {
+	r            *Runner
+	stdin        *io.PipeWriter
+	cancelStream context.CancelFunc
+}
+
+func (t *execTransport) Signal(pgid int, signal string) error { return t.r.signalGroup(pgid, signal) }
+func (t *execTransport) Unanswered(error) bool                { return false }
+func (t *execTransport) EndStdin()                            { t.stdin.Close() }
+func (t *execTransport) Close()                               { t.cancelStream() }
+func (t *execTransport) ExitOf(err error) (int, string)       { return exitOf(err), "" }
+func (t *execTransport) NoExit(streamErr error) error {
+	return fmt.Errorf("no exit status: %w", streamErr)
 }
 
 // signalGroup sends signal to a process group in the container through an
@@ -144,128 +163,6 @@ func exitOf(err error) int {
 		return ee.ExitStatus()
 	}
 	return -1
-}
-
-// process is one command started by Runner.
-type process struct {
-	r          *Runner
-	ctx        context.Context
-	cmd        string
-	background bool
-	start      time.Time
-
-	w            *remote.Wrapped
-	stdout       remote.Output
-	stdin        *io.PipeWriter
-	cancelStream context.CancelFunc
-
-	stopOnce sync.Once
-	stopReq  chan struct{}
-	exited   chan error // the stream's result
-
-	done chan struct{}
-	res  remote.Result
-	err  error
-}
-
-func (p *process) Wait() (remote.Result, error) {
-	<-p.done
-	return p.res, p.err
-}
-
-func (p *process) Stop() (remote.Result, error) {
-	p.stopOnce.Do(func() { close(p.stopReq) })
-	return p.Wait()
-}
-
-func (p *process) supervise() {
-	var streamErr error
-	var why error // non-nil when stopped because the context ended
-	var notes []string
-	select {
-	case streamErr = <-p.exited:
-	case <-p.ctx.Done():
-		why = context.Cause(p.ctx)
-		streamErr, notes = p.kill()
-	case <-p.stopReq:
-		streamErr, notes = p.kill()
-	}
-	p.stdin.Close()
-	p.cancelStream()
-
-	res := remote.Result{
-		Target: p.r.name, Cmd: p.cmd,
-		Stdout: p.stdout.Bytes(), Stderr: p.w.StderrBytes(),
-		Duration: time.Since(p.start), ExitCode: exitOf(streamErr),
-	}
-	var err error
-	switch {
-	case why != nil:
-		res.ExitCode = -1
-		err = fmt.Errorf("%s: %q stopped: %w", p.r.name, p.cmd, why)
-	case res.ExitCode == -1:
-		err = fmt.Errorf("%s: %q: no exit status: %w", p.r.name, p.cmd, streamErr)
-	}
-	if len(notes) > 0 {
-		se := &remote.StopError{Notes: notes}
-		if err != nil {
-			err = fmt.Errorf("%w (%w)", err, se)
-		} else {
-			err = fmt.Errorf("%s: %q: %w", p.r.name, p.cmd, se)
-		}
-	}
-	p.res, p.err = res, err
-	p.r.c.log.Record(res, p.start, false, p.background, err)
-	close(p.done)
-}
-
-// kill stops the command: TERM to its process group (an exec of its own) and
-// the end of its stdin (the watchdog's TERM); KILL when it has not ended a
-// grace period later; the stream is dropped when even that is not answered.
-func (p *process) kill() (error, []string) {
-	var notes []string
-	grace := p.r.c.grace
-	pgid, ok := p.w.PGID()
-	if !ok {
-		idWait := time.NewTimer(grace)
-		select {
-		case <-p.w.PGIDReady():
-			pgid, ok = p.w.PGID()
-		case err := <-p.exited:
-			idWait.Stop()
-			return err, nil
-		case <-idWait.C:
-			notes = append(notes, "the process group id was not reported within the grace period; relying on the watchdog in the container")
-		}
-		idWait.Stop()
-	}
-	if ok {
-		if err := p.r.signalGroup(pgid, "TERM"); err != nil {
-			notes = append(notes, err.Error())
-		}
-	}
-	p.stdin.Close()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case err := <-p.exited:
-		return err, notes
-	case <-t.C:
-	}
-	if ok {
-		if err := p.r.signalGroup(pgid, "KILL"); err != nil {
-			notes = append(notes, err.Error())
-		}
-	}
-	t.Reset(grace)
-	select {
-	case err := <-p.exited:
-		return err, notes
-	case <-t.C:
-	}
-	notes = append(notes, fmt.Sprintf("the exec stream did not end within %s after KILL; dropped it (the watchdog in the container ends the command when its stdin closes)", grace))
-	p.cancelStream()
-	return errNoExit, notes
 }
 
 var errNoExit = errors.New("no exit status: the exec stream was dropped")

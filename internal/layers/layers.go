@@ -1,0 +1,181 @@
+// Package layers is the one statement of the tree's import rules: the layers of docs/DESIGN.md
+// ("Import layers") as data. Its tests hold the code to them (`go list -json ./...`: an import this
+// data does not allow fails, and so does an allowance no code uses) and DESIGN.md to them (the
+// section between the markers is Render's text; `go test ./internal/layers -update` rewrites it).
+// Nothing imports this package.
+package layers
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Package is one package of the module and the project packages its non-test code imports.
+type Package struct {
+	Path    string   // relative to the module root: "e2e/config", "fixtures"
+	Imports []string // exactly the project packages its non-test files import, each on a lower layer
+	Note    string   // DESIGN.md's words after the imports: why, or what it must not import
+	// OnlyImportedBy, when set, names every package that may import it (their tests included).
+	OnlyImportedBy []string
+	// OnlyTests: no non-test file imports it (a fake or a test helper).
+	OnlyTests bool
+}
+
+// Layer is one step of the import order, bottom first.
+type Layer struct {
+	Packages []Package
+	Note     string // said of the whole layer
+}
+
+// Module restricts which packages import an outside module (by import path prefix; the longest
+// prefix that matches a path decides).
+type Module struct {
+	Prefix  string
+	By      []string // the packages whose non-test files may import it
+	TestsBy []string // the packages whose tests may import it (By's own tests included)
+	Note    string
+}
+
+// Layers of the module, bottom to top: a package imports only packages of the layers below it.
+var Layers = []Layer{
+	{Note: "no project imports", Packages: []Package{
+		{Path: "e2e/results"},
+		{Path: "e2e/envinfo"},
+		{Path: "e2e/conntrack"},
+		{Path: "e2e/ndr"},
+		{Path: "e2e/wait", Note: "the one poll, over an Interval, the type of config's named waits"},
+		{Path: "fixtures/fakecloud", OnlyTests: true},
+		{Path: "tools/internal/cli"},
+		{Path: "tools/internal/cli/clitest", OnlyTests: true},
+		{Path: "internal/layers", Note: "these rules"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/config", Imports: []string{"e2e/results", "e2e/wait"}},
+		{Path: "e2e/hostcpu", Imports: []string{"e2e/results"}, Note: "its Delta is the results file's CPU usage"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/cloud", Imports: []string{"e2e/config", "e2e/wait"}},
+		{Path: "e2e/remote", Imports: []string{"e2e/config", "e2e/wait"}},
+		{Path: "e2e/faultproxy", Imports: []string{"e2e/wait"}},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/wait"},
+			OnlyImportedBy: []string{"e2e/harness", "tools/sweeper"}},
+		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/results", "e2e/wait"}},
+		{Path: "e2e/iperf3", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
+		{Path: "e2e/sockperf", Imports: []string{"e2e/remote", "e2e/wait"}},
+		{Path: "e2e/offload", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/evidence", Imports: []string{"e2e/config", "e2e/iperf3", "e2e/offload", "e2e/remote", "e2e/results", "e2e/wait"},
+			Note: "the evidence window; not the harness, fixtures or cloud — its tests also read fixtures and fakeremote"},
+		{Path: "e2e/internal/fakeremote", Imports: []string{"e2e/remote", "fixtures"}, OnlyTests: true},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/envinfo", "e2e/evidence", "e2e/hostcpu",
+			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/remote", "e2e/remote/kube", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
+			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/report", Imports: []string{"e2e/results"},
+			Note:           "the renderers, here so that nothing below may import them",
+			OnlyImportedBy: []string{"e2e/framework", "tools/report"}},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/report", "fixtures"},
+			Note: "it renders the reports as the run's last final step"},
+		{Path: "tools/report", Imports: []string{"e2e/report", "e2e/results", "tools/internal/cli"}},
+		{Path: "tools/checkrun", Imports: []string{"e2e/results", "tools/internal/cli"}},
+		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
+		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
+		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},
+		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/wait", "fixtures", "tools/internal/cli"},
+			Note: "the node debug pods through remote/kube; no harness"},
+		{Path: "lab/faultlab", Imports: []string{"e2e/faultproxy", "e2e/remote"},
+			Note:           "the commands.jsonl schema from remote; lab only",
+			OnlyImportedBy: []string{"suites/faults"}},
+	}},
+	{Note: "test files only: framework, harness, fixtures, ...", Packages: []Package{
+		{Path: "suites/smoke"},
+		{Path: "suites/perf"},
+		{Path: "suites/faults"},
+	}},
+}
+
+// Modules: who may import the heavy or framework-bound outside modules.
+var Modules = []Module{
+	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube"}, TestsBy: []string{"e2e/harness", "tools/sweeper"},
+		Note: "client-go and its API types: the Kubernetes transport alone; the others' tests use client-go's fake clientset"},
+	{Prefix: "k8s.io/cri-streaming/", TestsBy: []string{"e2e/remote/kube"},
+		Note: "the CRI streaming server that speaks the real exec protocol in process, in remote/kube's tests only"},
+	{Prefix: "k8s.io/cri-api/", TestsBy: []string{"e2e/remote/kube"}, Note: "with cri-streaming"},
+	{Prefix: "github.com/onsi/", By: []string{"e2e/framework"}, TestsBy: []string{"suites/perf", "suites/smoke"},
+		Note: "Ginkgo and Gomega: the glue and the suites; fixtures and parsers never"},
+	{Prefix: "github.com/gophercloud/", By: []string{"e2e/cloud", "fixtures", "fixtures/fakecloud"},
+		TestsBy: []string{"e2e/cloud", "fixtures"},
+		Note:    "the OpenStack calls: clients, the topology (the one owner of every resource call), its fake"},
+}
+
+// Short is a path as DESIGN.md writes it among imports: without the "e2e/".
+func Short(path string) string { return strings.TrimPrefix(path, "e2e/") }
+
+// Render is DESIGN.md's layer list: one numbered line per layer, then the modules.
+func Render() string {
+	var b strings.Builder
+	for i, l := range Layers {
+		parts := make([]string, len(l.Packages))
+		for j, p := range l.Packages {
+			var in []string
+			for _, imp := range p.Imports {
+				in = append(in, Short(imp))
+			}
+			words := strings.Join(in, ", ")
+			extra := []string{}
+			if p.Note != "" {
+				extra = append(extra, p.Note)
+			}
+			if len(p.OnlyImportedBy) > 0 {
+				extra = append(extra, "imported only by "+quoteAll(p.OnlyImportedBy))
+			}
+			if p.OnlyTests {
+				extra = append(extra, "imported only by tests")
+			}
+			if len(extra) > 0 {
+				if words != "" {
+					words += ": "
+				}
+				words += strings.Join(extra, "; ")
+			}
+			parts[j] = "`" + p.Path + "`"
+			if words != "" {
+				parts[j] += " (" + words + ")"
+			}
+		}
+		line := fmt.Sprintf("%d. %s", i+1, strings.Join(parts, ", "))
+		if l.Note != "" {
+			line += " — " + l.Note
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\nOutside modules (the longest prefix decides):\n")
+	for _, m := range Modules {
+		by := "imported by no package's code"
+		if len(m.By) > 0 {
+			by = "imported by " + quoteAll(m.By)
+		}
+		tests := ""
+		if len(m.TestsBy) > 0 {
+			tests = "; in tests also by " + quoteAll(m.TestsBy)
+		}
+		fmt.Fprintf(&b, "- `%s`: %s%s — %s\n", m.Prefix, by, tests, m.Note)
+	}
+	return b.String()
+}
+
+func quoteAll(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = "`" + p + "`"
+	}
+	return strings.Join(q, ", ")
+}
