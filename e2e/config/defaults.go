@@ -15,7 +15,7 @@ const (
 	DefaultFlavorVCPUs      = 16          // the seed's 16 vCPU / 32 GB flavor
 	DefaultFlavorRAMMB      = 32768
 	DefaultFlavorDiskGB     = 20
-	DefaultNetworkType      = "vxlan"
+	DefaultNetworkType      = results.NetworkVXLAN
 	DefaultVNICType         = "direct"
 	DefaultBindingProfile   = ProfileNova
 	DefaultPlacementPolicy  = "anti-affinity"

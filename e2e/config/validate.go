@@ -29,7 +29,7 @@ var (
 	BindingProfiles   = []string{string(ProfileSet), string(ProfileNova)}
 	GuestAccessModes  = []string{string(AccessManagementNetwork), string(AccessFloatingIP), string(AccessJump)}
 	VNICTypes         = []string{"direct", "normal"}
-	NetworkTypes      = []string{"vxlan", "geneve", "gre", "vlan", "flat"}
+	NetworkTypes      = []string{results.NetworkVXLAN, results.NetworkGeneve, results.NetworkGRE, results.NetworkVLAN, results.NetworkFlat}
 	PlacementPolicies = []string{"anti-affinity", "soft-anti-affinity"}
 	// ThresholdMetrics are exactly the metrics e2e/report evaluates.
 	ThresholdMetrics = results.ThresholdMetrics()
@@ -224,11 +224,22 @@ func (v *validator) network() {
 			v.bad("network.cidr", "is too small: needs room for the gateway, DHCP and two servers", n.CIDR)
 		}
 	}
-	if n.MTU != 0 && (n.MTU < 68 || n.MTU > 9216) {
-		v.bad("network.mtu", "must be 0 (Neutron chooses) or between 68 and 9216", n.MTU)
+	if n.MTU != 0 && (n.MTU < 68 || n.MTU > maxUnderlayMTU) {
+		v.bad("network.mtu", fmt.Sprintf("must be 0 (Neutron chooses) or between 68 and %d", maxUnderlayMTU), n.MTU)
 	}
-	v.oneOf("network.type", n.Type, NetworkTypes)
+	if v.oneOf("network.type", n.Type, NetworkTypes) {
+		// Neutron takes the tunnel's headers off the underlay's MTU
+		// (results.EncapOverhead): an MTU that leaves no room for them
+		// under the largest underlay accepted here cannot be created.
+		if oh := results.EncapOverhead(n.Type); oh > 0 && n.MTU > 0 && n.MTU+oh > maxUnderlayMTU {
+			v.bad("network.mtu", fmt.Sprintf("leaves no room for %s's %d bytes of encapsulation over IPv4 under a %d-byte underlay: at most %d", n.Type, oh, maxUnderlayMTU, maxUnderlayMTU-oh), n.MTU)
+		}
+	}
 }
+
+// maxUnderlayMTU is the largest network.mtu accepted, and the largest
+// underlay a tunnel network's MTU plus its encapsulation may need.
+const maxUnderlayMTU = 9216
 
 func (v *validator) dataPort() {
 	d := v.c.DataPort

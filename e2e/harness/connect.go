@@ -242,6 +242,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) error {
 	err := s.Results.Update(func(r *results.Results) {
 		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
 		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
+		env.NetworkType, env.SegmentationID = r.Environment.NetworkType, r.Environment.SegmentationID
 		r.Environment = env
 		for _, p := range problems {
 			r.Errors = append(r.Errors, "environment: "+p)

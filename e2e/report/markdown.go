@@ -393,12 +393,8 @@ func EnvironmentRows(s *Set) [][]string {
 			return "max microversion " + f.Environment.ComputeMaxMicroversion
 		}},
 		{"iperf3", func(f *results.Results) string { return iperfVersions(f) }},
-		{"MTU", func(f *results.Results) string {
-			if f.Environment.MTU == 0 {
-				return ""
-			}
-			return fmt.Sprintf("%d", f.Environment.MTU)
-		}},
+		{"MTU", func(f *results.Results) string { return mtuCell(f.Environment) }},
+		{"Data network", func(f *results.Results) string { return networkCell(f.Environment) }},
 		{"Guest kernel", func(f *results.Results) string { return f.Environment.GuestKernel }},
 		{"Host keys", func(f *results.Results) string {
 			if f.Environment.InsecureHostKeys {
@@ -416,6 +412,30 @@ func EnvironmentRows(s *Set) [][]string {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// mtuCell is the data network's MTU and, for a tunnel type, the underlay
+// MTU it needs: "8942 (underlay ≥ 9000: geneve over IPv4 takes 58)".
+func mtuCell(e results.Environment) string {
+	if e.MTU == 0 {
+		return ""
+	}
+	if oh := results.EncapOverhead(e.NetworkType); oh > 0 {
+		return fmt.Sprintf("%d (underlay ≥ %d: %s over IPv4 takes %d)", e.MTU, e.MTU+oh, e.NetworkType, oh)
+	}
+	return fmt.Sprintf("%d", e.MTU)
+}
+
+// networkCell is the data network's type and segmentation id: "geneve,
+// segmentation id 1234"; empty when not recorded (no admin credentials).
+func networkCell(e results.Environment) string {
+	switch {
+	case e.NetworkType == "":
+		return ""
+	case e.SegmentationID == "":
+		return e.NetworkType
+	}
+	return e.NetworkType + ", segmentation id " + e.SegmentationID
 }
 
 // hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".

@@ -104,8 +104,16 @@ type Environment struct {
 	Hypervisors []Hypervisor `json:"hypervisors"`
 	Guests      []Guest      `json:"guests"`
 	// MTU is the data network's MTU as Neutron reports it.
-	MTU         int    `json:"mtu"`
-	GuestKernel string `json:"guest_kernel,omitempty"`
+	MTU int `json:"mtu"`
+	// NetworkType and SegmentationID are the data network's
+	// provider:network_type (vxlan, geneve, ...) and
+	// provider:segmentation_id as Neutron's admin view shows them; empty
+	// without admin credentials and in files written before they were
+	// recorded. With ML2/OVN the Geneve VNI on the wire is OVN's datapath
+	// tunnel key, not this segmentation id.
+	NetworkType    string `json:"network_type,omitempty"`
+	SegmentationID string `json:"segmentation_id,omitempty"`
+	GuestKernel    string `json:"guest_kernel,omitempty"`
 	// InsecureHostKeys is true when SSH host keys were not verified (explicit opt-in).
 	InsecureHostKeys bool `json:"insecure_host_keys"`
 	// ComputeMaxMicroversion is the highest compute API microversion Nova
