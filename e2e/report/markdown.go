@@ -377,8 +377,12 @@ func EnvironmentRows(s *Set) [][]string {
 		{"NIC firmware", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.NICFirmware })
 		}},
+		{"Network backend", func(f *results.Results) string { return backendCell(f.Environment) }},
 		{"OVS", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.OVSVersion })
+		}},
+		{"OVN controller", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string { return h.OVNControllerVersion })
 		}},
 		{"tc", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.TCVersion })
@@ -436,6 +440,19 @@ func networkCell(e results.Environment) string {
 		return e.NetworkType
 	}
 	return e.NetworkType + ", segmentation id " + e.SegmentationID
+}
+
+// backendCell is the ML2 backend and Neutron's agents by type:
+// "ml2/ovn (OVN Controller agent: 2; OVN Metadata agent: 2)".
+func backendCell(e results.Environment) string {
+	if e.NetworkBackend == "" && len(e.NetworkAgents) == 0 {
+		return ""
+	}
+	b := firstNonEmpty(e.NetworkBackend, "not known")
+	if len(e.NetworkAgents) == 0 {
+		return b
+	}
+	return b + " (" + strings.Join(e.NetworkAgents, "; ") + ")"
 }
 
 // hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".

@@ -37,16 +37,17 @@ func TestEncapOverheadIsNeutronsArithmetic(t *testing.T) {
 func TestEnvironmentNetworkKeys(t *testing.T) {
 	doc := `{"schema_version": 1, "run_id": "ovn", "started_at": "2026-12-03T10:00:00Z",
 		"config": {"cloud": "c", "build_label": "", "expected_path": "asap2", "profiles": [], "duration_seconds": 30, "repeats": 1, "checks": []},
-		"environment": {"cloud": "", "build_label": "", "hypervisors": [], "guests": [], "mtu": 8942, "network_type": "geneve", "segmentation_id": "1234", "guest_kernel": "", "insecure_host_keys": false},
+		"environment": {"cloud": "", "build_label": "", "hypervisors": [{"name": "cmp-1", "nic_driver": "", "nic_firmware": "", "ovs_version": "3.1.0", "ovn_controller_version": "23.03.1 (OVS library 3.1.0, SB schema 20.27.0)", "kernel": ""}], "guests": [], "mtu": 8942, "network_type": "geneve", "segmentation_id": "1234", "network_backend": "ml2/ovn", "network_agents": ["OVN Controller agent: 2"], "guest_kernel": "", "insecure_host_keys": false},
 		"profiles": [], "offload": [], "timings": [], "thresholds": [], "errors": []}`
 	r, err := Decode([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Environment.NetworkType != NetworkGeneve || r.Environment.SegmentationID != "1234" {
+	if r.Environment.NetworkType != NetworkGeneve || r.Environment.SegmentationID != "1234" || r.Environment.NetworkBackend != "ml2/ovn" ||
+		len(r.Environment.NetworkAgents) != 1 || r.Environment.Hypervisors[0].OVNControllerVersion == "" {
 		t.Errorf("got %+v", r.Environment)
 	}
-	old, err := Decode([]byte(strings.NewReplacer(`"network_type": "geneve", "segmentation_id": "1234", `, "").Replace(doc)))
+	old, err := Decode([]byte(strings.NewReplacer(`"network_type": "geneve", "segmentation_id": "1234", `, "", `"network_backend": "ml2/ovn", "network_agents": ["OVN Controller agent: 2"], `, "", `"ovn_controller_version": "23.03.1 (OVS library 3.1.0, SB schema 20.27.0)", `, "").Replace(doc)))
 	if err != nil || old.Environment.NetworkType != "" {
 		t.Errorf("a file without them: %v %+v", err, old)
 	}
