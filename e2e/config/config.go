@@ -285,11 +285,15 @@ type Offload struct {
 	// Settle is how long the sustained flow runs before the checks start
 	// (OVS installs its flows, TC rules reach the NIC); default 3s.
 	Settle time.Duration `yaml:"settle"`
-	// VXLANDevice is the hypervisor's VXLAN device whose ingress TC rules
-	// carry the decap flows. Default "auto" (VXLANAuto): found on each
-	// hypervisor from OVS's vxlan interfaces (options:dst_port, 4789 when
-	// unset) as vxlan_sys_<port>, and checked to exist; a device name is
-	// used as it is; "" skips the decap side.
+	// TunnelDevice is the hypervisor's tunnel device whose ingress TC rules
+	// carry the decap flows. Default "auto" (TunnelAuto): found on each
+	// hypervisor from OVS's vxlan and geneve interfaces (options:dst_port,
+	// 4789 / 6081 when unset) as vxlan_sys_<port> / genev_sys_<port>, and
+	// checked to exist; a device name is used as it is; "" skips the decap
+	// side. Read it with Offload.DecapDevice.
+	TunnelDevice string `yaml:"tunnel_device"`
+	// VXLANDevice is offload.vxlan_device, tunnel_device's name from
+	// before Geneve: still read (DecapDevice), refused beside tunnel_device.
 	VXLANDevice string `yaml:"vxlan_device"`
 	// RepresentorMaxPackets: the counters check says "offloaded" only when
 	// the representor moved fewer packets than this in its window; default 1000.

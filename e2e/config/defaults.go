@@ -15,7 +15,7 @@ const (
 	DefaultFlavorVCPUs      = 16          // the seed's 16 vCPU / 32 GB flavor
 	DefaultFlavorRAMMB      = 32768
 	DefaultFlavorDiskGB     = 20
-	DefaultNetworkType      = "vxlan"
+	DefaultNetworkType      = results.NetworkVXLAN
 	DefaultVNICType         = "direct"
 	DefaultBindingProfile   = ProfileNova
 	DefaultPlacementPolicy  = "anti-affinity"
@@ -40,9 +40,11 @@ const (
 	DefaultCaptureFirstPackets = 10
 	DefaultCaptureMaxPackets   = 10000
 	DefaultSettle              = 3 * time.Second
-	// VXLANAuto as offload.vxlan_device: find the device on each hypervisor.
-	VXLANAuto          = "auto"
-	DefaultVXLANDevice = VXLANAuto
+	// TunnelAuto as offload.tunnel_device: find the device on each hypervisor.
+	TunnelAuto          = "auto"
+	DefaultTunnelDevice = TunnelAuto
+	// VXLANAuto is TunnelAuto under the old key's name.
+	VXLANAuto = TunnelAuto
 	// The counters witness: the representor may move fewer than this many
 	// packets during the window for "offloaded" (an upstream traffic-flow
 	// test suite fails offload at >= 1000 packets through the representor),
@@ -184,8 +186,8 @@ func (c *Config) applyDefaults() {
 	if !c.has("offload.settle") {
 		c.Offload.Settle = DefaultSettle
 	}
-	if !c.has("offload.vxlan_device") {
-		c.Offload.VXLANDevice = DefaultVXLANDevice
+	if !c.has("offload.tunnel_device") && !c.has("offload.vxlan_device") {
+		c.Offload.TunnelDevice = DefaultTunnelDevice
 	}
 	if !c.has("offload.representor_max_packets") {
 		c.Offload.RepresentorMaxPackets = DefaultRepresentorMaxPackets

@@ -132,7 +132,7 @@ func TestDefaults(t *testing.T) {
 		{"offload.capture_first_packets", cfg.Offload.CaptureFirstPackets, 10},
 		{"offload.capture_max_packets", cfg.Offload.CaptureMaxPackets, 10000},
 		{"offload.settle", cfg.Offload.Settle, 3 * time.Second},
-		{"offload.vxlan_device", cfg.Offload.VXLANDevice, VXLANAuto},
+		{"offload.tunnel_device", cfg.Offload.DecapDevice(), TunnelAuto},
 		{"hypervisors.ovs_command_prefix", cfg.Hypervisors.OVSCommandPrefix, ""},
 		{"flavor.vcpus (reused flavor)", cfg.Flavor.VCPUs, 0},
 	}

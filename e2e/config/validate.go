@@ -29,7 +29,7 @@ var (
 	BindingProfiles   = []string{string(ProfileSet), string(ProfileNova)}
 	GuestAccessModes  = []string{string(AccessManagementNetwork), string(AccessFloatingIP), string(AccessJump)}
 	VNICTypes         = []string{"direct", "normal"}
-	NetworkTypes      = []string{"vxlan", "geneve", "gre", "vlan", "flat"}
+	NetworkTypes      = []string{results.NetworkVXLAN, results.NetworkGeneve, results.NetworkGRE, results.NetworkVLAN, results.NetworkFlat}
 	PlacementPolicies = []string{"anti-affinity", "soft-anti-affinity"}
 	// ThresholdMetrics are exactly the metrics e2e/report evaluates.
 	ThresholdMetrics = results.ThresholdMetrics()
@@ -224,11 +224,22 @@ func (v *validator) network() {
 			v.bad("network.cidr", "is too small: needs room for the gateway, DHCP and two servers", n.CIDR)
 		}
 	}
-	if n.MTU != 0 && (n.MTU < 68 || n.MTU > 9216) {
-		v.bad("network.mtu", "must be 0 (Neutron chooses) or between 68 and 9216", n.MTU)
+	if n.MTU != 0 && (n.MTU < 68 || n.MTU > maxUnderlayMTU) {
+		v.bad("network.mtu", fmt.Sprintf("must be 0 (Neutron chooses) or between 68 and %d", maxUnderlayMTU), n.MTU)
 	}
-	v.oneOf("network.type", n.Type, NetworkTypes)
+	if v.oneOf("network.type", n.Type, NetworkTypes) {
+		// Neutron takes the tunnel's headers off the underlay's MTU
+		// (results.EncapOverhead): an MTU that leaves no room for them
+		// under the largest underlay accepted here cannot be created.
+		if oh := results.EncapOverhead(n.Type); oh > 0 && n.MTU > 0 && n.MTU+oh > maxUnderlayMTU {
+			v.bad("network.mtu", fmt.Sprintf("leaves no room for %s's %d bytes of encapsulation over IPv4 under a %d-byte underlay: at most %d", n.Type, oh, maxUnderlayMTU, maxUnderlayMTU-oh), n.MTU)
+		}
+	}
 }
+
+// maxUnderlayMTU is the largest network.mtu accepted, and the largest
+// underlay a tunnel network's MTU plus its encapsulation may need.
+const maxUnderlayMTU = 9216
 
 func (v *validator) dataPort() {
 	d := v.c.DataPort
@@ -650,9 +661,44 @@ func (v *validator) offload() {
 	case o.Settle > 0 && o.CaptureWindow > 0 && o.FlowDuration > 0 && need >= o.FlowDuration:
 		v.bad("offload.flow_duration", "must exceed offload.settle + 2 × offload.capture_window ("+need.String()+")", o.FlowDuration)
 	}
-	if o.VXLANDevice != "" && !ifNameRE.MatchString(o.VXLANDevice) {
-		v.bad("offload.vxlan_device", "must be auto (found on each hypervisor), a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it", o.VXLANDevice)
+	v.tunnelDevice()
+}
+
+// tunnelDevice checks offload.tunnel_device, or offload.vxlan_device (its
+// old name) when the file uses that: a device name, auto or "", and one
+// that is not the other tunnel type's kernel device under network.type.
+func (v *validator) tunnelDevice() {
+	o := v.c.Offload
+	key, dev := "offload.tunnel_device", o.TunnelDevice
+	switch {
+	case v.c.has("offload.tunnel_device") && v.c.has("offload.vxlan_device"):
+		v.bad("offload.vxlan_device", "is the old name of offload.tunnel_device, which is also set: keep offload.tunnel_device alone", o.VXLANDevice)
+		return
+	case v.c.has("offload.vxlan_device"):
+		key, dev = "offload.vxlan_device", o.VXLANDevice
 	}
+	if dev != "" && !ifNameRE.MatchString(dev) {
+		v.bad(key, "must be auto (found on each hypervisor), a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it", dev)
+		return
+	}
+	// OVS names its kernel tunnel devices vxlan_sys_<port> and
+	// genev_sys_<port>: naming one of them for a network of the other type
+	// examines a device that carries none of the run's packets.
+	for _, m := range []struct{ prefix, typ string }{{"vxlan_sys_", results.NetworkVXLAN}, {"genev_sys_", results.NetworkGeneve}} {
+		if strings.HasPrefix(dev, m.prefix) && (v.c.Network.Type == results.NetworkVXLAN || v.c.Network.Type == results.NetworkGeneve) && v.c.Network.Type != m.typ {
+			v.bad(key, fmt.Sprintf("is OVS's %s device but network.type is %s (its decap rules are on %s_sys_<port>; auto finds it)", m.typ, v.c.Network.Type, map[string]string{results.NetworkVXLAN: "vxlan", results.NetworkGeneve: "genev"}[v.c.Network.Type]), dev)
+		}
+	}
+}
+
+// DecapDevice is the tunnel device setting in force: offload.tunnel_device,
+// else offload.vxlan_device (its old name); TunnelAuto, a device name, or
+// "" to skip the decap side.
+func (o Offload) DecapDevice() string {
+	if o.TunnelDevice != "" {
+		return o.TunnelDevice
+	}
+	return o.VXLANDevice
 }
 
 // ifNameRE is what Linux accepts as an interface name (IFNAMSIZ-1).

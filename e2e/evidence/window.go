@@ -421,16 +421,16 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 	switch t.name {
 	case results.CheckTC:
 		in := offload.TCInput{Devices: []string{t.rep}, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow}
-		switch oc.VXLANDevice {
+		switch dev := oc.DecapDevice(); dev {
 		case "":
-		case config.VXLANAuto:
-			f, err := offload.DiscoverVXLAN(ctx, t.hv)
+		case config.TunnelAuto:
+			f, err := offload.DiscoverTunnels(ctx, t.hv)
 			if err != nil {
 				return offload.Check{Name: results.CheckTC}, err
 			}
 			in.Decap = &f
 		default:
-			in.Devices = append(in.Devices, oc.VXLANDevice)
+			in.Devices = append(in.Devices, dev)
 		}
 		return offload.CheckTC(ctx, t.hv, in)
 	case results.CheckRepresentor:

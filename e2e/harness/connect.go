@@ -14,6 +14,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 // Connect opens SSH to both guests (retrying while they boot, interval
@@ -193,6 +194,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 		g.Kernel = run(s.Guests[i], "uname -r")
 		env.Guests = append(env.Guests, g)
 	}
+	s.networkBackend(ctx, &env, &problems)
 	for _, srv := range s.Topology.Servers {
 		hvr, ok := s.Hypervisors[srv.Hypervisor]
 		if !ok {
@@ -215,6 +217,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 			}
 			h.OVSVersion = v
 		}
+		h.OVNControllerVersion = s.ovnControllerVersion(ctx, hvr, srv.Hypervisor, env.NetworkBackend, &problems)
 		if out := run(hvr, "tc -V"); out != "" {
 			v, err := envinfo.ParseTCVersion([]byte(out))
 			if err != nil {
@@ -253,6 +256,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 	err = s.Results.Update(func(r *results.Results) {
 		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
 		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
+		env.NetworkType, env.SegmentationID = r.Environment.NetworkType, r.Environment.SegmentationID
 		r.Environment = env
 		for _, p := range problems {
 			r.Errors = append(r.Errors, "environment: "+p)
@@ -262,6 +266,56 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 		s.Logf("environment: %s", p)
 	}
 	return err
+}
+
+// OVNVersionCommand asks a hypervisor's ovn-controller its version: the
+// binary where it is installed, else the running daemon over its control
+// socket (where the binary is in another container than the commands run
+// in but the socket is shared).
+const OVNVersionCommand = "ovn-controller --version 2>/dev/null || ovn-appctl -t ovn-controller version"
+
+// networkBackend records the ML2 backend from Neutron's agent list (admin
+// only): ml2/ovn, ml2/ovs, and the agents by type. Without admin
+// credentials it is not known, and the log says so; a failed list is a
+// problem of the environment, never a failed run.
+func (s *Session) networkBackend(ctx context.Context, env *results.Environment, problems *[]string) {
+	if s.Clients == nil || s.Clients.Admin == nil {
+		s.Logf("environment: no admin credentials: Neutron's agent list (the network backend, ML2/OVS or ML2/OVN) is admin-only, not recorded")
+		return
+	}
+	list, err := fixtures.ListNetworkAgents(ctx, s.Clients.Admin.Network)
+	if err != nil {
+		*problems = append(*problems, err.Error())
+		return
+	}
+	env.NetworkBackend, env.NetworkAgents = fixtures.NetworkBackend(list)
+	if env.NetworkBackend == "" {
+		s.Logf("environment: Neutron lists no Open vSwitch or OVN controller agent (%d agents: %s): network backend not known", len(list), strings.Join(env.NetworkAgents, "; "))
+	}
+}
+
+// ovnControllerVersion is hv's ovn-controller version
+// (envinfo.ParseOVNVersion), "" when there is none to ask. Its absence is
+// said in the log on an ML2/OVN cloud (the commands may run where OVN's
+// binaries and socket are not); output that names no version is a problem.
+func (s *Session) ovnControllerVersion(ctx context.Context, hv remote.Runner, name, backend string, problems *[]string) string {
+	res, err := hv.Run(ctx, OVNVersionCommand)
+	if err != nil {
+		*problems = append(*problems, err.Error())
+		return ""
+	}
+	if !res.OK() {
+		if strings.Contains(backend, fixtures.BackendOVN) {
+			s.Logf("environment: %s: no ovn-controller version where the hypervisor commands run (%s, exit %d: %s)", name, OVNVersionCommand, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+		}
+		return ""
+	}
+	v, err := envinfo.ParseOVNVersion(res.Stdout)
+	if err != nil {
+		*problems = append(*problems, fmt.Sprintf("%s: %v", name, err))
+		return ""
+	}
+	return v.String()
 }
 
 // CheckDataPath proves the guests see their data ports and reach each other

@@ -252,7 +252,9 @@ func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err 
 	if err := fixtures.Verify(ctx, fixtures.VerifyInput{Clients: in.Clients, Config: s.Config, Topology: topo, Logf: s.Logf}); err != nil {
 		return fmt.Errorf("verifying the topology: %w", err)
 	}
-	if err := s.Results.Update(func(r *results.Results) { r.Environment.MTU = topo.Network.MTU }); err != nil {
+	if err := s.Results.Update(func(r *results.Results) {
+		r.Environment.MTU, r.Environment.NetworkType, r.Environment.SegmentationID = topo.Network.MTU, topo.Network.Type, topo.Network.SegmentationID
+	}); err != nil {
 		return err
 	}
 	s.Logf("topology %s verified: %s", s.RunID, s.describeTopology())

@@ -396,8 +396,12 @@ func EnvironmentRows(s *Set) [][]string {
 		{"NIC firmware", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.NICFirmware })
 		}},
+		{"Network backend", func(f *results.Results) string { return backendCell(f.Environment) }},
 		{"OVS", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.OVSVersion })
+		}},
+		{"OVN controller", func(f *results.Results) string {
+			return hvJoin(f, func(h results.Hypervisor) string { return h.OVNControllerVersion })
 		}},
 		{"tc", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.TCVersion })
@@ -412,12 +416,8 @@ func EnvironmentRows(s *Set) [][]string {
 			return "max microversion " + f.Environment.ComputeMaxMicroversion
 		}},
 		{"iperf3", func(f *results.Results) string { return iperfVersions(f) }},
-		{"MTU", func(f *results.Results) string {
-			if f.Environment.MTU == 0 {
-				return ""
-			}
-			return fmt.Sprintf("%d", f.Environment.MTU)
-		}},
+		{"MTU", func(f *results.Results) string { return mtuCell(f.Environment) }},
+		{"Data network", func(f *results.Results) string { return networkCell(f.Environment) }},
 		{"Guest kernel", func(f *results.Results) string { return f.Environment.GuestKernel }},
 		{"Host keys", func(f *results.Results) string {
 			if f.Environment.InsecureHostKeys {
@@ -435,6 +435,43 @@ func EnvironmentRows(s *Set) [][]string {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// mtuCell is the data network's MTU and, for a tunnel type, the underlay
+// MTU it needs: "8942 (underlay ≥ 9000: geneve over IPv4 takes 58)".
+func mtuCell(e results.Environment) string {
+	if e.MTU == 0 {
+		return ""
+	}
+	if oh := results.EncapOverhead(e.NetworkType); oh > 0 {
+		return fmt.Sprintf("%d (underlay ≥ %d: %s over IPv4 takes %d)", e.MTU, e.MTU+oh, e.NetworkType, oh)
+	}
+	return fmt.Sprintf("%d", e.MTU)
+}
+
+// networkCell is the data network's type and segmentation id: "geneve,
+// segmentation id 1234"; empty when not recorded (no admin credentials).
+func networkCell(e results.Environment) string {
+	switch {
+	case e.NetworkType == "":
+		return ""
+	case e.SegmentationID == "":
+		return e.NetworkType
+	}
+	return e.NetworkType + ", segmentation id " + e.SegmentationID
+}
+
+// backendCell is the ML2 backend and Neutron's agents by type:
+// "ml2/ovn (OVN Controller agent: 2; OVN Metadata agent: 2)".
+func backendCell(e results.Environment) string {
+	if e.NetworkBackend == "" && len(e.NetworkAgents) == 0 {
+		return ""
+	}
+	b := firstNonEmpty(e.NetworkBackend, "not known")
+	if len(e.NetworkAgents) == 0 {
+		return b
+	}
+	return b + " (" + strings.Join(e.NetworkAgents, "; ") + ")"
 }
 
 // hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".

@@ -104,8 +104,23 @@ type Environment struct {
 	Hypervisors []Hypervisor `json:"hypervisors"`
 	Guests      []Guest      `json:"guests"`
 	// MTU is the data network's MTU as Neutron reports it.
-	MTU         int    `json:"mtu"`
-	GuestKernel string `json:"guest_kernel,omitempty"`
+	MTU int `json:"mtu"`
+	// NetworkType and SegmentationID are the data network's
+	// provider:network_type (vxlan, geneve, ...) and
+	// provider:segmentation_id as Neutron's admin view shows them; empty
+	// without admin credentials and in files written before they were
+	// recorded. With ML2/OVN the Geneve VNI on the wire is OVN's datapath
+	// tunnel key, not this segmentation id.
+	NetworkType    string `json:"network_type,omitempty"`
+	SegmentationID string `json:"segmentation_id,omitempty"`
+	// NetworkBackend is the ML2 backend Neutron's agent list showed:
+	// "ml2/ovn", "ml2/ovs", both joined by "+", "" when not known (no admin
+	// credentials, the list failed, or files written before it was
+	// recorded); NetworkAgents the agents by type ("OVN Controller agent:
+	// 2", "Open vSwitch agent: 2 (1 not alive)").
+	NetworkBackend string   `json:"network_backend,omitempty"`
+	NetworkAgents  []string `json:"network_agents,omitempty"`
+	GuestKernel    string   `json:"guest_kernel,omitempty"`
 	// InsecureHostKeys is true when SSH host keys were not verified (explicit opt-in).
 	InsecureHostKeys bool `json:"insecure_host_keys"`
 	// ComputeMaxMicroversion is the highest compute API microversion Nova
@@ -123,7 +138,12 @@ type Hypervisor struct {
 	NICFirmware      string `json:"nic_firmware"`                 // ethtool -i "firmware-version"
 	NICBusInfo       string `json:"nic_bus_info,omitempty"`       // ethtool -i "bus-info"
 	OVSVersion       string `json:"ovs_version"`
-	Kernel           string `json:"kernel"`
+	// OVNControllerVersion is the hypervisor's ovn-controller
+	// (envinfo.OVNVersion.String: "23.03.1 (OVS library 3.1.0, SB schema
+	// 20.27.0)"); empty where there is none to ask (ML2/OVS) and in files
+	// written before it was recorded.
+	OVNControllerVersion string `json:"ovn_controller_version,omitempty"`
+	Kernel               string `json:"kernel"`
 	// OVSCommandPrefix is how OVS was reached: hypervisors.ovs_command_prefix,
 	// put before every OVS command run there ("" = the tools ran as they are).
 	OVSCommandPrefix string `json:"ovs_command_prefix,omitempty"`

@@ -168,6 +168,7 @@ func clone(r Results) Results {
 	out.Config.Checks = slices.Clone(r.Config.Checks)
 	out.Environment.Hypervisors = slices.Clone(r.Environment.Hypervisors)
 	out.Environment.Guests = slices.Clone(r.Environment.Guests)
+	out.Environment.NetworkAgents = slices.Clone(r.Environment.NetworkAgents)
 	if r.Profiles != nil {
 		out.Profiles = make([]ProfileResult, len(r.Profiles))
 		for i, p := range r.Profiles {
