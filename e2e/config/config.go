@@ -195,22 +195,16 @@ type Kubernetes struct {
 	PodSelector string `yaml:"pod_selector"`
 	// Container in the pod the commands run in; default "openvswitch-vswitchd".
 	Container string `yaml:"container"`
-	// NodeNames maps a hypervisor name (as Nova reports it) to its
-	// Kubernetes node name; a hypervisor not listed is its own node name.
+	// NodeNames maps a hypervisor name (as Nova reports it) or a compute
+	// service host to its Kubernetes node name; a hypervisor not listed is
+	// mapped by e2e/remote/kube's Resolve (service host, hypervisor name,
+	// short name, kubernetes.io/hostname label).
 	NodeNames map[string]string `yaml:"node_names"`
 	// DebugImage is the image of the node debug pod the harness creates on
 	// a hypervisor's node when the OVS container lacks host tools (tc,
 	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
 	// an error naming the node and the tools.
 	DebugImage string `yaml:"debug_image"`
-}
-
-// NodeName is the Kubernetes node of hypervisor hv.
-func (k Kubernetes) NodeName(hv string) string {
-	if n, ok := k.NodeNames[hv]; ok {
-		return n
-	}
-	return hv
 }
 
 // Traffic selects the iperf3 profiles and how they run.
@@ -300,6 +294,7 @@ const (
 	IntervalIperfServer   = "iperf_server"   // iperf3 server listening
 	IntervalCommand       = "command"        // default bound of one remote command
 	IntervalDebugPod      = "debug_pod"      // a node debug pod Running, and gone after its delete
+	IntervalKubeAPI       = "kube_api"       // one Kubernetes API call answers; a read tried again after a transient error
 )
 
 // DefaultIntervals are used for every name not given in the file.
@@ -313,6 +308,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalIperfServer:   {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
 	IntervalCommand:       {Timeout: 2 * time.Minute, Poll: time.Second},
 	IntervalDebugPod:      {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
+	IntervalKubeAPI:       {Timeout: 30 * time.Second, Poll: 2 * time.Second},
 }
 
 // IntervalNames returns the known interval names, sorted.

@@ -32,8 +32,7 @@ func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
 		{"namespace", k.Namespace, "openstack"},
 		{"selector", k.PodSelector, DefaultKubePodSelector},
 		{"container", k.Container, "openvswitch-vswitchd"},
-		{"mapped node", k.NodeName(hv), hv},
-		{"unmapped node is the hypervisor name", k.NodeName("cmp-7"), "cmp-7"},
+		{"mapped node", k.NodeNames[hv+".mosk.example.net"], hv},
 		{"no SSH hosts", len(cfg.Hypervisors.Hosts), 0},
 		{"binding profile", cfg.DataPort.BindingProfile, ProfileNova},
 	}

@@ -111,18 +111,27 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 		return Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
 	}
 	ref := c.namespace + "/" + in.Name
-	_, err := c.client.CoreV1().Pods(c.namespace).Create(ctx, DebugPodSpec(c.namespace, in), metav1.CreateOptions{})
+	cctx, cancel := c.apiCall(ctx)
+	_, err := c.client.CoreV1().Pods(c.namespace).Create(cctx, DebugPodSpec(c.namespace, in), metav1.CreateOptions{})
+	cancel()
 	if apierrors.IsAlreadyExists(err) {
 		// A create whose answer was lost and was sent again, or a pod of
 		// this run: adopt it if it carries this run's id.
-		p, gerr := c.client.CoreV1().Pods(c.namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		p, gerr := c.getPod(ctx, in.Name)
 		if gerr != nil || p.Labels[LabelRunID] != in.RunID {
 			return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s: %w", ref, in.Node, err)
 		}
 		err = nil
 	}
 	if err != nil {
-		return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s (image %s): %w", ref, in.Node, in.Image, err)
+		// A create cut by intervals.kube_api may still have been accepted:
+		// register the delete (a 404 is done) before giving up.
+		if errors.Is(err, context.DeadlineExceeded) {
+			in.Cleaner.Defer("delete debug pod "+ref, func(ctx context.Context) error {
+				return c.DeletePod(ctx, in.Name, in.Interval)
+			})
+		}
+		return Pod{}, c.apiError(fmt.Sprintf("creating debug pod %s on node %s (image %s)", ref, in.Node, in.Image), err)
 	}
 	in.Cleaner.Defer("delete debug pod "+ref, func(ctx context.Context) error {
 		return c.DeletePod(ctx, in.Name, in.Interval)
@@ -132,7 +141,7 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	}
 	var last *corev1.Pod
 	err = wait.Poll(ctx, in.Interval, fmt.Sprintf("debug pod %s on node %s Running (intervals.%s)", ref, in.Node, config.IntervalDebugPod), func(ctx context.Context) (bool, error) {
-		p, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		p, err := c.getPod(ctx, in.Name)
 		if err != nil {
 			return false, err
 		}
@@ -194,10 +203,12 @@ func (c *Cluster) describeDebugPod(ctx context.Context, name string, p *corev1.P
 			parts = append(parts, "container "+st.Name+" "+stateOf(st.State))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	evs, err := c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String(),
+	var evs *corev1.EventList
+	err := c.read(context.WithoutCancel(ctx), "listing the events of pod "+c.namespace+"/"+name, func(ctx context.Context) (err error) {
+		evs, err = c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String(),
+		})
+		return err
 	})
 	if err != nil {
 		parts = append(parts, "events not readable: "+err.Error())
@@ -237,19 +248,33 @@ func eventTime(e corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
+// getPod reads one pod, bounded by intervals.kube_api (one attempt: the
+// callers poll).
+func (c *Cluster) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
+	gctx, cancel := c.apiCall(ctx)
+	defer cancel()
+	p, err := c.client.CoreV1().Pods(c.namespace).Get(gctx, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, c.apiError("reading pod "+c.namespace+"/"+name, err)
+	}
+	return p, err
+}
+
 // DeletePod deletes the pod name and waits, within iv, until it is gone;
 // a pod already gone is done.
 func (c *Cluster) DeletePod(ctx context.Context, name string, iv config.Interval) error {
 	ref := c.namespace + "/" + name
-	err := c.client.CoreV1().Pods(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	dctx, cancel := c.apiCall(ctx)
+	err := c.client.CoreV1().Pods(c.namespace).Delete(dctx, name, metav1.DeleteOptions{})
+	cancel()
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("kubernetes: deleting pod %s: %w", ref, err)
+		return c.apiError("deleting pod "+ref, err)
 	}
 	return wait.Poll(ctx, iv, fmt.Sprintf("pod %s gone (intervals.%s)", ref, config.IntervalDebugPod), func(ctx context.Context) (bool, error) {
-		_, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, name, metav1.GetOptions{})
+		_, err := c.getPod(ctx, name)
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
@@ -330,9 +355,13 @@ func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod
 	if in.RunID != "" {
 		set[LabelRunID] = in.RunID
 	}
-	list, err := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
+	var list *corev1.PodList
+	err := c.read(ctx, fmt.Sprintf("listing debug pods in %s (%s)", c.namespace, set), func(ctx context.Context) (err error) {
+		list, err = c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: listing debug pods in %s (%s): %w", c.namespace, set, err)
+		return nil, err
 	}
 	now := time.Now
 	if in.Now != nil {

@@ -52,8 +52,11 @@ type Cluster struct {
 	namespace string
 	selector  string
 	container string
-	log       *remote.CommandLog
-	grace     time.Duration
+	nodeNames map[string]string
+	// api bounds every API call (intervals.kube_api).
+	api   config.Interval
+	log   *remote.CommandLog
+	grace time.Duration
 	// wsProtocols overrides the WebSocket subprotocols offered (tests:
 	// v4.channel.k8s.io exercises the WebSocket data path against a server
 	// that has no v5); nil = client-go's v5.
@@ -64,6 +67,8 @@ type Cluster struct {
 type Options struct {
 	Log       *remote.CommandLog // every command; nil = none
 	KillGrace time.Duration      // TERM → KILL; 0 = remote.DefaultKillGrace
+	// API bounds each API call (intervals.kube_api); zero = its default.
+	API config.Interval
 }
 
 // NewCluster builds the client from k's kubeconfig and context.
@@ -101,7 +106,11 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluste
 	if o.KillGrace <= 0 {
 		o.KillGrace = remote.DefaultKillGrace
 	}
-	return &Cluster{client: cs, namespace: k.Namespace, selector: k.PodSelector, container: k.Container, log: o.Log, grace: o.KillGrace}
+	if o.API.Timeout <= 0 || o.API.Poll <= 0 {
+		o.API = config.DefaultIntervals[config.IntervalKubeAPI]
+	}
+	return &Cluster{client: cs, namespace: k.Namespace, selector: k.PodSelector, container: k.Container, nodeNames: k.NodeNames,
+		api: o.API, log: o.Log, grace: o.KillGrace}
 }
 
 // Pod is where a hypervisor's commands run.
@@ -116,19 +125,29 @@ func (p Pod) String() string {
 // FindPod finds the OVS pod on node: the one Running pod in the namespace
 // that matches the selector and runs there, with the container ready.
 func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
-	where := fmt.Sprintf("namespace %s, selector %q, node %s", c.namespace, c.selector, node)
-	list, err := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: c.selector,
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	var list *corev1.PodList
+	err := c.read(ctx, fmt.Sprintf("listing the OVS pods (namespace %s, selector %q, node %s)", c.namespace, c.selector, node), func(ctx context.Context) (err error) {
+		list, err = c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: c.selector,
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+		})
+		return err
 	})
 	if err != nil {
-		return Pod{}, fmt.Errorf("kubernetes: listing the OVS pods (%s): %w", where, err)
+		return Pod{}, err
 	}
+	return c.pickPod(list.Items, node)
+}
+
+// pickPod chooses node's OVS pod among pods: the one Running (not being
+// deleted) on node, with the container ready.
+func (c *Cluster) pickPod(pods []corev1.Pod, node string) (Pod, error) {
+	where := fmt.Sprintf("namespace %s, selector %q, node %s", c.namespace, c.selector, node)
 	var onNode, running []corev1.Pod
-	for _, p := range list.Items {
-		// The API server applies the field selector; client-go's fake
-		// clientset (the unit tests) does not, and a filter here costs
-		// nothing.
+	for _, p := range pods {
+		// The API server applies a field selector; client-go's fake
+		// clientset (the unit tests) does not, and Resolve lists every
+		// node's pods.
 		if p.Spec.NodeName != node {
 			continue
 		}
@@ -147,6 +166,14 @@ func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
 	}
 	p := running[0]
 	pod := Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
+	if err := c.checkContainer(p, where); err != nil {
+		return Pod{}, err
+	}
+	return pod, nil
+}
+
+// checkContainer says whether p has the configured container, ready.
+func (c *Cluster) checkContainer(p corev1.Pod, where string) error {
 	var names []string
 	found := false
 	for _, ct := range p.Spec.Containers {
@@ -154,17 +181,17 @@ func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
 		found = found || ct.Name == c.container
 	}
 	if !found {
-		return Pod{}, fmt.Errorf("kubernetes: pod %s/%s (%s) has no container %s; its containers: %s", p.Namespace, p.Name, where, c.container, strings.Join(names, ", "))
+		return fmt.Errorf("kubernetes: pod %s/%s (%s) has no container %s; its containers: %s (hypervisors.kubernetes.container, or preset)", p.Namespace, p.Name, where, c.container, strings.Join(names, ", "))
 	}
 	for _, st := range p.Status.ContainerStatuses {
 		if st.Name == c.container {
 			if !st.Ready {
-				return Pod{}, fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (%s)", c.container, p.Namespace, p.Name, where, stateOf(st.State))
+				return fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (%s)", c.container, p.Namespace, p.Name, where, stateOf(st.State))
 			}
-			return pod, nil
+			return nil
 		}
 	}
-	return Pod{}, fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (no status reported)", c.container, p.Namespace, p.Name, where)
+	return fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (no status reported)", c.container, p.Namespace, p.Name, where)
 }
 
 // describe lists pods as "name (phase)".
@@ -193,17 +220,18 @@ func stateOf(s corev1.ContainerState) string {
 	return "no state"
 }
 
-// Runner finds hypervisor hv's pod on node and returns its runner, named
-// "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
-func (c *Cluster) Runner(ctx context.Context, hv, node string) (*Runner, error) {
+// Runner maps hypervisor t to its node (Resolve), finds the node's OVS pod
+// and returns its runner, named "hypervisor <hv> (pod <ns>/<pod>,
+// container <c>)", and how the node was matched.
+func (c *Cluster) Runner(ctx context.Context, t Target) (*Runner, NodeMatch, error) {
 	if c.rest == nil {
-		return nil, errors.New("kubernetes: no REST config (a cluster for discovery only)")
+		return nil, NodeMatch{}, errors.New("kubernetes: no REST config (a cluster for discovery only)")
 	}
-	pod, err := c.FindPod(ctx, node)
+	pod, m, err := c.Resolve(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("hypervisor %s: %w", hv, err)
+		return nil, m, err
 	}
-	return c.runnerFor(hv, pod), nil
+	return c.runnerFor(t.Hypervisor, pod), m, nil
 }
 
 func (c *Cluster) runnerFor(hv string, pod Pod) *Runner {
