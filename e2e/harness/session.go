@@ -81,8 +81,9 @@ type Session struct {
 }
 
 // Start loads and validates the configuration (before anything touches the
-// cloud), makes the run's directory, opens the results file and builds the
-// cloud clients.
+// cloud), makes the run's directory, opens the results file, checks the
+// Kubernetes cluster with hypervisors.access: kubernetes (PreflightKube) and
+// builds the cloud clients.
 func Start(ctx context.Context, o Options) (*Session, error) {
 	if o.ConfigPath == "" {
 		return nil, fmt.Errorf("no harness config: set %s (make e2e CONFIG=<file>)", EnvConfig)
@@ -134,6 +135,12 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		},
 	})
 	if err != nil {
+		return nil, s.closeOnError(err)
+	}
+
+	// Before any cloud call: a Kubernetes cluster the run cannot use fails
+	// the run now, not after two servers were built and reached.
+	if err := s.PreflightKube(ctx, nil); err != nil {
 		return nil, s.closeOnError(err)
 	}
 

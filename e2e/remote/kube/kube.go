@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -53,6 +54,7 @@ type Cluster struct {
 	selector  string
 	container string
 	nodeNames map[string]string
+	source    string // Source()
 	// api bounds every API call (intervals.kube_api).
 	api   config.Interval
 	log   *remote.CommandLog
@@ -71,7 +73,11 @@ type Options struct {
 	API config.Interval
 }
 
-// NewCluster builds the client from k's kubeconfig and context.
+// NewCluster builds the client from k's kubeconfig and context, loaded as
+// kubectl loads them: k.Kubeconfig, else every file of $KUBECONFIG merged
+// (first wins), else ~/.kube/config; k.Context, else the current context;
+// with no kubeconfig at all, the pod's service account (in-cluster: the
+// harness running as a Kubernetes Job).
 func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
@@ -82,14 +88,51 @@ func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
 	if err != nil {
 		where := "kubeconfig " + k.Kubeconfig
 		if k.Kubeconfig == "" {
-			where = "kubeconfig ($KUBECONFIG, else ~/.kube/config)"
+			where = "kubeconfig ($KUBECONFIG, else ~/.kube/config; in a pod, its service account)"
 		}
 		if k.Context != "" {
 			where += ", context " + k.Context
 		}
-		return nil, fmt.Errorf("kubernetes: %s: %w", where, err)
+		return nil, fmt.Errorf("kubernetes: %s (hypervisors.kubernetes.kubeconfig, context): %w", where, err)
 	}
-	return newCluster(rc, k, o)
+	c, err := newCluster(rc, k, o)
+	if err != nil {
+		return nil, err
+	}
+	c.source = describeSource(cc, rules, k.Context)
+	return c, nil
+}
+
+// describeSource names where the credentials came from, for messages:
+// "kubeconfig FILE[:FILE…], context C (user U)" or the service account.
+func describeSource(cc clientcmd.ClientConfig, rules *clientcmd.ClientConfigLoadingRules, ctxName string) string {
+	raw, err := cc.RawConfig()
+	if err != nil || len(raw.Contexts) == 0 {
+		return "in-cluster service account (no kubeconfig)"
+	}
+	var files []string
+	for _, f := range rules.GetLoadingPrecedence() {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
+	}
+	if ctxName == "" {
+		ctxName = raw.CurrentContext
+	}
+	s := fmt.Sprintf("kubeconfig %s, context %s", strings.Join(files, string(os.PathListSeparator)), ctxName)
+	if kc, ok := raw.Contexts[ctxName]; ok && kc.AuthInfo != "" {
+		s += " (user " + kc.AuthInfo + ")"
+	}
+	return s
+}
+
+// Source is where the cluster's credentials came from (kubeconfig files,
+// context, user; or the in-cluster service account).
+func (c *Cluster) Source() string {
+	if c.source == "" {
+		return "the cluster"
+	}
+	return c.source
 }
 
 func newCluster(rc *rest.Config, k config.Kubernetes, o Options) (*Cluster, error) {
