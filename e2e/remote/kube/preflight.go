@@ -37,9 +37,9 @@ func RequiredAccess(debugPod bool) []Access {
 	out := []Access{
 		{Verb: "list", Resource: "pods", Why: "finding each node's OVS pod"},
 		{Verb: "create", Resource: "pods", Subresource: "exec", Why: "running the hypervisor commands"},
-		// API servers before 1.31 authorize the WebSocket exec (a GET) as
-		// get; kubectl's and the harness's fallback to SPDY (a POST) needs
-		// create.
+		// The WebSocket exec is a GET, authorized as get (and from 1.30,
+		// AuthorizePodWebsocketUpgradeCreatePermission, also as create);
+		// the SPDY fallback is a POST, authorized as create.
 		{Verb: "get", Resource: "pods", Subresource: "exec", Why: "running the hypervisor commands over WebSocket"},
 	}
 	if debugPod {
