@@ -190,10 +190,14 @@ type Kubernetes struct {
 	Context string `yaml:"context"`
 	// Namespace of the OVS pods; default "openstack".
 	Namespace string `yaml:"namespace"`
-	// PodSelector is the label selector of the OVS pods; default
-	// "application=openvswitch,component=openvswitch-vswitchd".
+	// Preset is MOSK's Neutron backend, which decides where ovs-vswitchd
+	// runs: KubePresetOVS (default) or KubePresetOVN; it gives PodSelector
+	// and Container their defaults (KubePresets).
+	Preset string `yaml:"preset"`
+	// PodSelector is the label selector of the OVS pods; default the
+	// preset's.
 	PodSelector string `yaml:"pod_selector"`
-	// Container in the pod the commands run in; default "openvswitch-vswitchd".
+	// Container in the pod the commands run in; default the preset's.
 	Container string `yaml:"container"`
 	// NodeNames maps a hypervisor name (as Nova reports it) or a compute
 	// service host to its Kubernetes node name; a hypervisor not listed is
@@ -205,6 +209,25 @@ type Kubernetes struct {
 	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
 	// an error naming the node and the tools.
 	DebugImage string `yaml:"debug_image"`
+}
+
+// Presets of hypervisors.kubernetes.preset.
+const (
+	KubePresetOVS = "ovs"
+	KubePresetOVN = "ovn"
+)
+
+// KubePreset is where a Neutron backend runs ovs-vswitchd on MOSK.
+type KubePreset struct{ PodSelector, Container string }
+
+// KubePresets are MOSK's backends (Mirantis/rockoon, charts/infra/
+// openvswitch): ML2/OVS runs the DaemonSet openvswitch-vswitchd; with
+// ML2/OVN (GA since MOSK 25.1) that DaemonSet is off and ovs-vswitchd runs
+// in container vswitchd of the ovn-controller DaemonSet's pods
+// (templates/daemonset-ovn-controller.yaml).
+var KubePresets = map[string]KubePreset{
+	KubePresetOVS: {PodSelector: DefaultKubePodSelector, Container: DefaultKubeContainer},
+	KubePresetOVN: {PodSelector: "application=openvswitch_ovn,component=controller", Container: "vswitchd"},
 }
 
 // Traffic selects the iperf3 profiles and how they run.

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
 )
 
 // rbacServer is client-go's fake clientset answering as an API server with
@@ -175,8 +177,13 @@ func TestPreflightRefusedCredentials(t *testing.T) {
 // An OVN cloud (MOSK 25.1+) under the ovs preset finds no OVS pod and says
 // which preset fits.
 func TestPreflightOVNCloudUnderOVSPreset(t *testing.T) {
-	ovn := ovsPod("openvswitch-ovn-controller-default-4kd8s", nodeA, func(p *corev1.Pod) {
+	// The pod as charts/infra/openvswitch's daemonset-ovn-controller.yaml
+	// makes it: containers vswitchd, db, controller.
+	ovn := ovsPod("ovn-controller-default-4kd8s", nodeA, func(p *corev1.Pod) {
 		p.Labels = map[string]string{"application": "openvswitch_ovn", "component": "controller"}
+		p.Spec.Containers = []corev1.Container{{Name: "vswitchd"}, {Name: "db"}, {Name: "controller"}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{
+			{Name: "vswitchd", Ready: true}, {Name: "db", Ready: true}, {Name: "controller", Ready: true}}
 	})
 	s := newRBACServer(allAccess, ovn)
 	r := clusterFor(s, mosk, Options{}).Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA}))
@@ -184,5 +191,15 @@ func TestPreflightOVNCloudUnderOVSPreset(t *testing.T) {
 	if len(got) < 1 || !strings.Contains(got[0], `no pod in namespace openstack matches selector "application=openvswitch,component=openvswitch-vswitchd"`) ||
 		!strings.Contains(got[0], "preset: ovn") {
 		t.Errorf("got %q", got)
+	}
+	// Under the ovn preset the same cloud passes.
+	p := config.KubePresets[config.KubePresetOVN]
+	k := config.Kubernetes{Namespace: "openstack", Preset: config.KubePresetOVN, PodSelector: p.PodSelector, Container: p.Container}
+	r = clusterFor(s, k, Options{}).Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA}))
+	if err := r.Err(); err != nil {
+		t.Error(err)
+	}
+	if what := r.Checks[len(r.Checks)-2].What; !strings.Contains(what, "pod openstack/ovn-controller-default-4kd8s, container vswitchd") {
+		t.Errorf("hypervisor check %q", what)
 	}
 }
