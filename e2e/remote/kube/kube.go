@@ -39,6 +39,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+	// The legacy "auth-provider: oidc" of kubeconfigs, as MOSK's Keycloak
+	// hands them out: kubectl has it compiled in, client-go only when
+	// imported (else "no Auth Provider found for name \"oidc\"").
+	_ "k8s.io/client-go/plugin/pkg/client/auth/oidc"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
