@@ -60,8 +60,11 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 		Node:     node,
 		Image:    k.DebugImage,
 		Interval: s.Config.Interval(config.IntervalDebugPod),
-		Cleaner:  s.cleaner,
-		Logf:     s.Logf,
+		// A pod whose delete never comes stops when the run would have
+		// timed out (make e2e's Ginkgo --timeout is this budget).
+		ActiveDeadline: RunBudget(s.Config).Total,
+		Cleaner:        s.cleaner,
+		Logf:           s.Logf,
 	})
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %s lacks %s: %w", hv, ovs.Name(), strings.Join(missing, ", "), err)
@@ -120,7 +123,7 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	if k.DebugImage != "" {
 		in.DebugPod = &kube.DebugPodInput{
 			Name:   fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-preflight"),
-			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage,
+			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage, ActiveDeadline: RunBudget(s.Config).Total,
 		}
 	}
 	r := c.Preflight(ctx, in)

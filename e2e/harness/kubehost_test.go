@@ -116,6 +116,9 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 		in.Node != "cmp-1" || in.Image != "registry.example/tools/netshoot:v0.13" || in.Interval != config.DefaultIntervals[config.IntervalDebugPod] || in.Cleaner == nil {
 		t.Errorf("debug pod input %+v", in)
 	}
+	if b := RunBudget(s.Config).Total; b <= 0 || in.ActiveDeadline != b {
+		t.Errorf("active deadline %s, want the run's budget %s", in.ActiveDeadline, b)
+	}
 	if st.Len() != 1 {
 		t.Errorf("cleanups %d, want the debug pod's delete", st.Len())
 	}

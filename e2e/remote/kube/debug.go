@@ -50,6 +50,11 @@ type DebugPodInput struct {
 	// Interval (intervals.debug_pod) bounds the wait for Running and the
 	// wait for the pod to be gone after its delete.
 	Interval config.Interval
+	// ActiveDeadline bounds the pod's life (activeDeadlineSeconds): a pod
+	// whose delete never came (a second Ctrl-C, a killed run) is stopped by
+	// the kubelet when it has passed; the harness gives the run's budget.
+	// 0 = none.
+	ActiveDeadline time.Duration
 	// Cleaner gets the pod's delete the moment the API accepted the create.
 	Cleaner Cleaner
 	Logf    func(format string, args ...any)
@@ -69,6 +74,11 @@ const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; don
 func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 	yes, no := true, false
 	grace := int64(5)
+	var deadline *int64
+	if in.ActiveDeadline > 0 {
+		d := int64((in.ActiveDeadline + time.Second - 1) / time.Second)
+		deadline = &d
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: in.Name, Namespace: ns,
@@ -86,6 +96,7 @@ func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,
+			ActiveDeadlineSeconds:         deadline,
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name:            DebugContainer,
@@ -157,8 +168,8 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 			}
 		}
 		for _, st := range p.Status.ContainerStatuses {
-			if w := st.State.Waiting; w != nil && slices.Contains(hopelessWaits, w.Reason) {
-				return false, wait.Stop(fmt.Errorf("debug pod %s on node %s cannot start: %s: %s", ref, in.Node, w.Reason, w.Message))
+			if w := st.State.Waiting; w != nil && (slices.Contains(hopelessWaits, w.Reason) || HopelessPull(*w)) {
+				return false, wait.Stop(fmt.Errorf("debug pod %s on node %s cannot start: %s: %s (hypervisors.kubernetes.debug_image %s: mirror it into a registry the nodes can pull from)", ref, in.Node, w.Reason, w.Message, in.Image))
 			}
 		}
 		return false, nil
@@ -172,6 +183,28 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 // hopelessWaits are container waiting reasons no retry of the kubelet
 // cures: waiting them out would only delay the error.
 var hopelessWaits = []string{"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"}
+
+// HopelessPull reports whether a container waiting on its image will never
+// get it, whatever the kubelet's back-off: the registry says the image is
+// not there or refuses the credentials, or the registry's name does not
+// resolve (an air-gapped cloud without a mirror). Timeouts, refused
+// connections and 429/5xx may pass and are waited out. The messages are
+// the container runtime's pull errors as the kubelet passes them on (for
+// ErrImagePull, and for ImagePullBackOff since the kubelet appends the
+// last error to the back-off message).
+func HopelessPull(w corev1.ContainerStateWaiting) bool {
+	if w.Reason != "ErrImagePull" && w.Reason != "ImagePullBackOff" {
+		return false
+	}
+	m := strings.ToLower(w.Message)
+	for _, s := range []string{": not found", "code = notfound", "manifest unknown", "repository does not exist",
+		"401 unauthorized", "403 forbidden", "pull access denied", "insufficient_scope", "no such host"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // describeDebugPod says what the pod looked like last: phase, conditions,
 // the container's state and the pod's events (those the API still has).
