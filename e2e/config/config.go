@@ -209,6 +209,11 @@ type Kubernetes struct {
 	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
 	// an error naming the node and the tools.
 	DebugImage string `yaml:"debug_image"`
+	// DebugNamespace is where the node debug pods are created; "" (default)
+	// = Namespace. A namespace of their own can be exempted from an
+	// admission that refuses privileged, host-network pods (PodSecurity,
+	// MKE) without exempting the OpenStack namespace.
+	DebugNamespace string `yaml:"debug_namespace"`
 }
 
 // Presets of hypervisors.kubernetes.preset.

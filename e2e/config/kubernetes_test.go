@@ -98,6 +98,7 @@ func TestKubernetesPresets(t *testing.T) {
 		{block: "    preset: ovs\n", selector: "application=openvswitch,component=openvswitch-vswitchd", container: "openvswitch-vswitchd"},
 		{block: "    preset: ovn\n    container: ovs-vswitchd\n", selector: "application=openvswitch_ovn,component=controller", container: "ovs-vswitchd"},
 		{block: "    preset: OVN\n", problem: `k.yaml: hypervisors.kubernetes.preset: must be one of ovs, ovn, got "OVN"`},
+		{block: "    debug_namespace: Asap2_Debug\n", problem: `k.yaml: hypervisors.kubernetes.debug_namespace: must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit), got "Asap2_Debug"`},
 	} {
 		cfg, err := Parse("k.yaml", []byte(minimalKube+"hypervisors:\n  access: kubernetes\n  kubernetes:\n"+c.block))
 		if err != nil {

@@ -498,6 +498,9 @@ func (v *validator) kubernetes() {
 			v.bad(joinMapKey("hypervisors.kubernetes.node_names", name), "must be a Kubernetes node name (lower-case letters, digits, '-' and '.')", node)
 		}
 	}
+	if k.DebugNamespace != "" && (len(k.DebugNamespace) > 63 || !dnsLabel.MatchString(k.DebugNamespace)) {
+		v.bad("hypervisors.kubernetes.debug_namespace", "must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.DebugNamespace)
+	}
 	if k.DebugImage != "" && (strings.TrimSpace(k.DebugImage) != k.DebugImage || strings.ContainsAny(k.DebugImage, " \t\r\n\x00")) {
 		v.bad("hypervisors.kubernetes.debug_image", "must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13)", k.DebugImage)
 	}

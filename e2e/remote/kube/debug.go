@@ -121,9 +121,9 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	if in.Cleaner == nil {
 		return Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
 	}
-	ref := c.namespace + "/" + in.Name
+	ref := c.debugNS + "/" + in.Name
 	cctx, cancel := c.apiCall(ctx)
-	_, err := c.client.CoreV1().Pods(c.namespace).Create(cctx, DebugPodSpec(c.namespace, in), metav1.CreateOptions{})
+	_, err := c.client.CoreV1().Pods(c.debugNS).Create(cctx, DebugPodSpec(c.debugNS, in), metav1.CreateOptions{})
 	cancel()
 	if apierrors.IsAlreadyExists(err) {
 		// A create whose answer was lost and was sent again, or a pod of
@@ -177,7 +177,7 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	if err != nil {
 		return Pod{}, fmt.Errorf("kubernetes: %w; %s", err, c.describeDebugPod(ctx, in.Name, last))
 	}
-	return Pod{Node: in.Node, Namespace: c.namespace, Name: in.Name, Container: DebugContainer}, nil
+	return Pod{Node: in.Node, Namespace: c.debugNS, Name: in.Name, Container: DebugContainer}, nil
 }
 
 // hopelessWaits are container waiting reasons no retry of the kubelet
@@ -237,8 +237,8 @@ func (c *Cluster) describeDebugPod(ctx context.Context, name string, p *corev1.P
 		}
 	}
 	var evs *corev1.EventList
-	err := c.read(context.WithoutCancel(ctx), "listing the events of pod "+c.namespace+"/"+name, func(ctx context.Context) (err error) {
-		evs, err = c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{
+	err := c.read(context.WithoutCancel(ctx), "listing the events of pod "+c.debugNS+"/"+name, func(ctx context.Context) (err error) {
+		evs, err = c.client.CoreV1().Events(c.debugNS).List(ctx, metav1.ListOptions{
 			FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String(),
 		})
 		return err
@@ -286,19 +286,19 @@ func eventTime(e corev1.Event) time.Time {
 func (c *Cluster) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
 	gctx, cancel := c.apiCall(ctx)
 	defer cancel()
-	p, err := c.client.CoreV1().Pods(c.namespace).Get(gctx, name, metav1.GetOptions{})
+	p, err := c.client.CoreV1().Pods(c.debugNS).Get(gctx, name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, c.apiError("reading pod "+c.namespace+"/"+name, err)
+		return nil, c.apiError("reading pod "+c.debugNS+"/"+name, err)
 	}
 	return p, err
 }
 
-// DeletePod deletes the pod name and waits, within iv, until it is gone;
+// DeletePod deletes the debug pod name (in DebugNamespace) and waits, within iv, until it is gone;
 // a pod already gone is done.
 func (c *Cluster) DeletePod(ctx context.Context, name string, iv config.Interval) error {
-	ref := c.namespace + "/" + name
+	ref := c.debugNS + "/" + name
 	dctx, cancel := c.apiCall(ctx)
-	err := c.client.CoreV1().Pods(c.namespace).Delete(dctx, name, metav1.DeleteOptions{})
+	err := c.client.CoreV1().Pods(c.debugNS).Delete(dctx, name, metav1.DeleteOptions{})
 	cancel()
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -321,7 +321,7 @@ func NewClusterForClient(cs kubernetes.Interface, k config.Kubernetes, o Options
 	return clusterFor(cs, k, o)
 }
 
-// Namespace is where the OVS pods and the debug pods are.
+// Namespace is where the OVS pods are.
 func (c *Cluster) Namespace() string { return c.namespace }
 
 // RunnerIn is hypervisor hv's runner in pod (e.g. a debug pod), named
@@ -389,8 +389,8 @@ func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod
 		set[LabelRunID] = in.RunID
 	}
 	var list *corev1.PodList
-	err := c.read(ctx, fmt.Sprintf("listing debug pods in %s (%s)", c.namespace, set), func(ctx context.Context) (err error) {
-		list, err = c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
+	err := c.read(ctx, fmt.Sprintf("listing debug pods in %s (%s)", c.debugNS, set), func(ctx context.Context) (err error) {
+		list, err = c.client.CoreV1().Pods(c.debugNS).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
 		return err
 	})
 	if err != nil {

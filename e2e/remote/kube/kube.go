@@ -59,6 +59,9 @@ type Cluster struct {
 	container string
 	nodeNames map[string]string
 	source    string // Source()
+	// debugNS is where the node debug pods go (debug_namespace, else
+	// namespace).
+	debugNS string
 	// api bounds every API call (intervals.kube_api).
 	api   config.Interval
 	log   *remote.CommandLog
@@ -156,7 +159,11 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluste
 	if o.API.Timeout <= 0 || o.API.Poll <= 0 {
 		o.API = config.DefaultIntervals[config.IntervalKubeAPI]
 	}
-	return &Cluster{client: cs, namespace: k.Namespace, selector: k.PodSelector, container: k.Container, nodeNames: k.NodeNames,
+	debugNS := k.DebugNamespace
+	if debugNS == "" {
+		debugNS = k.Namespace
+	}
+	return &Cluster{client: cs, namespace: k.Namespace, debugNS: debugNS, selector: k.PodSelector, container: k.Container, nodeNames: k.NodeNames,
 		api: o.API, log: o.Log, grace: o.KillGrace}
 }
 

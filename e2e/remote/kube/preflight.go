@@ -15,10 +15,11 @@ import (
 )
 
 // Access is one permission a run needs: verb on resource (and
-// subresource) in the namespace, and why.
+// subresource) in the namespace (the debug pods' when Debug), and why.
 type Access struct {
 	Verb, Resource, Subresource string
 	Why                         string
+	Debug                       bool
 }
 
 func (a Access) String() string {
@@ -44,10 +45,12 @@ func RequiredAccess(debugPod bool) []Access {
 	}
 	if debugPod {
 		out = append(out,
-			Access{Verb: "create", Resource: "pods", Why: "the node debug pod (hypervisors.kubernetes.debug_image)"},
-			Access{Verb: "get", Resource: "pods", Why: "waiting for the node debug pod"},
-			Access{Verb: "delete", Resource: "pods", Why: "deleting the node debug pod"},
-			Access{Verb: "list", Resource: "events", Why: "saying why a node debug pod does not run"},
+			Access{Verb: "create", Resource: "pods", Why: "the node debug pod (hypervisors.kubernetes.debug_image)", Debug: true},
+			Access{Verb: "get", Resource: "pods", Why: "waiting for the node debug pod", Debug: true},
+			Access{Verb: "delete", Resource: "pods", Why: "deleting the node debug pod", Debug: true},
+			Access{Verb: "list", Resource: "events", Why: "saying why a node debug pod does not run", Debug: true},
+			Access{Verb: "create", Resource: "pods", Subresource: "exec", Why: "running host tools in the node debug pod", Debug: true},
+			Access{Verb: "get", Resource: "pods", Subresource: "exec", Why: "running host tools in the node debug pod over WebSocket", Debug: true},
 		)
 	}
 	return out
@@ -119,18 +122,25 @@ func (c *Cluster) Preflight(ctx context.Context, in PreflightInput) PreflightRep
 	add := func(what, problem string) { r.Checks = append(r.Checks, Check{What: what, Problem: problem}) }
 	auth := true
 	for _, a := range RequiredAccess(in.DebugPod != nil) {
-		what := fmt.Sprintf("%s in namespace %s (%s)", a, c.namespace, a.Why)
-		allowed, reason, err := c.review(ctx, a)
+		ns, key := c.namespace, "hypervisors.kubernetes.namespace"
+		if a.Debug {
+			ns, key = c.debugNS, "hypervisors.kubernetes.debug_namespace"
+		}
+		if a.Debug && a.Subresource != "" && ns == c.namespace {
+			continue // asked already for the OVS pods
+		}
+		what := fmt.Sprintf("%s in namespace %s (%s)", a, ns, a.Why)
+		allowed, reason, err := c.review(ctx, ns, a)
 		switch {
 		case err != nil:
 			add(what, fmt.Sprintf("the access review for %s failed: %v (are the credentials of %s valid? hypervisors.kubernetes.kubeconfig, context)", a, err, c.Source()))
 			auth = false
 		case !allowed:
-			msg := fmt.Sprintf("%s may not %s in namespace %s, needed for %s", c.Source(), a, c.namespace, a.Why)
+			msg := fmt.Sprintf("%s may not %s in namespace %s, needed for %s", c.Source(), a, ns, a.Why)
 			if reason != "" {
 				msg += " (" + reason + ")"
 			}
-			add(what, msg+"; grant it (docs/kubernetes-rbac.yaml) or change hypervisors.kubernetes.namespace")
+			add(what, msg+"; grant it (docs/kubernetes-rbac.yaml) or change "+key)
 		default:
 			add(what, "")
 		}
@@ -170,7 +180,7 @@ func (c *Cluster) Preflight(ctx context.Context, in PreflightInput) PreflightRep
 				node = nodes[0]
 			}
 		}
-		what := fmt.Sprintf("debug pod accepted by admission (dry run, namespace %s, image %s)", c.namespace, in.DebugPod.Image)
+		what := fmt.Sprintf("debug pod accepted by admission (dry run, namespace %s, image %s)", c.debugNS, in.DebugPod.Image)
 		if node == "" {
 			add(what, "no node runs an OVS pod to try the debug pod on")
 		} else {
@@ -182,9 +192,9 @@ func (c *Cluster) Preflight(ctx context.Context, in PreflightInput) PreflightRep
 
 // review asks the API server whether the credentials may do a
 // (SelfSubjectAccessReview: any authenticated user may ask about itself).
-func (c *Cluster) review(ctx context.Context, a Access) (allowed bool, reason string, err error) {
+func (c *Cluster) review(ctx context.Context, ns string, a Access) (allowed bool, reason string, err error) {
 	ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: c.namespace, Verb: a.Verb, Resource: a.Resource, Subresource: a.Subresource},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: a.Verb, Resource: a.Resource, Subresource: a.Subresource},
 	}}
 	cctx, cancel := c.apiCall(ctx)
 	defer cancel()
@@ -233,10 +243,10 @@ func (c *Cluster) dryRunDebugPod(ctx context.Context, in DebugPodInput, node str
 	in.Node = node
 	cctx, cancel := c.apiCall(ctx)
 	defer cancel()
-	_, err := c.client.CoreV1().Pods(c.namespace).Create(cctx, DebugPodSpec(c.namespace, in), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, err := c.client.CoreV1().Pods(c.debugNS).Create(cctx, DebugPodSpec(c.debugNS, in), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err == nil {
 		return ""
 	}
-	err = c.apiError(fmt.Sprintf("the debug pod (host network, privileged, image %s) on node %s in namespace %s was refused", in.Image, node, c.namespace), err)
-	return err.Error() + "; exempt namespace " + c.namespace + " from that admission, use credentials that may create privileged pods, or leave hypervisors.kubernetes.debug_image empty if the OVS container has the host tools"
+	err = c.apiError(fmt.Sprintf("the debug pod (host network, privileged, image %s) on node %s in namespace %s was refused", in.Image, node, c.debugNS), err)
+	return err.Error() + "; exempt namespace " + c.debugNS + " from that admission or put the debug pods in one that is (hypervisors.kubernetes.debug_namespace), use credentials that may create privileged pods, or leave hypervisors.kubernetes.debug_image empty if the OVS container has the host tools"
 }

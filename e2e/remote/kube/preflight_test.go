@@ -203,3 +203,42 @@ func TestPreflightOVNCloudUnderOVSPreset(t *testing.T) {
 		t.Errorf("hypervisor check %q", what)
 	}
 }
+
+// With debug_namespace the debug pods, their access reviews (exec too) and
+// the dry run go to that namespace; the OVS pods stay where they are.
+func TestDebugNamespace(t *testing.T) {
+	s := newRBACServer(allAccess, ovsPod("openvswitch-vswitchd-default-2xk9p", nodeA))
+	var dryNS string
+	s.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if slices.Equal(a.(k8stesting.CreateActionImpl).GetCreateOptions().DryRun, []string{metav1.DryRunAll}) {
+			dryNS = a.GetNamespace()
+		}
+		return false, nil, nil
+	})
+	onCreate(s.Clientset, running())
+	k := mosk
+	k.DebugNamespace = "asap2-debug"
+	c := clusterFor(s, k, Options{})
+	if err := c.Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA})).Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"list pods in openstack", "create pods/exec in openstack", "get pods/exec in openstack",
+		"create pods in asap2-debug", "get pods in asap2-debug", "delete pods in asap2-debug", "list events in asap2-debug",
+		"create pods/exec in asap2-debug", "get pods/exec in asap2-debug"}
+	if !slices.Equal(s.reviews, want) || dryNS != "asap2-debug" {
+		t.Errorf("reviews %q (want %q), dry run in %q", s.reviews, want, dryNS)
+	}
+	var cl stack
+	pod, err := c.CreateDebugPod(context.Background(), debugInput(&cl))
+	if err != nil || pod.Namespace != "asap2-debug" {
+		t.Fatalf("pod %+v, %v", pod, err)
+	}
+	swept, err := c.SweepDebugPods(context.Background(), SweepInput{Prefix: "asap2e2e", RunID: runID})
+	if err != nil || len(swept) != 1 || swept[0].ID != "asap2-debug/"+podName {
+		t.Errorf("swept %+v, %v", swept, err)
+	}
+	cl.run(t)
+	if _, err := s.CoreV1().Pods("asap2-debug").Get(context.Background(), podName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after teardown: %v", err)
+	}
+}
