@@ -207,27 +207,49 @@ type Kubernetes struct {
 	Context string `yaml:"context"`
 	// Namespace of the OVS pods; default "openstack".
 	Namespace string `yaml:"namespace"`
-	// PodSelector is the label selector of the OVS pods; default
-	// "application=openvswitch,component=openvswitch-vswitchd".
+	// Preset is MOSK's Neutron backend, which decides where ovs-vswitchd
+	// runs: KubePresetOVS (default) or KubePresetOVN; it gives PodSelector
+	// and Container their defaults (KubePresets).
+	Preset string `yaml:"preset"`
+	// PodSelector is the label selector of the OVS pods; default the
+	// preset's.
 	PodSelector string `yaml:"pod_selector"`
-	// Container in the pod the commands run in; default "openvswitch-vswitchd".
+	// Container in the pod the commands run in; default the preset's.
 	Container string `yaml:"container"`
-	// NodeNames maps a hypervisor name (as Nova reports it) to its
-	// Kubernetes node name; a hypervisor not listed is its own node name.
+	// NodeNames maps a hypervisor name (as Nova reports it) or a compute
+	// service host to its Kubernetes node name; a hypervisor not listed is
+	// mapped by e2e/remote/kube's Resolve (service host, hypervisor name,
+	// short name, kubernetes.io/hostname label).
 	NodeNames map[string]string `yaml:"node_names"`
 	// DebugImage is the image of the node debug pod the harness creates on
 	// a hypervisor's node when the OVS container lacks host tools (tc,
 	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
 	// an error naming the node and the tools.
 	DebugImage string `yaml:"debug_image"`
+	// DebugNamespace is where the node debug pods are created; "" (default)
+	// = Namespace. A namespace of their own can be exempted from an
+	// admission that refuses privileged, host-network pods (PodSecurity,
+	// MKE) without exempting the OpenStack namespace.
+	DebugNamespace string `yaml:"debug_namespace"`
 }
 
-// NodeName is the Kubernetes node of hypervisor hv.
-func (k Kubernetes) NodeName(hv string) string {
-	if n, ok := k.NodeNames[hv]; ok {
-		return n
-	}
-	return hv
+// Presets of hypervisors.kubernetes.preset.
+const (
+	KubePresetOVS = "ovs"
+	KubePresetOVN = "ovn"
+)
+
+// KubePreset is where a Neutron backend runs ovs-vswitchd on MOSK.
+type KubePreset struct{ PodSelector, Container string }
+
+// KubePresets are MOSK's backends (Mirantis/rockoon, charts/infra/
+// openvswitch): ML2/OVS runs the DaemonSet openvswitch-vswitchd; with
+// ML2/OVN (GA since MOSK 25.1) that DaemonSet is off and ovs-vswitchd runs
+// in container vswitchd of the ovn-controller DaemonSet's pods
+// (templates/daemonset-ovn-controller.yaml).
+var KubePresets = map[string]KubePreset{
+	KubePresetOVS: {PodSelector: DefaultKubePodSelector, Container: DefaultKubeContainer},
+	KubePresetOVN: {PodSelector: "application=openvswitch_ovn,component=controller", Container: "vswitchd"},
 }
 
 // Traffic selects the iperf3 profiles and how they run.
@@ -319,6 +341,7 @@ const (
 	IntervalIperfServer   = "iperf_server"   // iperf3 server listening
 	IntervalCommand       = "command"        // default bound of one remote command
 	IntervalDebugPod      = "debug_pod"      // a node debug pod Running, and gone after its delete
+	IntervalKubeAPI       = "kube_api"       // one Kubernetes API call answers; a read tried again after a transient error
 )
 
 // DefaultIntervals are used for every name not given in the file.
@@ -332,6 +355,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalIperfServer:   {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
 	IntervalCommand:       {Timeout: 2 * time.Minute, Poll: time.Second},
 	IntervalDebugPod:      {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
+	IntervalKubeAPI:       {Timeout: 30 * time.Second, Poll: 2 * time.Second},
 }
 
 // IntervalNames returns the known interval names, sorted.

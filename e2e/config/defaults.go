@@ -25,6 +25,7 @@ const (
 	DefaultHypervisorAccess = HypervisorAccessSSH
 	// MOSK's OVS DaemonSet (Mirantis/rockoon: osctl sosreport's collect_ovs_info).
 	DefaultKubeNamespace       = "openstack"
+	DefaultKubePreset          = KubePresetOVS
 	DefaultKubePodSelector     = "application=openvswitch,component=openvswitch-vswitchd"
 	DefaultKubeContainer       = "openvswitch-vswitchd"
 	DefaultTrafficDuration     = 30 * time.Second // the seed's 30-second runs
@@ -110,11 +111,16 @@ func (c *Config) applyDefaults() {
 		if !c.has("hypervisors.kubernetes.namespace") {
 			k.Namespace = DefaultKubeNamespace
 		}
-		if !c.has("hypervisors.kubernetes.pod_selector") {
-			k.PodSelector = DefaultKubePodSelector
+		if !c.has("hypervisors.kubernetes.preset") {
+			k.Preset = DefaultKubePreset
 		}
-		if !c.has("hypervisors.kubernetes.container") {
-			k.Container = DefaultKubeContainer
+		if p, ok := KubePresets[k.Preset]; ok {
+			if !c.has("hypervisors.kubernetes.pod_selector") {
+				k.PodSelector = p.PodSelector
+			}
+			if !c.has("hypervisors.kubernetes.container") {
+				k.Container = p.Container
+			}
 		}
 	}
 	if !c.has("hypervisors.user") {

@@ -7,7 +7,10 @@ import (
 	"testing"
 )
 
-func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
+// loadKubeExample loads an example under a fake home that holds its
+// kubeconfig (~/.kube/mosk-25.yaml), returning the config and that path.
+func loadKubeExample(t *testing.T, name string) (*Config, string) {
+	t.Helper()
 	home := fakeHome(t)
 	kc := filepath.Join(home, ".kube", "mosk-25.yaml")
 	if err := os.MkdirAll(filepath.Dir(kc), 0o700); err != nil {
@@ -16,10 +19,15 @@ func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
 	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load("examples/mosk-25-kubernetes.yaml", WithGetenv(noEnv), KnownProfiles("tcp-p1", "tcp-p15", "udp-b0-p15"))
+	cfg, err := Load(name, WithGetenv(noEnv), KnownProfiles("tcp-p1", "tcp-p15", "udp-b0-p15"))
 	if err != nil {
-		t.Fatalf("examples/mosk-25-kubernetes.yaml must load and validate:\n%v", err)
+		t.Fatalf("%s must load and validate:\n%v", name, err)
 	}
+	return cfg, kc
+}
+
+func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
+	cfg, kc := loadKubeExample(t, "examples/mosk-25-kubernetes.yaml")
 	k := cfg.Hypervisors.Kubernetes
 	hv := "kaas-node-5d6a1b0c-7e2f-4c3d-9a8b-1f2e3d4c5b6a"
 	checks := []struct {
@@ -32,8 +40,7 @@ func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
 		{"namespace", k.Namespace, "openstack"},
 		{"selector", k.PodSelector, DefaultKubePodSelector},
 		{"container", k.Container, "openvswitch-vswitchd"},
-		{"mapped node", k.NodeName(hv), hv},
-		{"unmapped node is the hypervisor name", k.NodeName("cmp-7"), "cmp-7"},
+		{"mapped node", k.NodeNames[hv+".mosk.example.net"], hv},
 		{"no SSH hosts", len(cfg.Hypervisors.Hosts), 0},
 		{"binding profile", cfg.DataPort.BindingProfile, ProfileNova},
 	}
@@ -41,6 +48,15 @@ func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s: got %#v, want %#v", c.what, c.got, c.want)
 		}
+	}
+}
+
+func TestExampleMOSKOVNLoadsAndValidates(t *testing.T) {
+	cfg, _ := loadKubeExample(t, "examples/mosk-25-ovn.yaml")
+	k := cfg.Hypervisors.Kubernetes
+	if k.Preset != KubePresetOVN || k.PodSelector != KubePresets[KubePresetOVN].PodSelector || k.Container != "vswitchd" ||
+		cfg.Network.Type != "geneve" || cfg.Offload.VXLANDevice != "genev_sys_6081" {
+		t.Errorf("preset %q selector %q container %q network %q device %q", k.Preset, k.PodSelector, k.Container, cfg.Network.Type, cfg.Offload.VXLANDevice)
 	}
 }
 
@@ -55,7 +71,7 @@ func TestKubernetesDefaults(t *testing.T) {
 		t.Fatalf("must validate:\n%v", probs)
 	}
 	k := cfg.Hypervisors.Kubernetes
-	want := Kubernetes{Namespace: "openstack", PodSelector: "application=openvswitch,component=openvswitch-vswitchd", Container: "openvswitch-vswitchd"}
+	want := Kubernetes{Namespace: "openstack", Preset: "ovs", PodSelector: "application=openvswitch,component=openvswitch-vswitchd", Container: "openvswitch-vswitchd"}
 	if !reflect.DeepEqual(k, want) {
 		t.Errorf("got %#v, want %#v", k, want)
 	}
@@ -65,6 +81,40 @@ func TestKubernetesDefaults(t *testing.T) {
 	}
 	if cfg.Hypervisors.Access != HypervisorAccessSSH || !reflect.DeepEqual(cfg.Hypervisors.Kubernetes, Kubernetes{}) {
 		t.Errorf("default access: got %q %#v, want ssh and no kubernetes defaults", cfg.Hypervisors.Access, cfg.Hypervisors.Kubernetes)
+	}
+}
+
+// preset: ovn gives the ovn-controller pods' selector and container (MOSK
+// 25.1+ with ML2/OVN); a key given beside a preset wins; an unknown preset
+// is named.
+func TestKubernetesPresets(t *testing.T) {
+	fakeHome(t)
+	for _, c := range []struct {
+		block               string
+		selector, container string
+		problem             string
+	}{
+		{block: "    preset: ovn\n", selector: "application=openvswitch_ovn,component=controller", container: "vswitchd"},
+		{block: "    preset: ovs\n", selector: "application=openvswitch,component=openvswitch-vswitchd", container: "openvswitch-vswitchd"},
+		{block: "    preset: ovn\n    container: ovs-vswitchd\n", selector: "application=openvswitch_ovn,component=controller", container: "ovs-vswitchd"},
+		{block: "    preset: OVN\n", problem: `k.yaml: hypervisors.kubernetes.preset: must be one of ovs, ovn, got "OVN"`},
+		{block: "    debug_namespace: Asap2_Debug\n", problem: `k.yaml: hypervisors.kubernetes.debug_namespace: must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit), got "Asap2_Debug"`},
+	} {
+		cfg, err := Parse("k.yaml", []byte(minimalKube+"hypervisors:\n  access: kubernetes\n  kubernetes:\n"+c.block))
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := cfg.validate(newOptions(nil))
+		if c.problem != "" {
+			if len(probs) != 1 || probs[0].Error() != c.problem {
+				t.Errorf("%q: problems %v, want %q", c.block, probs, c.problem)
+			}
+			continue
+		}
+		k := cfg.Hypervisors.Kubernetes
+		if len(probs) > 0 || k.PodSelector != c.selector || k.Container != c.container {
+			t.Errorf("%q: %v; selector %q container %q, want %q %q", c.block, probs, k.PodSelector, k.Container, c.selector, c.container)
+		}
 	}
 }
 

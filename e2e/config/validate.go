@@ -483,15 +483,20 @@ func (v *validator) kubernetes() {
 			v.bad("hypervisors.kubernetes.kubeconfig", "is not a regular file", k.Kubeconfig)
 		}
 	}
+	// An unknown preset gives no selector or container: that is its one
+	// problem, not three.
+	preset := v.oneOf("hypervisors.kubernetes.preset", k.Preset, []string{KubePresetOVS, KubePresetOVN})
 	if len(k.Namespace) > 63 || !dnsLabel.MatchString(k.Namespace) {
 		v.bad("hypervisors.kubernetes.namespace", "must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.Namespace)
 	}
-	if len(k.Container) > 63 || !dnsLabel.MatchString(k.Container) {
+	if (preset || v.c.has("hypervisors.kubernetes.container")) && (len(k.Container) > 63 || !dnsLabel.MatchString(k.Container)) {
 		v.bad("hypervisors.kubernetes.container", "must be a container name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.Container)
 	}
-	if strings.TrimSpace(k.PodSelector) == "" {
+	switch {
+	case !preset && !v.c.has("hypervisors.kubernetes.pod_selector"):
+	case strings.TrimSpace(k.PodSelector) == "":
 		v.bad("hypervisors.kubernetes.pod_selector", "must not be empty (every pod in the namespace is not one node's OVS pod)", k.PodSelector)
-	} else {
+	default:
 		for _, term := range strings.Split(k.PodSelector, ",") {
 			if !selectorTerm.MatchString(strings.TrimSpace(term)) {
 				v.bad("hypervisors.kubernetes.pod_selector", fmt.Sprintf("must be a label selector of key=value, key!=value, key or !key terms separated by commas; %q is none of these", strings.TrimSpace(term)), k.PodSelector)
@@ -508,6 +513,9 @@ func (v *validator) kubernetes() {
 		if len(node) > 253 || !dnsSubdomain.MatchString(node) {
 			v.bad(joinMapKey("hypervisors.kubernetes.node_names", name), "must be a Kubernetes node name (lower-case letters, digits, '-' and '.')", node)
 		}
+	}
+	if k.DebugNamespace != "" && (len(k.DebugNamespace) > 63 || !dnsLabel.MatchString(k.DebugNamespace)) {
+		v.bad("hypervisors.kubernetes.debug_namespace", "must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.DebugNamespace)
 	}
 	if k.DebugImage != "" && (strings.TrimSpace(k.DebugImage) != k.DebugImage || strings.ContainsAny(k.DebugImage, " \t\r\n\x00")) {
 		v.bad("hypervisors.kubernetes.debug_image", "must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13)", k.DebugImage)

@@ -71,7 +71,7 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 			continue
 		}
 		if s.Config.Hypervisors.Access == config.HypervisorAccessKubernetes {
-			if err := s.connectKube(ctx, hv); err != nil {
+			if err := s.connectKube(ctx, kube.Target{Hypervisor: hv, ServiceHost: srv.Host}); err != nil {
 				return err
 			}
 			continue
@@ -92,18 +92,20 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 	return nil
 }
 
-// connectKube finds hypervisor hv's OVS pod (hypervisors.kubernetes) and
-// runs its commands there, logged in the same command log as SSH.
-func (s *Session) connectKube(ctx context.Context, hv string) error {
+// connectKube maps hypervisor t to its Kubernetes node (its service host
+// first: kube.Resolve), finds the node's OVS pod (hypervisors.kubernetes)
+// and runs its commands there, logged in the same command log as SSH.
+func (s *Session) connectKube(ctx context.Context, t kube.Target) error {
+	hv := t.Hypervisor
 	k := s.Config.Hypervisors.Kubernetes
 	if s.kube == nil {
-		c, err := kube.NewCluster(k, kube.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace})
+		c, err := kube.NewCluster(k, kube.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI)})
 		if err != nil {
 			return fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
 		}
 		s.kube = c
 	}
-	r, err := s.kube.Runner(ctx, hv, k.NodeName(hv))
+	r, m, err := s.kube.Runner(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -111,7 +113,7 @@ func (s *Session) connectKube(ctx context.Context, hv string) error {
 		s.hvPods = map[string]kube.Pod{}
 	}
 	s.hvPods[hv] = r.Pod()
-	s.Logf("%s: commands run in %s on node %s", hv, r.Pod(), r.Pod().Node)
+	s.Logf("%s: commands run in %s on node %s (matched by %s)", hv, r.Pod(), r.Pod().Node, m.How)
 	routed, ht, err := s.kubeHostTools(ctx, hv, r, r.Pod().Node, s.kube, func(p kube.Pod) (remote.Runner, error) { return s.kube.RunnerIn(hv, p) })
 	if s.hvTools == nil {
 		s.hvTools = map[string]hostTools{}

@@ -9,6 +9,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -59,8 +60,11 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 		Node:     node,
 		Image:    k.DebugImage,
 		Interval: s.Config.Interval(config.IntervalDebugPod),
-		Cleaner:  s.cleaner,
-		Logf:     s.Logf,
+		// A pod whose delete never comes stops when the run would have
+		// timed out (make e2e's Ginkgo --timeout is this budget).
+		ActiveDeadline: RunBudget(s.Config).Total,
+		Cleaner:        s.cleaner,
+		Logf:           s.Logf,
 	})
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %s lacks %s: %w", hv, ovs.Name(), strings.Join(missing, ", "), err)
@@ -86,6 +90,54 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 	}
 	s.Logf("%s: %s run in %s", hv, strings.Join(missing, ", "), dr.Name())
 	return offload.WithHostTools(ovs, dr, missing), ht, nil
+}
+
+// preflighter is how the harness checks the cluster before anything is
+// built; *kube.Cluster in a run, over the fake clientset in the tests.
+type preflighter interface {
+	Preflight(ctx context.Context, in kube.PreflightInput) kube.PreflightReport
+}
+
+// PreflightKube checks, before anything is built, what the run will need
+// from the Kubernetes cluster (kube.Preflight): credentials and every
+// permission, the OVS pods, the node of each hypervisor known now
+// (placement.hosts, node_names' keys) and, with a debug image, admission of
+// the debug pod (dry run). Each check goes to harness.log; every problem
+// is in the error. The time is the wall-time breakdown's preflight. c nil:
+// the cluster of hypervisors.kubernetes.
+func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
+	if s.Config.Hypervisors.Access != config.HypervisorAccessKubernetes {
+		return nil
+	}
+	stop := s.Timings.Track(results.PhasePreflight)
+	defer stop()
+	k := s.Config.Hypervisors.Kubernetes
+	if c == nil {
+		kc, err := kube.NewCluster(k, kube.Options{API: s.Config.Interval(config.IntervalKubeAPI)})
+		if err != nil {
+			return fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
+		}
+		c = kc
+	}
+	in := kube.PreflightInput{Hypervisors: kube.ConfiguredTargets(s.Config)}
+	if k.DebugImage != "" {
+		in.DebugPod = &kube.DebugPodInput{
+			Name:   fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-preflight"),
+			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage, ActiveDeadline: RunBudget(s.Config).Total,
+		}
+	}
+	r := c.Preflight(ctx, in)
+	for _, ch := range r.Checks {
+		if ch.Problem == "" {
+			s.Logf("kubernetes preflight: ok: %s", ch.What)
+		} else {
+			s.Logf("kubernetes preflight: FAILED: %s", ch.Problem)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("%s: %w (nothing was created; go run ./tools/kubecheck %s checks again)", s.Config.File, err, s.Config.File)
+	}
+	return nil
 }
 
 // probeTools runs offload.ToolsProbeCommand on r.

@@ -18,6 +18,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
@@ -114,6 +115,9 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 	if in.Name != "asap2e2e-20261203t101500-ab12-debug-cmp-1" || in.Prefix != "asap2e2e" || in.RunID != "20261203t101500-ab12" ||
 		in.Node != "cmp-1" || in.Image != "registry.example/tools/netshoot:v0.13" || in.Interval != config.DefaultIntervals[config.IntervalDebugPod] || in.Cleaner == nil {
 		t.Errorf("debug pod input %+v", in)
+	}
+	if b := RunBudget(s.Config).Total; b <= 0 || in.ActiveDeadline != b {
+		t.Errorf("active deadline %s, want the run's budget %s", in.ActiveDeadline, b)
 	}
 	if st.Len() != 1 {
 		t.Errorf("cleanups %d, want the debug pod's delete", st.Len())
@@ -248,5 +252,57 @@ func TestLeakedDebugPods(t *testing.T) {
 	}
 	if line := DescribeLeft(&fixtures.SweepReport{Resources: got}); line != "kubernetes pod "+in.Name+" (openstack/"+in.Name+")" {
 		t.Errorf("DescribeLeft: %q", line)
+	}
+}
+
+// fakePreflight answers a preflight with a fixed report and records what
+// it was asked.
+type fakePreflight struct {
+	in     kube.PreflightInput
+	report kube.PreflightReport
+}
+
+func (f *fakePreflight) Preflight(_ context.Context, in kube.PreflightInput) kube.PreflightReport {
+	f.in = in
+	return f.report
+}
+
+func TestPreflightKube(t *testing.T) {
+	s, _ := kubeSession(t, "registry.example/tools/netshoot:v0.13")
+	s.Config.Placement.Hosts = []string{"cmp-1.mosk.example.net", "cmp-2.mosk.example.net"}
+	s.Config.Hypervisors.Kubernetes.NodeNames = map[string]string{"cmp-2.mosk.example.net": "cmp-2", "cmp-0": "kaas-node-0"}
+	f := &fakePreflight{report: kube.PreflightReport{Source: "kubeconfig k.yaml, context mosk", Checks: []kube.Check{
+		{What: "list pods in namespace openstack"},
+		{What: "create pods/exec in namespace openstack", Problem: "kubeconfig k.yaml, context mosk may not create pods/exec in namespace openstack"},
+	}}}
+	err := s.PreflightKube(context.Background(), f)
+	if err == nil || !strings.Contains(err.Error(), "mosk.yaml: kubernetes preflight (kubeconfig k.yaml, context mosk): 1 problem(s)") ||
+		!strings.Contains(err.Error(), "may not create pods/exec") || !strings.Contains(err.Error(), "nothing was created; go run ./tools/kubecheck mosk.yaml") {
+		t.Errorf("error: %v", err)
+	}
+	want := []kube.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-0"}}
+	if !reflect.DeepEqual(f.in.Hypervisors, want) {
+		t.Errorf("hypervisors %+v, want %+v", f.in.Hypervisors, want)
+	}
+	if d := f.in.DebugPod; d == nil || d.Image != "registry.example/tools/netshoot:v0.13" || d.Name != "asap2e2e-20261203t101500-ab12-debug-preflight" || d.RunID != s.RunID {
+		t.Errorf("debug pod %+v", d)
+	}
+	log := s.console.(*bytes.Buffer).String()
+	if !strings.Contains(log, "kubernetes preflight: ok: list pods in namespace openstack") || !strings.Contains(log, "kubernetes preflight: FAILED: kubeconfig k.yaml") {
+		t.Errorf("log:\n%s", log)
+	}
+	if snap := s.Timings.Snapshot(); len(snap) != 1 || snap[0].Phase != results.PhasePreflight {
+		t.Errorf("timings %+v", snap)
+	}
+	// Passing, and without a debug image: no dry run asked for.
+	s, _ = kubeSession(t, "")
+	f.report.Checks = f.report.Checks[:1]
+	if err := s.PreflightKube(context.Background(), f); err != nil || f.in.DebugPod != nil {
+		t.Errorf("err %v, debug pod %+v", err, f.in.DebugPod)
+	}
+	// Over SSH there is nothing to check.
+	s.Config.Hypervisors.Access = config.HypervisorAccessSSH
+	if err := s.PreflightKube(context.Background(), nil); err != nil {
+		t.Error(err)
 	}
 }

@@ -88,8 +88,9 @@ type Session struct {
 }
 
 // Start loads and validates the configuration (before anything touches the
-// cloud), makes the run's directory, opens the results file and builds the
-// cloud clients.
+// cloud), makes the run's directory, opens the results file, checks the
+// Kubernetes cluster with hypervisors.access: kubernetes (PreflightKube) and
+// builds the cloud clients.
 func Start(ctx context.Context, o Options) (*Session, error) {
 	if o.ConfigPath == "" {
 		return nil, fmt.Errorf("no harness config: set %s (make e2e CONFIG=<file>)", EnvConfig)
@@ -148,6 +149,12 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		return nil, s.closeOnError(err)
 	}
 	s.Results.SetGuard(s)
+
+	// Before any cloud call: a Kubernetes cluster the run cannot use fails
+	// the run now, not after two servers were built and reached.
+	if err := s.PreflightKube(ctx, nil); err != nil {
+		return nil, s.closeOnError(err)
+	}
 
 	apiLog, err := os.OpenFile(filepath.Join(dir, "api.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {

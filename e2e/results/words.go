@@ -49,6 +49,7 @@ const (
 // Phase names of the wall-time breakdown every run reports (Timing.Phase;
 // the report keeps any other name, in order).
 const (
+	PhasePreflight    = "preflight"    // checking the Kubernetes cluster before anything is built
 	PhaseProvisioning = "provisioning" // API calls that create the topology
 	PhaseBoot         = "boot"         // waiting for ACTIVE servers and ports
 	PhaseSSHWait      = "ssh_wait"     // waiting for guests and hypervisors to answer SSH

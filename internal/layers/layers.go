@@ -60,7 +60,7 @@ var Layers = []Layer{
 	}},
 	{Packages: []Package{
 		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/wait"},
-			OnlyImportedBy: []string{"e2e/harness", "tools/sweeper"}},
+			OnlyImportedBy: []string{"e2e/harness", "tools/sweeper", "tools/kubecheck"}},
 		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/iperf3", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/sockperf", Imports: []string{"e2e/remote", "e2e/wait"}},
@@ -89,6 +89,8 @@ var Layers = []Layer{
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},
+		{Path: "tools/kubecheck", Imports: []string{"e2e/config", "e2e/remote/kube", "tools/internal/cli"},
+			Note: "the Kubernetes preflight alone, before anything is built"},
 		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/wait", "fixtures", "tools/internal/cli"},
 			Note: "the node debug pods through remote/kube; no harness"},
 		{Path: "lab/faultlab", Imports: []string{"e2e/faultproxy", "e2e/remote"},

@@ -11,9 +11,13 @@
 // e2e/remote/kube) are selected the same way in hypervisors.kubernetes'
 // namespace, through its kubeconfig, and listed as kind "kubernetes pod".
 //
+// The OpenStack and Kubernetes sides are swept apart: when one cannot be
+// reached (or has no credentials), the other is still swept and reported.
+//
 // The JSON report goes to stdout, one line per action to stderr. Exit code:
 // 0 nothing selected is left, 1 something is left (a dry run that found
-// resources, or a delete that failed), 2 usage, config or API error.
+// resources, or a delete that failed), 2 usage, config or API error (on
+// either side).
 package main
 
 import (
@@ -43,7 +47,21 @@ type debugPodSweeper interface {
 
 // newKube builds the Kubernetes client of hypervisors.kubernetes (tests
 // replace it).
-var newKube = func(k config.Kubernetes) (debugPodSweeper, error) { return kube.NewCluster(k, kube.Options{}) }
+var newKube = func(k config.Kubernetes, api config.Interval) (debugPodSweeper, error) {
+	return kube.NewCluster(k, kube.Options{API: api})
+}
+
+// selector names the selection as fixtures.Sweep's report does, for a
+// report the OpenStack sweep did not write.
+func selector(runID string, olderThan time.Duration) string {
+	switch {
+	case runID != "":
+		return "run_id=" + runID
+	case olderThan > 0:
+		return "older_than=" + olderThan.String()
+	}
+	return "all"
+}
 
 // defaultPrefix is run.name_prefix's default (one definition, in config).
 const defaultPrefix = config.DefaultNamePrefix
@@ -130,35 +148,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 	if cfg.Run.NamePrefix == "" {
 		cfg.Run.NamePrefix = defaultPrefix
 	}
+	// The two sides are swept apart: an OpenStack that cannot be reached
+	// (or no tenant cloud at all) still leaves the node debug pods to find,
+	// and the other way round. Either failure makes the exit code 2, after
+	// the report of what the other side found.
+	kubeSide := cfg.Hypervisors.Access == config.HypervisorAccessKubernetes
+	failed := false
+	rep := &fixtures.SweepReport{Prefix: cfg.Run.NamePrefix, DryRun: !*del, Resources: []fixtures.SweptResource{}, Selector: selector(*runID, *olderThan)}
 	if cfg.Cloud.Tenant == "" {
-		fmt.Fprintln(stderr, "sweeper: no tenant cloud: give --cloud, --config with cloud.tenant, or set OS_CLOUD")
-		return 2
+		if !kubeSide {
+			fmt.Fprintln(stderr, "sweeper: no tenant cloud: give --cloud, --config with cloud.tenant, or set OS_CLOUD")
+			return 2
+		}
+		logf("sweeper: OpenStack not swept: no tenant cloud (--cloud, cloud.tenant or OS_CLOUD)")
+		failed = true
+	} else if clients, r, err := mk(ctx, cfg.Cloud, cfg.Interval(config.IntervalAPIRetry), logf); err != nil {
+		logf("sweeper: OpenStack not swept: %v", err)
+		failed = true
+	} else {
+		red = r
+		osRep, err := fixtures.Sweep(ctx, fixtures.SweepInput{
+			Clients:   clients,
+			Prefix:    cfg.Run.NamePrefix,
+			RunID:     *runID,
+			OlderThan: *olderThan,
+			All:       *all,
+			Delete:    *del,
+			Interval:  cfg.Interval(config.IntervalDelete),
+			Now:       time.Now,
+			RunIDTime: fixtures.RunIDTime,
+			Logf:      logf,
+		})
+		if err != nil {
+			logf("sweeper: OpenStack: %v", err)
+			failed = true
+		} else {
+			rep = osRep
+		}
 	}
-
-	clients, r, err := mk(ctx, cfg.Cloud, cfg.Interval(config.IntervalAPIRetry), logf)
-	if err != nil {
-		logf("sweeper: %v", err)
-		return 2
-	}
-	red = r
-	rep, err := fixtures.Sweep(ctx, fixtures.SweepInput{
-		Clients:   clients,
-		Prefix:    cfg.Run.NamePrefix,
-		RunID:     *runID,
-		OlderThan: *olderThan,
-		All:       *all,
-		Delete:    *del,
-		Interval:  cfg.Interval(config.IntervalDelete),
-		Now:       time.Now,
-		RunIDTime: fixtures.RunIDTime,
-		Logf:      logf,
-	})
-	if err != nil {
-		logf("sweeper: %v", err)
-		return 2
-	}
-	if cfg.Hypervisors.Access == config.HypervisorAccessKubernetes {
-		kc, err := newKube(cfg.Hypervisors.Kubernetes)
+	if kubeSide {
+		kc, err := newKube(cfg.Hypervisors.Kubernetes, cfg.Interval(config.IntervalKubeAPI))
 		if err == nil {
 			var pods []kube.SweptPod
 			pods, err = kc.SweepDebugPods(ctx, kube.SweepInput{Prefix: cfg.Run.NamePrefix, RunID: *runID, OlderThan: *olderThan, All: *all,
@@ -172,7 +201,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		}
 		if err != nil {
 			logf("sweeper: node debug pods (hypervisors.kubernetes): %v", err)
-			return 2
+			failed = true
 		}
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
@@ -184,6 +213,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		return 2
 	}
 	switch {
+	case failed:
+		logf("sweeper: a side could not be swept (above); the report holds what the other found")
+		return 2
 	case !rep.AnythingLeft():
 		logf("sweeper: nothing left (%s, prefix %s)", rep.Selector, rep.Prefix)
 		return 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -163,7 +164,7 @@ func TestSweeperFindsDebugPods(t *testing.T) {
 	cs := k8sfake.NewClientset(pod("r1"), pod("r2"))
 	var gotK config.Kubernetes
 	old := newKube
-	newKube = func(k config.Kubernetes) (debugPodSweeper, error) {
+	newKube = func(k config.Kubernetes, _ config.Interval) (debugPodSweeper, error) {
 		gotK = k
 		return kube.NewClusterForClient(cs, k, kube.Options{}), nil
 	}
@@ -203,5 +204,45 @@ func TestSweeperFindsDebugPods(t *testing.T) {
 	}
 	if len(left.Items) != 1 || left.Items[0].Name != "asap2e2e-r2-debug-cmp-1" {
 		t.Errorf("pods left %+v, want only run r2's", left.Items)
+	}
+}
+
+// The Kubernetes side is swept when the OpenStack side cannot be: clients
+// that fail (Keystone down), and no tenant cloud at all. The report holds
+// the pods; the exit code says a side failed.
+func TestSweeperReachesKubernetesWhenOpenStackFails(t *testing.T) {
+	cs := k8sfake.NewClientset(kube.DebugPodSpec("openstack", kube.DebugPodInput{Name: "asap2e2e-r1-debug-cmp-1", Prefix: "asap2e2e", RunID: "r1", Node: "cmp-1", Image: "img"}))
+	old := newKube
+	newKube = func(k config.Kubernetes, _ config.Interval) (debugPodSweeper, error) {
+		return kube.NewClusterForClient(cs, k, kube.Options{}), nil
+	}
+	t.Cleanup(func() { newKube = old })
+	down := func(context.Context, config.Cloud, config.Interval, func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {
+		return fixtures.Clients{}, nil, errors.New("authenticating with Keystone: 503 Service Unavailable")
+	}
+	dir := t.TempDir()
+	for name, tenant := range map[string]string{"keystone down": "cloud:\n  tenant: mosk\n", "no tenant cloud": ""} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(config.EnvCloud, "")
+			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
+			if err := os.WriteFile(path, []byte(tenant+"hypervisors:\n  access: kubernetes\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), []string{"--config", path, "--run-id", "r1"}, &out, &errb, down)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (a side failed); stderr:\n%s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), "sweeper: OpenStack not swept: ") {
+				t.Errorf("stderr does not say OpenStack was not swept:\n%s", errb.String())
+			}
+			var rep fixtures.SweepReport
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatalf("no report: %v\n%s", err, out.String())
+			}
+			if len(rep.Resources) != 1 || rep.Resources[0].ID != "openstack/asap2e2e-r1-debug-cmp-1" || rep.Left != 1 || rep.Selector != "run_id=r1" {
+				t.Errorf("report %+v", rep)
+			}
+		})
 	}
 }

@@ -50,6 +50,11 @@ type DebugPodInput struct {
 	// Interval (intervals.debug_pod) bounds the wait for Running and the
 	// wait for the pod to be gone after its delete.
 	Interval wait.Interval
+	// ActiveDeadline bounds the pod's life (activeDeadlineSeconds): a pod
+	// whose delete never came (a second Ctrl-C, a killed run) is stopped by
+	// the kubelet when it has passed; the harness gives the run's budget.
+	// 0 = none.
+	ActiveDeadline time.Duration
 	// Cleaner gets the pod's delete the moment the API accepted the create.
 	Cleaner Cleaner
 	Logf    func(format string, args ...any)
@@ -69,6 +74,11 @@ const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; don
 func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 	yes, no := true, false
 	grace := int64(5)
+	var deadline *int64
+	if in.ActiveDeadline > 0 {
+		d := int64((in.ActiveDeadline + time.Second - 1) / time.Second)
+		deadline = &d
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: in.Name, Namespace: ns,
@@ -86,6 +96,7 @@ func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,
+			ActiveDeadlineSeconds:         deadline,
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name:            DebugContainer,
@@ -110,19 +121,28 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	if in.Cleaner == nil {
 		return Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
 	}
-	ref := c.namespace + "/" + in.Name
-	_, err := c.client.CoreV1().Pods(c.namespace).Create(ctx, DebugPodSpec(c.namespace, in), metav1.CreateOptions{})
+	ref := c.debugNS + "/" + in.Name
+	cctx, cancel := c.apiCall(ctx)
+	_, err := c.client.CoreV1().Pods(c.debugNS).Create(cctx, DebugPodSpec(c.debugNS, in), metav1.CreateOptions{})
+	cancel()
 	if apierrors.IsAlreadyExists(err) {
 		// A create whose answer was lost and was sent again, or a pod of
 		// this run: adopt it if it carries this run's id.
-		p, gerr := c.client.CoreV1().Pods(c.namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		p, gerr := c.getPod(ctx, in.Name)
 		if gerr != nil || p.Labels[LabelRunID] != in.RunID {
 			return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s: %w", ref, in.Node, err)
 		}
 		err = nil
 	}
 	if err != nil {
-		return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s (image %s): %w", ref, in.Node, in.Image, err)
+		// A create cut by intervals.kube_api may still have been accepted:
+		// register the delete (a 404 is done) before giving up.
+		if errors.Is(err, context.DeadlineExceeded) {
+			in.Cleaner.Defer("delete debug pod "+ref, func(ctx context.Context) error {
+				return c.DeletePod(ctx, in.Name, in.Interval)
+			})
+		}
+		return Pod{}, c.apiError(fmt.Sprintf("creating debug pod %s on node %s (image %s)", ref, in.Node, in.Image), err)
 	}
 	in.Cleaner.Defer("delete debug pod "+ref, func(ctx context.Context) error {
 		return c.DeletePod(ctx, in.Name, in.Interval)
@@ -132,7 +152,7 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	}
 	var last *corev1.Pod
 	err = wait.Poll(ctx, in.Interval, fmt.Sprintf("debug pod %s on node %s Running (intervals.%s)", ref, in.Node, config.IntervalDebugPod), func(ctx context.Context) (bool, error) {
-		p, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		p, err := c.getPod(ctx, in.Name)
 		if err != nil {
 			return false, err
 		}
@@ -148,8 +168,8 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 			}
 		}
 		for _, st := range p.Status.ContainerStatuses {
-			if w := st.State.Waiting; w != nil && slices.Contains(hopelessWaits, w.Reason) {
-				return false, wait.Stop(fmt.Errorf("debug pod %s on node %s cannot start: %s: %s", ref, in.Node, w.Reason, w.Message))
+			if w := st.State.Waiting; w != nil && (slices.Contains(hopelessWaits, w.Reason) || HopelessPull(*w)) {
+				return false, wait.Stop(fmt.Errorf("debug pod %s on node %s cannot start: %s: %s (hypervisors.kubernetes.debug_image %s: mirror it into a registry the nodes can pull from)", ref, in.Node, w.Reason, w.Message, in.Image))
 			}
 		}
 		return false, nil
@@ -157,12 +177,34 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	if err != nil {
 		return Pod{}, fmt.Errorf("kubernetes: %w; %s", err, c.describeDebugPod(ctx, in.Name, last))
 	}
-	return Pod{Node: in.Node, Namespace: c.namespace, Name: in.Name, Container: DebugContainer}, nil
+	return Pod{Node: in.Node, Namespace: c.debugNS, Name: in.Name, Container: DebugContainer}, nil
 }
 
 // hopelessWaits are container waiting reasons no retry of the kubelet
 // cures: waiting them out would only delay the error.
 var hopelessWaits = []string{"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"}
+
+// HopelessPull reports whether a container waiting on its image will never
+// get it, whatever the kubelet's back-off: the registry says the image is
+// not there or refuses the credentials, or the registry's name does not
+// resolve (an air-gapped cloud without a mirror). Timeouts, refused
+// connections and 429/5xx may pass and are waited out. The messages are
+// the container runtime's pull errors as the kubelet passes them on (for
+// ErrImagePull, and for ImagePullBackOff since the kubelet appends the
+// last error to the back-off message).
+func HopelessPull(w corev1.ContainerStateWaiting) bool {
+	if w.Reason != "ErrImagePull" && w.Reason != "ImagePullBackOff" {
+		return false
+	}
+	m := strings.ToLower(w.Message)
+	for _, s := range []string{": not found", "code = notfound", "manifest unknown", "repository does not exist",
+		"401 unauthorized", "403 forbidden", "pull access denied", "insufficient_scope", "no such host"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // describeDebugPod says what the pod looked like last: phase, conditions,
 // the container's state and the pod's events (those the API still has).
@@ -194,10 +236,12 @@ func (c *Cluster) describeDebugPod(ctx context.Context, name string, p *corev1.P
 			parts = append(parts, "container "+st.Name+" "+stateOf(st.State))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	evs, err := c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String(),
+	var evs *corev1.EventList
+	err := c.read(context.WithoutCancel(ctx), "listing the events of pod "+c.debugNS+"/"+name, func(ctx context.Context) (err error) {
+		evs, err = c.client.CoreV1().Events(c.debugNS).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String(),
+		})
+		return err
 	})
 	if err != nil {
 		parts = append(parts, "events not readable: "+err.Error())
@@ -237,19 +281,33 @@ func eventTime(e corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// DeletePod deletes the pod name and waits, within iv, until it is gone;
+// getPod reads one pod, bounded by intervals.kube_api (one attempt: the
+// callers poll).
+func (c *Cluster) getPod(ctx context.Context, name string) (*corev1.Pod, error) {
+	gctx, cancel := c.apiCall(ctx)
+	defer cancel()
+	p, err := c.client.CoreV1().Pods(c.debugNS).Get(gctx, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, c.apiError("reading pod "+c.debugNS+"/"+name, err)
+	}
+	return p, err
+}
+
+// DeletePod deletes the debug pod name (in DebugNamespace) and waits, within iv, until it is gone;
 // a pod already gone is done.
 func (c *Cluster) DeletePod(ctx context.Context, name string, iv wait.Interval) error {
-	ref := c.namespace + "/" + name
-	err := c.client.CoreV1().Pods(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	ref := c.debugNS + "/" + name
+	dctx, cancel := c.apiCall(ctx)
+	err := c.client.CoreV1().Pods(c.debugNS).Delete(dctx, name, metav1.DeleteOptions{})
+	cancel()
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("kubernetes: deleting pod %s: %w", ref, err)
+		return c.apiError("deleting pod "+ref, err)
 	}
 	return wait.Poll(ctx, iv, fmt.Sprintf("pod %s gone (intervals.%s)", ref, config.IntervalDebugPod), func(ctx context.Context) (bool, error) {
-		_, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, name, metav1.GetOptions{})
+		_, err := c.getPod(ctx, name)
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
@@ -263,7 +321,7 @@ func NewClusterForClient(cs kubernetes.Interface, k config.Kubernetes, o Options
 	return clusterFor(cs, k, o)
 }
 
-// Namespace is where the OVS pods and the debug pods are.
+// Namespace is where the OVS pods are.
 func (c *Cluster) Namespace() string { return c.namespace }
 
 // RunnerIn is hypervisor hv's runner in pod (e.g. a debug pod), named
@@ -330,9 +388,13 @@ func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod
 	if in.RunID != "" {
 		set[LabelRunID] = in.RunID
 	}
-	list, err := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
+	var list *corev1.PodList
+	err := c.read(ctx, fmt.Sprintf("listing debug pods in %s (%s)", c.debugNS, set), func(ctx context.Context) (err error) {
+		list, err = c.client.CoreV1().Pods(c.debugNS).List(ctx, metav1.ListOptions{LabelSelector: set.String()})
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: listing debug pods in %s (%s): %w", c.namespace, set, err)
+		return nil, err
 	}
 	now := time.Now
 	if in.Now != nil {

@@ -304,3 +304,59 @@ func TestSweepDebugPods(t *testing.T) {
 		t.Error("two selectors: want an error")
 	}
 }
+
+// A pull no back-off cures stops the wait at once, named; a transient one
+// is waited out. The messages are containerd's pull errors as the kubelet
+// reports them (containerd core/remotes/docker resolver and authorizer
+// wording; the kubelet's "rpc error: code = ... desc = failed to pull and
+// unpack image" prefix; ImagePullBackOff's "Back-off pulling image ...:
+// ErrImagePull: <last error>").
+func TestHopelessPull(t *testing.T) {
+	cases := []struct {
+		reason, message string
+		hopeless        bool
+	}{
+		{"ErrImagePull", `rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/tools/netshoot:v0.13": failed to resolve reference "registry.example/tools/netshoot:v0.13": registry.example/tools/netshoot:v0.13: not found`, true},
+		{"ImagePullBackOff", `Back-off pulling image "registry.example/tools/netshoot:v0.13": ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/tools/netshoot:v0.13": failed to resolve reference "registry.example/tools/netshoot:v0.13": registry.example/tools/netshoot:v0.13: not found`, true},
+		{"ErrImagePull", `rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/nicolaka/netshoot:v0.13": failed to resolve reference "docker.io/nicolaka/netshoot:v0.13": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`, true},
+		{"ErrImagePull", `rpc error: code = Unknown desc = failed to pull and unpack image "mirror.mosk.example/netshoot:v0.13": failed to resolve reference "mirror.mosk.example/netshoot:v0.13": failed to authorize: failed to fetch oauth token: unexpected status from GET request to https://mirror.mosk.example/token: 401 Unauthorized`, true},
+		{"ErrImagePull", `rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/nicolaka/netshoot:v0.13": failed to resolve reference "docker.io/nicolaka/netshoot:v0.13": failed to do request: Head "https://registry-1.docker.io/v2/nicolaka/netshoot/manifests/v0.13": dial tcp: lookup registry-1.docker.io on 10.96.0.10:53: no such host`, true},
+		{"ErrImagePull", `rpc error: code = Unknown desc = failed to pull and unpack image "mirror.mosk.example/netshoot:v0.13": failed to copy: httpReadSeeker: failed open: unexpected status code https://mirror.mosk.example/v2/netshoot/blobs/sha256:0a1b: 503 Service Unavailable`, false},
+		{"ErrImagePull", `rpc error: code = Unknown desc = failed to pull and unpack image "mirror.mosk.example/netshoot:v0.13": failed to do request: Head "https://mirror.mosk.example/v2/netshoot/manifests/v0.13": dial tcp 198.18.40.5:443: i/o timeout`, false},
+		{"ImagePullBackOff", `Back-off pulling image "mirror.mosk.example/netshoot:v0.13"`, false},
+		{"ContainerCreating", `not found`, false},
+	}
+	for _, c := range cases {
+		if got := HopelessPull(corev1.ContainerStateWaiting{Reason: c.reason, Message: c.message}); got != c.hopeless {
+			t.Errorf("%s %q: hopeless %v, want %v", c.reason, c.message, got, c.hopeless)
+		}
+	}
+	// In CreateDebugPod: the wait stops at the first look, long before the
+	// interval, naming the image and the key.
+	cs := fake.NewClientset()
+	onCreate(cs, corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: DebugContainer,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: cases[0].message}}}}})
+	in := debugInput(&stack{})
+	in.Interval = wait.Interval{Timeout: time.Hour, Poll: time.Second}
+	start := time.Now()
+	_, err := clusterFor(cs, mosk, Options{}).CreateDebugPod(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "cannot start: ErrImagePull") || !strings.Contains(err.Error(), "hypervisors.kubernetes.debug_image registry.example/tools/netshoot:v0.13") {
+		t.Errorf("error %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s", d)
+	}
+}
+
+// The pod carries activeDeadlineSeconds (rounded up) when given, so a
+// leaked pod's privileged loop ends.
+func TestDebugPodActiveDeadline(t *testing.T) {
+	in := debugInput(nil)
+	if p := DebugPodSpec("openstack", in); p.Spec.ActiveDeadlineSeconds != nil {
+		t.Errorf("no deadline given, got %d", *p.Spec.ActiveDeadlineSeconds)
+	}
+	in.ActiveDeadline = 90*time.Minute + 500*time.Millisecond
+	if p := DebugPodSpec("openstack", in); p.Spec.ActiveDeadlineSeconds == nil || *p.Spec.ActiveDeadlineSeconds != 5401 {
+		t.Errorf("deadline %v, want 5401", p.Spec.ActiveDeadlineSeconds)
+	}
+}

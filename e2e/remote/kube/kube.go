@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +39,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+	// The legacy "auth-provider: oidc" of kubeconfigs, as MOSK's Keycloak
+	// hands them out: kubectl has it compiled in, client-go only when
+	// imported (else "no Auth Provider found for name \"oidc\"").
+	_ "k8s.io/client-go/plugin/pkg/client/auth/oidc"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -52,8 +57,15 @@ type Cluster struct {
 	namespace string
 	selector  string
 	container string
-	log       *remote.CommandLog
-	grace     time.Duration
+	nodeNames map[string]string
+	source    string // Source()
+	// debugNS is where the node debug pods go (debug_namespace, else
+	// namespace).
+	debugNS string
+	// api bounds every API call (intervals.kube_api).
+	api   config.Interval
+	log   *remote.CommandLog
+	grace time.Duration
 	// wsProtocols overrides the WebSocket subprotocols offered (tests:
 	// v4.channel.k8s.io exercises the WebSocket data path against a server
 	// that has no v5); nil = client-go's v5.
@@ -64,9 +76,15 @@ type Cluster struct {
 type Options struct {
 	Log       *remote.CommandLog // every command; nil = none
 	KillGrace time.Duration      // TERM → KILL; 0 = remote.DefaultKillGrace
+	// API bounds each API call (intervals.kube_api); zero = its default.
+	API config.Interval
 }
 
-// NewCluster builds the client from k's kubeconfig and context.
+// NewCluster builds the client from k's kubeconfig and context, loaded as
+// kubectl loads them: k.Kubeconfig, else every file of $KUBECONFIG merged
+// (first wins), else ~/.kube/config; k.Context, else the current context;
+// with no kubeconfig at all, the pod's service account (in-cluster: the
+// harness running as a Kubernetes Job).
 func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
@@ -77,14 +95,51 @@ func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
 	if err != nil {
 		where := "kubeconfig " + k.Kubeconfig
 		if k.Kubeconfig == "" {
-			where = "kubeconfig ($KUBECONFIG, else ~/.kube/config)"
+			where = "kubeconfig ($KUBECONFIG, else ~/.kube/config; in a pod, its service account)"
 		}
 		if k.Context != "" {
 			where += ", context " + k.Context
 		}
-		return nil, fmt.Errorf("kubernetes: %s: %w", where, err)
+		return nil, fmt.Errorf("kubernetes: %s (hypervisors.kubernetes.kubeconfig, context): %w", where, err)
 	}
-	return newCluster(rc, k, o)
+	c, err := newCluster(rc, k, o)
+	if err != nil {
+		return nil, err
+	}
+	c.source = describeSource(cc, rules, k.Context)
+	return c, nil
+}
+
+// describeSource names where the credentials came from, for messages:
+// "kubeconfig FILE[:FILE…], context C (user U)" or the service account.
+func describeSource(cc clientcmd.ClientConfig, rules *clientcmd.ClientConfigLoadingRules, ctxName string) string {
+	raw, err := cc.RawConfig()
+	if err != nil || len(raw.Contexts) == 0 {
+		return "in-cluster service account (no kubeconfig)"
+	}
+	var files []string
+	for _, f := range rules.GetLoadingPrecedence() {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
+	}
+	if ctxName == "" {
+		ctxName = raw.CurrentContext
+	}
+	s := fmt.Sprintf("kubeconfig %s, context %s", strings.Join(files, string(os.PathListSeparator)), ctxName)
+	if kc, ok := raw.Contexts[ctxName]; ok && kc.AuthInfo != "" {
+		s += " (user " + kc.AuthInfo + ")"
+	}
+	return s
+}
+
+// Source is where the cluster's credentials came from (kubeconfig files,
+// context, user; or the in-cluster service account).
+func (c *Cluster) Source() string {
+	if c.source == "" {
+		return "the cluster"
+	}
+	return c.source
 }
 
 func newCluster(rc *rest.Config, k config.Kubernetes, o Options) (*Cluster, error) {
@@ -101,7 +156,15 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluste
 	if o.KillGrace <= 0 {
 		o.KillGrace = remote.DefaultKillGrace
 	}
-	return &Cluster{client: cs, namespace: k.Namespace, selector: k.PodSelector, container: k.Container, log: o.Log, grace: o.KillGrace}
+	if o.API.Timeout <= 0 || o.API.Poll <= 0 {
+		o.API = config.DefaultIntervals[config.IntervalKubeAPI]
+	}
+	debugNS := k.DebugNamespace
+	if debugNS == "" {
+		debugNS = k.Namespace
+	}
+	return &Cluster{client: cs, namespace: k.Namespace, debugNS: debugNS, selector: k.PodSelector, container: k.Container, nodeNames: k.NodeNames,
+		api: o.API, log: o.Log, grace: o.KillGrace}
 }
 
 // Pod is where a hypervisor's commands run.
@@ -116,19 +179,29 @@ func (p Pod) String() string {
 // FindPod finds the OVS pod on node: the one Running pod in the namespace
 // that matches the selector and runs there, with the container ready.
 func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
-	where := fmt.Sprintf("namespace %s, selector %q, node %s", c.namespace, c.selector, node)
-	list, err := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: c.selector,
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	var list *corev1.PodList
+	err := c.read(ctx, fmt.Sprintf("listing the OVS pods (namespace %s, selector %q, node %s)", c.namespace, c.selector, node), func(ctx context.Context) (err error) {
+		list, err = c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: c.selector,
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+		})
+		return err
 	})
 	if err != nil {
-		return Pod{}, fmt.Errorf("kubernetes: listing the OVS pods (%s): %w", where, err)
+		return Pod{}, err
 	}
+	return c.pickPod(list.Items, node)
+}
+
+// pickPod chooses node's OVS pod among pods: the one Running (not being
+// deleted) on node, with the container ready.
+func (c *Cluster) pickPod(pods []corev1.Pod, node string) (Pod, error) {
+	where := fmt.Sprintf("namespace %s, selector %q, node %s", c.namespace, c.selector, node)
 	var onNode, running []corev1.Pod
-	for _, p := range list.Items {
-		// The API server applies the field selector; client-go's fake
-		// clientset (the unit tests) does not, and a filter here costs
-		// nothing.
+	for _, p := range pods {
+		// The API server applies a field selector; client-go's fake
+		// clientset (the unit tests) does not, and Resolve lists every
+		// node's pods.
 		if p.Spec.NodeName != node {
 			continue
 		}
@@ -147,6 +220,14 @@ func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
 	}
 	p := running[0]
 	pod := Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
+	if err := c.checkContainer(p, where); err != nil {
+		return Pod{}, err
+	}
+	return pod, nil
+}
+
+// checkContainer says whether p has the configured container, ready.
+func (c *Cluster) checkContainer(p corev1.Pod, where string) error {
 	var names []string
 	found := false
 	for _, ct := range p.Spec.Containers {
@@ -154,17 +235,17 @@ func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
 		found = found || ct.Name == c.container
 	}
 	if !found {
-		return Pod{}, fmt.Errorf("kubernetes: pod %s/%s (%s) has no container %s; its containers: %s", p.Namespace, p.Name, where, c.container, strings.Join(names, ", "))
+		return fmt.Errorf("kubernetes: pod %s/%s (%s) has no container %s; its containers: %s (hypervisors.kubernetes.container, or preset)", p.Namespace, p.Name, where, c.container, strings.Join(names, ", "))
 	}
 	for _, st := range p.Status.ContainerStatuses {
 		if st.Name == c.container {
 			if !st.Ready {
-				return Pod{}, fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (%s)", c.container, p.Namespace, p.Name, where, stateOf(st.State))
+				return fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (%s)", c.container, p.Namespace, p.Name, where, stateOf(st.State))
 			}
-			return pod, nil
+			return nil
 		}
 	}
-	return Pod{}, fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (no status reported)", c.container, p.Namespace, p.Name, where)
+	return fmt.Errorf("kubernetes: container %s of pod %s/%s (%s) is not ready (no status reported)", c.container, p.Namespace, p.Name, where)
 }
 
 // describe lists pods as "name (phase)".
@@ -193,17 +274,18 @@ func stateOf(s corev1.ContainerState) string {
 	return "no state"
 }
 
-// Runner finds hypervisor hv's pod on node and returns its runner, named
-// "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
-func (c *Cluster) Runner(ctx context.Context, hv, node string) (*Runner, error) {
+// Runner maps hypervisor t to its node (Resolve), finds the node's OVS pod
+// and returns its runner, named "hypervisor <hv> (pod <ns>/<pod>,
+// container <c>)", and how the node was matched.
+func (c *Cluster) Runner(ctx context.Context, t Target) (*Runner, NodeMatch, error) {
 	if c.rest == nil {
-		return nil, errors.New("kubernetes: no REST config (a cluster for discovery only)")
+		return nil, NodeMatch{}, errors.New("kubernetes: no REST config (a cluster for discovery only)")
 	}
-	pod, err := c.FindPod(ctx, node)
+	pod, m, err := c.Resolve(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("hypervisor %s: %w", hv, err)
+		return nil, m, err
 	}
-	return c.runnerFor(hv, pod), nil
+	return c.runnerFor(t.Hypervisor, pod), m, nil
 }
 
 func (c *Cluster) runnerFor(hv string, pod Pod) *Runner {

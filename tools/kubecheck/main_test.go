@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/tools/internal/cli/clitest"
+)
+
+func TestHelpAndBadFlag(t *testing.T) {
+	clitest.HelpConvention(t, func(args []string, stdout, stderr io.Writer) int {
+		return run(context.Background(), args, stdout, stderr)
+	})
+}
+
+// kubeconfig is a kubeconfig as kubectl writes it, one context "mosk".
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: mosk
+  cluster:
+    server: https://198.18.30.1:6443
+users:
+- name: re
+  user:
+    token: not-a-real-token
+contexts:
+- name: mosk
+  context: {cluster: mosk, user: re}
+current-context: mosk
+`
+
+// writeConfig writes a harness config with access kubernetes, the given
+// context and extra hypervisors block lines, and its files.
+func writeConfig(t *testing.T, context, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"id_ed25519": string(pem.EncodeToMemory(block)), "id_ed25519.pub": string(ssh.MarshalAuthorizedKey(sshPub)), "kubeconfig": kubeconfig}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := `run:
+  expected_path: asap2
+cloud:
+  tenant: mosk
+  admin: mosk-admin
+image:
+  name: ubuntu
+flavor:
+  name: m1.large
+network:
+  cidr: 198.18.10.0/24
+guest_access:
+  management_network: mgmt
+  user: ubuntu
+ssh:
+  private_key: id_ed25519
+placement:
+  hosts: [cmp-1.mosk.example.net, cmp-2.mosk.example.net]
+hypervisors:
+  access: kubernetes
+  kubernetes:
+    kubeconfig: kubeconfig
+    context: ` + context + "\n" + extra
+	path := filepath.Join(dir, "mosk.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A context the kubeconfig does not have fails at once, naming the file,
+// the context and the key.
+func TestKubeconfigProblemsAreNamed(t *testing.T) {
+	path := writeConfig(t, "mosk-admin@mosk", "")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{path}, &out, &errb)
+	kc := filepath.Join(filepath.Dir(path), "kubeconfig")
+	if code != 1 || !strings.Contains(out.String(), "FAIL "+path+": kubernetes: kubeconfig "+kc+", context mosk-admin@mosk (hypervisors.kubernetes.kubeconfig, context)") ||
+		!strings.Contains(out.String(), `context "mosk-admin@mosk" does not exist`) {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+}
+
+type fakeCluster struct {
+	in kube.PreflightInput
+	k  config.Kubernetes
+	o  kube.Options
+	r  kube.PreflightReport
+}
+
+func (f *fakeCluster) Preflight(_ context.Context, in kube.PreflightInput) kube.PreflightReport {
+	f.in = in
+	return f.r
+}
+
+func TestChecksAndExitCodes(t *testing.T) {
+	f := &fakeCluster{r: kube.PreflightReport{Source: "kubeconfig k, context mosk", Checks: []kube.Check{
+		{What: "list pods in namespace openstack"},
+		{What: "hypervisor cmp-3", Problem: "kubernetes: hypervisor cmp-3: no Kubernetes node matches"},
+	}}}
+	old := newCluster
+	t.Cleanup(func() { newCluster = old })
+	newCluster = func(k config.Kubernetes, o kube.Options) (preflighter, error) { f.k, f.o = k, o; return f, nil }
+	path := writeConfig(t, "mosk", "    debug_image: registry.example/netshoot:v0.13\n")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{path, "cmp-3.mosk.example.net=cmp-3"}, &out, &errb)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, w := range []string{"credentials: kubeconfig k, context mosk\n", "ok   list pods in namespace openstack\n", "FAIL kubernetes: hypervisor cmp-3: no Kubernetes node matches\n"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out.String())
+		}
+	}
+	if !strings.Contains(errb.String(), "1 of 2 checks failed") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	want := []kube.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-3.mosk.example.net", ServiceHost: "cmp-3"}}
+	if !reflect.DeepEqual(f.in.Hypervisors, want) {
+		t.Errorf("targets %+v, want %+v", f.in.Hypervisors, want)
+	}
+	if f.in.DebugPod == nil || f.in.DebugPod.Image != "registry.example/netshoot:v0.13" || f.in.DebugPod.Name != "asap2e2e-kubecheck-debug" {
+		t.Errorf("debug pod %+v", f.in.DebugPod)
+	}
+	if f.o.API != config.DefaultIntervals[config.IntervalKubeAPI] || f.k.Namespace != "openstack" {
+		t.Errorf("cluster options %+v, config %+v", f.o, f.k)
+	}
+	f.r.Checks = f.r.Checks[:1]
+	out.Reset()
+	if code := run(context.Background(), []string{path}, &out, &errb); code != 0 {
+		t.Errorf("all passed: exit %d\n%s", code, out.String())
+	}
+	if code := run(context.Background(), []string{path, "=cmp-3"}, &out, &errb); code != 2 {
+		t.Errorf("an argument without a hypervisor: exit %d", code)
+	}
+}
