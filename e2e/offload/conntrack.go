@@ -244,6 +244,6 @@ func JudgeConntrack(ev []EvidenceFile, flows []conntrack.Flow, macs []string) Ch
 		return bad(fmt.Sprintf("neither the kernel's conntrack table nor OVS's (dpctl/dump-conntrack) holds any of the %d connections the run opened", oj.Opened))
 	}
 	c.Verdict = results.VerdictSoftware
-	c.Reason = fmt.Sprintf("OVS's userspace conntrack (dpctl/dump-conntrack, the userspace datapath) holds %d of the %d connections the run opened, the kernel's table none: that conntrack runs on the CPU, never offloaded", oj.Found, oj.Opened)
+	c.Reason = fmt.Sprintf("OVS's userspace conntrack (dpctl/dump-conntrack, the userspace datapath) holds %d live connections of the run's ports (it opened %d), the kernel's table none: that conntrack runs on the CPU, never offloaded", oj.Found, oj.Opened)
 	return c
 }

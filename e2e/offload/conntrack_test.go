@@ -75,7 +75,7 @@ func TestJudgeConntrack(t *testing.T) {
 		{"lab: the userspace datapath's conntrack is software",
 			ctEvidence(ctFile(t, "ovs/proc-nf_conntrack-hv.txt"), ctFile(t, "ovs/dump-conntrack-tcp.txt"), ctFile(t, "ovs/dpctl-flows-tcp-m.txt")),
 			tcpFlow("198.18.212.1", "198.18.212.2", 5201, 5), ctLabMACs,
-			results.VerdictSoftware, []string{"OVS's userspace conntrack", "holds 5 of the 5 connections", "the kernel's table none"}},
+			results.VerdictSoftware, []string{"OVS's userspace conntrack", "holds 5 live connections of the run's ports (it opened 5)", "the kernel's table none"}},
 		{"kernel table empty on a kernel datapath: read in the wrong place",
 			ctEvidence(nil, ctFile(t, "ovs/dump-conntrack-tcp.txt"), hwFlows), tcpFlow("198.18.212.1", "198.18.212.2", 5201, 5), ctHWMACs,
 			results.VerdictInconclusive, []string{"not OVS's userspace one"}},
