@@ -122,7 +122,6 @@ func TestBadConfigs(t *testing.T) {
 		{"asap2_rules.yaml", []string{
 			`testdata/asap2_rules.yaml: flavor.vcpus: only used with flavor.create: true (an existing flavor is reused as it is), got 8`,
 			`testdata/asap2_rules.yaml: data_port.vnic_type: must be "direct" when run.expected_path is asap2, got "normal"`,
-			`testdata/asap2_rules.yaml: data_port.port_security: must be false when run.expected_path is asap2 (the checks do not yet judge a conntrack pipeline stage by stage; measure security groups with expected_path baseline), got true`,
 			`testdata/asap2_rules.yaml: placement.hosts: must name exactly 2 hypervisors, got ["cmp-1"]`,
 			`testdata/asap2_rules.yaml: placement.hosts[0]: is not in hypervisors.hosts (the offload checks need SSH to it), got "cmp-1"`,
 			`testdata/asap2_rules.yaml: guest_access.floating_network: is required (the external network of the floating IPs)`,

@@ -257,9 +257,6 @@ func (v *validator) dataPort() {
 		if vnicOK && d.VNICType != "direct" {
 			v.bad("data_port.vnic_type", `must be "direct" when run.expected_path is asap2`, d.VNICType)
 		}
-		if d.PortSecurity {
-			v.bad("data_port.port_security", "must be false when run.expected_path is asap2 (the checks do not yet judge a conntrack pipeline stage by stage; measure security groups with expected_path baseline)", true)
-		}
 	}
 	if d.PortSecurity {
 		if first, last := v.c.Traffic.IperfPortRange(); first >= 1 && first <= 65535 && last > 65535 {

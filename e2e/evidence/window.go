@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"path"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -94,12 +96,16 @@ func Run(ctx context.Context, w Window) ([]FlowCheck, error) {
 		return nil, err
 	}
 	var all []FlowCheck
+	// What the pair's datapath flows say about the run's mode (port
+	// security on without ct(, or off with it): said at the end, after
+	// both flows ran and recorded their verdicts.
+	var mode []string
 	for _, id := range Flows {
 		p, ok := iperf3.Lookup(id)
 		if !ok {
 			return all, fmt.Errorf("evidence flow %s is not in the catalogue", id)
 		}
-		got, err := w.checkDuringFlow(ctx, p, nil)
+		got, err := w.checkDuringFlow(ctx, p, nil, &mode)
 		// iperf3 sets a UDP flow up with one datagram each way and no
 		// retransmission (esnet/iperf#862): on a loaded path the flow fails
 		// before any traffic, and so does everything the checks sampled. The
@@ -119,14 +125,22 @@ func Run(ctx context.Context, w Window) ([]FlowCheck, error) {
 			if werr := wait.Sleep(ctx, cfg.Traffic.UDPSetupBackoff); werr != nil {
 				return all, werr
 			}
-			got, err = w.checkDuringFlow(ctx, p, notes)
+			got, err = w.checkDuringFlow(ctx, p, notes, &mode)
 		}
 		all = append(all, got...)
 		if err != nil {
-			return all, err
+			return all, errors.Join(err, modeError(mode))
 		}
 	}
-	return all, nil
+	return all, modeError(mode)
+}
+
+// modeError is the run's mode findings as one error, nil without any.
+func modeError(findings []string) error {
+	if len(findings) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the run's mode did not take effect: %s", strings.Join(findings, "; "))
 }
 
 // checkUnfinished starts the reason of a check that could not finish.
@@ -203,7 +217,13 @@ func lastLine(out []byte, containing string) string {
 // retried names the earlier windows of this flow that were given up at UDP
 // stream setup; each check's reason carries them. A flow that fails at UDP
 // stream setup returns a *flowSetupError and records no verdict.
-func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried []string) ([]FlowCheck, error) {
+//
+// With data_port.port_security, each hypervisor's conntrack table is read
+// once with the checks (offload.ReadConntrack) and judged once the flow has
+// ended against the connections its iperf3 processes opened. What the
+// pair's datapath flows say against the mode (offload.ModeFinding) is
+// added to mode.
+func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried []string, mode *[]string) ([]FlowCheck, error) {
 	oc := w.Config.Offload
 	flow := flowName(p.Protocol)
 	w.Logf("offload checks during a sustained %s flow (%s, %s)", flow, p.Name, oc.FlowDuration)
@@ -286,9 +306,19 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		errs       []error
 		wg         sync.WaitGroup
 	)
+	portSecurity := w.Config.DataPort.PortSecurity
+	var ctReads [2]conntrackRead
 	for i, srv := range servers {
 		peer := servers[1-i]
 		hv, t, guest := srv.Hypervisor, targets[i], srv.Runner
+		if portSecurity {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				ev, err := offload.ReadConntrack(flowCtx, t.runner)
+				ctReads[i] = conntrackRead{ev: ev, err: err}
+			}(i)
+		}
 		for _, name := range oc.Checks {
 			wg.Add(1)
 			go func(name string) {
@@ -342,6 +372,25 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 	case <-ctx.Done():
 		return flowChecks, ctx.Err()
 	}
+	if portSecurity {
+		for i, srv := range servers {
+			fc, err := w.judgeConntrack(flow, srv.Hypervisor, ctReads[i], fr.m)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			flowChecks = append(flowChecks, fc)
+		}
+	}
+	if finding := offload.ModeFinding(portSecurity, w.pairFlows(portSecurity, flowChecks), []string{servers[0].MAC, servers[1].MAC}); finding != "" {
+		w.Logf("%s flow: %s", flow, finding)
+		*mode = append(*mode, fmt.Sprintf("%s flow: %s", flow, finding))
+		for i := range flowChecks {
+			c := &flowChecks[i].Check
+			if (c.Name == results.CheckDpctl || c.Name == results.CheckConntrack) && !strings.Contains(c.Reason, finding) {
+				c.Reason += "; " + finding
+			}
+		}
+	}
 	if outlasted {
 		why := fmt.Sprintf("the checks took %s after a settle of %s and outlasted the %s sustained flow (offload.flow_duration %s): their samples may postdate the traffic; raise offload.flow_duration",
 			checksDone.Sub(checksStart).Round(time.Millisecond), oc.Settle, flow, oc.FlowDuration)
@@ -392,6 +441,82 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		w.Logf("  %-11s %-10s on %s: %s", r.Check.Name, r.Check.Verdict, r.Hypervisor, r.Check.Reason)
 	}
 	return flowChecks, errors.Join(errs...)
+}
+
+// conntrackRead is one hypervisor's conntrack read of a flow.
+type conntrackRead struct {
+	ev  []offload.EvidenceFile
+	err error
+}
+
+// judgeConntrack judges one hypervisor's conntrack read against the
+// connections the flow's iperf3 processes opened (their ports and
+// streams, as run), from the client guest to the server guest.
+func (w Window) judgeConntrack(flow, hv string, r conntrackRead, m iperf3.Measurement) (FlowCheck, error) {
+	macs := []string{w.Guests[0].MAC, w.Guests[1].MAC}
+	var c offload.Check
+	var err error
+	flows, ferr := conntrackFlows(flow, w.Guests[1].DataIP, w.Guests[0].DataIP, m)
+	switch {
+	case r.err != nil:
+		c = offload.Check{Name: results.CheckConntrack, Verdict: results.VerdictInconclusive, Reason: checkUnfinished + r.err.Error(), Evidence: r.ev}
+		err = r.err
+	case ferr != nil:
+		c = offload.Check{Name: results.CheckConntrack, Verdict: results.VerdictInconclusive, Reason: ferr.Error(), Evidence: r.ev}
+	default:
+		c = offload.JudgeConntrack(r.ev, flows, macs)
+	}
+	c.Flow, c.Host = flow, hv
+	fc := FlowCheck{Flow: flow, Hypervisor: hv, Check: c}
+	fc.Files = w.saveCheckEvidence(flow, hv, c)
+	return fc, err
+}
+
+// conntrackFlows are the connections a flow's iperf3 processes opened
+// (conntrack.IperfFlows of each process's port and streams).
+func conntrackFlows(flow, client, server string, m iperf3.Measurement) ([]conntrack.Flow, error) {
+	c, err1 := netip.ParseAddr(client)
+	s, err2 := netip.ParseAddr(server)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("the pair's data addresses: %w", err)
+	}
+	var out []conntrack.Flow
+	for _, pr := range m.Processes {
+		if pr.Port < 1 || pr.Port > 65535 || pr.Streams < 1 {
+			return nil, fmt.Errorf("iperf3 process on port %d with %d streams: cannot count its connections", pr.Port, pr.Streams)
+		}
+		out = append(out, conntrack.IperfFlows(flow == results.ProtoUDP, pr.Streams, c.Unmap(), s.Unmap(), uint16(pr.Port))...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the sustained %s flow ran no iperf3 process: no connection to look for", flow)
+	}
+	return out, nil
+}
+
+// pairFlows are the datapath flows each hypervisor's checks read last:
+// with port security the conntrack check's dump, else the dpctl check's
+// last full dump (none when dpctl is not among offload.checks).
+func (w Window) pairFlows(portSecurity bool, fcs []FlowCheck) map[string][]offload.DpctlFlow {
+	out := map[string][]offload.DpctlFlow{}
+	for _, fc := range fcs {
+		var last []byte
+		for _, ev := range fc.Check.Evidence {
+			switch {
+			case portSecurity && fc.Check.Name == results.CheckConntrack && ev.Name == offload.ConntrackFlowsFile,
+				!portSecurity && fc.Check.Name == results.CheckDpctl && strings.HasPrefix(ev.Name, "dpctl-all-"):
+				if ev.ExitCode == 0 {
+					last = ev.Output
+				}
+			}
+		}
+		if last == nil {
+			continue
+		}
+		if flows, err := offload.ParseDpctl(last); err == nil {
+			out[fc.Hypervisor] = flows
+		}
+	}
+	return out
 }
 
 func orFinished(err error) error {

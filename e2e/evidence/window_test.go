@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
@@ -222,6 +223,28 @@ const (
 func (wd *window) dpctl(i int, off1, off2, all1, all2 []byte) {
 	wd.hvs[i].On(dpctlOffloaded, reply{Stdout: off1}, reply{Stdout: off2})
 	wd.hvs[i].On(dpctlAll, reply{Stdout: all1}, reply{Stdout: all2})
+}
+
+// conntrack turns port security on and scripts hypervisor i's conntrack
+// reads: the kernel's table of the TCP flow, then of the UDP flow, OVS's
+// own table of each, and the datapath flows.
+func (wd *window) conntrack(i int, kernelTCP, kernelUDP, ovsTCP, ovsUDP, flows []byte) {
+	wd.cfg.DataPort.PortSecurity = true
+	wd.hvs[i].On(conntrack.ReadCommand, reply{Stdout: kernelTCP}, reply{Stdout: kernelUDP})
+	wd.hvs[i].On(conntrack.DPCtlCommand, reply{Stdout: ovsTCP}, reply{Stdout: ovsUDP})
+	wd.hvs[i].On(offload.DpctlFlowsCommand, reply{Stdout: flows})
+}
+
+// hwConntrack is the hardware path with port security on: the kernel's
+// tables of the pair's connections [HW_OFFLOAD], flows the conntrack
+// check's flow dump.
+func hwConntrack(flows func(wd *window) []byte) func(wd *window) {
+	return func(wd *window) {
+		wd.hardwarePath()
+		for i := range hvNames {
+			wd.conntrack(i, win(wd.t, "conntrack-hw-tcp.txt"), win(wd.t, "conntrack-hw-udp.txt"), nil, nil, flows(wd))
+		}
+	}
 }
 
 // repCapture scripts the representor capture of each flow.
@@ -479,6 +502,80 @@ func TestEvidenceWindow(t *testing.T) {
 				results.CheckCounters:    {"moved 40000 packets on its link counters"},
 			},
 			baselineOK: true,
+		},
+		{
+			// Port security on, hardware path: the kernel holds the
+			// flows' connections [HW_OFFLOAD] (TCP: a stream and the
+			// control connection; UDP: a stream and the control), read
+			// once per flow and hypervisor, and the pair crosses ct(.
+			name:  "port security: hardware path with conntrack offloaded",
+			setup: hwConntrack(func(wd *window) []byte { return win(wd.t, "dpctl-ct-sample1.txt") }),
+			flows: bothFlows,
+			want:  with(all(results.VerdictOffloaded), results.CheckConntrack, results.VerdictOffloaded),
+			reasons: map[string][]string{
+				results.CheckConntrack: {"kernel conntrack: 2 of 2 connections the run opened are [HW_OFFLOAD]"},
+			},
+			asap2OK: true,
+			extra: func(t *testing.T, wd *window, s *run, fcs []FlowCheck) {
+				reads := map[string]int{}
+				for _, e := range wd.w.Log() {
+					if e.Cmd == conntrack.ReadCommand {
+						reads[e.Runner]++
+					}
+				}
+				for _, hv := range wd.hvs {
+					if reads[hv.Name()] != 2 {
+						t.Errorf("%s: the kernel's table read %d times, want once per flow", hv.Name(), reads[hv.Name()])
+					}
+				}
+			},
+		},
+		{
+			// Port security on, but the pair's datapath flows never cross
+			// ct( (a noop firewall driver): the kernel's [HW_OFFLOAD]
+			// entries prove nothing, the conntrack check says why and the
+			// window fails naming the mode.
+			name:    "port security: noop firewall driver",
+			setup:   hwConntrack(func(wd *window) []byte { return sw(wd.t, "dpctl-tcp-all-1.txt") }),
+			flows:   bothFlows,
+			want:    with(all(results.VerdictOffloaded), results.CheckConntrack, results.VerdictInconclusive),
+			reasons: map[string][]string{results.CheckConntrack: {"data_port.port_security is true but none of the pair's", "no proof of conntrack offload"}},
+			wantErr: "the run's mode did not take effect: tcp flow: data_port.port_security is true but none of the pair's",
+		},
+		{
+			// Port security on the lab's software path: the kernel holds
+			// nothing, OVS's userspace conntrack holds the connections.
+			name: "port security: userspace conntrack is software",
+			setup: func(wd *window) {
+				wd.softwarePath()
+				for i := range hvNames {
+					wd.conntrack(i, nil, nil, win(wd.t, "conntrack-ovs-tcp.txt"), win(wd.t, "conntrack-ovs-udp.txt"), win(wd.t, "dpctl-ct-userspace.txt"))
+				}
+			},
+			flows: bothFlows,
+			want:  with(all(results.VerdictSoftware), results.CheckConntrack, results.VerdictSoftware),
+			reasons: map[string][]string{
+				results.CheckConntrack: {"OVS's userspace conntrack", "the kernel's table none"},
+			},
+			baselineOK: true,
+		},
+		{
+			// Port security off, but the pair's flows cross ct(: the run
+			// did not measure the mode it records; dpctl says it and the
+			// window fails, though every verdict reads offloaded.
+			name: "no port security, yet ct( in the pair's flows",
+			setup: func(wd *window) {
+				wd.hardwarePath()
+				for i := range hvNames {
+					s1, s2 := win(wd.t, "dpctl-ct-sample1.txt"), win(wd.t, "dpctl-ct-sample2.txt")
+					wd.dpctl(i, s1, s2, s1, s2)
+				}
+			},
+			flows:   bothFlows,
+			want:    all(results.VerdictOffloaded),
+			reasons: map[string][]string{results.CheckDpctl: {"data_port.port_security is false but the pair's datapath flows go through conntrack"}},
+			wantErr: "the run's mode did not take effect: tcp flow: data_port.port_security is false",
+			asap2OK: true,
 		},
 		{
 			// 3. One direction offloaded:yes dp:tc, the other a TC rule in
@@ -891,16 +988,21 @@ func assertVerdicts(t *testing.T, tc windowCase, fcs []FlowCheck) {
 			}
 		}
 	}
+	names := results.AllChecks
+	if _, ok := tc.want[results.CheckConntrack]; ok {
+		// port security: the conntrack check besides the four
+		names = append(slices.Clone(names), results.CheckConntrack)
+	}
 	for _, flow := range tc.flows {
 		for _, hv := range hvNames {
-			for _, name := range results.AllChecks {
+			for _, name := range names {
 				if key := flow + "/" + hv + "/" + name; seen[key] != 1 {
 					t.Errorf("%s: ran %d times, want once", key, seen[key])
 				}
 			}
 		}
 	}
-	if want := len(tc.flows) * len(hvNames) * len(results.AllChecks); len(fcs) != want {
+	if want := len(tc.flows) * len(hvNames) * len(names); len(fcs) != want {
 		t.Errorf("%d checks, want %d", len(fcs), want)
 	}
 }
@@ -956,6 +1058,8 @@ func wantFiles(name, rep string) []string {
 		return []string{"tc-qdisc-" + rep + ".txt", "tc-" + rep + "-sample2.json", "tc-qdisc-" + vxlanDev + ".txt", "tc-" + vxlanDev + "-sample2.json"}
 	case results.CheckRepresentor:
 		return []string{"tcpdump-" + rep + ".txt", "tcpdump-control-" + guestIface + ".txt"}
+	case results.CheckConntrack:
+		return []string{offload.ConntrackTableFile, offload.ConntrackOVSFile, offload.ConntrackFlowsFile}
 	case results.CheckDpctl:
 		return []string{"dpctl-offloaded-sample1.txt", "dpctl-all-sample2.txt"}
 	case results.CheckCounters:

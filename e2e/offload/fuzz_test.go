@@ -276,3 +276,37 @@ func inputHasPort(data []byte, port int) bool {
 	}
 	return walk(v)
 }
+
+// FuzzCTStages: on any dump the pair's ct( flows are pair flows whose
+// actions hold a top-level ct(, and the mode finding follows them exactly:
+// with port security on it speaks only when the pair has flows and none
+// crosses ct(, with it off only when one does.
+func FuzzCTStages(f *testing.F) {
+	seed(f, "pipeline/dpctl-ct-*.txt", "sw/dpctl-tcp-all-1.txt")
+	macs := []string{"fa:16:3e:4a:11:01", "fa:16:3e:4a:11:02"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flows, err := ParseDpctl(data)
+		if err != nil {
+			return
+		}
+		for _, set := range [][]string{macs, {"02:00:c6:12:d2:01", "02:00:c6:12:d2:02"}} {
+			pair, withCT := CTStages(flows, set)
+			if len(withCT) > len(pair) {
+				t.Fatalf("%d ct( flows of %d pair flows", len(withCT), len(pair))
+			}
+			for _, fl := range withCT {
+				if !hasCTAction(fl.Actions) {
+					t.Fatalf("flow without ct( counted: %q", fl.Actions)
+				}
+			}
+			by := map[string][]DpctlFlow{"hv": flows}
+			on, off := ModeFinding(true, by, set), ModeFinding(false, by, set)
+			if (on != "") != (len(pair) > 0 && len(withCT) == 0) {
+				t.Fatalf("port security on: finding %q with %d pair flows, %d through ct(", on, len(pair), len(withCT))
+			}
+			if (off != "") != (len(withCT) > 0) {
+				t.Fatalf("port security off: finding %q with %d flows through ct(", off, len(withCT))
+			}
+		}
+	})
+}

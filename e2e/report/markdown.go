@@ -321,6 +321,7 @@ func writeBasis(b *strings.Builder, checks []results.CheckResult) {
 var verdictBasis = [][]string{
 	{"tc", "every rule of the pair's pipeline, chain 0 through `goto chain N` to the rule that outputs, is `in_hw` and its hardware packet counters grew between two samples, in each direction", "a rule of the pair's pipeline is `not_in_hw`/`skip_hw` and counted packets (also beside an `in_hw` first stage), or there are none while the flow ran"},
 	{"dpctl", "every flow of the pair's pipeline, `recirc_id(0)` through `recirc()` to the flow that outputs, is `offloaded:yes` and grew, in each direction (OVS's claim: tc must agree)", "a flow of the pair's pipeline is `dp:ovs`, or `dp:tc` without `offloaded:yes` (TC in software), and counted packets"},
+	{"conntrack (security groups on only)", "every connection the flow's iperf3 opened is in the hypervisor's kernel conntrack table as `[HW_OFFLOAD]`, none missing or extra, and the pair's datapath flows cross `ct(`", "a connection is tracked in software or by the software flowtable (`[OFFLOAD]`), or only OVS's userspace conntrack holds them"},
 	{"representor", "at most the first packets reached the representor (printed and by tcpdump's own summary) while the guest's own interface saw the flow", "more than the first packets reached the representor"},
 	{"counters", "the representor's slow path stayed under its bound while the guest's interface moved the flow and the representor's port tracked it", "the representor's slow path moved more than its bound"},
 }

@@ -25,6 +25,10 @@ const (
 	CheckRepresentor = "representor"
 	CheckDpctl       = "dpctl"
 	CheckCounters    = "counters"
+	// CheckConntrack is not configured: the evidence window runs it on
+	// both hypervisors when data_port.port_security is true (the kernel's
+	// conntrack table against the run's connections), and only then.
+	CheckConntrack = "conntrack"
 )
 
 // AllChecks are the complementary checks a run can configure, in the order

@@ -64,10 +64,10 @@ var Layers = []Layer{
 		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/iperf3", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/sockperf", Imports: []string{"e2e/remote", "e2e/wait"}},
-		{Path: "e2e/offload", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
+		{Path: "e2e/offload", Imports: []string{"e2e/conntrack", "e2e/remote", "e2e/results", "e2e/wait"}},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/evidence", Imports: []string{"e2e/config", "e2e/iperf3", "e2e/offload", "e2e/remote", "e2e/results", "e2e/wait"},
+		{Path: "e2e/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/remote", "e2e/results", "e2e/wait"},
 			Note: "the evidence window; not the harness, fixtures or cloud — its tests also read fixtures and fakeremote"},
 		{Path: "e2e/internal/fakeremote", Imports: []string{"e2e/remote", "fixtures"}, OnlyTests: true},
 	}},

@@ -66,3 +66,27 @@ done
 # cpu_hit header with the recorded idle link counters as its stats64.
 stats=$(sed -e 's/.*,"stats64":\(.*\)}]$/\1/' "$OFF/sw/ip-link-rep-idle-before.json")
 sed -e "s/}]\$/,\"stats64\":$stats}]/" "$OFF/sw/ip-stats-cpuhit-rep-before.json" >ip-stats-cpuhit-rep-flat.json
+
+# Port security (data_port.port_security): the conntrack check's reads.
+# CT is e2e/conntrack/testdata (its README.md names the sources). The pair's
+# addresses: the client 198.18.210.1 (B), the server 198.18.210.2 (A),
+# iperf3 on port 5201 (traffic.port's default).
+CT=../../../conntrack/testdata
+# [mlx5 2020] hardware listing: 1.1.1.17 -> 1.1.1.16:5001, two [HW_OFFLOAD].
+hw_ct() { sed -e 's/1\.1\.1\.17/198.18.210.1/g' -e 's/1\.1\.1\.16/198.18.210.2/g' -e 's/5001/5201/g' "$CT/hw/proc-hw-offload-mlx5-2020.txt"; }
+hw_ct >conntrack-hw-tcp.txt
+# The UDP flow opens iperf3's TCP control connection and one UDP stream: the
+# first line as it is, the second with its protocol made UDP (udp 17).
+hw_ct | sed -n 1p >conntrack-hw-udp.txt
+hw_ct | sed -n 2p | sed -e 's/ tcp      6 / udp      17 /' >>conntrack-hw-udp.txt
+# The datapath flows of the tc ct pipeline ([sriov-op]): guest …:01 is the
+# client, …:02 the server.
+for n in 1 2; do
+	sed -e "s/fa:16:3e:4a:11:01/$B/g" -e "s/fa:16:3e:4a:11:02/$A/g" "$OFF/pipeline/dpctl-ct-offloaded-$n.txt" >"dpctl-ct-sample$n.txt"
+done
+# The lab's userspace datapath (recorded, ovs/): 198.18.212.1 the client,
+# .2 the server, MACs 02:00:c6:12:d4:0x.
+lab_map() { sed -e 's/198\.18\.212\./198.18.210./g' -e 's/02:00:c6:12:d4:/02:00:c6:12:d2:/g' "$1"; }
+lab_map "$CT/ovs/dump-conntrack-tcp.txt" >conntrack-ovs-tcp.txt
+lab_map "$CT/ovs/dump-conntrack-udp.txt" >conntrack-ovs-udp.txt
+lab_map "$CT/ovs/dpctl-flows-tcp-m.txt" >dpctl-ct-userspace.txt
