@@ -1,9 +1,12 @@
 """Unit tests of cloud_setup's pure parts: python3 -m unittest discover -s lab/lib -p 'test_*.py'."""
 import json
 import os
+import sys
 import unittest
 
-import cloud_setup
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import cloud_setup  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

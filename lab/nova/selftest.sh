@@ -25,7 +25,10 @@ case $RELEASE in
     # script's own process, as lab/up.sh does through its host-ns process (README.md, "Epoxy").
     RUNPY=("$HERE/../epoxy/rootfs-exec" /usr/bin/python3); IPERF3=3.18
     DRIVER_ENV=("ASAP2LAB_GUESTCTL_PREFIX=nsenter --mount=/proc/$$/ns/mnt /usr/bin/python3"
-                "ASAP2LAB_GUEST_EXEC=$(cd "$HERE/../epoxy" && pwd)/rootfs-exec") ;;
+                "ASAP2LAB_GUEST_EXEC=$(cd "$HERE/../epoxy" && pwd)/rootfs-exec"
+                # as the lab's (lab/releases/epoxy.sh): the clone and the root stay visible under
+                # the guest's own tmpfs /tmp, /var/tmp, /root (CI's root is in /var/tmp)
+                "ASAP2LAB_GUEST_KEEP=$(cd "$HERE/.." && pwd) ${LAB_ROOTFS:-/var/cache/asap2lab/rootfs-epoxy}") ;;
   *) echo "selftest: unknown release $RELEASE (zed|epoxy)" >&2; exit 2 ;;
 esac
 "${RUNPY[@]}" -c 'import nova.virt.fake' 2>/dev/null || { echo "selftest: nova not importable by ${RUNPY[*]}" >&2; exit 1; }
