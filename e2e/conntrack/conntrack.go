@@ -84,14 +84,20 @@ func isSummary(line string) bool {
 // line that is not an entry (nor conntrack's summary, nor blank) is an
 // error naming its number and text; all of them are reported at once.
 func Parse(data []byte) ([]Entry, error) {
+	return parseLines(data, "conntrack table", isSummary, parseLine)
+}
+
+// parseLines parses each non-blank line that skip does not drop, naming
+// every bad line (its number and text) at once under what.
+func parseLines(data []byte, what string, skip func(string) bool, parse func(string) (Entry, error)) ([]Entry, error) {
 	var out []Entry
 	var errs []error
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || isSummary(line) {
+		if line == "" || skip(line) {
 			continue
 		}
-		e, err := parseLine(line)
+		e, err := parse(line)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("line %d: %w: %q", i+1, err, line))
 			continue
@@ -100,7 +106,7 @@ func Parse(data []byte) ([]Entry, error) {
 		out = append(out, e)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return out, fmt.Errorf("conntrack table: %w", err)
+		return out, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }

@@ -24,25 +24,7 @@ const DPCtlCommand = "ovs-appctl dpctl/dump-conntrack"
 // A TCP entry's State is protoinfo's state, or state_orig when both
 // directions agree (-m). Every bad line is named, all at once.
 func ParseDPCtl(data []byte) ([]Entry, error) {
-	var out []Entry
-	var errs []error
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		e, err := parseDPCtlLine(line)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("line %d: %w: %q", i+1, err, line))
-			continue
-		}
-		e.Line = i + 1
-		out = append(out, e)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return out, fmt.Errorf("dpctl/dump-conntrack: %w", err)
-	}
-	return out, nil
+	return parseLines(data, "dpctl/dump-conntrack", func(string) bool { return false }, parseDPCtlLine)
 }
 
 // splitTop splits s at the commas outside parentheses.
