@@ -200,7 +200,11 @@ func TestOpenSSHRealServer(t *testing.T) {
 
 	t.Run("session limit opens another connection", func(t *testing.T) {
 		dir := t.TempDir()
-		lc := e.dial(t, o)
+		lo := o
+		// Each Stop's TERM needs a session of its own while the connection is full; on a
+		// loaded machine opening it takes longer than a short grace, and KILL must not win.
+		lo.KillGrace = testBound
+		lc := e.dial(t, lo)
 		var procs []Process
 		for i := 0; i < 3; i++ { // MaxSessions 2 in the sshd config above
 			fifo := filepath.Join(dir, fmt.Sprintf("ready%d", i))
@@ -238,28 +242,45 @@ func TestOpenSSHRealServer(t *testing.T) {
 		before := sshdDescendants(listener)
 		fc := e.dial(t, fo)
 		dir := t.TempDir()
-		pidFIFO := filepath.Join(dir, "pid.fifo")
-		if err := mkfifo(pidFIFO); err != nil {
-			t.Fatal(err)
-		}
-		const bound = 2 * time.Second
 		type ran struct {
 			err     error
 			elapsed time.Duration
 		}
-		done := make(chan ran, 1)
-		start := time.Now()
-		go func() {
-			_, err := Bounded(fc, bound, "the test's bound").Run(ctx, "sleep 3600 & echo $! > "+pidFIFO+"; wait")
-			done <- ran{err, time.Since(start)}
-		}()
-		data, err := os.ReadFile(pidFIFO)
-		if err != nil {
-			t.Fatal(err)
+		// The bound counts from the session's opening; on a loaded machine the command
+		// may not reach its first line within a short one. Such an attempt proves
+		// nothing about a frozen sshd: it is tried again with a longer bound.
+		var (
+			bound time.Duration
+			done  chan ran
+			pid   int
+		)
+		for attempt, b := range []time.Duration{2 * time.Second, 8 * time.Second, 30 * time.Second} {
+			bound = b
+			pidFIFO := filepath.Join(dir, fmt.Sprintf("pid%d.fifo", attempt))
+			if err := mkfifo(pidFIFO); err != nil {
+				t.Fatal(err)
+			}
+			d, st := make(chan ran, 1), time.Now()
+			done = d
+			go func() {
+				_, err := Bounded(fc, b, "the test's bound").Run(ctx, "sleep 3600 & echo $! > "+pidFIFO+"; wait")
+				d <- ran{err, time.Since(st)}
+			}()
+			line, early, err := readFIFOUnless(pidFIFO, done)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if early != nil {
+				t.Logf("bound %s ran out before the command wrote its pid (%v): trying a longer one", bound, early.err)
+				continue
+			}
+			if pid, err = strconv.Atoi(strings.TrimSpace(line)); err != nil {
+				t.Fatalf("pid %q: %v", line, err)
+			}
+			break
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil {
-			t.Fatal(err)
+		if pid == 0 {
+			t.Fatalf("the command never started within a bound of %s", bound)
 		}
 		// The sshd processes of this connection, read while its command
 		// runs: the authentication child has ended by now.
@@ -328,6 +349,35 @@ func TestOpenSSHRealServer(t *testing.T) {
 			t.Error("Wait after a dropped connection returned no error")
 		}
 	})
+}
+
+// readFIFOUnless reads one line from the FIFO at path, unless done delivers
+// first (the command that was to write it ended without doing so): then it
+// opens the FIFO's other end itself so that the blocked reader returns, and
+// hands back what done delivered.
+func readFIFOUnless[T any](path string, done <-chan T) (string, *T, error) {
+	type read struct {
+		line string
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		data, err := os.ReadFile(path)
+		got <- read{string(data), err}
+	}()
+	select {
+	case r := <-got:
+		return r.line, nil, r.err
+	case v := <-done:
+		if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		r := <-got
+		if r.line != "" { // the command wrote it after all, just before it ended
+			return r.line, nil, r.err
+		}
+		return "", &v, nil
+	}
 }
 
 // sshdDescendants is every sshd process below pid (an sshd listener forks
