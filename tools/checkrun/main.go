@@ -4,7 +4,9 @@
 //	checkrun refused RUN_DIR JUNIT   the run expected asap2 and the harness refused
 //	                                 it: the offload spec failed, every verdict in
 //	                                 the results says software, and the JUnit
-//	                                 failure message quotes the checks' reasons
+//	                                 failure message quotes the checks' reasons;
+//	                                 with port security on, the conntrack check
+//	                                 judged every flow on every hypervisor too
 //	checkrun nova-filled RUN_DIR     the run left the data ports' binding:profile to
 //	                                 Nova, and every data port, as saved before
 //	                                 teardown, holds capabilities [switchdev]
@@ -112,6 +114,34 @@ func refused(runDir, junitPath string) ([]string, error) {
 	for _, name := range res.Config.Checks {
 		if !ran[name] {
 			problems = append(problems, fmt.Sprintf("check %s was configured but left no verdict: the refusal does not rest on it", name))
+		}
+	}
+	// With port security on, every flow the checks judged went through
+	// conntrack: the refusal rests on the conntrack check too, for each
+	// flow and hypervisor it ran on (the flood ping's ICMP is exempt: it
+	// is not offloaded under conntrack by design).
+	if res.Config.PortSecurity != nil && *res.Config.PortSecurity {
+		perFlow, ctPerFlow := map[string]int{}, map[string]int{}
+		var flows []string
+		for _, c := range res.Offload {
+			if c.Flow == "" || c.Flow == "flood_ping" {
+				continue
+			}
+			if c.Name == results.CheckConntrack {
+				ctPerFlow[c.Flow]++
+				continue
+			}
+			if c.Name == results.CheckDpctl {
+				if perFlow[c.Flow] == 0 {
+					flows = append(flows, c.Flow)
+				}
+				perFlow[c.Flow]++
+			}
+		}
+		for _, f := range flows {
+			if ctPerFlow[f] < perFlow[f] {
+				problems = append(problems, fmt.Sprintf("the run had port security on, but the conntrack check left %d verdict(s) for the %s flow where dpctl left %d (one per hypervisor): the refusal does not rest on conntrack", ctPerFlow[f], f, perFlow[f]))
+			}
 		}
 	}
 	var reasons []string

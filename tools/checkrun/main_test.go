@@ -115,3 +115,42 @@ func TestConfiguredCheckWithoutVerdictIsNamed(t *testing.T) {
 		t.Fatalf("the missing check is not named: %s", out)
 	}
 }
+
+// A port-security run rests on the conntrack check as well: the recorded
+// refusal (port security off) marked as on, without conntrack verdicts, is
+// not a proper refusal, and each flow without them is named; with a
+// conntrack verdict per hypervisor and flow, it is again.
+func TestPortSecurityRefusalNeedsConntrackVerdicts(t *testing.T) {
+	res, err := results.Load("testdata/refused/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	res.Config.PortSecurity = &on
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out := refusedWith(t, data, "testdata/refused/junit.xml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, out)
+	}
+	for _, flow := range []string{"tcp", "udp"} {
+		if !strings.Contains(out, "the conntrack check left 0 verdict(s) for the "+flow+" flow where dpctl left 2") {
+			t.Errorf("the %s flow without conntrack verdicts is not named: %s", flow, out)
+		}
+	}
+	for _, flow := range []string{"tcp", "udp"} {
+		for _, hv := range []string{"compute1", "compute2"} {
+			res.Offload = append(res.Offload, results.CheckResult{Name: results.CheckConntrack, Flow: flow, Verdict: results.VerdictSoftware,
+				Reason: "conntrack: OVS's userspace conntrack on " + hv + " holds the run's connections", EvidenceFiles: []string{"x"}})
+		}
+	}
+	if data, err = json.Marshal(res); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := refusedWith(t, data, "testdata/refused/junit.xml"); code != 1 || strings.Contains(out, "conntrack check left") {
+		// still 1: the JUnit failure of the recorded run does not quote the added reasons
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}

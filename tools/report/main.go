@@ -2,6 +2,7 @@
 //
 //	go run ./tools/report render [flags] RESULTS.json [RESULTS.json ...]
 //	go run ./tools/report compare [flags] ACCEPTED[,ACCEPTED2] CANDIDATE[,CANDIDATE2]
+//	go run ./tools/report sgcost [-o FILE.md] OFF.json ON.json
 //
 // render writes <out>/<name>.md (the methodology's tables, evidence,
 // repeats, thresholds, environment, timing) and <out>/<name>.html (the same
@@ -12,6 +13,11 @@
 // accepted run(s) and the environment differences, and exits 1 when any
 // profile regressed beyond tolerance. It refuses (exit 2) runs measured in
 // different port-security modes unless -across-modes is given.
+//
+// sgcost puts one build's runs with port security off and on side by side,
+// profile by profile, with the cost of security groups as a ratio (rate,
+// loss, retransmits, host CPU); it refuses files of the wrong modes,
+// different paths or builds, naming each problem.
 //
 // Exit codes: 0 success / gate passed, 1 regression or failed threshold
 // (with -fail-on-threshold), 2 usage or input error, or runs of different
@@ -41,6 +47,7 @@ func main() {
 
 const usage = `usage:
   report render  [-o DIR] [-name NAME] [-title TEXT] [-thresholds FILE] [-seed-layout] [-fail-on-threshold] RESULTS.json...
+  report sgcost  [-o FILE.md] OFF_RESULTS.json ON_RESULTS.json
   report compare [-tolerance PCT] [-loss-tolerance POINTS] [-latency-tolerance PCT] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-across-modes] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
 `
 
@@ -54,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return render(args[1:], stdout, stderr)
 	case "compare":
 		return compare(args[1:], stdout, stderr)
+	case "sgcost":
+		return sgcost(args[1:], stdout, stderr)
 	}
 	if cli.IsHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
@@ -229,6 +238,44 @@ func compare(args []string, stdout, stderr io.Writer) int {
 	}
 	if c.Failed() {
 		return 1
+	}
+	return 0
+}
+
+// sgcost: port security off and on side by side (report.SecurityGroupCost).
+func sgcost(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report sgcost", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "also write the markdown to this file")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintf(stderr, "report sgcost: want OFF_RESULTS.json and ON_RESULTS.json, got %d argument(s)\n%s", fs.NArg(), usage)
+		return 2
+	}
+	var rs [2]*results.Results
+	for i := range rs {
+		r, err := results.Load(fs.Arg(i))
+		if err != nil {
+			fmt.Fprintf(stderr, "report sgcost: %v\n", err)
+			return 2
+		}
+		rs[i] = r
+	}
+	c, err := report.NewSecurityGroupCost(rs[0], rs[1])
+	if err != nil {
+		fmt.Fprintf(stderr, "report sgcost: %s, %s: %v\n", fs.Arg(0), fs.Arg(1), err)
+		return 2
+	}
+	md := c.Markdown()
+	fmt.Fprint(stdout, md)
+	if *out != "" {
+		if err := results.WriteFileAtomic(*out, []byte(md), 0o644); err != nil {
+			fmt.Fprintf(stderr, "report sgcost: %s: %v\n", *out, err)
+			return 2
+		}
 	}
 	return 0
 }

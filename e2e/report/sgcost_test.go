@@ -1,0 +1,105 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+func costRun(id string, ps *bool, path results.Path, build string, profs ...results.ProfileResult) *results.Results {
+	return &results.Results{RunID: id,
+		Config:      results.ConfigSummary{ExpectedPath: path, PortSecurity: ps, DurationSeconds: 10},
+		Environment: results.Environment{BuildLabel: build, Hypervisors: []results.Hypervisor{{Name: "cmp1", OVSVersion: "3.1.0"}, {Name: "cmp2", OVSVersion: "3.1.0"}}},
+		Profiles:    profs}
+}
+
+func costProfile(id, proto string, streams int, delivered, busy, per10G float64) results.ProfileResult {
+	p := results.ProfileResult{ID: id, Protocol: proto, Streams: streams, Path: results.PathBaseline}
+	p.Summary.Runs = 2
+	p.Summary.Delivered = results.Stat{N: 2, Median: delivered}
+	if busy > 0 {
+		p.Summary.CPU = &results.CPUSummary{HostBusy: results.Stat{N: 2, Median: busy}, CoresPer10G: results.Stat{N: 2, Median: per10G}}
+	}
+	return p
+}
+
+func TestSecurityGroupCostPairsShapesAndComputesTheRatio(t *testing.T) {
+	off, on := false, true
+	a := costRun("off1", &off, results.PathBaseline, "b1",
+		costProfile("tcp-p1", "tcp", 1, 10e9, 2, 2),
+		costProfile("udp-p1", "udp", 1, 4e9, 0, 0),
+		costProfile("tcp-p8", "tcp", 8, 20e9, 0, 0))
+	b := costRun("on1", &on, results.PathBaseline, "b1",
+		costProfile("tcp-p1", "tcp", 1, 7.5e9, 3, 4),
+		costProfile("udp-p1", "udp", 1, 0, 0, 0),
+		costProfile("tcp-p4", "tcp", 4, 9e9, 0, 0))
+	c, err := NewSecurityGroupCost(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Rows) != 2 || c.Rows[0].ID != "tcp-p1" || c.Rows[1].ID != "udp-p1" {
+		t.Fatalf("rows %+v, want tcp-p1 and udp-p1", c.Rows)
+	}
+	if r := c.Rows[0]; math.Abs(r.Ratio-0.75) > 1e-9 || *r.BusyOff != 2 || *r.BusyOn != 3 || *r.Per10GOn != 4 {
+		t.Errorf("tcp-p1 row %+v, want ratio 0.75 and the CPU medians", r)
+	}
+	if r := c.Rows[1]; r.Ratio != 0 || r.BusyOff != nil {
+		t.Errorf("udp-p1 row %+v: a zero delivered rate gives ratio 0 and no CPU where none was recorded", r)
+	}
+	if strings.Join(c.OnlyOff, ",") != "tcp-p8" || strings.Join(c.OnlyOn, ",") != "tcp-p4" {
+		t.Errorf("only off %v, only on %v", c.OnlyOff, c.OnlyOn)
+	}
+	md := c.Markdown()
+	for _, want := range []string{"| tcp-p1 | 10.0 Gbit/s | 7.50 Gbit/s | 0.75× (-25 %) |", "| 2.00 / 3.00 | 2.00 / 4.00 |", "port security off only: tcp-p8", "on only: tcp-p4", "ICMP is not offloaded under conntrack"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestSecurityGroupCostRefusesEveryProblemAtOnce(t *testing.T) {
+	off, on := false, true
+	p := costProfile("tcp-p1", "tcp", 1, 1e9, 0, 0)
+	// Swapped modes, another path, another build: all four named.
+	_, err := NewSecurityGroupCost(costRun("r-on", &on, results.PathASAP2, "b1", p), costRun("r-off", &off, results.PathBaseline, "b2", p))
+	if err == nil {
+		t.Fatal("no error for swapped modes")
+	}
+	for _, want := range []string{"first run (r-on) was measured with security groups on", "second run (r-off) was measured with security groups off", "different paths", "different builds"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	// An unrecorded mode is not "on".
+	if _, err := NewSecurityGroupCost(costRun("a", &off, results.PathBaseline, "b", p), costRun("b", nil, results.PathBaseline, "b", p)); err == nil || !strings.Contains(err.Error(), "mode not recorded") {
+		t.Errorf("an unrecorded second mode: %v", err)
+	}
+	// Nothing in common.
+	q := costProfile("udp-p1", "udp", 1, 1e9, 0, 0)
+	if _, err := NewSecurityGroupCost(costRun("a", &off, results.PathBaseline, "b", p), costRun("b", &on, results.PathBaseline, "b", q)); err == nil || !strings.Contains(err.Error(), "share no profile") {
+		t.Errorf("no shared profile: %v", err)
+	}
+}
+
+func TestSecurityGroupCostNamesEnvironmentDifferences(t *testing.T) {
+	off, on := false, true
+	p := costProfile("tcp-p1", "tcp", 1, 1e9, 0, 0)
+	a, b := costRun("a", &off, results.PathBaseline, "b", p), costRun("b", &on, results.PathBaseline, "b", p)
+	b.Environment.Hypervisors[1].OVSVersion = "3.5.0"
+	b.Config.DurationSeconds = 30
+	c, err := NewSecurityGroupCost(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(c.Differences, "; ")
+	for _, want := range []string{`cmp2 OVS: "3.1.0" off, "3.5.0" on`, `duration per repeat: "10s" off, "30s" on`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("differences %q lack %q", got, want)
+		}
+	}
+	if !strings.Contains(c.Markdown(), "Besides the mode, the runs differ in") {
+		t.Error("the markdown does not say the runs differ beyond the mode")
+	}
+}
