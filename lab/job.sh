@@ -9,6 +9,10 @@
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
 #      refuse it with the checks' reasons (proof that the checks can fail)
+#   5b. security groups on (data_port.port_security; the lab's OVS firewall puts
+#      conntrack on every packet): the checks and the conntrack check read
+#      software; the same as asap2 is refused; off vs on side by side
+#      (tools/report sgcost)
 #   6. binding:profile: Nova wrote capabilities [switchdev] on the smoke run's
 #      data ports (tools/checkrun nova-filled); the smoke suite again with the
 #      harness writing it as admin (set): passes on zed, refused by Neutron's
@@ -20,8 +24,9 @@
 #
 # Env: OUT (default ./out/lab), LAB_KEEP=1 leaves the lab up at the end,
 #      LAB_SKIP_INSTALL=1 skips step 1, LAB_RELEASE=zed|epoxy (default zed),
-#      LAB_JOB=full (default) | short: short runs smoke, perf, the negative run
-#      and the binding:profile phases only, for CI's second release.
+#      LAB_JOB=full (default) | short: short runs smoke, perf, the negative run,
+#      the port-security phases and the binding:profile phases only, for CI's
+#      second release.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -123,16 +128,45 @@ fi
 end $rc "internal port vs veth"; [ $rc = 0 ] || status=1
 fi
 
+# refused NAME DIR WHAT [VAR=VALUE...]: the offload specs with the lab configured as asap2 (and the
+# given environment) must fail, and checkrun must find the refusal rests on every check's reasons.
+refused() {
+  local name=$1 dir=$2 what=$3; shift 3
+  ( export "$@" ASAP2E2E_EXPECTED_PATH=asap2; ginkgo_run ./suites/perf "$OUT/$dir" "junit-$dir.xml" --label-filter=offload )
+  local rc=$?
+  if [ $rc = 0 ]; then
+    echo "the harness ACCEPTED $what as offloaded: the checks cannot fail" >&2; end 1 "$name"; status=1; return
+  fi
+  local run_dir; run_dir=$(find "$OUT/$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+  go run ./tools/checkrun refused "$run_dir" "$OUT/$dir/junit-$dir.xml"; rc=$?
+  end $rc "$name"; [ $rc = 0 ] || status=1
+}
+
 begin "negative run: the lab as asap2 must be refused"
-ASAP2E2E_EXPECTED_PATH=asap2 ginkgo_run ./suites/perf "$OUT/negative" junit-negative.xml --label-filter=offload
+refused "negative run" negative "the lab"
+
+# Security groups on (data_port.port_security): the data ports get port security and the run's
+# security group, so the lab's Neutron OVS firewall (LAB_FIREWALL_DRIVER=openvswitch, up.sh's
+# default) sends every packet through OVS's userspace conntrack. The run measures the path the
+# baseline measured, and every check, the conntrack check with them, must read software.
+begin "port security on: conntrack on every packet, the checks read software"
+ASAP2E2E_DATA_PORT_PORT_SECURITY=1 ginkgo_run ./suites/perf "$OUT/port-security" junit-port-security.xml \
+  --label-filter='offload || tcp-p1 || udp-b0-p1'
 rc=$?
-if [ $rc = 0 ]; then
-  echo "the harness ACCEPTED the lab as offloaded: the checks cannot fail" >&2; end 1 "negative run"; status=1
+end $rc "port security on"; [ $rc = 0 ] || status=1
+
+begin "port security on, the lab as asap2: refused, the conntrack check with the others"
+refused "port security negative" port-security-negative "the lab with security groups" ASAP2E2E_DATA_PORT_PORT_SECURITY=1
+
+begin "the cost of security groups: port security off vs on, side by side"
+base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+ps_dir=$(find "$OUT/port-security" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+if [ -n "$base_dir" ] && [ -n "$ps_dir" ]; then
+  go run ./tools/report sgcost -o "$OUT/security-groups-cost.md" "$base_dir/results.json" "$ps_dir/results.json"; rc=$?
 else
-  neg_dir=$(find "$OUT/negative" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-  go run ./tools/checkrun refused "$neg_dir" "$OUT/negative/junit-negative.xml"; rc=$?
-  end $rc "negative run"; [ $rc = 0 ] || status=1
+  echo "no baseline or port-security run directory" >&2; rc=1
 fi
+end $rc "security groups' cost"; [ $rc = 0 ] || status=1
 
 # lab/harness.yaml leaves binding:profile to Nova (data_port.binding_profile: nova): Nova's
 # _get_vf_pci_device_profile copies the bound VF's network capabilities (the lab driver's fake
@@ -164,7 +198,7 @@ end $rc "fault matrix"; [ $rc = 0 ] || status=1
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/binding-set" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

@@ -6,14 +6,15 @@
 # Idempotent: on a healthy lab it says so and exits 0; on leftovers of a crash it runs down.sh first.
 # Env: LAB_STATE (default /var/lib/asap2lab), LAB_READY_TIMEOUT (s, default 240),
 #      LAB_ALLOW_FALLBACK_DRIVER=1 to run without lab/nova/asap2lab_driver.py (control plane only),
-#      LAB_FIREWALL_DRIVER (noop, the default, or openvswitch: MOSK's, the Neutron OVS agents'
-#      [securitygroup] firewall_driver; a port with port security then goes through OVS's
-#      userspace conntrack, ct() and recirculation in the netdev datapath; read at the first up
+#      LAB_FIREWALL_DRIVER (openvswitch, the default and MOSK's, or noop): the Neutron OVS
+#      agents' [securitygroup] firewall_driver; with openvswitch a port with port security goes
+#      through OVS's userspace conntrack, ct() and recirculation in the netdev datapath (make
+#      lab's port-security phases need it), a port without it does not; read at the first up
 #      only: a running lab keeps its driver until down.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 [ "$(id -u)" = 0 ] || { echo "up.sh: must run as root" >&2; exit 1; }
-FIREWALL_DRIVER=${LAB_FIREWALL_DRIVER:-noop}
+FIREWALL_DRIVER=${LAB_FIREWALL_DRIVER:-openvswitch}
 case $FIREWALL_DRIVER in
   noop|openvswitch) ;;
   *) echo "up.sh: LAB_FIREWALL_DRIVER must be noop or openvswitch, got '$FIREWALL_DRIVER'" >&2; exit 1 ;;

@@ -167,15 +167,26 @@ func environmentDifferences(off, on *results.Results) []string {
 	return out
 }
 
-// checkLines is one line per offload check and flow: "tcp dpctl: software".
+// checkLines is one line per flow, check and verdict, in the order the
+// run recorded them, with how many verdicts (one per hypervisor) said it:
+// "tcp dpctl: software ×2".
 func checkLines(r *results.Results) []string {
-	var out []string
+	var keys []string
+	n := map[string]int{}
 	for _, c := range r.Offload {
 		flow := c.Flow
 		if flow == "" {
 			flow = "run"
 		}
-		out = append(out, fmt.Sprintf("%s %s: %s", flow, c.Name, c.Verdict))
+		k := fmt.Sprintf("%s %s: %s", flow, c.Name, c.Verdict)
+		if n[k] == 0 {
+			keys = append(keys, k)
+		}
+		n[k]++
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%s ×%d", k, n[k])
 	}
 	return out
 }

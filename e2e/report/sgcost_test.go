@@ -103,3 +103,43 @@ func TestSecurityGroupCostNamesEnvironmentDifferences(t *testing.T) {
 		t.Error("the markdown does not say the runs differ beyond the mode")
 	}
 }
+
+// Two real lab runs (testdata/sgcost-lab/README.md): every profile both
+// runs measured is paired, the conntrack verdicts appear only on the on
+// side, and the files swapped are refused.
+func TestSecurityGroupCostOnRecordedLabRuns(t *testing.T) {
+	off, err := results.Load("testdata/sgcost-lab/off.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := results.Load("testdata/sgcost-lab/on.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewSecurityGroupCost(off, on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range c.Rows {
+		ids = append(ids, r.ID)
+		if r.Off <= 0 || r.On <= 0 || r.BusyOff == nil || r.BusyOn == nil {
+			t.Errorf("row %s lacks a rate or the host CPU: %+v", r.ID, r)
+		}
+	}
+	if got := strings.Join(ids, " "); got != "tcp-p1 tcp-p15 udp-500m-p1-l700 udp-b0-p1 udp-b0-p1-l64" {
+		t.Errorf("rows %s", got)
+	}
+	if len(c.Differences) != 0 {
+		t.Errorf("differences between two runs on one lab: %v", c.Differences)
+	}
+	if got := strings.Join(c.ChecksOn, "; "); !strings.Contains(got, "tcp conntrack: software ×2") || !strings.Contains(got, "udp conntrack: software ×2") {
+		t.Errorf("on: %s", got)
+	}
+	if got := strings.Join(c.ChecksOff, "; "); strings.Contains(got, "conntrack") || !strings.Contains(got, "tcp dpctl: software ×2") {
+		t.Errorf("off: %s", got)
+	}
+	if _, err := NewSecurityGroupCost(on, off); err == nil {
+		t.Error("the files swapped were not refused")
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -34,5 +35,27 @@ func TestCompareRefusesRunsOfDifferentPortSecurityModes(t *testing.T) {
 	}
 	if !strings.HasPrefix(strings.SplitN(out, "\n\n", 3)[1], "**THE RUNS WERE MEASURED IN DIFFERENT PORT-SECURITY MODES** (compared on purpose, -across-modes)") {
 		t.Errorf("no banner at the top:\n%s", out)
+	}
+}
+
+// sgcost: the lab's two recorded runs side by side (exit 0, the table on
+// stdout and in -o), the files swapped refused with exit 2 naming both
+// modes, one file a usage error.
+func TestSgcostSideBySide(t *testing.T) {
+	off, on := "../../e2e/report/testdata/sgcost-lab/off.json", "../../e2e/report/testdata/sgcost-lab/on.json"
+	md := t.TempDir() + "/cost.md"
+	code, out, errs := runCmd(t, "sgcost", "-o", md, off, on)
+	if code != 0 || !strings.Contains(out, "| tcp-p1 |") {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if data, err := os.ReadFile(md); err != nil || string(data) != out {
+		t.Errorf("-o wrote %q (%v), want what stdout showed", data, err)
+	}
+	code, out, errs = runCmd(t, "sgcost", on, off)
+	if code != 2 || out != "" || !strings.Contains(errs, "measured with security groups on: give the run with port security off first") || !strings.Contains(errs, "second run (20261204t093836-3b70) was measured with security groups off") {
+		t.Errorf("swapped: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs = runCmd(t, "sgcost", off); code != 2 || !strings.Contains(errs, "want OFF_RESULTS.json and ON_RESULTS.json") {
+		t.Errorf("one file: exit %d, %s", code, errs)
 	}
 }
