@@ -113,7 +113,7 @@ func TestDpctlOVS35SoftwarePath(t *testing.T) {
 		// The right reason: both directions' pipelines (the decap one from
 		// vxlan_sys_4790 included) counted packets in dp:ovs.
 		{"OVS 3.5, software path", s, []string{a, b}, results.VerdictSoftware, []string{"2 software flows", "dp:ovs",
-			"direction " + a + " -> " + b + ": software: in software, counting packets", "in_port(vxlan_sys_4790) tunnel(...)",
+			"direction " + a + " -> " + b + ": software: in software, counting packets", "in_port(vxlan_sys_4790) tunnel(tun_id=0x588,tp_dst=4790/0,..)",
 			"direction " + b + " -> " + a + ": software: in software, counting packets", "actions:tnl_push("}},
 	})
 	tcSW := func(name string) []DpctlFlow {
