@@ -103,7 +103,7 @@ const (
 )
 
 // JudgeTC decides the TC check from the observations of every device
-// (representor and VXLAN device) and the guests' MACs.
+// (representor and tunnel device) and the guests' MACs.
 //
 // Per device it judges pipelines (pipeline.go): every chain-0 rule is
 // followed through the chain its "goto chain N" names (OVS's ct(..),recirc(N))
