@@ -55,12 +55,12 @@ type TCInput struct {
 	// single sample).
 	Samples int
 	Spacing time.Duration
-	// Decap, when set, is DiscoverVXLAN's finding on this hypervisor
-	// (offload.vxlan_device: auto): its devices are examined after Devices,
+	// Decap, when set, is DiscoverTunnels' finding on this hypervisor
+	// (offload.tunnel_device: auto): its devices are examined after Devices,
 	// each of its absent devices is an inconclusive device with its reason
 	// (never silently skipped), its evidence joins the check's, and its
 	// summary ends the reason.
-	Decap *VXLANFinding
+	Decap *TunnelFinding
 	// Network is the run's network type (network.type: "vxlan",
 	// "geneve", "vlan", ...), "" when unknown: the pair's pipelines over
 	// another tunnel are no proof (JudgeTCNetwork), and the reason names

@@ -276,9 +276,10 @@ type tcJSONVXLANOp struct {
 	GBP uint64 `json:"gbp"`
 }
 
-// tcJSONOptKeys are the JSON keys of flower's Geneve option match
-// (tc/f_flower.c flower_print_enc_opts); the text form prints them as one
-// "geneve_opts KEY/MASK[,KEY/MASK...]" line, and so does ParseTCJSON.
+// tcJSONOptKeys are the JSON keys of flower's tunnel option matches
+// (tc/f_flower.c flower_print_enc_opts: Geneve TLVs, VXLAN GBP); the text
+// form prints each pair as one "geneve_opts KEY/MASK[,KEY/MASK...]" (or
+// "vxlan_opts") line, and ParseTCJSON keeps them the same way.
 var tcJSONOptKeys = []struct{ key, mask, text string }{
 	{"geneve_opt_key", "geneve_opt_mask", "geneve_opts"},
 	{"vxlan_opt_key", "vxlan_opt_mask", "vxlan_opts"},
