@@ -36,10 +36,11 @@ const (
 )
 
 // isDecap reports whether the rule matches tunnel metadata (enc_key_id,
-// enc_dst_ip, enc_dst_port, ...), i.e. decapsulates.
+// enc_dst_ip, enc_dst_port, ..., or a tunnel option: geneve_opts,
+// vxlan_opts), i.e. decapsulates.
 func (f TCFilter) isDecap() bool {
 	for k := range f.Keys {
-		if strings.HasPrefix(k, "enc_") {
+		if strings.HasPrefix(k, "enc_") || k == "geneve_opts" || k == "vxlan_opts" {
 			return true
 		}
 	}
