@@ -347,3 +347,23 @@ func TestDpctlRecordedGeneveShapes(t *testing.T) {
 		t.Error("unbalanced braces parsed")
 	}
 }
+
+// Geneve decap through conntrack on genev_sys_6081: chain 0 (enc_* keys,
+// geneve_opts, ct_state -trk, ct zone 4, goto chain 2), chain 2 (the
+// tunnel keys again, ct_state +trk+est, tunnel_key unset, mirred to the
+// representor). Both in hardware and growing: offloaded. Chain 2
+// not_in_hw and counting: the NIC misses after conntrack, software.
+func TestTCGeneveConntrackDecap(t *testing.T) {
+	judge := func(base string) (results.Verdict, string) {
+		v, why, _ := JudgeTCNetwork([]TCObservation{{Device: geneveDev, Samples: pipeTCSamples(t, base), Window: 4 * time.Second}}, pipePair, results.NetworkGeneve)
+		return v, why
+	}
+	v, why := judge("tc-geneve-ct-decap")
+	expectVerdict(t, "geneve ct decap in hardware", v, why, results.VerdictOffloaded,
+		"direction "+pipeMACB+" -> "+pipeMACA, "chain 0 flower pref 2", "goto chain 2", "-> chain 2 flower pref 3", "ct_state +trk+est", "mirred to enp8s0f0_1", "hardware packets +6040879")
+	v, why = judge("tc-geneve-ct-decap-miss")
+	expectVerdict(t, "geneve ct decap missing in chain 2", v, why, results.VerdictSoftware,
+		"stages in software counted packets", "chain 2 flower", "not_in_hw", "software packets +6040879")
+	v, why, _ = JudgeTCNetwork([]TCObservation{{Device: geneveDev, Samples: pipeTCSamples(t, "tc-geneve-ct-decap"), Window: 4 * time.Second}}, pipePair, results.NetworkVXLAN)
+	expectVerdict(t, "geneve ct decap on a vxlan run", v, why, results.VerdictInconclusive, "crossed Geneve (")
+}
