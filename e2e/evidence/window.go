@@ -545,7 +545,7 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 	macs := []string{t.localMAC, t.peerMAC}
 	switch t.name {
 	case results.CheckTC:
-		in := offload.TCInput{Devices: []string{t.rep}, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow}
+		in := offload.TCInput{Devices: []string{t.rep}, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type}
 		switch dev := oc.DecapDevice(); dev {
 		case "":
 		case config.TunnelAuto:
@@ -567,7 +567,7 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 			Control: t.guest, ControlIface: t.guestIface, ControlSudo: w.Config.GuestAccess.User != "root",
 		})
 	case results.CheckDpctl:
-		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow})
+		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type})
 	case results.CheckCounters:
 		return offload.CheckCounters(ctx, t.hv, offload.CountersInput{
 			Representor: t.rep, Guest: t.guest, GuestIface: t.guestIface, GuestName: t.guestName,

@@ -490,6 +490,23 @@ func TestEvidenceWindow(t *testing.T) {
 			asap2OK: true,
 		},
 		{
+			// The same hardware evidence on a run whose network is
+			// Geneve (issue 23): the pair's decap rules on vxlan_sys_4789
+			// (enc_dst_port 4789) prove VXLAN offload, not Geneve's, so
+			// tc is inconclusive and names why; the dpctl flows name no
+			// tunnel and stand.
+			name: "hardware path over VXLAN on a Geneve run",
+			setup: func(wd *window) {
+				wd.cfg.Network.Type = results.NetworkGeneve
+				wd.hardwarePath()
+			},
+			flows: bothFlows,
+			want:  with(all(results.VerdictOffloaded), results.CheckTC, results.VerdictInconclusive),
+			reasons: map[string][]string{
+				results.CheckTC: {vxlanDev + ": direction ", "crossed VXLAN (", "decap on " + vxlanDev, "the run's network type is geneve"},
+			},
+		},
+		{
 			// 2. The recorded software path.
 			name:  "software path",
 			setup: func(wd *window) { wd.softwarePath() },

@@ -3,7 +3,7 @@
 // offload into the NIC eSwitch) or on the software path: the methodology's
 // three complementary checks and a cheap fourth witness.
 //
-//  1. TC flower rules on the representor and the VXLAN device
+//  1. TC flower rules on the representor and the tunnel device (vxlan_sys_*, genev_sys_*)
 //     (`tc -s filter show dev DEV ingress`, JSON or text form);
 //  2. a capture on the representor during a sustained flow (tcpdump);
 //  3. `ovs-appctl dpctl/dump-flows -m type=offloaded`;

@@ -71,6 +71,12 @@ type DpctlSamples struct {
 	// as traffic of the observation. It is only read when the hardware
 	// flows were seen in a single sample; 0 means one sample is never enough.
 	Window time.Duration
+	// Network is the run's network type when known ("vxlan", "geneve",
+	// "vlan", "flat"; "" unknown): a pipeline of the pair whose flows name
+	// another tunnel (tunnel(..geneve(..)..), tnl_push, set(tunnel(..)),
+	// genev_sys_/vxlan_sys_ ports, the default UDP ports) and that counted
+	// packets makes its direction inconclusive; an idle one is left out.
+	Network string
 }
 
 // keyedFlows gives every flow a key stable across samples: its ufid (or
@@ -133,6 +139,7 @@ func JudgeDpctlBasis(s DpctlSamples, macs []string) (results.Verdict, string, []
 		return results.VerdictInconclusive, "no dpctl sample", nil
 	}
 	stages, opts := dpctlStages(s)
+	opts.tunnel = s.Network
 	paths, truncated := buildPaths(stages, set)
 	if truncated {
 		return results.VerdictInconclusive, fmt.Sprintf("more than %d pipelines through the recirculations: not judged", maxPaths), nil
@@ -285,6 +292,7 @@ func dpctlStage(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string,
 	} else {
 		st.sw = packets
 	}
+	st.tunnel, st.tunnelWhy = tunnelShape(f.tunnelHints())
 	st.label = f.stageLabel(where)
 	st.id = fmt.Sprintf("recirc_id(%s) in_port(%s)", orZero(f.RecircID), f.InPort)
 	if f.UFID != "" {
@@ -308,7 +316,7 @@ func (f DpctlFlow) stageLabel(where string) string {
 		l += " ct_state(" + v + ")"
 	}
 	if f.Tunnel != "" {
-		l += " tunnel(...)"
+		l += " tunnel(" + tunnelBrief(f.Tunnel) + ")"
 	}
 	if _, tagged := f.ipEthType(); tagged {
 		l += " eth_type(" + f.EthType + ") vlan(...)"
@@ -331,4 +339,26 @@ func (f DpctlFlow) stageLabel(where string) string {
 		acts = acts[:60] + "..."
 	}
 	return l + " actions:" + acts
+}
+
+// tunnelBrief shortens a tunnel(...) match for a label: its tun_id and
+// tp_dst, and "geneve(..)" when it matches Geneve options.
+func tunnelBrief(v string) string {
+	toks, err := splitTopLevel(v)
+	if err != nil {
+		return "..."
+	}
+	var out []string
+	for _, t := range toks {
+		t = strings.TrimSpace(t)
+		switch {
+		case strings.HasPrefix(t, "tun_id="), strings.HasPrefix(t, "tp_dst="):
+			out = append(out, t)
+		case strings.HasPrefix(t, "geneve("):
+			out = append(out, "geneve(..)")
+		case strings.HasPrefix(t, "vxlan("):
+			out = append(out, "vxlan(..)")
+		}
+	}
+	return strings.Join(append(out, ".."), ",")
 }

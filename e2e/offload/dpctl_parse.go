@@ -193,28 +193,34 @@ func parseDpctlLine(line string) (DpctlFlow, error) {
 	return f, nil
 }
 
-// splitTopLevel splits s at commas outside parentheses.
+// splitTopLevel splits s at commas outside parentheses and braces (Geneve
+// options print as geneve({class=0x102,type=0x80,len=4,0x10002}{...})).
 func splitTopLevel(s string) ([]string, error) {
 	var out []string
-	depth, start := 0, 0
+	var open []rune // the brackets open at this point, innermost last
+	start := 0
 	for i, r := range s {
 		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth < 0 {
-				return nil, fmt.Errorf("unbalanced ')' at byte %d", i)
+		case '(', '{':
+			open = append(open, r)
+		case ')', '}':
+			want := '('
+			if r == '}' {
+				want = '{'
 			}
+			if len(open) == 0 || open[len(open)-1] != want {
+				return nil, fmt.Errorf("unbalanced '%c' at byte %d", r, i)
+			}
+			open = open[:len(open)-1]
 		case ',':
-			if depth == 0 {
+			if len(open) == 0 {
 				out = append(out, s[start:i])
 				start = i + 1
 			}
 		}
 	}
-	if depth != 0 {
-		return nil, errors.New("unbalanced '('")
+	if len(open) != 0 {
+		return nil, fmt.Errorf("unbalanced '%c'", open[len(open)-1])
 	}
 	return append(out, s[start:]), nil
 }

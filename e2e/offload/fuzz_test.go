@@ -75,17 +75,32 @@ func FuzzParseTCText(f *testing.F) {
 
 // tcInvariants: whatever a dump holds, the same dump twice shows no growth
 // and one dump without a window shows no use, so neither is ever offloaded.
+// Every network type is tried (issue 23: the Geneve seeds of testdata/
+// pipeline and hw), on a tunnel device's name of either kind too, and the
+// JSON form's Geneve option arrays never survive beside geneve_opts.
 func tcInvariants(t *testing.T, d TCDump) {
 	t.Helper()
-	for _, macs := range [][]string{nil, {mlxMACLocal, mlxMACRemote}} {
-		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d, d}, Window: time.Hour}}, macs); v == results.VerdictOffloaded {
-			t.Fatalf("two identical samples judged offloaded (MACs %v): %s", macs, why)
+	for _, f := range d.Filters {
+		if _, raw := f.Keys["geneve_opt_key"]; raw {
+			t.Fatalf("geneve_opt_key kept beside geneve_opts: %v", f.Keys)
 		}
-		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d}}}, macs); v == results.VerdictOffloaded {
-			t.Fatalf("one sample with window 0 judged offloaded (MACs %v): %s", macs, why)
+	}
+	for _, macs := range [][]string{nil, {mlxMACLocal, mlxMACRemote}, pipePair} {
+		for _, network := range fuzzNetworks {
+			for _, dev := range []string{"d", "genev_sys_6081", "vxlan_sys_4789"} {
+				if v, why, _ := JudgeTCNetwork([]TCObservation{{Device: dev, Samples: []TCDump{d, d}, Window: time.Hour}}, macs, network); v == results.VerdictOffloaded {
+					t.Fatalf("two identical samples judged offloaded (MACs %v, network %q, device %s): %s", macs, network, dev, why)
+				}
+				if v, why, _ := JudgeTCNetwork([]TCObservation{{Device: dev, Samples: []TCDump{d}}}, macs, network); v == results.VerdictOffloaded {
+					t.Fatalf("one sample with window 0 judged offloaded (MACs %v, network %q, device %s): %s", macs, network, dev, why)
+				}
+			}
 		}
 	}
 }
+
+// fuzzNetworks are the run's network types the judges are tried with.
+var fuzzNetworks = []string{"", results.NetworkVXLAN, results.NetworkGeneve, results.NetworkVLAN}
 
 func FuzzParseDpctl(f *testing.F) {
 	seed(f, "*/dpctl-*.txt")
@@ -94,18 +109,27 @@ func FuzzParseDpctl(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, macs := range [][]string{nil, {kubeMAC1, kubeMAC2}} {
+		for _, macs := range [][]string{nil, {kubeMAC1, kubeMAC2}, pipePair} {
 			for _, typed := range []bool{false, true} {
-				twice := DpctlSamples{Offloaded: [][]DpctlFlow{flows, flows}, All: [][]DpctlFlow{flows, flows}, OffloadedIsTyped: typed, Window: time.Hour}
-				if v, why := JudgeDpctl(twice, macs); v == results.VerdictOffloaded {
-					t.Fatalf("two identical samples judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
+				for _, network := range fuzzNetworks {
+					twice := DpctlSamples{Offloaded: [][]DpctlFlow{flows, flows}, All: [][]DpctlFlow{flows, flows}, OffloadedIsTyped: typed, Window: time.Hour, Network: network}
+					if v, why := JudgeDpctl(twice, macs); v == results.VerdictOffloaded {
+						t.Fatalf("two identical samples judged offloaded (MACs %v, typed %v, network %q): %s", macs, typed, network, why)
+					}
+					once := DpctlSamples{Offloaded: [][]DpctlFlow{flows}, All: [][]DpctlFlow{flows}, OffloadedIsTyped: typed, Network: network}
+					if v, why := JudgeDpctl(once, macs); v == results.VerdictOffloaded {
+						t.Fatalf("one sample with window 0 judged offloaded (MACs %v, typed %v, network %q): %s", macs, typed, network, why)
+					}
+					if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows}, OffloadedIsTyped: typed, Network: network}, macs); v == results.VerdictOffloaded {
+						t.Fatalf("one offloaded sample with window 0 judged offloaded (MACs %v, typed %v, network %q): %s", macs, typed, network, why)
+					}
 				}
-				once := DpctlSamples{Offloaded: [][]DpctlFlow{flows}, All: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}
-				if v, why := JudgeDpctl(once, macs); v == results.VerdictOffloaded {
-					t.Fatalf("one sample with window 0 judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
-				}
-				if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows}, OffloadedIsTyped: typed}, macs); v == results.VerdictOffloaded {
-					t.Fatalf("one offloaded sample with window 0 judged offloaded (MACs %v, typed %v): %s", macs, typed, why)
+			}
+			// Whatever tunnel a flow names, its words are one of the two
+			// types or none.
+			for _, f := range flows {
+				if typ, _ := tunnelShape(f.tunnelHints()); typ != "" && typ != TunnelVXLAN && typ != TunnelGeneve && typ != tunnelConflict {
+					t.Fatalf("tunnel shape %q", typ)
 				}
 			}
 		}

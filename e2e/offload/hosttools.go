@@ -13,7 +13,7 @@ import (
 
 // HostTools are the host programs the harness runs on a hypervisor besides
 // Open vSwitch's: the tc check and `tc -V` (tc), the representor capture
-// (tcpdump), the NIC facts (ethtool), the counters check and the VXLAN
+// (tcpdump), the NIC facts (ethtool), the counters check and the tunnel
 // device lookup (ip). With hypervisors.access: kubernetes they run in the
 // OVS container when it has them, else in a node debug pod
 // (WithHostTools); every other command runs where the OVS commands run.

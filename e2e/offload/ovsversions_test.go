@@ -113,8 +113,17 @@ func TestDpctlOVS35SoftwarePath(t *testing.T) {
 		// The right reason: both directions' pipelines (the decap one from
 		// vxlan_sys_4790 included) counted packets in dp:ovs.
 		{"OVS 3.5, software path", s, []string{a, b}, results.VerdictSoftware, []string{"2 software flows", "dp:ovs",
-			"direction " + a + " -> " + b + ": software: in software, counting packets", "in_port(vxlan_sys_4790) tunnel(...)",
+			"direction " + a + " -> " + b + ": software: in software, counting packets", "in_port(vxlan_sys_4790) tunnel(tun_id=0x588,tp_dst=4790/0,..)",
 			"direction " + b + " -> " + a + ": software: in software, counting packets", "actions:tnl_push("}},
+	})
+	// The lab's own recording (VXLAN on 4790, userspace datapath) on its
+	// own network type reads the same; on a Geneve run its pipelines
+	// (tnl_push(..vxlan(..)..), in_port(vxlan_sys_4790)) are no proof.
+	onVXLAN, onGeneve := s, s
+	onVXLAN.Network, onGeneve.Network = results.NetworkVXLAN, results.NetworkGeneve
+	runDpctlCases(t, []dpctlCase{
+		{"OVS 3.5, software path, network vxlan", onVXLAN, []string{a, b}, results.VerdictSoftware, []string{"2 software flows"}},
+		{"OVS 3.5, software path, network geneve", onGeneve, []string{a, b}, results.VerdictInconclusive, []string{"crossed VXLAN (", "in_port(vxlan_sys_4790)", "tnl_push(..vxlan(..)..)", "the run's network type is geneve"}},
 	})
 	tcSW := func(name string) []DpctlFlow {
 		return mustDpctlString(t, strings.ReplaceAll(string(readTestdata(t, name)), "dp:ovs", "dp:tc"))

@@ -53,6 +53,10 @@ type stage struct {
 	// note says why growth was not counted (a stage absent from the
 	// first sample and too old to be new).
 	note string
+	// tunnel is the tunnel type the stage's own words name (tunnelShape:
+	// TunnelVXLAN, TunnelGeneve, tunnelConflict, "" none) and tunnelWhy
+	// those words.
+	tunnel, tunnelWhy string
 }
 
 // path is one pipeline through the stages, first stage first.
@@ -69,6 +73,35 @@ type path struct {
 }
 
 func (p path) last() *stage { return p.stages[len(p.stages)-1] }
+
+// tunnel is the tunnel type the pipeline's stages name together ("" when
+// none does, tunnelConflict when they disagree) and their words.
+func (p path) tunnel() (typ, why string) {
+	var words []string
+	for _, s := range p.stages {
+		if s.tunnel == "" {
+			continue
+		}
+		switch {
+		case typ == "":
+			typ = s.tunnel
+		case typ != s.tunnel:
+			typ = tunnelConflict
+		}
+		words = append(words, s.tunnelWhy)
+	}
+	return typ, strings.Join(words, "; ")
+}
+
+// counted reports whether any stage of the pipeline counted packets.
+func (p path) counted() bool {
+	for _, s := range p.stages {
+		if s.hw+s.sw > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // forwards reports whether the pipeline ends in a stage that outputs.
 func (p path) forwards() bool { return !p.dangling && !p.loop && p.last().output }
@@ -249,6 +282,10 @@ type judgeOpts struct {
 	// once; software packets on a hardware stage then spoil it.
 	oneSample bool
 	span      string // "over 3 samples", "one sample, used inside 4s": for reasons
+	// tunnel is the run's network type when known (network.type:
+	// "vxlan", "geneve", "vlan", ...): a pipeline of the pair over another
+	// tunnel (contradicts) is no proof for this run.
+	tunnel string
 }
 
 // judgeDirection decides one direction from its pipelines:
@@ -406,10 +443,53 @@ func directions(paths []path, set macSet, o judgeOpts) (dirs []*direction, excep
 		d.paths = append(d.paths, p)
 	}
 	sort.Slice(dirs, func(i, j int) bool { return dirs[i].key < dirs[j].key })
+	kept := dirs[:0]
 	for _, d := range dirs {
-		judgeDirection(d, o)
+		if judgeTunnel(d, o) {
+			kept = append(kept, d)
+		}
 	}
-	return dirs, exceptions
+	return kept, exceptions
+}
+
+// judgeTunnel judges a direction with the run's network type in mind and
+// reports whether the direction stays: a pipeline over a tunnel the
+// network type contradicts that counted packets makes the direction
+// inconclusive (the pair's traffic crossed a tunnel the run does not
+// prove: a VXLAN pipeline in hardware says nothing of Geneve offload);
+// one that counted nothing is left out and named; a direction left with
+// no pipeline is dropped. Otherwise judgeDirection decides.
+func judgeTunnel(d *direction, o judgeOpts) bool {
+	var keep, idle, busy []path
+	var busyWhy []string
+	for _, p := range d.paths {
+		typ, why := p.tunnel()
+		switch {
+		case !contradicts(o.tunnel, typ):
+			keep = append(keep, p)
+		case p.counted():
+			busy = append(busy, p)
+			busyWhy = append(busyWhy, fmt.Sprintf("%s (%s)", tunnelTypeName(typ), why))
+		default:
+			idle = append(idle, p)
+		}
+	}
+	if len(busy) > 0 {
+		d.st = dirUnsure
+		sort.Strings(busyWhy)
+		d.why = fmt.Sprintf("the pair's pipeline crossed %s, but the run's network type is %s: it proves nothing of this network's offload: %s",
+			capList(busyWhy), o.tunnel, pathList(busy))
+		return true
+	}
+	if len(keep) == 0 {
+		return false
+	}
+	d.paths = keep
+	judgeDirection(d, o)
+	if len(idle) > 0 {
+		d.why += fmt.Sprintf("; idle pipelines over another tunnel than the run's %s, not judged: %s", o.tunnel, pathList(idle))
+	}
+	return true
 }
 
 // basis is one line per direction: what the verdict on it looked at (the

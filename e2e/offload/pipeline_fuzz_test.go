@@ -7,7 +7,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
-// Pipeline invariants (issue 19), on any dump the parsers accept: the
+// Pipeline invariants (issues 19 and 23), on any dump the parsers accept: the
 // second sample is the first with the stages that output changed, so the
 // judge must follow every pipeline to its last stage to hold them.
 //
@@ -56,6 +56,23 @@ func tcPipelineInvariants(t *testing.T, d TCDump) {
 		flat := tcOutputsChanged(d, keep, growHW)
 		if v, why := JudgeTC([]TCObservation{{Device: "d", Samples: []TCDump{d, flat}, Window: time.Hour}}, macs); v == results.VerdictOffloaded {
 			t.Fatalf("output stages that did not grow judged offloaded (MACs %v): %s", macs, why)
+		}
+		// Every rule made Geneve-shaped (a geneve_opts key), every rule
+		// grown in hardware: on a VXLAN run nothing of it is proof.
+		geneve := func(f *TCFilter) {
+			growHW(f)
+			keys := map[string]string{"geneve_opts": "0102:80:00010002/ffff:ff:7fffffff"}
+			for k, v := range f.Keys {
+				keys[k] = v
+			}
+			f.Keys = keys
+		}
+		before := tcOutputsChanged(d, func(f *TCFilter) { geneve(f); growHW(f) }, geneve)
+		grown := tcOutputsChanged(before, growHW, growHW)
+		for _, dev := range []string{"d", "vxlan_sys_4789", "genev_sys_6081"} {
+			if v, why, _ := JudgeTCNetwork([]TCObservation{{Device: dev, Samples: []TCDump{before, grown}, Window: time.Hour}}, macs, results.NetworkVXLAN); v == results.VerdictOffloaded {
+				t.Fatalf("Geneve-shaped rules judged offloaded on a VXLAN run (MACs %v, device %s): %s", macs, dev, why)
+			}
 		}
 	}
 }
@@ -107,6 +124,14 @@ func FuzzPipelineDpctl(f *testing.F) {
 			flat := dpctlOutputsChanged(flows, keep, grow)
 			if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{flows, flat}, Window: time.Hour}, macs); v == results.VerdictOffloaded {
 				t.Fatalf("output flows that did not grow judged offloaded (MACs %v): %s", macs, why)
+			}
+			// Every flow matched on a Geneve tunnel, every flow grown: on
+			// a VXLAN run nothing of it is proof.
+			geneve := func(f *DpctlFlow) { f.Tunnel = "tun_id=0x5,tp_dst=6081,geneve({len=4}),flags(+key)" }
+			before := dpctlOutputsChanged(flows, geneve, geneve)
+			grown := dpctlOutputsChanged(before, grow, grow)
+			if v, why := JudgeDpctl(DpctlSamples{Offloaded: [][]DpctlFlow{before, grown}, OffloadedIsTyped: true, Window: time.Hour, Network: results.NetworkVXLAN}, macs); v == results.VerdictOffloaded {
+				t.Fatalf("Geneve flows judged offloaded on a VXLAN run (MACs %v): %s", macs, why)
 			}
 		}
 	})

@@ -43,8 +43,8 @@ func FindInterfaceCommand(portID string) string {
 
 // TCInput configures CheckTC.
 type TCInput struct {
-	// Devices to examine: the guest's representor and the VXLAN device
-	// (decap rules live there, e.g. "vxlan_sys_4789").
+	// Devices to examine: the guest's representor and the tunnel device
+	// (decap rules live there: "vxlan_sys_4789", "genev_sys_6081").
 	Devices []string
 	// MACs of the two guests' data ports.
 	MACs []string
@@ -55,12 +55,17 @@ type TCInput struct {
 	// single sample).
 	Samples int
 	Spacing time.Duration
-	// Decap, when set, is DiscoverVXLAN's finding on this hypervisor
-	// (offload.vxlan_device: auto): its devices are examined after Devices,
+	// Decap, when set, is DiscoverTunnels' finding on this hypervisor
+	// (offload.tunnel_device: auto): its devices are examined after Devices,
 	// each of its absent devices is an inconclusive device with its reason
 	// (never silently skipped), its evidence joins the check's, and its
 	// summary ends the reason.
-	Decap *VXLANFinding
+	Decap *TunnelFinding
+	// Network is the run's network type (network.type: "vxlan",
+	// "geneve", "vlan", ...), "" when unknown: the pair's pipelines over
+	// another tunnel are no proof (JudgeTCNetwork), and the reason names
+	// the tunnel whose decap side was examined.
+	Network string
 }
 
 // CheckTC lists the ingress TC filters of every device Samples times,
@@ -134,11 +139,41 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs = append(obs, TCObservation{Device: a.Device, Problem: a.Why})
 		}
 	}
-	c.Verdict, c.Reason, c.Basis = JudgeTCBasis(obs, in.MACs)
+	c.Verdict, c.Reason, c.Basis = JudgeTCNetwork(obs, in.MACs, in.Network)
 	if in.Decap != nil {
-		c.Reason += "; VXLAN decap: " + in.Decap.Summary
+		c.Reason += "; " + decapLabel(in.Decap, in.Network) + " decap: " + in.Decap.Summary
 	}
 	return c, nil
+}
+
+// decapLabel names the tunnel whose decap side the tc check examined: the
+// types the discovery found (its tunnels, or the names of its devices:
+// "VXLAN", "Geneve", "VXLAN and Geneve"), else the run's network type,
+// else "tunnel".
+func decapLabel(f *TunnelFinding, network string) string {
+	found := map[string]bool{}
+	for _, t := range f.Tunnels {
+		found[t.Type] = true
+	}
+	for _, d := range f.Devices {
+		found[deviceTunnel(d)] = true
+	}
+	for _, a := range f.Absent {
+		found[deviceTunnel(a.Device)] = true
+	}
+	var names []string
+	for _, typ := range []string{TunnelVXLAN, TunnelGeneve} {
+		if found[typ] {
+			names = append(names, typeName(typ))
+		}
+	}
+	switch {
+	case len(names) > 0:
+		return strings.Join(names, " and ")
+	case network == TunnelVXLAN || network == TunnelGeneve:
+		return typeName(network)
+	}
+	return "tunnel"
 }
 
 // tcSample reads one device once: JSON first, text as fallback.
@@ -234,6 +269,9 @@ type DpctlInput struct {
 	// Spacing*Samples, the span in which a flow's used: counts.
 	Samples int
 	Spacing time.Duration
+	// Network is the run's network type, "" when unknown
+	// (DpctlSamples.Network).
+	Network string
 }
 
 // CheckDpctl samples `ovs-appctl dpctl/dump-flows -m type=offloaded` (and the
@@ -247,7 +285,7 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 	if _, err := newMACSet(in.MACs); err != nil {
 		return c, fmt.Errorf("dpctl check: %w", err)
 	}
-	s := DpctlSamples{OffloadedIsTyped: true, Window: in.Spacing * time.Duration(in.Samples)}
+	s := DpctlSamples{OffloadedIsTyped: true, Window: in.Spacing * time.Duration(in.Samples), Network: in.Network}
 	for i := 0; i < in.Samples; i++ {
 		if i > 0 {
 			if err := wait.Sleep(ctx, in.Spacing); err != nil {

@@ -17,7 +17,7 @@ func (f TCFilter) id() string {
 
 func (f TCFilter) describe() string {
 	var keys []string
-	for _, k := range []string{"src_mac", "dst_mac", "eth_type", "vlan_id", "cvlan_id", "ip_proto", "ct_state", "ct_zone", "enc_key_id", "enc_src_ip", "enc_dst_ip", "enc_dst_port"} {
+	for _, k := range []string{"src_mac", "dst_mac", "eth_type", "vlan_id", "cvlan_id", "ip_proto", "ct_state", "ct_zone", "enc_key_id", "enc_src_ip", "enc_dst_ip", "enc_dst_port", "geneve_opts", "vxlan_opts"} {
 		if v, ok := f.Keys[k]; ok {
 			keys = append(keys, k+" "+v)
 		}
@@ -36,10 +36,11 @@ const (
 )
 
 // isDecap reports whether the rule matches tunnel metadata (enc_key_id,
-// enc_dst_ip, enc_dst_port, ...), i.e. decapsulates.
+// enc_dst_ip, enc_dst_port, ..., or a tunnel option: geneve_opts,
+// vxlan_opts), i.e. decapsulates.
 func (f TCFilter) isDecap() bool {
 	for k := range f.Keys {
-		if strings.HasPrefix(k, "enc_") {
+		if strings.HasPrefix(k, "enc_") || k == "geneve_opts" || k == "vxlan_opts" {
 			return true
 		}
 	}
@@ -103,7 +104,7 @@ const (
 )
 
 // JudgeTC decides the TC check from the observations of every device
-// (representor and VXLAN device) and the guests' MACs.
+// (representor and tunnel device) and the guests' MACs.
 //
 // Per device it judges pipelines (pipeline.go): every chain-0 rule is
 // followed through the chain its "goto chain N" names (OVS's ct(..),recirc(N))
@@ -150,6 +151,16 @@ func JudgeTC(obs []TCObservation, macs []string) (results.Verdict, string) {
 // and direction naming the rules of each pipeline (chain, pref, handle),
 // what the direction read as and over which samples.
 func JudgeTCBasis(obs []TCObservation, macs []string) (results.Verdict, string, []string) {
+	return JudgeTCNetwork(obs, macs, "")
+}
+
+// JudgeTCNetwork is JudgeTCBasis on a network whose type is known
+// (network.type: "vxlan", "geneve", "vlan", "flat"; "" unknown): a
+// pipeline of the pair whose rules name another tunnel (tunnelshape.go:
+// Geneve option TLVs, genev_sys_/vxlan_sys_ devices, the types' default
+// UDP ports) and that counted packets makes its direction inconclusive;
+// one that counted nothing is named and left out.
+func JudgeTCNetwork(obs []TCObservation, macs []string, network string) (results.Verdict, string, []string) {
 	set, err := newMACSet(macs)
 	if err != nil {
 		return results.VerdictInconclusive, "bad guest MAC: " + err.Error(), nil
@@ -160,7 +171,7 @@ func JudgeTCBasis(obs []TCObservation, macs []string) (results.Verdict, string, 
 	var reasons, basis []string
 	count := map[tcDeviceState]int{}
 	for _, o := range obs {
-		st, why, b := judgeTCDevice(o, set)
+		st, why, b := judgeTCDevice(o, set, network)
 		count[st]++
 		reasons = append(reasons, o.Device+": "+why)
 		if len(b) == 0 {
@@ -195,7 +206,7 @@ func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, str
 // judgeTCDevice follows the pipelines of one device (see pipeline.go):
 // every chain-0 rule through the chains its goto names, the pair's
 // directions from the MACs of each pipeline's rules together.
-func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string, []string) {
+func judgeTCDevice(o TCObservation, set macSet, network string) (tcDeviceState, string, []string) {
 	if o.Problem != "" {
 		return tcUnsure, o.Problem, nil
 	}
@@ -204,6 +215,7 @@ func judgeTCDevice(o TCObservation, set macSet) (tcDeviceState, string, []string
 	}
 	last := o.Samples[len(o.Samples)-1]
 	stages, opts := tcStages(o)
+	opts.tunnel = network
 	paths, truncated := buildPaths(stages, set)
 	dirs, exc := directions(paths, set, opts)
 	inPair := map[*stage]bool{}
@@ -335,6 +347,7 @@ func tcStages(o TCObservation) ([]*stage, judgeOpts) {
 				s.note = fmt.Sprintf("new since the first sample, installed %d s ago", age)
 			}
 		}
+		s.tunnel, s.tunnelWhy = tunnelShape(f.tunnelHints(o.Device))
 		s.label = f.stageLabel()
 		s.id = fmt.Sprintf("chain %d pref %d handle %s", f.Chain, f.Pref, f.Handle)
 		stages[i] = s
@@ -347,6 +360,21 @@ func (f TCFilter) stageLabel() string {
 	l := fmt.Sprintf("chain %d %s %s", f.Chain, f.describe(), tcHWState(f))
 	if c, ok := f.next(); ok {
 		l += fmt.Sprintf(" goto chain %d", c)
+	}
+	for _, a := range f.Actions {
+		if tk := a.Tunnel; tk != nil && tk.Mode == "set" {
+			l += " tunnel_key set"
+			if tk.KeyID != "" {
+				l += " key_id " + tk.KeyID
+			}
+			if tk.DstPort != 0 {
+				l += fmt.Sprintf(" dst_port %d", tk.DstPort)
+			}
+			if tk.GeneveOpts != "" {
+				l += " geneve_opts " + tk.GeneveOpts
+			}
+			break
+		}
 	}
 	if f.outputs() {
 		for _, a := range f.Actions {

@@ -67,6 +67,37 @@ type TCAction struct {
 	// its control action: gact after OVS's ct, i.e. a recirculation in
 	// lib/netdev-offload-tc.c); nil when it does not jump.
 	GotoChain *uint32 `json:"goto_chain,omitempty"`
+	// Tunnel is a tunnel_key action's metadata; nil for other kinds.
+	Tunnel *TCTunnelKey `json:"tunnel,omitempty"`
+}
+
+// TCTunnelKey is what a tunnel_key action sets (encap: OVS's
+// set(tunnel(..)) before the mirred to the tunnel device) or that it
+// unsets (decap), as iproute2 tc/m_tunnel_key.c print_tunnel_key prints it:
+//
+//	action order 1: tunnel_key  set
+//	src_ip 198.18.1.11
+//	dst_ip 198.18.1.12
+//	key_id 5
+//	dst_port 6081
+//	geneve_opts 0102:80:00010002
+//	csum
+//	ttl 64 pipe
+//
+// iproute2 5.7 printed the option line as "geneve_opt" (netdev, "tc:
+// m_tunnel_key: fix geneve opt output", 2020); both are read.
+type TCTunnelKey struct {
+	Mode  string `json:"mode"` // "set" or "unset"
+	SrcIP string `json:"src_ip,omitempty"`
+	DstIP string `json:"dst_ip,omitempty"`
+	KeyID string `json:"key_id,omitempty"`
+	// DstPort is the outer UDP destination port; 0 when not printed.
+	DstPort int `json:"dst_port,omitempty"`
+	// GeneveOpts are the Geneve option TLVs in tc's text form,
+	// "CLASS:TYPE:DATA" in hex, comma-separated ("0102:80:00010002").
+	GeneveOpts string `json:"geneve_opts,omitempty"`
+	// VXLANOpts is the VXLAN GBP option ("vxlan_opts 256").
+	VXLANOpts string `json:"vxlan_opts,omitempty"`
 }
 
 // HWPackets is the hardware packet count of the filter: the largest among its
@@ -191,6 +222,15 @@ type tcJSONAction struct {
 	ToDev     string  `json:"to_dev"`
 	LastUsed  *uint64 `json:"last_used"`
 	Installed *uint64 `json:"installed"`
+	// tunnel_key (tc/m_tunnel_key.c): "mode", the addresses, "key_id",
+	// "dst_port", and the options as arrays of objects.
+	Mode       string          `json:"mode"`
+	SrcIP      string          `json:"src_ip"`
+	DstIP      string          `json:"dst_ip"`
+	KeyID      *uint64         `json:"key_id"`
+	DstPort    *uint64         `json:"dst_port"`
+	GeneveOpts []tcJSONGeneve  `json:"geneve_opts"`
+	VXLANOpts  []tcJSONVXLANOp `json:"vxlan_opts"`
 	// Control is print_action_control's object: {"type":"goto","chain":N}.
 	Control *struct {
 		Type  string  `json:"type"`
@@ -204,6 +244,104 @@ type tcJSONAction struct {
 		HWBytes   uint64 `json:"hw_bytes"`
 		HWPackets uint64 `json:"hw_packets"`
 	} `json:"stats"`
+}
+
+// tcJSONGeneve is one Geneve option TLV as iproute2 prints it in JSON (the
+// flower keys geneve_opt_key / geneve_opt_mask and tunnel_key's
+// geneve_opts): {"class":258,"type":128,"data":[0,1,0,2]}.
+type tcJSONGeneve struct {
+	Class uint   `json:"class"`
+	Type  uint   `json:"type"`
+	Data  []uint `json:"data"`
+}
+
+// text is the option in tc's text form: "0102:80:00010002".
+func (g tcJSONGeneve) text() (string, error) {
+	if g.Class > 0xffff || g.Type > 0xff {
+		return "", fmt.Errorf("geneve option class %d / type %d out of range", g.Class, g.Type)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%04x:%02x:", g.Class, g.Type)
+	for _, d := range g.Data {
+		if d > 0xff {
+			return "", fmt.Errorf("geneve option data byte %d out of range", d)
+		}
+		fmt.Fprintf(&b, "%02x", d)
+	}
+	return b.String(), nil
+}
+
+// tcJSONVXLANOp is a VXLAN GBP option: {"gbp":256}.
+type tcJSONVXLANOp struct {
+	GBP uint64 `json:"gbp"`
+}
+
+// tcJSONOptKeys are the JSON keys of flower's tunnel option matches
+// (tc/f_flower.c flower_print_enc_opts: Geneve TLVs, VXLAN GBP); the text
+// form prints each pair as one "geneve_opts KEY/MASK[,KEY/MASK...]" (or
+// "vxlan_opts") line, and ParseTCJSON keeps them the same way.
+var tcJSONOptKeys = []struct{ key, mask, text string }{
+	{"geneve_opt_key", "geneve_opt_mask", "geneve_opts"},
+	{"vxlan_opt_key", "vxlan_opt_mask", "vxlan_opts"},
+}
+
+// jsonEncOpts replaces the JSON option arrays of keys by the text form's
+// single key ("geneve_opts 0102:80:00010002/ffff:ff:7fffffff").
+func jsonEncOpts(keys map[string]json.RawMessage, out map[string]string) error {
+	for _, k := range tcJSONOptKeys {
+		rawKey, ok := keys[k.key]
+		if !ok {
+			continue
+		}
+		delete(out, k.key)
+		delete(out, k.mask)
+		texts := func(raw json.RawMessage) ([]string, error) {
+			if raw == nil {
+				return nil, nil
+			}
+			if k.text == "vxlan_opts" {
+				var v []tcJSONVXLANOp
+				if err := json.Unmarshal(raw, &v); err != nil {
+					return nil, fmt.Errorf("%s: %w", k.key, err)
+				}
+				s := make([]string, len(v))
+				for i, o := range v {
+					s[i] = strconv.FormatUint(o.GBP, 10)
+				}
+				return s, nil
+			}
+			var v []tcJSONGeneve
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("%s: %w", k.key, err)
+			}
+			s := make([]string, len(v))
+			for i, o := range v {
+				t, err := o.text()
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", k.key, err)
+				}
+				s[i] = t
+			}
+			return s, nil
+		}
+		ks, err := texts(rawKey)
+		if err != nil {
+			return err
+		}
+		ms, err := texts(keys[k.mask])
+		if err != nil {
+			return err
+		}
+		parts := make([]string, len(ks))
+		for i, kt := range ks {
+			parts[i] = kt
+			if i < len(ms) {
+				parts[i] += "/" + ms[i]
+			}
+		}
+		out[k.text] = strings.Join(parts, ",")
+	}
+	return nil
 }
 
 // ParseTCJSON parses `tc -s -j filter show dev DEV ingress` (iproute2's JSON:
@@ -263,9 +401,19 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 					f.Keys[k] = string(bytes.TrimSpace(v))
 				}
 			}
+			if err := jsonEncOpts(r.Options.Keys, f.Keys); err != nil {
+				return dump, fmt.Errorf("tc JSON: filter %d (pref %d): keys: %w", i, r.Pref, err)
+			}
 		}
 		for _, a := range r.Options.Actions {
 			act := TCAction{Order: a.Order, Kind: a.Kind, ToDev: a.ToDev}
+			if a.Kind == "tunnel_key" {
+				tk, err := a.tunnelKey()
+				if err != nil {
+					return dump, fmt.Errorf("tc JSON: filter %d (pref %d): action %d: %w", i, r.Pref, a.Order, err)
+				}
+				act.Tunnel = tk
+			}
 			if a.LastUsed != nil {
 				act.LastUsed, act.HasLastUsed = *a.LastUsed, true
 			}
@@ -287,6 +435,33 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 		dump.Filters = append(dump.Filters, f)
 	}
 	return dump, nil
+}
+
+// tunnelKey is a JSON tunnel_key action's metadata.
+func (a tcJSONAction) tunnelKey() (*TCTunnelKey, error) {
+	tk := &TCTunnelKey{Mode: a.Mode, SrcIP: a.SrcIP, DstIP: a.DstIP}
+	if a.KeyID != nil {
+		tk.KeyID = strconv.FormatUint(*a.KeyID, 10)
+	}
+	if a.DstPort != nil {
+		if *a.DstPort > 65535 {
+			return nil, fmt.Errorf("tunnel_key dst_port %d is not a UDP port", *a.DstPort)
+		}
+		tk.DstPort = int(*a.DstPort)
+	}
+	var opts []string
+	for _, g := range a.GeneveOpts {
+		t, err := g.text()
+		if err != nil {
+			return nil, fmt.Errorf("tunnel_key geneve_opts: %w", err)
+		}
+		opts = append(opts, t)
+	}
+	tk.GeneveOpts = strings.Join(opts, ",")
+	if len(a.VXLANOpts) > 0 {
+		tk.VXLANOpts = strconv.FormatUint(a.VXLANOpts[0].GBP, 10)
+	}
+	return tk, nil
 }
 
 // ParseTCText parses the text form of `tc -s filter show dev DEV ingress`:
@@ -359,6 +534,12 @@ func ParseTCText(data []byte) (TCDump, error) {
 				a.ToDev = rest
 			}
 			a.GotoChain = gotoChain(fields)
+			if a.Kind == "tunnel_key" {
+				a.Tunnel = &TCTunnelKey{}
+				if len(fields) >= 5 {
+					a.Tunnel.Mode = fields[4]
+				}
+			}
 			cur.Actions = append(cur.Actions, a)
 			act = &cur.Actions[len(cur.Actions)-1]
 		case fields[0] == "Sent" && act != nil:
@@ -367,12 +548,47 @@ func ParseTCText(data []byte) (TCDump, error) {
 			}
 		case act == nil:
 			parseTCKeyLine(fields, cur)
+		case act.Tunnel != nil && tunnelKeyFields[fields[0]]:
+			if err := parseTunnelKeyLine(fields, act.Tunnel); err != nil {
+				return dump, fmt.Errorf("tc text: line %d %q: %w", lineNo, strings.TrimSpace(line), err)
+			}
 		default:
 			parseTCTimes(fields, act)
 		}
 	}
 	flush()
 	return dump, nil
+}
+
+// tunnelKeyFields are the lines tunnel_key prints under its action line.
+var tunnelKeyFields = map[string]bool{"src_ip": true, "dst_ip": true, "key_id": true, "dst_port": true, "geneve_opts": true, "geneve_opt": true, "vxlan_opts": true}
+
+// parseTunnelKeyLine reads one "name value" line of a tunnel_key action
+// ("ttl 64 pipe" and the flags are not kept).
+func parseTunnelKeyLine(fields []string, tk *TCTunnelKey) error {
+	if len(fields) < 2 {
+		return fmt.Errorf("tunnel_key %s without a value", fields[0])
+	}
+	v := fields[1]
+	switch fields[0] {
+	case "src_ip":
+		tk.SrcIP = v
+	case "dst_ip":
+		tk.DstIP = v
+	case "key_id":
+		tk.KeyID = v
+	case "dst_port":
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > 65535 {
+			return fmt.Errorf("tunnel_key dst_port %q is not a UDP port", v)
+		}
+		tk.DstPort = p
+	case "geneve_opts", "geneve_opt":
+		tk.GeneveOpts = v
+	case "vxlan_opts":
+		tk.VXLANOpts = v
+	}
+	return nil
 }
 
 // parseTCFilterLine reads "filter [parent ffff:|block N|root] protocol ip pref 4

@@ -179,11 +179,25 @@ func TestCheckTCDecapNotFound(t *testing.T) {
 		t.Errorf("discovery evidence missing: %v", c.Evidence)
 	}
 	user := &VXLANFinding{Userspace: true, Ports: []int{4790}, Summary: "userspace datapath (every bridge is datapath_type netdev): no kernel VXLAN device"}
-	c, err = CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: user})
+	c, err = CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: user, Network: "vxlan"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	expectVerdict(t, "userspace", c.Verdict, c.Reason, results.VerdictSoftware, "offrec-rep1: no rule of the guest pair", "VXLAN decap: userspace datapath")
+	// The reason names the tunnel the run met: Geneve on OVN (issue 23),
+	// "tunnel" when neither the finding nor the run says.
+	gen := &VXLANFinding{Tunnels: []Tunnel{{Name: "ovn-2b5c4e-0", Type: TunnelGeneve, Port: 6081}}, Ports: []int{6081}, Absent: []AbsentDevice{{"genev_sys_6081", "missing"}}, Summary: "OVS Geneve tunnels on UDP port 6081 (1 interfaces): genev_sys_6081 missing"}
+	c, err = CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: gen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectVerdict(t, "geneve device missing", c.Verdict, c.Reason, results.VerdictInconclusive, "; Geneve decap: OVS Geneve tunnels on UDP port 6081")
+	user.Ports = nil
+	c, err = CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectVerdict(t, "userspace, type unknown", c.Verdict, c.Reason, results.VerdictSoftware, "; tunnel decap: userspace datapath")
 }
 
 // CmdTunnels' output is two tables (vxlan, then geneve); recorded with
