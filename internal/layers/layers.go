@@ -50,7 +50,11 @@ var Layers = []Layer{
 		{Path: "internal/layers", Note: "these rules"},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/config", Imports: []string{"e2e/results", "e2e/wait"}},
+		{Path: "e2e/fleet", Imports: []string{"e2e/results"},
+			Note: "the fleet sweep's pure logic: nodes, pairs, shards, per-node rates and outliers; no cloud, no host"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/config", Imports: []string{"e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/hostcpu", Imports: []string{"e2e/results"}, Note: "its Delta is the results file's CPU usage"},
 	}},
 	{Packages: []Package{
