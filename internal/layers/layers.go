@@ -65,7 +65,7 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/wait"},
 			OnlyImportedBy: []string{"e2e/harness", "tools/sweeper", "tools/kubecheck"}},
-		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/results", "e2e/wait"}},
+		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/iperf3", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/sockperf", Imports: []string{"e2e/remote", "e2e/wait"}},
 		{Path: "e2e/offload", Imports: []string{"e2e/conntrack", "e2e/remote", "e2e/results", "e2e/wait"}},
