@@ -282,3 +282,17 @@ func components(pairs []Pair) []group {
 	})
 	return out
 }
+
+// Plan is the pairs a run measures: over the resolved nodes, the ring
+// (explicit nil) or the explicit pairs checked against the nodes (every
+// problem at once), then shard s of them. The same inputs always give the
+// same pairs.
+func Plan(nodes []string, explicit []Pair, s Shard) ([]Pair, error) {
+	if explicit == nil {
+		return ShardRing(nodes, s)
+	}
+	if err := PairsError(CheckPairs(nodes, explicit)); err != nil {
+		return nil, err
+	}
+	return ShardPairs(explicit, s)
+}

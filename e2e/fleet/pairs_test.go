@@ -192,3 +192,25 @@ func TestShardPairs(t *testing.T) {
 		t.Errorf("more shards than groups: %v", err)
 	}
 }
+
+func TestPlan(t *testing.T) {
+	nodes := names(6)
+	ring, err := Plan(nodes, nil, Shard{1, 1})
+	if want, _ := Ring(nodes); err != nil || !reflect.DeepEqual(ring, want) {
+		t.Errorf("ring: %v, %v", ring, err)
+	}
+	half, err := Plan(nodes, nil, Shard{2, 2})
+	if want, _ := Ring(nodes[3:]); err != nil || !reflect.DeepEqual(half, want) {
+		t.Errorf("ring shard 2/2: %v, %v", half, err)
+	}
+	// Explicit pairs are checked against the discovered nodes: compute06
+	// (found by discovery, not in the pairs) is named.
+	explicit := []Pair{{"compute01", "compute02"}, {"compute02", "compute01"}, {"compute03", "compute04"}, {"compute04", "compute05"}, {"compute05", "compute03"}}
+	if _, err := Plan(nodes, explicit, Shard{1, 1}); err == nil || !strings.Contains(err.Error(), `node "compute06" is in no pair`) {
+		t.Errorf("explicit pairs leaving a node out: %v", err)
+	}
+	got, err := Plan(nodes[:5], explicit, Shard{2, 2})
+	if err != nil || !reflect.DeepEqual(got, explicit[:2]) {
+		t.Errorf("explicit shard 2/2: %v, %v", got, err)
+	}
+}
