@@ -185,3 +185,36 @@ fleet:
 		}
 	}
 }
+
+// The example's commented fleet block, uncommented (and placement.hosts
+// dropped, as its comment says), loads as documented.
+func TestExampleFleetBlockLoads(t *testing.T) {
+	fakeHome(t)
+	data, err := os.ReadFile("examples/mosk.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	i := strings.Index(doc, "\n# fleet:\n")
+	if i < 0 {
+		t.Fatal("examples/mosk.yaml has no commented fleet block")
+	}
+	block := strings.NewReplacer("\n# ", "\n", "\n#   ", "\n  ").Replace(doc[i:])
+	hosts := "  hosts:\n    - cmp-asap2-01.mosk.lab\n    - cmp-asap2-02.mosk.lab\n"
+	if !strings.Contains(doc, hosts) {
+		t.Fatal("examples/mosk.yaml's placement.hosts changed: update this test")
+	}
+	doc = strings.Replace(doc[:i], hosts, "", 1) + block
+	file := filepath.Join(t.TempDir(), "mosk-fleet.yaml")
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(file, WithGetenv(noEnv), KnownProfiles("tcp-p1", "tcp-p15", "udp-b0-p15"))
+	if err != nil {
+		t.Fatalf("the example's fleet block:\n%v", err)
+	}
+	want := &Fleet{Aggregate: "asap2", Pairs: "ring", Concurrency: 4, Mode: "isolated", Outlier: FleetOutlier{Rule: "mad", Threshold: 3.5, MinDrop: 0.05}}
+	if !reflect.DeepEqual(cfg.Fleet, want) {
+		t.Errorf("fleet %+v, want %+v", cfg.Fleet, want)
+	}
+}
