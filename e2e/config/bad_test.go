@@ -60,7 +60,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/missing.yaml: offload.checks: need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them), got ["tc" "representor" "dpctl" "counters"]`,
 		}},
 		{"unknown_keys.yaml", []string{
-			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: cloud, data_port, flavor, guest_access, hypervisors, image, intervals, latency, network, offload, placement, pps, run, ssh, thresholds, traffic)",
+			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: cloud, data_port, flavor, fleet, guest_access, hypervisors, image, intervals, latency, network, offload, placement, pps, run, ssh, thresholds, traffic)",
 			"testdata/unknown_keys.yaml:7: cloud.password: secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin",
 			"testdata/unknown_keys.yaml:8: cloud.os_token: secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin",
 			"testdata/unknown_keys.yaml:13: flavor.vcpu: unknown key (known keys here: create, disk_gb, extra_specs, name, ram_mb, vcpus)",

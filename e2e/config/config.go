@@ -37,6 +37,9 @@ type Config struct {
 	Thresholds  []results.ThresholdRule `yaml:"thresholds"`
 	PPS         PPS                     `yaml:"pps"` // small packets and the zero-loss search (pps.go)
 	Latency     Latency                 `yaml:"latency"`
+	// Fleet, when present, sweeps many compute nodes in pairs (fleet.go);
+	// absent, the run is the one pair of placement.
+	Fleet *Fleet `yaml:"fleet"`
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).

@@ -203,6 +203,7 @@ func (c *Config) applyDefaults() {
 	}
 
 	c.applyLatencyDefaults()
+	c.applyFleetDefaults()
 
 	// Intervals: every known name gets its default; a name in the file
 	// keeps the fields it gives and takes the default for the others.

@@ -50,7 +50,11 @@ var Layers = []Layer{
 		{Path: "internal/layers", Note: "these rules"},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/config", Imports: []string{"e2e/results", "e2e/wait"}},
+		{Path: "e2e/fleet", Imports: []string{"e2e/results"},
+			Note: "the fleet sweep's pure logic: nodes, pairs, shards, per-node rates and outliers; no cloud, no host"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/config", Imports: []string{"e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/hostcpu", Imports: []string{"e2e/results"}, Note: "its Delta is the results file's CPU usage"},
 	}},
 	{Packages: []Package{
@@ -61,7 +65,7 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/wait"},
 			OnlyImportedBy: []string{"e2e/harness", "tools/sweeper", "tools/kubecheck"}},
-		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/results", "e2e/wait"}},
+		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/iperf3", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/sockperf", Imports: []string{"e2e/remote", "e2e/wait"}},
 		{Path: "e2e/offload", Imports: []string{"e2e/conntrack", "e2e/remote", "e2e/results", "e2e/wait"}},
