@@ -55,8 +55,8 @@ func TestExampleMOSKOVNLoadsAndValidates(t *testing.T) {
 	cfg, _ := loadKubeExample(t, "examples/mosk-25-ovn.yaml")
 	k := cfg.Hypervisors.Kubernetes
 	if k.Preset != KubePresetOVN || k.PodSelector != KubePresets[KubePresetOVN].PodSelector || k.Container != "vswitchd" ||
-		cfg.Network.Type != "geneve" || cfg.Offload.VXLANDevice != "genev_sys_6081" {
-		t.Errorf("preset %q selector %q container %q network %q device %q", k.Preset, k.PodSelector, k.Container, cfg.Network.Type, cfg.Offload.VXLANDevice)
+		cfg.Network.Type != "geneve" || cfg.Offload.TunnelDevice != "auto" || cfg.Offload.VXLANDevice != "" {
+		t.Errorf("preset %q selector %q container %q network %q device %q", k.Preset, k.PodSelector, k.Container, cfg.Network.Type, cfg.Offload.TunnelDevice)
 	}
 }
 
