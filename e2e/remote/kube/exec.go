@@ -100,7 +100,12 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	exited := make(chan error, 1)
 	go func() {
 		exited <- ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &stdout, Stderr: w.Stderr()})
-		stdinR.Close()
+		// The stream is over; client-go's stdin copy may still wait on
+		// the pipe. Ending it from the writer's side gives that copy an
+		// EOF, a clean end; closing the reader would fail its read with
+		// io.ErrClosedPipe, which client-go reports through klog as
+		// "Copying stdin failed" on every successful command.
+		stdinW.Close()
 	}()
 	return remote.Supervise(remote.Supervision{
 		Ctx: ctx, Target: r.name, Cmd: cmd, Start: startTime, Background: background, Log: r.c.log,

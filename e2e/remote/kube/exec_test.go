@@ -19,11 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
 	utilexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	"k8s.io/klog/v2"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
@@ -345,5 +347,48 @@ func TestDebugPodRunnerExecs(t *testing.T) {
 	}
 	if _, err := clusterFor(nil, mosk, Options{}).RunnerIn("cmp-1", Pod{}); err == nil {
 		t.Error("a discovery-only cluster made a runner")
+	}
+}
+
+// klogLines captures what client-go logs through klog (its "Unhandled
+// Error" reports among them) until the test ends.
+func klogLines(t *testing.T) func() string {
+	t.Helper()
+	var mu sync.Mutex
+	var buf strings.Builder
+	klog.SetLogger(funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		buf.WriteString(prefix + " " + args + "\n")
+	}, funcr.Options{}))
+	t.Cleanup(klog.ClearLogger)
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+}
+
+// A successful command leaves nothing in client-go's log: its stdin copy
+// ends with an EOF, not a read on a closed pipe ("Copying stdin failed"
+// err="io: read/write on closed pipe", which reached the run's output).
+// The servers here are the CRI streaming server alone, so whatever klog
+// gets is the client's.
+func TestSuccessfulExecLogsNoStdinError(t *testing.T) {
+	logged := klogLines(t)
+	for _, proto := range [][]string{nil, {"v4.channel.k8s.io"}} {
+		a := newAPIServer(t)
+		r, _ := a.runner(t, t.TempDir(), proto...)
+		for i := 0; i < 3; i++ {
+			if res, err := r.Run(context.Background(), "echo ok"); err != nil || res.ExitCode != 0 || string(res.Stdout) != "ok\n" {
+				t.Fatalf("echo ok (%v): exit %d, stdout %q, %v", proto, res.ExitCode, res.Stdout, err)
+			}
+		}
+	}
+	// client-go's stdin copy runs on after the stream's end: give it the
+	// time to fail, as it did.
+	time.Sleep(200 * time.Millisecond)
+	if out := logged(); strings.Contains(out, "Copying stdin failed") {
+		t.Errorf("client-go logged a stdin error on a successful command:\n%s", out)
 	}
 }
