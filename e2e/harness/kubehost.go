@@ -47,7 +47,7 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 	}
 	k := s.Config.Hypervisors.Kubernetes
 	if k.DebugImage == "" {
-		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; set hypervisors.kubernetes.debug_image to an image that has them, and the harness runs them in a node debug pod",
+		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; set hypervisors.kubernetes.debug_image to an image that has them, or to auto (the host's own tools, through the OVS pod's image), and the harness runs them in a node debug pod",
 			s.Config.File, hv, node, ovs.Name(), strings.Join(missing, ", "))
 	}
 	if s.cleaner == nil {

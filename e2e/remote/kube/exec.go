@@ -51,6 +51,7 @@ func (r *Runner) Start(ctx context.Context, cmd string) (remote.Process, error) 
 // executor is kubectl's (v1.30+): WebSocket first, SPDY when the upgrade is
 // refused (an older API server, a proxy that does not pass WebSockets).
 func (r *Runner) executor(argv []string, stdin bool) (remotecommand.Executor, error) {
+	argv = r.pod.argv(argv)
 	u := r.c.client.CoreV1().RESTClient().Post().
 		Namespace(r.pod.Namespace).Resource("pods").Name(r.pod.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
@@ -168,6 +169,19 @@ func exitOf(err error) int {
 		return ee.ExitStatus()
 	}
 	return -1
+}
+
+// argv is the command line exec runs for argv in the pod: under
+// `chroot HostRoot` when the pod mounts the host's /, so the shell, the
+// wrapper's setsid and kill and the command are all the host's. The
+// process ids stay those of the pod's PID namespace (chroot changes only
+// the root), so the process group the wrapper reports is killed by the
+// same argv.
+func (p Pod) argv(argv []string) []string {
+	if p.HostRoot == "" {
+		return argv
+	}
+	return append([]string{"chroot", p.HostRoot}, argv...)
 }
 
 var errNoExit = errors.New("no exit status: the exec stream was dropped")

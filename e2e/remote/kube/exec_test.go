@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +96,15 @@ type apiServer struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	seen []string // "websocket" / "spdy" per exec request
+	cmds [][]string
+}
+
+// commands are the command lines of the exec requests, WebSocket's refused
+// upgrades left out.
+func (a *apiServer) commands() [][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([][]string(nil), a.cmds...)
 }
 
 func (a *apiServer) kinds() []string {
@@ -130,6 +140,11 @@ func newAPIServer(t *testing.T) *apiServer {
 		a.seen = append(a.seen, kind)
 		a.mu.Unlock()
 		q := r.URL.Query()
+		if kind == "spdy" || len(wsProtocolsOf(r)) > 0 && !slices.Contains(wsProtocolsOf(r), "v5.channel.k8s.io") {
+			a.mu.Lock()
+			a.cmds = append(a.cmds, q["command"])
+			a.mu.Unlock()
+		}
 		resp, err := ss.GetExec(&runtimeapi.ExecRequest{ContainerId: q.Get("container"), Cmd: q["command"],
 			Stdin: q.Get("stdin") == "true", Stdout: q.Get("stdout") == "true", Stderr: q.Get("stderr") == "true"})
 		if err != nil {
@@ -391,4 +406,15 @@ func TestSuccessfulExecLogsNoStdinError(t *testing.T) {
 	if out := logged(); strings.Contains(out, "Copying stdin failed") {
 		t.Errorf("client-go logged a stdin error on a successful command:\n%s", out)
 	}
+}
+
+// wsProtocolsOf are the WebSocket subprotocols r offers.
+func wsProtocolsOf(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out
 }
