@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -55,8 +54,8 @@ func TestDebugImageAuto(t *testing.T) {
 		if pod.Image != tc.image || pod.HostRoot != HostRootMount || pod.Container != DebugContainer {
 			t.Errorf("node %s: pod %+v, want image %s, host root %s", tc.node, pod, tc.image, HostRootMount)
 		}
-		if got := pod.argv([]string{"sh", "-c", "tc -V"}); !slices.Equal(got, []string{"chroot", "/host", "sh", "-c", "tc -V"}) {
-			t.Errorf("argv %q, want the command under chroot /host", got)
+		if got := pod.command("tc -s -j filter show dev 'rep 1' ingress"); got != `chroot /host /bin/sh -c 'tc -s -j filter show dev '\''rep 1'\'' ingress'` {
+			t.Errorf("command %q, want it under chroot /host", got)
 		}
 		p, err := cs.CoreV1().Pods("openstack").Get(context.Background(), in.Name, metav1.GetOptions{})
 		if err != nil {
@@ -156,9 +155,10 @@ func TestPreflightDryRunsAutoImage(t *testing.T) {
 	}
 }
 
-// A debug pod with the host's / runs each command, and the kill of a
-// cancelled one, under chroot into it: the exec requests carry the chroot,
-// and the commands work (the test's "host root" is this machine's /).
+// A debug pod with the host's / runs each command under chroot into it,
+// inside the wrapper, which stays in the container (its /proc and process
+// group ids are the pod's); a cancel still kills the chrooted command and
+// its children. The test's "host root" is this machine's /.
 func TestHostRootRunnerChroots(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("chroot needs root")
@@ -178,9 +178,26 @@ func TestHostRootRunnerChroots(t *testing.T) {
 	if len(cmds) < 3 {
 		t.Fatalf("exec requests %q, want the command, the cancelled one and its kill", cmds)
 	}
-	for _, c := range cmds {
-		if len(c) < 4 || c[0] != "chroot" || c[1] != "/" || c[2] != "sh" || c[3] != "-c" {
-			t.Errorf("exec command %q, want chroot / sh -c …", c)
+	wrapped, kills := 0, 0
+	for i, c := range cmds {
+		if len(c) != 3 || c[0] != "sh" || c[1] != "-c" {
+			t.Errorf("exec command %q, want sh -c LINE", c)
+			continue
 		}
+		chrooted := strings.Contains(c[2], "chroot / /bin/sh -c")
+		if strings.Contains(c[2], "ASAP2E2E-PGID") { // a command in its wrapper
+			wrapped++
+			if !chrooted || strings.HasPrefix(c[2], "chroot") {
+				t.Errorf("exec %d %q: want the wrapper in the container and the command under chroot", i, c[2])
+			}
+		} else { // a kill of the group
+			kills++
+			if chrooted {
+				t.Errorf("exec %d %q: a kill runs in the container, not under chroot", i, c[2])
+			}
+		}
+	}
+	if wrapped != 2 || kills < 1 {
+		t.Errorf("%d commands and %d kills, want 2 and at least 1: %q", wrapped, kills, cmds)
 	}
 }

@@ -82,7 +82,8 @@ const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; don
 // wrapper kills its process group inside the pod's own PID namespace.
 //
 // With in.HostRoot (debug_image: auto) the host's / is mounted there
-// read-only (hostPath) and the commands run under `chroot HostRoot`: the
+// read-only (hostPath) and each command runs under `chroot HostRoot`
+// inside the wrapper, which stays in the container (Pod.command): the
 // image is the OVS pod's, already on the node, and the tools are the
 // host's own. chroot rather than nsenter into PID 1's mount namespace (as
 // Kubernetes e2e's HostExec does): nsenter needs hostPID, which this pod

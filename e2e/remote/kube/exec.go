@@ -51,7 +51,6 @@ func (r *Runner) Start(ctx context.Context, cmd string) (remote.Process, error) 
 // executor is kubectl's (v1.30+): WebSocket first, SPDY when the upgrade is
 // refused (an older API server, a proxy that does not pass WebSockets).
 func (r *Runner) executor(argv []string, stdin bool) (remotecommand.Executor, error) {
-	argv = r.pod.argv(argv)
 	u := r.c.client.CoreV1().RESTClient().Post().
 		Namespace(r.pod.Namespace).Resource("pods").Name(r.pod.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
@@ -90,7 +89,7 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("not started: %w", err))
 	}
-	w := remote.Wrap(cmd, r.c.grace)
+	w := remote.Wrap(r.pod.command(cmd), r.c.grace)
 	ex, err := r.executor([]string{"sh", "-c", w.Line}, true)
 	if err != nil {
 		return fail(err)
@@ -171,17 +170,18 @@ func exitOf(err error) int {
 	return -1
 }
 
-// argv is the command line exec runs for argv in the pod: under
-// `chroot HostRoot` when the pod mounts the host's /, so the shell, the
-// wrapper's setsid and kill and the command are all the host's. The
-// process ids stay those of the pod's PID namespace (chroot changes only
-// the root), so the process group the wrapper reports is killed by the
-// same argv.
-func (p Pod) argv(argv []string) []string {
+// command is what the wrapper runs for cmd in the pod: cmd itself, or,
+// when the pod mounts the host's / (HostRoot), cmd under `chroot HostRoot`
+// in the host's /bin/sh, so its programs are the host's. Only the command
+// is chrooted: the wrapper (its /proc reads, setsid, the watchdog) and the
+// kill execs run in the container as they do in the OVS container, since
+// the host's /proc under HostRoot shows the host's PID namespace, not the
+// pod's that $$ and the process group ids belong to.
+func (p Pod) command(cmd string) string {
 	if p.HostRoot == "" {
-		return argv
+		return cmd
 	}
-	return append([]string{"chroot", p.HostRoot}, argv...)
+	return "chroot " + remote.ShellQuote(p.HostRoot) + " /bin/sh -c " + remote.ShellQuote(cmd)
 }
 
 var errNoExit = errors.New("no exit status: the exec stream was dropped")
