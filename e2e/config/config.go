@@ -227,7 +227,10 @@ type Kubernetes struct {
 	// DebugImage is the image of the node debug pod the harness creates on
 	// a hypervisor's node when the OVS container lacks host tools (tc,
 	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
-	// an error naming the node and the tools.
+	// an error naming the node and the tools. DebugImageAuto = the image
+	// of the node's own OVS pod (already on the node, nothing to mirror),
+	// with the host's / mounted read-only and the host's own tools run in
+	// it through chroot.
 	DebugImage string `yaml:"debug_image"`
 	// DebugNamespace is where the node debug pods are created; "" (default)
 	// = Namespace. A namespace of their own can be exempted from an
@@ -235,6 +238,10 @@ type Kubernetes struct {
 	// MKE) without exempting the OpenStack namespace.
 	DebugNamespace string `yaml:"debug_namespace"`
 }
+
+// DebugImageAuto is hypervisors.kubernetes.debug_image's value for "the
+// OVS pod's own image, running the host's tools".
+const DebugImageAuto = "auto"
 
 // Presets of hypervisors.kubernetes.preset.
 const (

@@ -165,10 +165,13 @@ func TestKubernetesProblemsAllAtOnce(t *testing.T) {
 			`k.yaml: hypervisors.kubernetes.container: must be a container name (1-63 of a-z0-9-, starting and ending with a letter or digit), got ""`,
 			`k.yaml: hypervisors.kubernetes.pod_selector: must be a label selector of key=value, key!=value, key or !key terms separated by commas; "component in (a b)" is none of these, got "application=openvswitch,component in (a b)"`,
 			`k.yaml: hypervisors.kubernetes.node_names.cmp-1: must be a Kubernetes node name (lower-case letters, digits, '-' and '.'), got "Node_1"`,
-			`k.yaml: hypervisors.kubernetes.debug_image: must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13), got "netshoot latest"`,
+			`k.yaml: hypervisors.kubernetes.debug_image: must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13) or auto, got "netshoot latest"`,
 			`k.yaml: hypervisors.hosts: is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)`,
 			`k.yaml: hypervisors.sudo: is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)`,
 			`k.yaml: hypervisors.ovs_command_prefix: is for hypervisors.access: ssh; with access: kubernetes commands run in the node's OVS pod (see hypervisors.kubernetes)`,
+		}},
+		{"debug image Auto", "hypervisors:\n  access: kubernetes\n  kubernetes:\n    debug_image: Auto\n", []string{
+			`k.yaml: hypervisors.kubernetes.debug_image: write auto in lower case (the OVS pod's own image, running the host's tools), got "Auto"`,
 		}},
 		{"unknown access", "hypervisors:\n  access: kubectl\n", []string{
 			`k.yaml: hypervisors.access: must be one of ssh, kubernetes, got "kubectl"`,

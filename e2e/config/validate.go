@@ -515,8 +515,13 @@ func (v *validator) kubernetes() {
 	if k.DebugNamespace != "" && (len(k.DebugNamespace) > 63 || !dnsLabel.MatchString(k.DebugNamespace)) {
 		v.bad("hypervisors.kubernetes.debug_namespace", "must be a Kubernetes namespace name (1-63 of a-z0-9-, starting and ending with a letter or digit)", k.DebugNamespace)
 	}
-	if k.DebugImage != "" && (strings.TrimSpace(k.DebugImage) != k.DebugImage || strings.ContainsAny(k.DebugImage, " \t\r\n\x00")) {
-		v.bad("hypervisors.kubernetes.debug_image", "must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13)", k.DebugImage)
+	switch {
+	case k.DebugImage != "" && (strings.TrimSpace(k.DebugImage) != k.DebugImage || strings.ContainsAny(k.DebugImage, " \t\r\n\x00")):
+		v.bad("hypervisors.kubernetes.debug_image", "must be an image reference without blanks (e.g. registry.example/tools/netshoot:v0.13) or "+DebugImageAuto, k.DebugImage)
+	case k.DebugImage != DebugImageAuto && strings.EqualFold(k.DebugImage, DebugImageAuto):
+		// An image named so would need a registry's short name, which
+		// Kubernetes refuses in upper case anyway: the user meant auto.
+		v.bad("hypervisors.kubernetes.debug_image", "write "+DebugImageAuto+" in lower case (the OVS pod's own image, running the host's tools)", k.DebugImage)
 	}
 }
 

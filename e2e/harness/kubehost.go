@@ -35,20 +35,24 @@ type debugPods interface {
 // naming the node, the tools and the key.
 func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kube.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
 	var ht hostTools
-	found, err := probeTools(ctx, s.bounded(ovs))
+	probe, err := probeTools(ctx, s.bounded(ovs))
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
+	found := probe.Found
 	ht.inOVS = found
-	missing := offload.MissingTools(found)
+	missing := probe.Missing()
 	s.Logf("%s: host tools in the OVS container: %s", hv, listOrNone(found))
+	if len(missing) > 0 {
+		s.Logf("%s: the OVS container lacks %s", hv, probe.Why(missing))
+	}
 	if len(missing) == 0 {
 		return ovs, ht, nil
 	}
 	k := s.Config.Hypervisors.Kubernetes
 	if k.DebugImage == "" {
-		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; set hypervisors.kubernetes.debug_image to an image that has them, and the harness runs them in a node debug pod",
-			s.Config.File, hv, node, ovs.Name(), strings.Join(missing, ", "))
+		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; set hypervisors.kubernetes.debug_image to an image that has them, or to auto (the host's own tools, through the OVS pod's image), and the harness runs them in a node debug pod",
+			s.Config.File, hv, node, ovs.Name(), probe.Why(missing))
 	}
 	if s.cleaner == nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: a node debug pod is needed but the session has no cleaner to delete it (Provision sets it)", hv)
@@ -74,19 +78,19 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
-	inDebug, err := probeTools(ctx, s.bounded(dr))
+	dprobe, err := probeTools(ctx, s.bounded(dr))
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
 	var lacking []string
 	for _, t := range missing {
-		if !contains(inDebug, t) {
+		if !contains(dprobe.Found, t) {
 			lacking = append(lacking, t)
 		}
 	}
 	if len(lacking) > 0 {
 		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image %s) has %s",
-			s.Config.File, hv, node, k.DebugImage, strings.Join(lacking, ", "))
+			s.Config.File, hv, node, k.DebugImage, dprobe.Why(lacking))
 	}
 	s.Logf("%s: %s run in %s", hv, strings.Join(missing, ", "), dr.Name())
 	return offload.WithHostTools(ovs, dr, missing), ht, nil
@@ -140,20 +144,21 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	return nil
 }
 
-// probeTools runs offload.ToolsProbeCommand on r.
-func probeTools(ctx context.Context, r remote.Runner) ([]string, error) {
+// probeTools runs offload.ToolsProbeCommand on r: the host tools whose
+// uses work there, and what the others lack.
+func probeTools(ctx context.Context, r remote.Runner) (offload.ToolsProbe, error) {
 	res, err := r.Run(ctx, offload.ToolsProbeCommand)
 	if err == nil {
 		err = res.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
+		return offload.ToolsProbe{}, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
 	}
-	found, err := offload.ParseTools(res.Stdout)
+	probe, err := offload.ParseTools(res.Stdout)
 	if err != nil {
-		return nil, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
+		return offload.ToolsProbe{}, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
 	}
-	return found, nil
+	return probe, nil
 }
 
 // leakedDebugPods lists this run's debug pods that still exist (the leak

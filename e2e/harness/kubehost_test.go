@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +47,62 @@ func kubeSession(t *testing.T, image string) (*Session, *fixtures.Stack) {
 	return &Session{Config: cfg, RunID: "20261203t101500-ab12", console: &bytes.Buffer{}, cleaner: &st}, &st
 }
 
+// probeReply is offload.ToolsProbeCommand's output where tools are
+// installed (tcpdump with a working timeout, ip with `ip stats`) and the
+// rest are not (dash's "not found", exit 127).
 func probeReply(tools ...string) fakeremote.Reply {
-	return fakeremote.Reply{Stdout: []byte(strings.Join(tools, "\n") + "\n")}
+	var b strings.Builder
+	rec := func(name, prog string, ok bool, line string) {
+		if ok {
+			fmt.Fprintf(&b, "asap2e2e-probe %s 0 %s\n", name, line)
+		} else {
+			fmt.Fprintf(&b, "asap2e2e-probe %s 127 sh: 1: %s: not found\n", name, prog)
+		}
+	}
+	has := func(t string) bool { return slices.Contains(tools, t) }
+	rec("tc", "tc", has("tc"), "tc utility, iproute2-6.1.0, libbpf 1.1.2")
+	rec("tcpdump", "tcpdump", has("tcpdump"), "tcpdump version 4.99.3")
+	rec("timeout", "timeout", true, "")
+	rec("ethtool", "ethtool", has("ethtool"), "ethtool version 6.1")
+	rec("ip", "ip", has("ip"), "ip utility, iproute2-6.1.0, libbpf 1.1.2")
+	rec("ip-stats", "ip", has("ip"), `[{"ifindex":1,"ifname":"lo","group":"link"}]`)
+	rec("setsid", "setsid", true, "")
+	return fakeremote.Reply{Stdout: []byte(b.String())}
+}
+
+// An ip without `ip stats` in the OVS container (iproute2 older than 5.18)
+// does not count as ip: it runs in the debug pod, and without one the
+// error says what it lacks.
+func TestKubeHostToolsOldIproute2(t *testing.T) {
+	old := string(probeReply("tc", "tcpdump", "ethtool", "ip").Stdout)
+	old = strings.Replace(old, "asap2e2e-probe ip 0 ip utility, iproute2-6.1.0, libbpf 1.1.2", "asap2e2e-probe ip 0 ip utility, iproute2-ss200127", 1)
+	old = strings.Replace(old, `asap2e2e-probe ip-stats 0 [{"ifindex":1,"ifname":"lo","group":"link"}]`, `asap2e2e-probe ip-stats 255 Object "stats" is unknown, try "ip help".`, 1)
+	w := fakeremote.NewWorld()
+	ovs := fakeremote.New("hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd)", w)
+	ovs.On(offload.ToolsProbeCommand, fakeremote.Reply{Stdout: []byte(old)})
+
+	s, _ := kubeSession(t, "")
+	_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, nil)
+	want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks ip " +
+		"(ip utility, iproute2-ss200127 has no `ip stats` (iproute2 5.18 or later), which the counters check reads the cpu_hit counters with: " +
+		`Object "stats" is unknown, try "ip help".); set hypervisors.kubernetes.debug_image`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant %q", err, want)
+	}
+	if !reflect.DeepEqual(ht.inOVS, []string{"tc", "tcpdump", "ethtool"}) {
+		t.Errorf("found in the OVS container %v", ht.inOVS)
+	}
+
+	s, _ = kubeSession(t, config.DebugImageAuto)
+	dbg := fakeremote.New("debug", w)
+	dbg.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
+	pods := &fakeDebugPods{}
+	if _, _, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, func(kube.Pod) (remote.Runner, error) { return dbg, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.created) != 1 || pods.created[0].Image != config.DebugImageAuto {
+		t.Errorf("debug pods %+v, want one with image auto", pods.created)
+	}
 }
 
 func TestKubeHostToolsAllInTheOVSContainer(t *testing.T) {
@@ -74,7 +130,7 @@ func TestKubeHostToolsMissingWithoutImage(t *testing.T) {
 	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "ip"))
 	pods := &fakeDebugPods{}
 	_, ht, err := s.kubeHostTools(context.Background(), "cmp-1.mosk", ovs, "cmp-1", pods, nil)
-	want := "mosk.yaml: hypervisor cmp-1.mosk (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks tcpdump, ethtool; set hypervisors.kubernetes.debug_image"
+	want := "mosk.yaml: hypervisor cmp-1.mosk (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks tcpdump (tcpdump is not installed (exit 127: sh: 1: tcpdump: not found)), ethtool (ethtool is not installed (exit 127: sh: 1: ethtool: not found)); set hypervisors.kubernetes.debug_image"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v\nwant %q", err, want)
 	}
@@ -138,7 +194,7 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 	for _, e := range w.Log() {
 		where = append(where, e.Runner+": "+strings.Fields(e.Cmd)[0])
 	}
-	want := []string{"ovs: for", "debug: for", "debug: timeout", "debug: tc", "debug: ethtool", "ovs: ovs-vsctl", "ovs: ip"}
+	want := []string{"ovs: p()", "debug: p()", "debug: timeout", "debug: tc", "debug: ethtool", "ovs: ovs-vsctl", "ovs: ip"}
 	if !reflect.DeepEqual(where, want) {
 		t.Errorf("commands ran\n %v\nwant\n %v", where, want)
 	}
@@ -160,7 +216,7 @@ func TestKubeHostToolsDebugPodFails(t *testing.T) {
 		dbg := fakeremote.New("debug", w)
 		dbg.On(offload.ToolsProbeCommand, probeReply("tc", "ip", "tcpdump"))
 		_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, func(kube.Pod) (remote.Runner, error) { return dbg, nil })
-		want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image registry.example/tools/busybox:1) has ethtool"
+		want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image registry.example/tools/busybox:1) has ethtool (ethtool is not installed (exit 127: sh: 1: ethtool: not found))"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v\nwant %q", err, want)
 		}

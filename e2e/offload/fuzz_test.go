@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -333,4 +335,48 @@ func FuzzCTStages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzParseTools: a parsed probe puts every host tool in exactly one of
+// Found and Lacking, Found in HostTools order, and a tool found had every
+// probe it needs pass.
+func FuzzParseTools(f *testing.F) {
+	seed(f, "tools/probe-*.txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseTools(data)
+		if err != nil {
+			return
+		}
+		if len(p.Found)+len(p.Lacking) != len(HostTools) {
+			t.Fatalf("found %q, lacking %q: not every host tool once", p.Found, p.Lacking)
+		}
+		for i, tool := range p.Found {
+			if _, ok := p.Lacking[tool]; ok {
+				t.Fatalf("%s both found and lacking", tool)
+			}
+			if i > 0 && slices.Index(HostTools, p.Found[i-1]) >= slices.Index(HostTools, tool) {
+				t.Fatalf("found %q out of HostTools order", p.Found)
+			}
+		}
+		needs := map[string][]string{"tc": {"tc"}, "tcpdump": {"tcpdump", "timeout"}, "ethtool": {"ethtool"}, "ip": {"ip", "ip-stats"}}
+		for _, tool := range p.Found {
+			for _, probe := range needs[tool] {
+				if !slices.Contains(probeLines(data), "asap2e2e-probe "+probe+" 0") {
+					t.Fatalf("%s found, but probe %s did not exit 0: %q", tool, probe, data)
+				}
+			}
+		}
+	})
+}
+
+// probeLines are the "asap2e2e-probe NAME EXIT" heads of data's records.
+func probeLines(data []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(strings.TrimRight(l, "\r"), " ", 4)
+		if len(f) >= 3 {
+			out = append(out, strings.Join(f[:3], " "))
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -55,36 +56,185 @@ func ToolOf(cmd string) string {
 // IsHostToolCommand reports whether cmd runs one of HostTools (ToolOf).
 func IsHostToolCommand(cmd string) bool { return slices.Contains(HostTools, ToolOf(cmd)) }
 
-// ToolsProbeCommand prints, one a line, the HostTools found on the PATH of
-// where it runs (`command -v`); it always exits 0.
-var ToolsProbeCommand = "for t in " + strings.Join(HostTools, " ") + `; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; true`
+// ToolsProbeCommand probes, where it runs, what the harness's host-tool
+// commands need, not only that the programs are there: each probe runs
+// one small command of the kind the checks run and prints one record
+// line, "asap2e2e-probe NAME EXIT FIRST-LINE-OF-OUTPUT" (ParseTools):
+//
+//   - tc: `tc -V`;
+//   - tcpdump: `tcpdump --version`;
+//   - timeout: `timeout -s INT 5 true`, the form the representor capture
+//     runs tcpdump under (BusyBox's timeout before 1.30 wants -t);
+//   - ethtool: `ethtool --version`;
+//   - ip: `ip -V`, and ip-stats: `ip -j stats show dev lo group link`, the
+//     JSON `ip stats` the counters check reads the cpu_hit counters with
+//     (iproute2 5.18 and later);
+//   - setsid: `setsid true`, which the command wrapper uses where a command
+//     does not start as a process group leader.
+//
+// It always exits 0.
+var ToolsProbeCommand = `p() { n=$1; shift; o=$("$@" 2>&1 </dev/null); r=$?; o=${o%%"
+"*}; echo "asap2e2e-probe $n $r $o"; }; ` +
+	`p tc tc -V; p tcpdump tcpdump --version; p timeout timeout -s INT 5 true; p ethtool ethtool --version; ` +
+	`p ip ip -V; p ip-stats ip -j stats show dev lo group link; p setsid setsid true; true`
 
-// ParseTools parses ToolsProbeCommand's output: the tools found, in
-// HostTools order. A line that names no host tool is an error (the probe
-// ran something else).
-func ParseTools(data []byte) ([]string, error) {
-	found := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		if !slices.Contains(HostTools, line) {
-			return nil, fmt.Errorf("tools probe: %q is not one of %s", line, strings.Join(HostTools, ", "))
-		}
-		found[line] = true
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("tools probe: %w", err)
-	}
+// probeNames are the records ToolsProbeCommand prints, in its order.
+var probeNames = []string{"tc", "tcpdump", "timeout", "ethtool", "ip", "ip-stats", "setsid"}
+
+// Probe is one record of ToolsProbeCommand: the probe's exit status and
+// the first line of its output (stdout and stderr).
+type Probe struct {
+	Exit int
+	Line string
+}
+
+// ToolsProbe is what ToolsProbeCommand found where it ran.
+type ToolsProbe struct {
+	// Found are the HostTools whose every use works there, in HostTools
+	// order.
+	Found []string
+	// Lacking says, for each other HostTool, what is missing: "tcpdump:
+	// timeout -s INT fails: …", "ip: iproute2 6.1.0 … has no `ip stats`".
+	Lacking map[string]string
+	// Setsid is the probe of setsid (the wrapper needs it only where a
+	// command does not start as a process group leader).
+	Setsid Probe
+}
+
+// Missing are the HostTools not Found, in HostTools order.
+func (p ToolsProbe) Missing() []string { return MissingTools(p.Found) }
+
+// Why lists what is missing for each of tools, "tool (reason)", joined.
+func (p ToolsProbe) Why(tools []string) string {
 	var out []string
-	for _, t := range HostTools {
-		if found[t] {
+	for _, t := range tools {
+		if r, ok := p.Lacking[t]; ok {
+			out = append(out, t+" ("+r+")")
+		} else {
 			out = append(out, t)
 		}
 	}
+	return strings.Join(out, ", ")
+}
+
+// ParseTools parses ToolsProbeCommand's output and judges each host tool by
+// what its uses need: tcpdump also needs timeout (the capture runs under
+// it), ip needs JSON `ip stats` (an ip that lacks it is named so, with its
+// version). A line that is no probe record, a record of an unknown probe,
+// one with a bad exit status or twice, and a probe that printed no record
+// are errors, all of them at once.
+func ParseTools(data []byte) (ToolsProbe, error) {
+	var out ToolsProbe
+	got := map[string]Probe{}
+	var probs []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "asap2e2e-probe ")
+		f := strings.SplitN(rest, " ", 3)
+		if !ok || len(f) < 2 {
+			probs = append(probs, fmt.Sprintf("line %d: %q is not a probe record (asap2e2e-probe NAME EXIT OUTPUT)", n, line))
+			continue
+		}
+		name := f[0]
+		code, err := strconv.Atoi(f[1])
+		switch {
+		case !slices.Contains(probeNames, name):
+			probs = append(probs, fmt.Sprintf("line %d: unknown probe %q (want one of %s)", n, name, strings.Join(probeNames, ", ")))
+			continue
+		case err != nil || code < 0 || code > 255 || strconv.Itoa(code) != f[1]:
+			probs = append(probs, fmt.Sprintf("line %d: probe %s: exit status %q is not 0-255", n, name, f[1]))
+			continue
+		case dup(got, name):
+			probs = append(probs, fmt.Sprintf("line %d: probe %s reported twice", n, name))
+			continue
+		}
+		p := Probe{Exit: code}
+		if len(f) == 3 {
+			p.Line = strings.TrimSpace(f[2])
+		}
+		got[name] = p
+	}
+	if err := sc.Err(); err != nil {
+		probs = append(probs, err.Error())
+	}
+	for _, name := range probeNames {
+		if _, ok := got[name]; !ok {
+			probs = append(probs, "no record of probe "+name)
+		}
+	}
+	if len(probs) > 0 {
+		return out, fmt.Errorf("tools probe: %s", strings.Join(probs, "; "))
+	}
+	out.Setsid = got["setsid"]
+	out.Lacking = map[string]string{}
+	for _, t := range HostTools {
+		if why := lacking(t, got); why != "" {
+			out.Lacking[t] = why
+		} else {
+			out.Found = append(out.Found, t)
+		}
+	}
 	return out, nil
+}
+
+func dup(m map[string]Probe, name string) bool {
+	_, ok := m[name]
+	return ok
+}
+
+// lacking says what tool t lacks by the probes, "" when nothing.
+func lacking(t string, got map[string]Probe) string {
+	switch t {
+	case "tcpdump":
+		if why := failed("tcpdump --version", got["tcpdump"]); why != "" {
+			return why
+		}
+		if why := failed("timeout -s INT 5 true", got["timeout"]); why != "" {
+			return why + "; the representor capture runs tcpdump under timeout -s INT"
+		}
+		return ""
+	case "ip":
+		if why := failed("ip -V", got["ip"]); why != "" {
+			return why
+		}
+		st := got["ip-stats"]
+		if st.Exit == 0 {
+			return ""
+		}
+		version := got["ip"].Line
+		switch {
+		case strings.Contains(st.Line, `Object "stats" is unknown`):
+			return fmt.Sprintf("%s has no `ip stats` (iproute2 5.18 or later), which the counters check reads the cpu_hit counters with: %s", version, st.Line)
+		case strings.Contains(st.Line, `Option "-j" is unknown`):
+			return fmt.Sprintf("%s has no JSON output (-j), which the counters check reads: %s", version, st.Line)
+		}
+		return fmt.Sprintf("%s: `ip -j stats show dev lo group link` exited %d: %s", version, st.Exit, st.Line)
+	case "tc":
+		return failed("tc -V", got["tc"])
+	case "ethtool":
+		return failed("ethtool --version", got["ethtool"])
+	}
+	return "not probed"
+}
+
+// failed says why probe p of cmd failed, "" when it passed.
+func failed(cmd string, p Probe) string {
+	prog := strings.Fields(cmd)[0]
+	switch {
+	case p.Exit == 0:
+		return ""
+	case p.Exit == 127:
+		return prog + " is not installed (exit 127: " + p.Line + ")"
+	case p.Exit == 126:
+		return prog + " cannot be run (exit 126: " + p.Line + ")"
+	}
+	return fmt.Sprintf("`%s` exited %d: %s", cmd, p.Exit, p.Line)
 }
 
 // MissingTools are the HostTools not in found.

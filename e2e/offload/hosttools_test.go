@@ -63,36 +63,99 @@ func TestToolOfEveryHypervisorCommand(t *testing.T) {
 	}
 }
 
+// ParseTools on recorded probe outputs (testdata/tools/README.md): every
+// capability there; nothing on the PATH; an iproute2 without `ip stats`.
 func TestParseTools(t *testing.T) {
-	got, err := ParseTools([]byte("ip\ntc\n\n"))
-	if err != nil || !reflect.DeepEqual(got, []string{"tc", "ip"}) {
-		t.Errorf("got %v, %v; want [tc ip] in HostTools order", got, err)
-	}
-	if m := MissingTools(got); !reflect.DeepEqual(m, []string{"tcpdump", "ethtool"}) {
-		t.Errorf("MissingTools = %v", m)
-	}
-	if got, err := ParseTools(nil); err != nil || len(got) != 0 {
-		t.Errorf("empty probe: %v, %v", got, err)
-	}
-	if _, err := ParseTools([]byte("tc\n/usr/sbin/ip\n")); err == nil || !strings.Contains(err.Error(), `"/usr/sbin/ip" is not one of tc, tcpdump, ethtool, ip`) {
-		t.Errorf("a path instead of a name: %v", err)
-	}
-	if !strings.Contains(ToolsProbeCommand, "for t in tc tcpdump ethtool ip;") {
-		t.Errorf("probe %q does not probe HostTools", ToolsProbeCommand)
+	for _, tc := range []struct {
+		file    string
+		found   []string
+		lacking map[string]string
+	}{
+		{"tools/probe-debian12.txt", HostTools, map[string]string{}},
+		{"tools/probe-empty-path.txt", nil, map[string]string{
+			"tc":      "tc is not installed (exit 127: /tmp/i20d-probe.sh: 1: tc: not found)",
+			"tcpdump": "tcpdump is not installed (exit 127: /tmp/i20d-probe.sh: 1: tcpdump: not found)",
+			"ethtool": "ethtool is not installed (exit 127: /tmp/i20d-probe.sh: 1: ethtool: not found)",
+			"ip":      "ip is not installed (exit 127: /tmp/i20d-probe.sh: 1: ip: not found)",
+		}},
+		{"tools/probe-iproute2-5.5-no-stats.txt", []string{"tc", "tcpdump", "ethtool"}, map[string]string{
+			"ip": "ip utility, iproute2-ss200127 has no `ip stats` (iproute2 5.18 or later), which the counters check reads the cpu_hit counters with: " +
+				`Object "stats" is unknown, try "ip help".`,
+		}},
+	} {
+		got, err := ParseTools(readTestdata(t, tc.file))
+		if err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		if !reflect.DeepEqual(got.Found, tc.found) || !reflect.DeepEqual(got.Lacking, tc.lacking) {
+			t.Errorf("%s: found %q, lacking %q\nwant %q, %q", tc.file, got.Found, got.Lacking, tc.found, tc.lacking)
+		}
+		if !reflect.DeepEqual(got.Missing(), MissingTools(tc.found)) {
+			t.Errorf("%s: Missing %q", tc.file, got.Missing())
+		}
 	}
 }
 
-// The probe really prints what is found: run it in sh with a PATH holding
-// only stand-ins for tc and ip.
+// tcpdump without a usable timeout is lacking, named so: the capture runs
+// under `timeout -s INT`. An old BusyBox timeout wants -t.
+func TestParseToolsTimeout(t *testing.T) {
+	data := strings.Replace(string(readTestdata(t, "tools/probe-debian12.txt")), "asap2e2e-probe timeout 0 ",
+		"asap2e2e-probe timeout 1 timeout: invalid number 'INT'", 1)
+	got, err := ParseTools([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "`timeout -s INT 5 true` exited 1: timeout: invalid number 'INT'; the representor capture runs tcpdump under timeout -s INT"
+	if got.Lacking["tcpdump"] != want || !reflect.DeepEqual(got.Found, []string{"tc", "ethtool", "ip"}) {
+		t.Errorf("found %q, lacking %q; want tcpdump lacking %q", got.Found, got.Lacking, want)
+	}
+	if w := got.Why([]string{"tcpdump", "tc"}); w != "tcpdump ("+want+"), tc" {
+		t.Errorf("Why = %q", w)
+	}
+}
+
+// Every bad line at once, each named; a probe that printed nothing is
+// missing.
+func TestParseToolsBadOutput(t *testing.T) {
+	data := "asap2e2e-probe tc 0 tc utility\n/usr/sbin/ip\nasap2e2e-probe tc 0 again\nasap2e2e-probe nft 0 x\nasap2e2e-probe ip x y\nasap2e2e-probe ethtool 00 x\n"
+	_, err := ParseTools([]byte(data))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{`line 2: "/usr/sbin/ip" is not a probe record`, "line 3: probe tc reported twice", `line 4: unknown probe "nft"`,
+		`line 5: probe ip: exit status "x" is not 0-255`, `line 6: probe ethtool: exit status "00" is not 0-255`, "no record of probe tcpdump", "no record of probe setsid"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	if _, err := ParseTools(nil); err == nil || !strings.Contains(err.Error(), "no record of probe tc") {
+		t.Errorf("empty output: %v", err)
+	}
+}
+
+// The probe really runs what it says: in sh, with a PATH of stand-ins — an
+// ip of an iproute2 without `ip stats` (its message and exit status, from
+// iproute2's ip/ip.c), a tc and the rest missing.
 func TestToolsProbeInARealShell(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []string{"tc", "ip"} {
-		writeExec(t, dir, n)
+	writeExec(t, dir, "tc")
+	if err := os.WriteFile(filepath.Join(dir, "ip"), []byte(`#!/bin/sh
+case "$*" in
+"-V") echo "ip utility, iproute2-ss200127";;
+*stats*) echo 'Object "stats" is unknown, try "ip help".' >&2; exit 255;;
+esac
+`), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	out := runSh(t, "PATH="+dir+"; "+ToolsProbeCommand)
 	got, err := ParseTools(out)
-	if err != nil || !reflect.DeepEqual(got, []string{"tc", "ip"}) {
-		t.Errorf("probe printed %q: %v, %v", out, got, err)
+	if err != nil {
+		t.Fatalf("probe printed %q: %v", out, err)
+	}
+	if !reflect.DeepEqual(got.Found, []string{"tc"}) || !strings.Contains(got.Lacking["ip"], "ip utility, iproute2-ss200127 has no `ip stats`") ||
+		!strings.Contains(got.Lacking["tcpdump"], "tcpdump is not installed (exit 127") || got.Setsid.Exit != 127 {
+		t.Errorf("probe printed %q: found %q, lacking %q, setsid %+v", out, got.Found, got.Lacking, got.Setsid)
 	}
 }
 

@@ -31,6 +31,9 @@ const (
 	RoleNodeDebug  = "node-debug"
 	// DebugContainer is the debug pod's one container.
 	DebugContainer = "debug"
+	// HostRootMount is where a debug pod of debug_image: auto mounts the
+	// host's / (read-only).
+	HostRootMount = "/host"
 )
 
 // Cleaner registers a teardown step, run last in, first out (the shape of
@@ -46,7 +49,13 @@ type DebugPodInput struct {
 	Prefix string // run.name_prefix, also a label
 	RunID  string
 	Node   string
-	Image  string // hypervisors.kubernetes.debug_image
+	// Image is hypervisors.kubernetes.debug_image; config.DebugImageAuto
+	// is resolved by CreateDebugPod (and the preflight's dry run) to the
+	// image of Node's OVS pod, with HostRoot set.
+	Image string
+	// HostRoot, when set, mounts the host's / there, read-only, and the
+	// commands run under chroot into it (Pod.HostRoot).
+	HostRoot string
 	// Interval (intervals.debug_pod) bounds the wait for Running and the
 	// wait for the pod to be gone after its delete.
 	Interval wait.Interval
@@ -71,6 +80,16 @@ const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; don
 // node does the same), never restarted, no service account token. Not host
 // PID: the tools need the host's network namespace only, and the command
 // wrapper kills its process group inside the pod's own PID namespace.
+//
+// With in.HostRoot (debug_image: auto) the host's / is mounted there
+// read-only (hostPath) and each command runs under `chroot HostRoot`
+// inside the wrapper, which stays in the container (Pod.command): the
+// image is the OVS pod's, already on the node, and the tools are the
+// host's own. chroot rather than nsenter into PID 1's mount namespace (as
+// Kubernetes e2e's HostExec does): nsenter needs hostPID, which this pod
+// does without (see above), and so would widen what admission must allow
+// (the preflight's dry run asks for exactly this spec); chroot needs only
+// the mount, and the network namespace is the host's already.
 func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 	yes, no := true, false
 	grace := int64(5)
@@ -78,6 +97,13 @@ func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 	if in.ActiveDeadline > 0 {
 		d := int64((in.ActiveDeadline + time.Second - 1) / time.Second)
 		deadline = &d
+	}
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	if in.HostRoot != "" {
+		dir := corev1.HostPathDirectory
+		volumes = []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/", Type: &dir}}}}
+		mounts = []corev1.VolumeMount{{Name: "host-root", MountPath: in.HostRoot, ReadOnly: true}}
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -98,12 +124,14 @@ func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 			TerminationGracePeriodSeconds: &grace,
 			ActiveDeadlineSeconds:         deadline,
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Volumes:                       volumes,
 			Containers: []corev1.Container{{
 				Name:            DebugContainer,
 				Image:           in.Image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sh", "-c", debugLoop},
 				SecurityContext: &corev1.SecurityContext{Privileged: &yes},
+				VolumeMounts:    mounts,
 			}},
 		},
 	}
@@ -121,9 +149,13 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	if in.Cleaner == nil {
 		return Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
 	}
+	in, err := c.resolveDebugImage(ctx, in)
+	if err != nil {
+		return Pod{}, err
+	}
 	ref := c.debugNS + "/" + in.Name
 	cctx, cancel := c.apiCall(ctx)
-	_, err := c.client.CoreV1().Pods(c.debugNS).Create(cctx, DebugPodSpec(c.debugNS, in), metav1.CreateOptions{})
+	_, err = c.client.CoreV1().Pods(c.debugNS).Create(cctx, DebugPodSpec(c.debugNS, in), metav1.CreateOptions{})
 	cancel()
 	if apierrors.IsAlreadyExists(err) {
 		// A create whose answer was lost and was sent again, or a pod of
@@ -177,7 +209,34 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 	if err != nil {
 		return Pod{}, fmt.Errorf("kubernetes: %w; %s", err, c.describeDebugPod(ctx, in.Name, last))
 	}
-	return Pod{Node: in.Node, Namespace: c.debugNS, Name: in.Name, Container: DebugContainer}, nil
+	return Pod{Node: in.Node, Namespace: c.debugNS, Name: in.Name, Container: DebugContainer, Image: in.Image, HostRoot: in.HostRoot}, nil
+}
+
+// resolveDebugImage turns debug_image: auto into the image of the OVS
+// container on in.Node (the pod runs there, so the image is on the node and
+// nothing is pulled) with the host's / at HostRootMount. Any other image
+// is kept as given.
+func (c *Cluster) resolveDebugImage(ctx context.Context, in DebugPodInput) (DebugPodInput, error) {
+	if in.Image != config.DebugImageAuto {
+		return in, nil
+	}
+	pod, err := c.FindPod(ctx, in.Node)
+	if err != nil {
+		return in, fmt.Errorf("kubernetes: debug pod for node %s: hypervisors.kubernetes.debug_image auto takes the image of the OVS pod on that node: %w", in.Node, err)
+	}
+	return autoImage(in, pod)
+}
+
+// autoImage is in with the image of pod, the OVS pod on in.Node.
+func autoImage(in DebugPodInput, pod Pod) (DebugPodInput, error) {
+	if pod.Node != in.Node {
+		return in, fmt.Errorf("kubernetes: debug pod for node %s: the OVS pod %s/%s runs on node %s, not there (hypervisors.kubernetes.debug_image auto)", in.Node, pod.Namespace, pod.Name, pod.Node)
+	}
+	if pod.Image == "" {
+		return in, fmt.Errorf("kubernetes: debug pod for node %s: the OVS pod %s/%s names no image for container %s; set hypervisors.kubernetes.debug_image to an image instead of auto", in.Node, pod.Namespace, pod.Name, pod.Container)
+	}
+	in.Image, in.HostRoot = pod.Image, HostRootMount
+	return in, nil
 }
 
 // hopelessWaits are container waiting reasons no retry of the kubelet

@@ -74,7 +74,7 @@ func TestCreateDebugPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer}); pod != want {
+	if want := (Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer, Image: "registry.example/tools/netshoot:v0.13"}); pod != want {
 		t.Errorf("pod %+v, want %+v", pod, want)
 	}
 	p, err := cs.CoreV1().Pods("openstack").Get(context.Background(), podName, metav1.GetOptions{})

@@ -89,7 +89,7 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("not started: %w", err))
 	}
-	w := remote.Wrap(cmd, r.c.grace)
+	w := remote.Wrap(r.pod.command(cmd), r.c.grace)
 	ex, err := r.executor([]string{"sh", "-c", w.Line}, true)
 	if err != nil {
 		return fail(err)
@@ -100,7 +100,12 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	exited := make(chan error, 1)
 	go func() {
 		exited <- ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &stdout, Stderr: w.Stderr()})
-		stdinR.Close()
+		// The stream is over; client-go's stdin copy may still wait on
+		// the pipe. Ending it from the writer's side gives that copy an
+		// EOF, a clean end; closing the reader would fail its read with
+		// io.ErrClosedPipe, which client-go reports through klog as
+		// "Copying stdin failed" on every successful command.
+		stdinW.Close()
 	}()
 	return remote.Supervise(remote.Supervision{
 		Ctx: ctx, Target: r.name, Cmd: cmd, Start: startTime, Background: background, Log: r.c.log,
@@ -163,6 +168,20 @@ func exitOf(err error) int {
 		return ee.ExitStatus()
 	}
 	return -1
+}
+
+// command is what the wrapper runs for cmd in the pod: cmd itself, or,
+// when the pod mounts the host's / (HostRoot), cmd under `chroot HostRoot`
+// in the host's /bin/sh, so its programs are the host's. Only the command
+// is chrooted: the wrapper (its /proc reads, setsid, the watchdog) and the
+// kill execs run in the container as they do in the OVS container, since
+// the host's /proc under HostRoot shows the host's PID namespace, not the
+// pod's that $$ and the process group ids belong to.
+func (p Pod) command(cmd string) string {
+	if p.HostRoot == "" {
+		return cmd
+	}
+	return "chroot " + remote.ShellQuote(p.HostRoot) + " /bin/sh -c " + remote.ShellQuote(cmd)
 }
 
 var errNoExit = errors.New("no exit status: the exec stream was dropped")

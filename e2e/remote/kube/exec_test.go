@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,11 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
 	utilexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	"k8s.io/klog/v2"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
@@ -93,6 +96,15 @@ type apiServer struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	seen []string // "websocket" / "spdy" per exec request
+	cmds [][]string
+}
+
+// commands are the command lines of the exec requests, WebSocket's refused
+// upgrades left out.
+func (a *apiServer) commands() [][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([][]string(nil), a.cmds...)
 }
 
 func (a *apiServer) kinds() []string {
@@ -128,6 +140,11 @@ func newAPIServer(t *testing.T) *apiServer {
 		a.seen = append(a.seen, kind)
 		a.mu.Unlock()
 		q := r.URL.Query()
+		if kind == "spdy" || len(wsProtocolsOf(r)) > 0 && !slices.Contains(wsProtocolsOf(r), "v5.channel.k8s.io") {
+			a.mu.Lock()
+			a.cmds = append(a.cmds, q["command"])
+			a.mu.Unlock()
+		}
 		resp, err := ss.GetExec(&runtimeapi.ExecRequest{ContainerId: q.Get("container"), Cmd: q["command"],
 			Stdin: q.Get("stdin") == "true", Stdout: q.Get("stdout") == "true", Stderr: q.Get("stderr") == "true"})
 		if err != nil {
@@ -346,4 +363,58 @@ func TestDebugPodRunnerExecs(t *testing.T) {
 	if _, err := clusterFor(nil, mosk, Options{}).RunnerIn("cmp-1", Pod{}); err == nil {
 		t.Error("a discovery-only cluster made a runner")
 	}
+}
+
+// klogLines captures what client-go logs through klog (its "Unhandled
+// Error" reports among them) until the test ends.
+func klogLines(t *testing.T) func() string {
+	t.Helper()
+	var mu sync.Mutex
+	var buf strings.Builder
+	klog.SetLogger(funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		buf.WriteString(prefix + " " + args + "\n")
+	}, funcr.Options{}))
+	t.Cleanup(klog.ClearLogger)
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+}
+
+// A successful command leaves nothing in client-go's log: its stdin copy
+// ends with an EOF, not a read on a closed pipe ("Copying stdin failed"
+// err="io: read/write on closed pipe", which reached the run's output).
+// The servers here are the CRI streaming server alone, so whatever klog
+// gets is the client's.
+func TestSuccessfulExecLogsNoStdinError(t *testing.T) {
+	logged := klogLines(t)
+	for _, proto := range [][]string{nil, {"v4.channel.k8s.io"}} {
+		a := newAPIServer(t)
+		r, _ := a.runner(t, t.TempDir(), proto...)
+		for i := 0; i < 3; i++ {
+			if res, err := r.Run(context.Background(), "echo ok"); err != nil || res.ExitCode != 0 || string(res.Stdout) != "ok\n" {
+				t.Fatalf("echo ok (%v): exit %d, stdout %q, %v", proto, res.ExitCode, res.Stdout, err)
+			}
+		}
+	}
+	// client-go's stdin copy runs on after the stream's end: give it the
+	// time to fail, as it did.
+	time.Sleep(200 * time.Millisecond)
+	if out := logged(); strings.Contains(out, "Copying stdin failed") {
+		t.Errorf("client-go logged a stdin error on a successful command:\n%s", out)
+	}
+}
+
+// wsProtocolsOf are the WebSocket subprotocols r offers.
+func wsProtocolsOf(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out
 }

@@ -170,6 +170,12 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluste
 // Pod is where a hypervisor's commands run.
 type Pod struct {
 	Node, Namespace, Name, Container string
+	// Image is the container's image (the pod's spec), as found.
+	Image string
+	// HostRoot, when set, is where the host's / is mounted in the
+	// container: every command runs under `chroot HostRoot`, so it runs
+	// the host's own programs (a debug pod of debug_image: auto).
+	HostRoot string
 }
 
 func (p Pod) String() string {
@@ -222,6 +228,11 @@ func (c *Cluster) pickPod(pods []corev1.Pod, node string) (Pod, error) {
 	pod := Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
 	if err := c.checkContainer(p, where); err != nil {
 		return Pod{}, err
+	}
+	for _, ct := range p.Spec.Containers {
+		if ct.Name == c.container {
+			pod.Image = ct.Image
+		}
 	}
 	return pod, nil
 }

@@ -180,11 +180,29 @@ func (c *Cluster) Preflight(ctx context.Context, in PreflightInput) PreflightRep
 				node = nodes[0]
 			}
 		}
-		what := fmt.Sprintf("debug pod accepted by admission (dry run, namespace %s, image %s)", c.debugNS, in.DebugPod.Image)
+		image := in.DebugPod.Image
 		if node == "" {
-			add(what, "no node runs an OVS pod to try the debug pod on")
+			add(fmt.Sprintf("debug pod accepted by admission (dry run, namespace %s, image %s)", c.debugNS, image), "no node runs an OVS pod to try the debug pod on")
 		} else {
-			add(what+" on node "+node, c.dryRunDebugPod(ctx, *in.DebugPod, node))
+			dp := *in.DebugPod
+			dp.Node = node
+			problem := ""
+			if dp.Image == config.DebugImageAuto {
+				pod, err := c.pickPod(pods, node)
+				if err == nil {
+					dp, err = autoImage(dp, pod)
+				}
+				if err != nil {
+					problem = err.Error()
+				} else {
+					image = "auto → " + dp.Image + ", the host's / at " + dp.HostRoot
+				}
+			}
+			if problem == "" {
+				problem = c.dryRunDebugPod(ctx, dp, node)
+			}
+			what := fmt.Sprintf("debug pod accepted by admission (dry run, namespace %s, image %s)", c.debugNS, image)
+			add(what+" on node "+node, problem)
 		}
 	}
 	return r
@@ -247,6 +265,10 @@ func (c *Cluster) dryRunDebugPod(ctx context.Context, in DebugPodInput, node str
 	if err == nil {
 		return ""
 	}
-	err = c.apiError(fmt.Sprintf("the debug pod (host network, privileged, image %s) on node %s in namespace %s was refused", in.Image, node, c.debugNS), err)
+	kind := "host network, privileged"
+	if in.HostRoot != "" {
+		kind += ", the host's / mounted read-only"
+	}
+	err = c.apiError(fmt.Sprintf("the debug pod (%s, image %s) on node %s in namespace %s was refused", kind, in.Image, node, c.debugNS), err)
 	return err.Error() + "; exempt namespace " + c.debugNS + " from that admission or put the debug pods in one that is (hypervisors.kubernetes.debug_namespace), use credentials that may create privileged pods, or leave hypervisors.kubernetes.debug_image empty if the OVS container has the host tools"
 }
