@@ -28,7 +28,7 @@ func shardFile(t *testing.T, nodes []string, s Shard, slow string) *results.Resu
 	f.Nodes = append(f.Nodes, results.FleetNode{Name: "down9", Skipped: true, Reason: "state down"})
 	for _, p := range pairs {
 		bps := 16.4e9
-		if p.Sender == slow {
+		if p.Sender == slow || slow == "*" {
 			bps = 4.1e9
 			f.Drift[0].Values[results.DriftNICFirmware] = "22.36.1010" // not slow's own: the merge re-marks drift anyway
 		}
@@ -99,6 +99,35 @@ func TestMerge(t *testing.T) {
 	v := results.JudgeFleet(f, results.PathASAP2, StoredLine)
 	if fmt.Sprint(v.Failed()) != "[c2 c3]" {
 		t.Errorf("verdict fails %v, want c2 and c3", v.Failed())
+	}
+}
+
+// A shard whose every node is slow names nobody on its own (its median is
+// its own); merged, the fleet's median names them all: the merge judges again.
+func TestMergeJudgesAgainstTheFleet(t *testing.T) {
+	nine := []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"}
+	var files []*results.Results
+	var labels []string
+	for i := 1; i <= 3; i++ {
+		slow := ""
+		if i == 3 {
+			slow = "*"
+		}
+		f := shardFile(t, nine, Shard{i, 3}, slow)
+		for _, r := range f.Fleet.Rates {
+			if r.Outlier {
+				t.Fatalf("shard %d names %s on its own", i, r.Node)
+			}
+		}
+		files, labels = append(files, f), append(labels, fmt.Sprintf("s%d.json", i))
+	}
+	m, err := Merge(labels, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := results.JudgeFleet(m.Fleet, results.PathASAP2, StoredLine)
+	if fmt.Sprint(v.Failed()) != "[c7 c8 c9]" {
+		t.Errorf("merged verdict fails %v, want shard 3's nodes", v.Failed())
 	}
 }
 

@@ -332,8 +332,13 @@ func fleetHeatMap(f *results.Fleet) string {
 		drift[d.Node] = len(d.Differs)
 	}
 	const (
-		left, top, cellW, cellH, legendH = 150, 70, 70, 14, 24
+		top, cellW, cellH, legendH = 70, 70, 14, 24
+		charW                      = 7 // an 11px system-ui character, generously
 	)
+	left := 150
+	for _, n := range nodes {
+		left = max(left, charW*(len([]rune(n))+2)+10)
+	}
 	w := left + cellW*max(len(cols), 1) + 20
 	if w < 560 {
 		w = 560

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func syntheticFleet(t *testing.T, n int, rule fleet.Rule, slow map[string]float6
 		}
 	}
 	// Judge sees the profiles in a fixed order.
-	sortPairResults(prs)
+	slices.SortStableFunc(prs, func(a, b fleet.PairResult) int { return strings.Compare(a.Profile, b.Profile) })
 	v, err := fleet.Judge(prs, rule)
 	if err != nil {
 		t.Fatal(err)
@@ -69,14 +70,6 @@ func syntheticFleet(t *testing.T, n int, rule fleet.Rule, slow map[string]float6
 		t.Fatal(err)
 	}
 	return r
-}
-
-func sortPairResults(prs []fleet.PairResult) {
-	for i := 1; i < len(prs); i++ {
-		for j := i; j > 0 && prs[j].Profile < prs[j-1].Profile; j-- {
-			prs[j], prs[j-1] = prs[j-1], prs[j]
-		}
-	}
 }
 
 func render(t *testing.T, r *results.Results) (string, string) {
