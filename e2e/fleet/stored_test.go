@@ -178,3 +178,58 @@ func TestStoredRatesRoundTrip(t *testing.T) {
 		t.Errorf("round trip %+v", back)
 	}
 }
+
+// One node slow both ways (its underlay rate-limited, its MTU lowered) in
+// a ring drags down the node before it as sender and the node after it as
+// receiver; the verdict names exactly that node and notes the other two.
+// A pair slow one way only names both of its ends: nothing tells them apart.
+func TestVerdictNamesTheSlowNodeNotItsNeighbours(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		slow     func(p Pair) bool
+		failed   string
+		notesFor []string
+	}{
+		{"both ways", func(p Pair) bool { return p.Sender == "n4" || p.Receiver == "n4" }, "[n4]", []string{"n3: tcp-p1 as sender is low only through n4", "n5: tcp-p1 as receiver is low only through n4"}},
+		{"one pair", func(p Pair) bool { return p.Sender == "n4" }, "[n4 n5]", nil},
+		{"two neighbours", func(p Pair) bool { return p.Sender == "n3" || p.Receiver == "n3" || p.Sender == "n4" || p.Receiver == "n4" }, "[n3 n4]", []string{"n2: tcp-p1 as sender is low only through n3", "n5: tcp-p1 as receiver is low only through n4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nodes := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}
+			pairs, err := Ring(nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rule := Rule{Kind: RuleRatio, Ratio: 0.8}
+			f := &results.Fleet{Mode: results.FleetIsolated, Shard: "1/1", Rule: StoredRule(rule)}
+			for _, n := range nodes {
+				f.Nodes = append(f.Nodes, results.FleetNode{Name: n})
+			}
+			for _, p := range pairs {
+				bps := 16.4e9
+				if c.slow(p) {
+					bps *= 0.3
+				}
+				id := PairID(p)
+				f.Pairs = append(f.Pairs, results.FleetPair{ID: id, Sender: p.Sender, Receiver: p.Receiver, Shard: "1/1"})
+				f.Results = append(f.Results, results.FleetPairRate{Pair: id, Profile: "tcp-p1", Repeats: 1, Delivered: results.Stat{N: 1, Median: bps}})
+				for _, n := range []string{p.Sender, p.Receiver} {
+					f.Checks = append(f.Checks, results.FleetCheck{Node: n, Pair: id, Check: results.CheckTC, Verdict: results.VerdictOffloaded, Reason: "in_hw"})
+				}
+			}
+			if err := Rejudge(f); err != nil {
+				t.Fatal(err)
+			}
+			v := results.JudgeFleet(f, results.PathASAP2, StoredLine)
+			if fmt.Sprint(v.Failed()) != c.failed {
+				t.Errorf("fails %v, want %s", v.Failed(), c.failed)
+			}
+			notes := strings.Join(v.Notes, "\n")
+			for _, want := range c.notesFor {
+				if !strings.Contains(notes, want) {
+					t.Errorf("notes lack %q:\n%s", want, notes)
+				}
+			}
+		})
+	}
+}

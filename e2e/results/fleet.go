@@ -229,7 +229,9 @@ func (v FleetVerdict) Failed() []string {
 // when, under asap2, a check taken on it says software or inconclusive, or
 // no check was taken on it at all (nothing proves it offloads); under
 // baseline, when a check taken on it says offloaded; when it is named as
-// an outlier (line says how: outlierLine(rate)); and when a pair it is in
+// an outlier (line says how: outlierLine(rate)) and its low rate is not
+// explained by its pairs' other ends (explainedBy: then it is a note);
+// and when a pair it is in
 // moved nothing (every repeat failed). Nodes sorted by name, reasons in
 // the order checks, outliers, failed pairs.
 func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string) FleetVerdict {
@@ -271,14 +273,20 @@ func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string)
 			}
 		}
 	}
-	for _, r := range f.Rates {
-		if r.Outlier {
-			add(r.Node, "outlier: "+outlierLine(r))
-		}
-	}
 	pairs := map[string]FleetPair{}
 	for _, p := range f.Pairs {
 		pairs[p.ID] = p
+	}
+	var explained []string
+	for _, r := range f.Rates {
+		if !r.Outlier {
+			continue
+		}
+		if by := explainedBy(f, r); by != "" {
+			explained = append(explained, fmt.Sprintf("%s: %s as %s is low only through %s, itself low as sender and as receiver in %s: not named", r.Node, r.Profile, r.Role, by, r.Profile))
+			continue
+		}
+		add(r.Node, "outlier: "+outlierLine(r))
 	}
 	for _, r := range f.Results {
 		if r.Repeats > 0 {
@@ -308,8 +316,52 @@ func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string)
 			v.Notes = append(v.Notes, fmt.Sprintf("%s skipped: %s", n.Name, n.Reason))
 		}
 	}
+	v.Notes = append(v.Notes, explained...)
 	v.Notes = append(v.Notes, f.Notes...)
 	return v
+}
+
+// explainedBy names the counterpart that explains an outlier rate, or "".
+// A pair's rate is both its sender's rate as sender and its receiver's as
+// receiver: in a ring, a node whose NIC or link is slow both ways drags
+// down the node after it (as receiver) and the node before it (as sender).
+// A node's low rate in a role is explained when every pair it has in that
+// role is with a node that is itself an outlier in that profile both as
+// sender and as receiver, and it is not one such node itself; that node is
+// named, this one is noted. A fault
+// seen one way only (one pair slow) explains neither end: both are named.
+func explainedBy(f *Fleet, r FleetNodeRate) string {
+	low := map[string]map[string]bool{} // node -> role -> outlier in r.Profile
+	for _, o := range f.Rates {
+		if o.Profile == r.Profile && o.Outlier {
+			if low[o.Node] == nil {
+				low[o.Node] = map[string]bool{}
+			}
+			low[o.Node][o.Role] = true
+		}
+	}
+	if low[r.Node]["sender"] && low[r.Node]["receiver"] {
+		return "" // low both ways itself: named, whatever its pairs
+	}
+	var by []string
+	for _, p := range f.Pairs {
+		var other string
+		switch {
+		case r.Role == "sender" && p.Sender == r.Node:
+			other = p.Receiver
+		case r.Role == "receiver" && p.Receiver == r.Node:
+			other = p.Sender
+		default:
+			continue
+		}
+		if !low[other]["sender"] || !low[other]["receiver"] {
+			return ""
+		}
+		if !slices.Contains(by, other) {
+			by = append(by, other)
+		}
+	}
+	return strings.Join(by, ", ")
 }
 
 func orWord(s, w string) string {
