@@ -192,7 +192,9 @@ func TestVerdictNamesTheSlowNodeNotItsNeighbours(t *testing.T) {
 	}{
 		{"both ways", func(p Pair) bool { return p.Sender == "n4" || p.Receiver == "n4" }, "[n4]", []string{"n3: tcp-p1 as sender is low only through n4", "n5: tcp-p1 as receiver is low only through n4"}},
 		{"one pair", func(p Pair) bool { return p.Sender == "n4" }, "[n4 n5]", nil},
-		{"two neighbours", func(p Pair) bool { return p.Sender == "n3" || p.Receiver == "n3" || p.Sender == "n4" || p.Receiver == "n4" }, "[n3 n4]", []string{"n2: tcp-p1 as sender is low only through n3", "n5: tcp-p1 as receiver is low only through n4"}},
+		{"two neighbours", func(p Pair) bool {
+			return p.Sender == "n3" || p.Receiver == "n3" || p.Sender == "n4" || p.Receiver == "n4"
+		}, "[n3 n4]", []string{"n2: tcp-p1 as sender is low only through n3", "n5: tcp-p1 as receiver is low only through n4"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nodes := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}
