@@ -110,7 +110,15 @@ func fleetHead(r *results.Results) string {
 	b.WriteString("### Outliers\n\n")
 	var outs []string
 	for _, nr := range (fleet.Verdict{Rates: ratesOf(f)}).Outliers() {
-		outs = append(outs, nr.Line())
+		l := nr.Line()
+		for _, r := range f.Rates {
+			if r.Node == nr.Node && r.Profile == nr.Profile && r.Role == string(nr.Role) {
+				if by := results.ExplainedBy(f, r); by != "" {
+					l += " (through " + by + ", slow both ways: not named)"
+				}
+			}
+		}
+		outs = append(outs, l)
 	}
 	if len(outs) == 0 {
 		b.WriteString("None: no node's rate is below the fleet under the rule.\n\n")

@@ -155,6 +155,26 @@ func TestFleetReportHundredNodes(t *testing.T) {
 	}
 }
 
+// A node slow both ways is named; its neighbours' low rates say through whom.
+func TestFleetReportExplainedNeighbours(t *testing.T) {
+	r := syntheticFleet(t, 8, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, nil, "", "")
+	f := r.Fleet
+	for i := range f.Results {
+		p := f.Pairs[slices.IndexFunc(f.Pairs, func(p results.FleetPair) bool { return p.ID == f.Results[i].Pair })]
+		if p.Sender == "compute004" || p.Receiver == "compute004" {
+			f.Results[i].Delivered.Median /= 4
+		}
+	}
+	if err := fleet.Rejudge(f); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := render(t, r)
+	inOrder(t, md, "**Fleet verdict: FAIL**: 1 node(s) failed: compute004.", "### Outliers",
+		"- compute003: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4 (through compute004, slow both ways: not named)",
+		"- compute004: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4\n",
+		"compute005: tcp-p1 as receiver is low only through compute004")
+}
+
 // A set without a fleet section has no fleet words (the seed goldens hold
 // the bytes; this holds the intent).
 func TestNoFleetNoSection(t *testing.T) {

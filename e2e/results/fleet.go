@@ -230,7 +230,7 @@ func (v FleetVerdict) Failed() []string {
 // no check was taken on it at all (nothing proves it offloads); under
 // baseline, when a check taken on it says offloaded; when it is named as
 // an outlier (line says how: outlierLine(rate)) and its low rate is not
-// explained by its pairs' other ends (explainedBy: then it is a note);
+// explained by its pairs' other ends (ExplainedBy: then it is a note);
 // and when a pair it is in
 // moved nothing (every repeat failed). Nodes sorted by name, reasons in
 // the order checks, outliers, failed pairs.
@@ -282,7 +282,7 @@ func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string)
 		if !r.Outlier {
 			continue
 		}
-		if by := explainedBy(f, r); by != "" {
+		if by := ExplainedBy(f, r); by != "" {
 			explained = append(explained, fmt.Sprintf("%s: %s as %s is low only through %s, itself low as sender and as receiver in %s: not named", r.Node, r.Profile, r.Role, by, r.Profile))
 			continue
 		}
@@ -321,7 +321,7 @@ func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string)
 	return v
 }
 
-// explainedBy names the counterpart that explains an outlier rate, or "".
+// ExplainedBy names the counterpart that explains an outlier rate, or "".
 // A pair's rate is both its sender's rate as sender and its receiver's as
 // receiver: in a ring, a node whose NIC or link is slow both ways drags
 // down the node after it (as receiver) and the node before it (as sender).
@@ -330,7 +330,7 @@ func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string)
 // sender and as receiver, and it is not one such node itself; that node is
 // named, this one is noted. A fault
 // seen one way only (one pair slow) explains neither end: both are named.
-func explainedBy(f *Fleet, r FleetNodeRate) string {
+func ExplainedBy(f *Fleet, r FleetNodeRate) string {
 	low := map[string]map[string]bool{} // node -> role -> outlier in r.Profile
 	for _, o := range f.Rates {
 		if o.Profile == r.Profile && o.Outlier {
