@@ -36,6 +36,10 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"schema_version":1}`))
+	// A fleet section (schema version 2): the fleet report and verdict.
+	f.Add([]byte(`{"schema_version":2,"run_id":"x","config":{"expected_path":"asap2"},"fleet":{"mode":"isolated","shard":"1/1","rule":{"kind":"ratio","ratio":0.8},` +
+		`"nodes":[{"name":"a"},{"name":"b"}],"pairs":[{"id":"p","sender":"a","receiver":"b","shard":"1/1"}],"results":[{"pair":"p","profile":"t","repeats":0,"delivered_bps":{},"offered_bps":{}}],` +
+		`"checks":[{"node":"a","check":"tc","verdict":"software","reason":"r"}],"rates":[{"node":"a","profile":"t","role":"sender","bps":1,"pairs":1,"median_bps":2,"ratio":0.5,"outlier":true}],"drift":[{"node":"b","values":{"k":"v"}}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := results.Decode(data)
 		if err != nil {

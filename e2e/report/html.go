@@ -40,7 +40,9 @@ func HTML(s *Set, o Options) []byte {
 			fmt.Fprintf(&b, "<li>%s</li>", mdInline(strings.TrimPrefix(line, "- ")))
 		}
 	}
-	b.WriteString("</ul>\n<h2>Results</h2>\n<p class=\"note\">TCP rows are iperf3's goodput. UDP cells are offered / delivered / loss; gains compare delivered bandwidth (median over repeats).</p>\n")
+	b.WriteString("</ul>\n")
+	writeFleetHTML(&b, s)
+	b.WriteString("<h2>Results</h2>\n<p class=\"note\">TCP rows are iperf3's goodput. UDP cells are offered / delivered / loss; gains compare delivered bandwidth (median over repeats).</p>\n")
 	tables := BuildTables(s)
 	if len(tables) == 0 {
 		b.WriteString("<p>No profile results.</p>\n")

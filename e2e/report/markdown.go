@@ -36,6 +36,10 @@ func Markdown(s *Set, o Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", o.title())
 	b.WriteString(runsParagraph(s))
+	if len(fleetFiles(s)) > 0 {
+		b.WriteString("\n")
+		writeFleet(&b, s)
+	}
 	b.WriteString("\n## Results\n\n")
 	b.WriteString("TCP rows are iperf3's goodput. UDP cells are offered / delivered / loss; gains compare delivered bandwidth (median over repeats).\n\n")
 	tables := BuildTables(s)

@@ -39,8 +39,8 @@ func Decode(data []byte) (*Results, error) {
 		return nil, errors.New("schema_version missing: not a results file of this harness")
 	case *probe.SchemaVersion > SchemaVersion:
 		return nil, fmt.Errorf("schema_version %d is newer than this tool reads (%d): use a newer harness", *probe.SchemaVersion, SchemaVersion)
-	case *probe.SchemaVersion != SchemaVersion:
-		return nil, fmt.Errorf("schema_version %d is not supported (this tool reads %d)", *probe.SchemaVersion, SchemaVersion)
+	case *probe.SchemaVersion < MinSchemaVersion:
+		return nil, fmt.Errorf("schema_version %d is not supported (this tool reads %d to %d)", *probe.SchemaVersion, MinSchemaVersion, SchemaVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -65,9 +65,13 @@ func Decode(data []byte) (*Results, error) {
 func Validate(r *Results) error {
 	var p []string
 	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	if r.SchemaVersion != SchemaVersion {
-		add("schema_version: must be %d, got %d", SchemaVersion, r.SchemaVersion)
+	if r.SchemaVersion < MinSchemaVersion || r.SchemaVersion > SchemaVersion {
+		add("schema_version: must be %d to %d, got %d", MinSchemaVersion, SchemaVersion, r.SchemaVersion)
 	}
+	if r.Fleet != nil && r.SchemaVersion < FleetSchemaVersion {
+		add("fleet: a fleet section needs schema_version %d or later, got %d", FleetSchemaVersion, r.SchemaVersion)
+	}
+	validateFleet(r.Fleet, add)
 	if r.RunID == "" {
 		add("run_id: must be set")
 	}

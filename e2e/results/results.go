@@ -16,8 +16,15 @@ package results
 import "time"
 
 // SchemaVersion is the version of the results JSON the harness writes and
-// the report reads.
-const SchemaVersion = 1
+// the report reads. Version 2 added the optional fleet section; version 1
+// files (every file without it) still load.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest version Load reads.
+const MinSchemaVersion = 1
+
+// FleetSchemaVersion is the first version that may hold a fleet section.
+const FleetSchemaVersion = 2
 
 // Results is one results file: one run of the harness against one cloud.
 type Results struct {
@@ -39,6 +46,9 @@ type Results struct {
 	// Latency holds the latency profiles (sockperf, first packets); absent
 	// in files written before they existed.
 	Latency []LatencyResult `json:"latency,omitempty"`
+	// Fleet is the fleet sweep's section (fleet.go); absent in a
+	// single-pair run and in every file of schema version 1.
+	Fleet *Fleet `json:"fleet,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

@@ -67,9 +67,11 @@ func TestLoadProblems(t *testing.T) {
 	cases := map[string]struct{ body, want string }{
 		"not json":   {"{", "not a JSON object"},
 		"no version": {`{"run_id":"x"}`, "schema_version missing"},
-		"newer":      {`{"schema_version":2}`, "newer than this tool reads (1)"},
+		"newer":      {`{"schema_version":3}`, "newer than this tool reads (2)"},
 		"older":      {`{"schema_version":0}`, "schema_version 0 is not supported"},
 		"unknown":    {`{"schema_version":1,"run_id":"x","bogus":1}`, `unknown field "bogus"`},
+		"fleet in v1": {`{"schema_version":1,"run_id":"x","fleet":{"mode":"isolated","shard":"1/1","rule":{"kind":"mad"}}}`,
+			"fleet: a fleet section needs schema_version 2 or later, got 1"},
 		"all problems": {`{"schema_version":1,"run_id":"","config":{"expected_path":"fast"},
 			"profiles":[{"id":"","protocol":"sctp","streams":0,"path":"asap2","runs":[{"loss_percent":140,"delivered_bps":-1}],
 			"offload":[{"name":"tc","verdict":"maybe"}]}]}`,

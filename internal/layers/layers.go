@@ -81,14 +81,14 @@ var Layers = []Layer{
 			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report"},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/report", Imports: []string{"e2e/results"},
+		{Path: "e2e/report", Imports: []string{"e2e/fleet", "e2e/results"},
 			Note:           "the renderers, here so that nothing below may import them",
 			OnlyImportedBy: []string{"e2e/framework", "tools/report"}},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/report", "fixtures"},
 			Note: "it renders the reports as the run's last final step"},
-		{Path: "tools/report", Imports: []string{"e2e/report", "e2e/results", "tools/internal/cli"}},
+		{Path: "tools/report", Imports: []string{"e2e/fleet", "e2e/report", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/checkrun", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},

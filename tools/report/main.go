@@ -14,6 +14,12 @@
 // profile regressed beyond tolerance. It refuses (exit 2) runs measured in
 // different port-security modes unless -across-modes is given.
 //
+// merge combines the shard results files of one fleet run (fleet.Merge:
+// same run id, config, mode and outlier rule, every shard once, no node in
+// two shards; each problem named) into one results file, one fleet report
+// and one fleet verdict that names nodes; it exits 1 when the fleet fails.
+// render given several shard files merges them the same way first.
+//
 // sgcost puts one build's runs with port security off and on side by side,
 // profile by profile, with the cost of security groups as a ratio (rate,
 // loss, retransmits, host CPU); it refuses files of the wrong modes,
@@ -37,6 +43,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
@@ -47,6 +54,7 @@ func main() {
 
 const usage = `usage:
   report render  [-o DIR] [-name NAME] [-title TEXT] [-thresholds FILE] [-seed-layout] [-fail-on-threshold] RESULTS.json...
+  report merge   [-o DIR] [-name NAME] [-title TEXT] [-results FILE.json] SHARD_RESULTS.json...
   report sgcost  [-o FILE.md] OFF_RESULTS.json ON_RESULTS.json
   report compare [-tolerance PCT] [-loss-tolerance POINTS] [-latency-tolerance PCT] [-ignore-loss] [-allow-missing] [-ignore-evidence] [-cpu-tolerance PCT] [-ignore-cpu] [-across-modes] [-json FILE] ACCEPTED[,...] CANDIDATE[,...]
 `
@@ -63,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return compare(args[1:], stdout, stderr)
 	case "sgcost":
 		return sgcost(args[1:], stdout, stderr)
+	case "merge":
+		return merge(args[1:], stdout, stderr)
 	}
 	if cli.IsHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
@@ -81,6 +91,10 @@ func loadSet(paths []string) (*report.Set, error) {
 		}
 		rs = append(rs, r)
 	}
+	rs, err := mergeFleets(paths, rs)
+	if err != nil {
+		return nil, err
+	}
 	s, err := report.NewSet(rs...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", strings.Join(paths, ", "), err)
@@ -97,6 +111,7 @@ func render(args []string, stdout, stderr io.Writer) int {
 	thresholds := fs.String("thresholds", "", "YAML file with a top-level `thresholds:` list (the harness config works); evaluated on the merged results")
 	seed := fs.Bool("seed-layout", false, "markdown tables with exactly the seed's four columns (no Evidence column)")
 	failOn := fs.Bool("fail-on-threshold", false, "exit 1 when a threshold fails")
+	failOnFleet := fs.Bool("fail-on-fleet", false, "exit 1 when the fleet verdict fails (results with a fleet section)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
@@ -141,6 +156,9 @@ func render(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if failed > 0 && *failOn {
+		return 1
+	}
+	if !printFleetVerdicts(stdout, s) && *failOnFleet {
 		return 1
 	}
 	return 0
@@ -276,6 +294,129 @@ func sgcost(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "report sgcost: %s: %v\n", *out, err)
 			return 2
 		}
+	}
+	return 0
+}
+
+// mergeFleets merges the files holding a fleet section into one
+// (fleet.Merge) when there are several, keeping the others in order; each
+// file is named by its path in a refusal.
+func mergeFleets(paths []string, rs []*results.Results) ([]*results.Results, error) {
+	var labels []string
+	var shards, out []*results.Results
+	at := -1
+	for i, r := range rs {
+		if r.Fleet == nil {
+			out = append(out, r)
+			continue
+		}
+		if at < 0 {
+			at = len(out)
+			out = append(out, nil)
+		}
+		labels, shards = append(labels, paths[i]), append(shards, r)
+	}
+	switch len(shards) {
+	case 0:
+		return rs, nil
+	case 1:
+		out[at] = shards[0]
+		return out, nil
+	}
+	m, err := fleet.Merge(labels, shards)
+	if err != nil {
+		return nil, err
+	}
+	out[at] = m
+	return out, nil
+}
+
+// printFleetVerdicts prints each fleet verdict of the set, naming the
+// failed nodes with every reason; false when one fails.
+func printFleetVerdicts(w io.Writer, s *report.Set) bool {
+	pass := true
+	for _, f := range s.Files {
+		if f.Fleet == nil {
+			continue
+		}
+		v := report.FleetVerdictOf(f)
+		if v.Pass() {
+			fmt.Fprintf(w, "fleet verdict PASS: run %s, %d node(s)\n", f.RunID, len(f.Fleet.MeasuredNodes()))
+			continue
+		}
+		pass = false
+		fmt.Fprintf(w, "fleet verdict FAIL: run %s: %d node(s) failed: %s\n", f.RunID, len(v.Failures), strings.Join(v.Failed(), ", "))
+		for _, fl := range v.Failures {
+			for _, why := range fl.Reasons {
+				fmt.Fprintf(w, "  %s: %s\n", fl.Node, why)
+			}
+		}
+	}
+	return pass
+}
+
+// merge: shard files of one fleet run into one results file, report and verdict.
+func merge(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "output directory (default: the first shard file's directory)")
+	name := fs.String("name", "fleet-report", "base name of the .md and .html files")
+	title := fs.String("title", "", "document title")
+	resultsOut := fs.String("results", "", "also write the merged results file here")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "report merge: no shard results file given\n%s", usage)
+		return 2
+	}
+	var rs []*results.Results
+	for _, p := range fs.Args() {
+		r, err := results.Load(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "report merge: %v\n", err)
+			return 2
+		}
+		rs = append(rs, r)
+	}
+	m, err := fleet.Merge(fs.Args(), rs)
+	if err != nil {
+		fmt.Fprintf(stderr, "report merge: refused: %v\n", err)
+		return 2
+	}
+	if *resultsOut != "" {
+		data, err := json.MarshalIndent(m, "", "  ")
+		if err == nil {
+			err = results.WriteFileAtomic(*resultsOut, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "report merge: %s: %v\n", *resultsOut, err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *resultsOut)
+	}
+	s, err := report.NewSet(m)
+	if err != nil {
+		fmt.Fprintf(stderr, "report merge: %v\n", err)
+		return 2
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Dir(fs.Arg(0))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "report merge: %v\n", err)
+		return 2
+	}
+	md, html, err := report.WriteFiles(dir, *name, s, report.Options{Title: *title})
+	if err != nil {
+		fmt.Fprintf(stderr, "report merge: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %s\nwrote %s\n", md, html)
+	if !printFleetVerdicts(stdout, s) {
+		return 1
 	}
 	return 0
 }

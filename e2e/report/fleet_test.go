@@ -1,0 +1,188 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+// syntheticFleet is a ring of n nodes "computeNNN" judged by fleet.Judge:
+// every pair delivers 16.4 Gbit/s in tcp-p1 and 9.5 in udp-p1, except the
+// pairs sent by the slow nodes (rate × factor); soft's checks say
+// software; drifted runs an older firmware.
+func syntheticFleet(t *testing.T, n int, rule fleet.Rule, slow map[string]float64, soft, drifted string) *results.Results {
+	t.Helper()
+	var nodes []string
+	for i := 1; i <= n; i++ {
+		nodes = append(nodes, fmt.Sprintf("compute%03d", i))
+	}
+	pairs, err := fleet.Ring(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &results.Fleet{Mode: results.FleetConcurrent, Shard: "1/1", Rule: fleet.StoredRule(rule),
+		Nodes: []results.FleetNode{{Name: "compute999", Skipped: true, Reason: "status disabled"}}}
+	for _, nd := range nodes {
+		f.Nodes = append(f.Nodes, results.FleetNode{Name: nd, ServiceHost: "cmp-" + nd})
+		fw := "22.39.1002"
+		if nd == drifted {
+			fw = "22.36.1010"
+		}
+		f.Drift = append(f.Drift, results.FleetNodeDrift{Node: nd, Values: map[string]string{
+			results.DriftNICDriver: "mlx5_core", results.DriftNICFirmware: fw, results.DriftEswitchMode: "switchdev"}})
+	}
+	var prs []fleet.PairResult
+	for _, p := range pairs {
+		id := fleet.PairID(p)
+		f.Pairs = append(f.Pairs, results.FleetPair{ID: id, Sender: p.Sender, Receiver: p.Receiver, Shard: "1/1"})
+		for prof, bps := range map[string]float64{"tcp-p1": 16.4e9, "udp-p1": 9.5e9} {
+			if k, ok := slow[p.Sender]; ok {
+				bps *= k
+			}
+			f.Results = append(f.Results, results.FleetPairRate{Pair: id, Profile: prof, Repeats: 1, Delivered: results.Stat{N: 1, Median: bps, Min: bps, Max: bps, Mean: bps}})
+			prs = append(prs, fleet.PairResult{Pair: p, Profile: prof, BPS: bps})
+		}
+		for _, nd := range []string{p.Sender, p.Receiver} {
+			v, why := results.VerdictOffloaded, "in_hw on the representor"
+			if nd == soft {
+				v, why = results.VerdictSoftware, "not_in_hw: the flower rule stayed in software"
+			}
+			f.Checks = append(f.Checks, results.FleetCheck{Node: nd, Pair: id, Check: results.CheckTC, Flow: "tcp", Verdict: v, Reason: why})
+		}
+	}
+	// Judge sees the profiles in a fixed order.
+	slices.SortStableFunc(prs, func(a, b fleet.PairResult) int { return strings.Compare(a.Profile, b.Profile) })
+	v, err := fleet.Judge(prs, rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Rates, f.Notes = fleet.StoredRates(v), v.Notes
+	results.MarkDrift(f.Drift)
+	end := time.Date(2026, 12, 4, 2, 0, 0, 0, time.UTC)
+	r := &results.Results{SchemaVersion: results.SchemaVersion, RunID: "fleet-synth", StartedAt: end.Add(-time.Hour), FinishedAt: &end,
+		Config: results.ConfigSummary{ExpectedPath: results.PathASAP2, Profiles: []string{"tcp-p1", "udp-p1"}}, Fleet: f}
+	if err := results.Validate(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func render(t *testing.T, r *results.Results) (string, string) {
+	t.Helper()
+	s, err := NewSet(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Markdown(s, Options{}), string(HTML(s, Options{}))
+}
+
+// inOrder fails unless each string occurs in doc after the one before.
+func inOrder(t *testing.T, doc string, parts ...string) {
+	t.Helper()
+	at := 0
+	for _, p := range parts {
+		i := strings.Index(doc[at:], p)
+		if i < 0 {
+			t.Errorf("%q missing after offset %d", p, at)
+			return
+		}
+		at += i + len(p)
+	}
+}
+
+func TestFleetReportFourNodes(t *testing.T) {
+	// Four nodes: the ratio rule (the MAD rule's score of a quarter-rate
+	// node among 4 is −3.2, not below −3.5).
+	r := syntheticFleet(t, 4, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, map[string]float64{"compute004": 0.25}, "compute002", "compute003")
+	md, html := render(t, r)
+	inOrder(t, md, "## Fleet", "**Fleet verdict: FAIL**", "compute002", "### Outliers",
+		"- compute004: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4",
+		"### Nodes whose offload proof failed",
+		"- **compute002**: tc (tcp) in pair compute001→compute002 says software under an asap2 expectation: not_in_hw",
+		"### Per node", "| compute001 |", "| compute003 |", "nic_firmware 22.36.1010 ≠", "| compute004 | ▼ 4.1 Gbit/s (0.25×)",
+		"### Configuration drift", "| compute003 | mlx5_core | 22.36.1010 ≠ | switchdev |", "| fleet majority | mlx5_core | 22.39.1002 | switchdev |",
+		"## Results")
+	if !strings.Contains(md, "- compute999 skipped: status disabled") {
+		t.Error("skipped node not listed")
+	}
+	inOrder(t, html, "<h2>Fleet</h2>", "<h3>Outliers</h3>", "<svg class=\"chart\"", "compute003 ≠", "</svg>", "<h3>Per node</h3>", "<h2>Results</h2>")
+	if !strings.Contains(html, `stroke="#1a202c" stroke-width="2"><title>compute004: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4</title>`) {
+		t.Error("the outlier's heat cell is not outlined with its sentence")
+	}
+	v := FleetVerdictOf(r)
+	if fmt.Sprint(v.Failed()) != "[compute001 compute002 compute004]" { // compute001 receives from compute004
+		t.Errorf("verdict fails %v", v.Failed())
+	}
+}
+
+// 100 nodes: every name legible in the chart, the chart and the documents
+// bounded, the outliers first and lowest ratio first.
+func TestFleetReportHundredNodes(t *testing.T) {
+	r := syntheticFleet(t, 100, fleet.Rule{Kind: fleet.RuleMAD, Threshold: 3.5, MinDrop: 0.05}, map[string]float64{"compute042": 0.5, "compute077": 0.25}, "", "compute013")
+	md, html := render(t, r)
+	svg := html[strings.Index(html, "<svg"):]
+	svg = svg[:strings.Index(svg, "</svg>")+6]
+	for i := 1; i <= 100; i++ {
+		name := fmt.Sprintf(">compute%03d", i)
+		if !strings.Contains(svg, name) {
+			t.Fatalf("%s missing from the heat map", name)
+		}
+	}
+	if strings.Count(svg, "<rect") != 100*4+6 {
+		t.Errorf("%d rects, want one per node per profile and role (400) and 6 in the legend", strings.Count(svg, "<rect"))
+	}
+	var w, h int
+	fmt.Sscanf(svg, `<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d"`, &w, &h)
+	if w > 1000 || h > 1600 || h < 100*12 {
+		t.Errorf("heat map %d×%d: want at most 1000 wide (the page), rows of at least 12 px, at most 1600 high", w, h)
+	}
+	if len(svg) > 120_000 || len(html) > 400_000 || len(md) > 60_000 {
+		t.Errorf("sizes: svg %d, html %d, md %d bytes", len(svg), len(html), len(md))
+	}
+	t.Logf("100 nodes: svg %d bytes (%d×%d px), html %d bytes, markdown %d bytes", len(svg), w, h, len(html), len(md))
+	inOrder(t, md, "### Outliers",
+		"- compute077: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4",
+		"- compute077: udp-p1",
+		"- compute042: tcp-p1 8.2 Gbit/s as sender, 0.50× the fleet median 16.4",
+		"### Nodes whose offload proof failed", "None.", "### Per node")
+	if fmt.Sprint(FleetVerdictOf(r).Failed()) != "[compute042 compute043 compute077 compute078]" {
+		t.Errorf("verdict fails %v, want the two slow senders and their receivers", FleetVerdictOf(r).Failed())
+	}
+}
+
+// A node slow both ways is named; its neighbours' low rates say through whom.
+func TestFleetReportExplainedNeighbours(t *testing.T) {
+	r := syntheticFleet(t, 8, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, nil, "", "")
+	f := r.Fleet
+	for i := range f.Results {
+		p := f.Pairs[slices.IndexFunc(f.Pairs, func(p results.FleetPair) bool { return p.ID == f.Results[i].Pair })]
+		if p.Sender == "compute004" || p.Receiver == "compute004" {
+			f.Results[i].Delivered.Median /= 4
+		}
+	}
+	if err := fleet.Rejudge(f); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := render(t, r)
+	inOrder(t, md, "**Fleet verdict: FAIL**: 1 node(s) failed: compute004.", "### Outliers",
+		"- compute003: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4 (through compute004, slow both ways: not named)",
+		"- compute004: tcp-p1 4.1 Gbit/s as sender, 0.25× the fleet median 16.4\n",
+		"compute005: tcp-p1 as receiver is low only through compute004")
+}
+
+// A set without a fleet section has no fleet words (the seed goldens hold
+// the bytes; this holds the intent).
+func TestNoFleetNoSection(t *testing.T) {
+	s, err := NewSet(seedResults(results.PathASAP2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := Markdown(s, Options{}); strings.Contains(md, "Fleet") {
+		t.Error("a single-pair report mentions the fleet")
+	}
+}

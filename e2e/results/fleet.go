@@ -1,0 +1,483 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Fleet is a fleet sweep's section of the results file (issue 21; schema
+// version 2): the nodes, the pairs, each pair's rate per profile, every
+// offload verdict attributed to the node it was taken on, each node's
+// rate against the fleet median with the outliers named, and each node's
+// configuration with the values that differ from the fleet's majority.
+// Absent (nil) in a single-pair run and in every version 1 file.
+type Fleet struct {
+	// Mode is FleetIsolated or FleetConcurrent.
+	Mode string `json:"mode"`
+	// Shard is this file's part of the run, "i/n" ("1/1": the whole run).
+	Shard string `json:"shard"`
+	// Rule is the outlier rule Rates were judged with.
+	Rule    FleetRule        `json:"rule"`
+	Nodes   []FleetNode      `json:"nodes"`
+	Pairs   []FleetPair      `json:"pairs"`
+	Results []FleetPairRate  `json:"results"`
+	Checks  []FleetCheck     `json:"checks"`
+	Rates   []FleetNodeRate  `json:"rates"`
+	Notes   []string         `json:"notes,omitempty"`
+	Drift   []FleetNodeDrift `json:"drift,omitempty"`
+}
+
+// Fleet traffic modes (config fleet.mode).
+const (
+	FleetIsolated   = "isolated"
+	FleetConcurrent = "concurrent"
+)
+
+// FleetRule is the outlier rule (config fleet.outlier; fleet.Rule).
+type FleetRule struct {
+	Kind      string  `json:"kind"` // mad | ratio
+	Threshold float64 `json:"threshold,omitempty"`
+	MinDrop   float64 `json:"min_drop,omitempty"`
+	Ratio     float64 `json:"ratio,omitempty"`
+}
+
+// FleetNode is one node the source named: measured, or skipped with why.
+type FleetNode struct {
+	Name        string `json:"name"`
+	ServiceHost string `json:"service_host,omitempty"`
+	Skipped     bool   `json:"skipped,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// FleetPair is one measured pair, the sender's guest running the clients.
+type FleetPair struct {
+	ID       string `json:"id"` // "p01"
+	Sender   string `json:"sender"`
+	Receiver string `json:"receiver"`
+	Shard    string `json:"shard"`
+}
+
+// FleetPairRate is one pair's result in one profile, in a compact form: a
+// ProfileResult per pair and profile with every repeat's intervals is
+// ~100 pairs × profiles × repeats of series nobody reads in a fleet report;
+// the node judgement needs the delivered median, the table the spread, and
+// the raw iperf3 -J stays in EvidenceFiles.
+type FleetPairRate struct {
+	Pair    string `json:"pair"`
+	Profile string `json:"profile"`
+	// Repeats succeeded, Failed did not.
+	Repeats   int  `json:"repeats"`
+	Failed    int  `json:"failed,omitempty"`
+	Delivered Stat `json:"delivered_bps"`
+	Offered   Stat `json:"offered_bps"`
+	// LossPercent (UDP) and Retransmits (TCP) are medians over repeats.
+	LossPercent   float64  `json:"loss_percent"`
+	Retransmits   float64  `json:"retransmits"`
+	EvidenceFiles []string `json:"evidence_files,omitempty"`
+	Error         string   `json:"error,omitempty"`
+}
+
+// FleetCheck is one offload verdict, attributed to the node it was taken
+// on (a pair's checks look at both of its nodes; each line is one node's).
+type FleetCheck struct {
+	Node    string  `json:"node"`
+	Pair    string  `json:"pair,omitempty"`
+	Check   string  `json:"check"`
+	Flow    string  `json:"flow,omitempty"`
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason"`
+}
+
+// FleetNodeRate is one node's rate in one profile and role against the
+// fleet (fleet.NodeRate). Ratio and Score are absent where they are not
+// numbers (a median of 0; the ratio rule; a spread of 0).
+type FleetNodeRate struct {
+	Node    string   `json:"node"`
+	Profile string   `json:"profile"`
+	Role    string   `json:"role"` // sender | receiver
+	BPS     float64  `json:"bps"`
+	Pairs   int      `json:"pairs"`
+	Median  float64  `json:"median_bps"`
+	Ratio   *float64 `json:"ratio,omitempty"`
+	Score   *float64 `json:"score,omitempty"`
+	Outlier bool     `json:"outlier,omitempty"`
+}
+
+// FleetNodeDrift is one node's configuration as a release engineer
+// compares it (DriftKeys), and which keys differ from the fleet's majority.
+type FleetNodeDrift struct {
+	Node    string            `json:"node"`
+	Values  map[string]string `json:"values"`
+	Differs []string          `json:"differs,omitempty"`
+}
+
+// Drift keys: what is collected once per node, outside every window.
+const (
+	DriftNICDriver     = "nic_driver"
+	DriftNICFirmware   = "nic_firmware"
+	DriftEswitchMode   = "eswitch_mode"
+	DriftHWOffload     = "ovs_hw_offload"
+	DriftTCPolicy      = "ovs_tc_policy"
+	DriftMTURep        = "mtu_representor"
+	DriftMTUUplink     = "mtu_uplink"
+	DriftMTUBond       = "mtu_bond"
+	DriftBondState     = "bond_state"
+	DriftOVSVersion    = "ovs_version"
+	DriftKernelVersion = "kernel"
+)
+
+// DriftKeys are the drift keys in the order the report shows them.
+var DriftKeys = []string{DriftNICDriver, DriftNICFirmware, DriftEswitchMode, DriftHWOffload, DriftTCPolicy,
+	DriftMTURep, DriftMTUUplink, DriftMTUBond, DriftBondState, DriftOVSVersion, DriftKernelVersion}
+
+// MarkDrift fills each node's Differs: for each key, the value more than
+// half of the nodes that report the key hold is the fleet's majority and
+// every other value differs; a key with no such value (e.g. 2 nodes, 2
+// values) marks every node's value, since none can be called the odd one.
+// A node that does not report a key is not marked for it.
+func MarkDrift(nodes []FleetNodeDrift) {
+	keys := map[string]map[string]int{}
+	reporting := map[string]int{}
+	for _, n := range nodes {
+		for k, v := range n.Values {
+			if keys[k] == nil {
+				keys[k] = map[string]int{}
+			}
+			keys[k][v]++
+			reporting[k]++
+		}
+	}
+	majority := map[string]*string{}
+	for k, counts := range keys {
+		for v, c := range counts {
+			if 2*c > reporting[k] {
+				majority[k] = &v
+			}
+		}
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		n.Differs = nil
+		for k, v := range n.Values {
+			if m := majority[k]; m == nil || *m != v {
+				n.Differs = append(n.Differs, k)
+			}
+		}
+		sort.Strings(n.Differs)
+	}
+}
+
+// DriftMajority is the fleet's majority value of key ("", false when there
+// is none), as MarkDrift decides it.
+func DriftMajority(nodes []FleetNodeDrift, key string) (string, bool) {
+	counts, n := map[string]int{}, 0
+	for _, d := range nodes {
+		if v, ok := d.Values[key]; ok {
+			counts[v]++
+			n++
+		}
+	}
+	for v, c := range counts {
+		if 2*c > n {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// MeasuredNodes are the nodes not skipped, in file order.
+func (f *Fleet) MeasuredNodes() []string {
+	var out []string
+	for _, n := range f.Nodes {
+		if !n.Skipped {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// FleetFailure is one node the fleet verdict fails, with every reason.
+type FleetFailure struct {
+	Node    string
+	Reasons []string
+}
+
+// FleetVerdict is the fleet's judgement: it names nodes, never pairs.
+type FleetVerdict struct {
+	Failures []FleetFailure
+	// Notes are what did not fail a node but a reader must see (skipped
+	// nodes, the outlier rule's own notes).
+	Notes []string
+}
+
+// Pass is true when no node failed.
+func (v FleetVerdict) Pass() bool { return len(v.Failures) == 0 }
+
+// Failed are the failed nodes' names, in order.
+func (v FleetVerdict) Failed() []string {
+	out := make([]string, len(v.Failures))
+	for i, f := range v.Failures {
+		out[i] = f.Node
+	}
+	return out
+}
+
+// JudgeFleet is the fleet's verdict under the expected path. A node fails
+// when, under asap2, a check taken on it says software or inconclusive, or
+// no check was taken on it at all (nothing proves it offloads); under
+// baseline, when a check taken on it says offloaded; when it is named as
+// an outlier (line says how: outlierLine(rate)) and its low rate is not
+// explained by its pairs' other ends (ExplainedBy: then it is a note);
+// and when a pair it is in
+// moved nothing (every repeat failed). Nodes sorted by name, reasons in
+// the order checks, outliers, failed pairs.
+func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string) FleetVerdict {
+	var v FleetVerdict
+	if f == nil {
+		return v
+	}
+	reasons := map[string][]string{}
+	add := func(node, why string) {
+		if !slices.Contains(reasons[node], why) {
+			reasons[node] = append(reasons[node], why)
+		}
+	}
+	checked := map[string]bool{}
+	for _, c := range f.Checks {
+		checked[c.Node] = true
+		what := c.Check
+		if c.Flow != "" {
+			what += " (" + c.Flow + ")"
+		}
+		if c.Pair != "" {
+			what += " in pair " + c.Pair
+		}
+		bad := false
+		switch expected {
+		case PathASAP2:
+			bad = c.Verdict != VerdictOffloaded
+		case PathBaseline:
+			bad = c.Verdict == VerdictOffloaded
+		}
+		if bad {
+			add(c.Node, fmt.Sprintf("%s says %s under an %s expectation: %s", what, c.Verdict, orWord(string(expected), "unset"), c.Reason))
+		}
+	}
+	if expected == PathASAP2 {
+		for _, n := range f.MeasuredNodes() {
+			if !checked[n] {
+				add(n, "no offload check was taken on it: nothing proves it offloads")
+			}
+		}
+	}
+	pairs := map[string]FleetPair{}
+	for _, p := range f.Pairs {
+		pairs[p.ID] = p
+	}
+	var explained []string
+	for _, r := range f.Rates {
+		if !r.Outlier {
+			continue
+		}
+		if by := ExplainedBy(f, r); by != "" {
+			explained = append(explained, fmt.Sprintf("%s: %s as %s is low only through %s, itself low as sender and as receiver in %s: not named", r.Node, r.Profile, r.Role, by, r.Profile))
+			continue
+		}
+		add(r.Node, "outlier: "+outlierLine(r))
+	}
+	for _, r := range f.Results {
+		if r.Repeats > 0 {
+			continue
+		}
+		p := pairs[r.Pair]
+		why := fmt.Sprintf("pair %s (%s→%s) moved nothing in %s", r.Pair, p.Sender, p.Receiver, r.Profile)
+		if r.Error != "" {
+			why += ": " + r.Error
+		}
+		for _, n := range []string{p.Sender, p.Receiver} {
+			if n != "" {
+				add(n, why)
+			}
+		}
+	}
+	nodes := make([]string, 0, len(reasons))
+	for n := range reasons {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		v.Failures = append(v.Failures, FleetFailure{Node: n, Reasons: reasons[n]})
+	}
+	for _, n := range f.Nodes {
+		if n.Skipped {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s skipped: %s", n.Name, n.Reason))
+		}
+	}
+	v.Notes = append(v.Notes, explained...)
+	v.Notes = append(v.Notes, f.Notes...)
+	return v
+}
+
+// ExplainedBy names the counterpart that explains an outlier rate, or "".
+// A pair's rate is both its sender's rate as sender and its receiver's as
+// receiver: in a ring, a node whose NIC or link is slow both ways drags
+// down the node after it (as receiver) and the node before it (as sender).
+// A node's low rate in a role is explained when every pair it has in that
+// role is with a node that is itself an outlier in that profile both as
+// sender and as receiver, and it is not one such node itself; that node is
+// named, this one is noted. A fault
+// seen one way only (one pair slow) explains neither end: both are named.
+func ExplainedBy(f *Fleet, r FleetNodeRate) string {
+	low := map[string]map[string]bool{} // node -> role -> outlier in r.Profile
+	for _, o := range f.Rates {
+		if o.Profile == r.Profile && o.Outlier {
+			if low[o.Node] == nil {
+				low[o.Node] = map[string]bool{}
+			}
+			low[o.Node][o.Role] = true
+		}
+	}
+	if low[r.Node]["sender"] && low[r.Node]["receiver"] {
+		return "" // low both ways itself: named, whatever its pairs
+	}
+	var by []string
+	for _, p := range f.Pairs {
+		var other string
+		switch {
+		case r.Role == "sender" && p.Sender == r.Node:
+			other = p.Receiver
+		case r.Role == "receiver" && p.Receiver == r.Node:
+			other = p.Sender
+		default:
+			continue
+		}
+		if !low[other]["sender"] || !low[other]["receiver"] {
+			return ""
+		}
+		if !slices.Contains(by, other) {
+			by = append(by, other)
+		}
+	}
+	return strings.Join(by, ", ")
+}
+
+func orWord(s, w string) string {
+	if s == "" {
+		return w
+	}
+	return s
+}
+
+// validateFleet adds every problem of the fleet section.
+func validateFleet(f *Fleet, add func(string, ...any)) {
+	if f == nil {
+		return
+	}
+	switch f.Mode {
+	case FleetIsolated, FleetConcurrent:
+	default:
+		add("fleet.mode: must be isolated or concurrent, got %q", f.Mode)
+	}
+	if f.Shard == "" {
+		add("fleet.shard: must be set (\"1/1\" for the whole run)")
+	}
+	switch f.Rule.Kind {
+	case "mad", "ratio":
+	default:
+		add("fleet.rule.kind: must be mad or ratio, got %q", f.Rule.Kind)
+	}
+	nodes := map[string]bool{}
+	for i, n := range f.Nodes {
+		k := fmt.Sprintf("fleet.nodes[%d]", i)
+		switch {
+		case strings.TrimSpace(n.Name) == "":
+			add("%s.name: must be set", k)
+		case nodes[n.Name]:
+			add("%s.name: node %q is listed twice", k, n.Name)
+		}
+		if n.Skipped && n.Reason == "" {
+			add("%s.reason: a skipped node must say why", k)
+		}
+		nodes[n.Name] = !n.Skipped
+	}
+	measured := func(key, node string) {
+		if on, ok := nodes[node]; !ok || !on {
+			add("%s: must be a measured node of fleet.nodes, got %q", key, node)
+		}
+	}
+	pairs := map[string]bool{}
+	for i, p := range f.Pairs {
+		k := fmt.Sprintf("fleet.pairs[%d]", i)
+		if p.ID == "" || pairs[p.ID] {
+			add("%s.id: must be set and unique, got %q", k, p.ID)
+		}
+		pairs[p.ID] = true
+		measured(k+".sender", p.Sender)
+		measured(k+".receiver", p.Receiver)
+		if p.Sender == p.Receiver {
+			add("%s.receiver: must differ from the sender, got %q", k, p.Receiver)
+		}
+	}
+	nonNeg := func(key string, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			add("%s: must be a finite number >= 0, got %v", key, v)
+		}
+	}
+	seen := map[string]int{}
+	for i, r := range f.Results {
+		k := fmt.Sprintf("fleet.results[%d]", i)
+		if !pairs[r.Pair] {
+			add("%s.pair: must be a pair id of fleet.pairs, got %q", k, r.Pair)
+		}
+		if r.Profile == "" {
+			add("%s.profile: must be set", k)
+		}
+		if j, dup := seen[r.Pair+"\x00"+r.Profile]; dup {
+			add("%s: pair %s profile %s duplicates fleet.results[%d]", k, r.Pair, r.Profile, j)
+		} else {
+			seen[r.Pair+"\x00"+r.Profile] = i
+		}
+		if r.Repeats < 0 || r.Failed < 0 {
+			add("%s: repeats and failed must be >= 0, got %d and %d", k, r.Repeats, r.Failed)
+		}
+		nonNeg(k+".delivered_bps.median", r.Delivered.Median)
+		nonNeg(k+".offered_bps.median", r.Offered.Median)
+		if math.IsNaN(r.LossPercent) || r.LossPercent < 0 || r.LossPercent > 100 {
+			add("%s.loss_percent: must be within 0..100, got %v", k, r.LossPercent)
+		}
+		nonNeg(k+".retransmits", r.Retransmits)
+	}
+	for i, c := range f.Checks {
+		k := fmt.Sprintf("fleet.checks[%d]", i)
+		measured(k+".node", c.Node)
+		if c.Check == "" {
+			add("%s.check: must be set", k)
+		}
+		switch c.Verdict {
+		case VerdictOffloaded, VerdictSoftware, VerdictInconclusive:
+		default:
+			add("%s.verdict: must be offloaded, software or inconclusive, got %q", k, c.Verdict)
+		}
+		if c.Pair != "" && !pairs[c.Pair] {
+			add("%s.pair: must be a pair id of fleet.pairs, got %q", k, c.Pair)
+		}
+	}
+	for i, r := range f.Rates {
+		k := fmt.Sprintf("fleet.rates[%d]", i)
+		measured(k+".node", r.Node)
+		if r.Role != "sender" && r.Role != "receiver" {
+			add("%s.role: must be sender or receiver, got %q", k, r.Role)
+		}
+		nonNeg(k+".bps", r.BPS)
+		nonNeg(k+".median_bps", r.Median)
+		if r.Ratio != nil {
+			nonNeg(k+".ratio", *r.Ratio)
+		}
+	}
+	for i, d := range f.Drift {
+		measured(fmt.Sprintf("fleet.drift[%d].node", i), d.Node)
+	}
+}
