@@ -15,23 +15,24 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // Runner runs commands in one pod's container. It implements remote.Runner
 // and is safe for concurrent use.
 type Runner struct {
 	c    *Cluster
-	pod  Pod
+	pod  kubeaccess.Pod
 	name string
 }
 
-var _ remote.Runner = (*Runner)(nil)
+var _ kubeaccess.PodRunner = (*Runner)(nil)
 
 // Name is "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
 func (r *Runner) Name() string { return r.name }
 
 // Pod is where the commands run.
-func (r *Runner) Pod() Pod { return r.pod }
+func (r *Runner) Pod() kubeaccess.Pod { return r.pod }
 
 // Run runs cmd to completion or until ctx ends (then the command's process
 // group in the container is killed).
