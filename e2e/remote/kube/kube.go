@@ -24,6 +24,11 @@
 // group through a second exec, closes stdin (the watchdog's TERM, then KILL
 // after the grace period), KILL through an exec if it still runs, and only
 // then drops the stream; a dropped stream ends stdin too.
+//
+// The words it speaks (Target, Pod, the debug pod's and the preflight's
+// inputs and reports) are e2e/remote/kubeaccess's, and *Cluster is its
+// Cluster: the harness uses that package alone and is handed Open, so only
+// the programs that pass Open link client-go.
 package kube
 
 import (
