@@ -13,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -34,10 +35,15 @@ func Cleaner(cfg *config.Config) fixtures.Cleaner {
 	})
 }
 
-// Steps selects what SetUp does after provisioning.
+// Steps selects what SetUp does after provisioning, and how it reaches a
+// Kubernetes cluster.
 type Steps struct {
 	Connect     bool // SSH to guests and hypervisors
 	Environment bool // record versions and NIC facts
+	// Kubernetes opens the cluster of hypervisors.access: kubernetes: the
+	// suites pass kube.Open (harness.Options.Kubernetes), so that the
+	// framework and the harness link no Kubernetes client.
+	Kubernetes kubeaccess.Open
 }
 
 // SetUp is a suite's BeforeSuite body: it starts the session, registers the
@@ -50,7 +56,7 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 		// have nothing to run against, which is not a failure.
 		Skip(fmt.Sprintf("no target cloud: set %s to a harness config file (make e2e CONFIG=FILE, or make lab for the local lab); every spec of this suite is skipped", harness.EnvConfig))
 	}
-	s, err := harness.Start(ctx, harness.Options{ConfigPath: cfgPath, Console: GinkgoWriter})
+	s, err := harness.Start(ctx, harness.Options{ConfigPath: cfgPath, Console: GinkgoWriter, Kubernetes: steps.Kubernetes})
 	ExpectNoError(err, "starting the run")
 
 	// Registered first, so they run last: after every delete below.

@@ -12,7 +12,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -71,7 +71,7 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 			continue
 		}
 		if s.Config.Hypervisors.Access == config.HypervisorAccessKubernetes {
-			if err := s.connectKube(ctx, kube.Target{Hypervisor: hv, ServiceHost: srv.Host}); err != nil {
+			if err := s.connectKube(ctx, kubeaccess.Target{Hypervisor: hv, ServiceHost: srv.Host}); err != nil {
 				return err
 			}
 			continue
@@ -93,15 +93,14 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 }
 
 // connectKube maps hypervisor t to its Kubernetes node (its service host
-// first: kube.Resolve), finds the node's OVS pod (hypervisors.kubernetes)
+// first: kube's Resolve), finds the node's OVS pod (hypervisors.kubernetes)
 // and runs its commands there, logged in the same command log as SSH.
-func (s *Session) connectKube(ctx context.Context, t kube.Target) error {
+func (s *Session) connectKube(ctx context.Context, t kubeaccess.Target) error {
 	hv := t.Hypervisor
-	k := s.Config.Hypervisors.Kubernetes
 	if s.kube == nil {
-		c, err := kube.NewCluster(k, kube.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI)})
+		c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI)})
 		if err != nil {
-			return fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
+			return err
 		}
 		s.kube = c
 	}
@@ -110,11 +109,11 @@ func (s *Session) connectKube(ctx context.Context, t kube.Target) error {
 		return err
 	}
 	if s.hvPods == nil {
-		s.hvPods = map[string]kube.Pod{}
+		s.hvPods = map[string]kubeaccess.Pod{}
 	}
 	s.hvPods[hv] = r.Pod()
 	s.Logf("%s: commands run in %s on node %s (matched by %s)", hv, r.Pod(), r.Pod().Node, m.How)
-	routed, ht, err := s.kubeHostTools(ctx, hv, r, r.Pod().Node, s.kube, func(p kube.Pod) (remote.Runner, error) { return s.kube.RunnerIn(hv, p) })
+	routed, ht, err := s.kubeHostTools(ctx, hv, r, r.Pod().Node, s.kube, func(p kubeaccess.Pod) (remote.Runner, error) { return s.kube.RunnerIn(hv, p) })
 	if s.hvTools == nil {
 		s.hvTools = map[string]hostTools{}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -17,13 +17,13 @@ import (
 // hypervisors.access: kubernetes.
 type hostTools struct {
 	inOVS []string // found in the OVS container by the probe
-	debug *kube.Pod
+	debug *kubeaccess.Pod
 }
 
-// debugPods is how the harness reaches the node debug pods; *kube.Cluster
-// in a run, a fake in the tests.
+// debugPods is how the harness reaches the node debug pods; the run's
+// kubeaccess.Cluster, a fake in the tests.
 type debugPods interface {
-	CreateDebugPod(ctx context.Context, in kube.DebugPodInput) (kube.Pod, error)
+	CreateDebugPod(ctx context.Context, in kubeaccess.DebugPodInput) (kubeaccess.Pod, error)
 }
 
 // kubeHostTools decides where hypervisor hv's host tools run. It probes the
@@ -33,7 +33,7 @@ type debugPods interface {
 // cleaner), checks that the pod has them, and routes them to it
 // (offload.WithHostTools). No debug_image with a tool missing is an error
 // naming the node, the tools and the key.
-func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kube.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
+func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kubeaccess.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
 	var ht hostTools
 	probe, err := probeTools(ctx, s.bounded(ovs))
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 	if s.cleaner == nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: a node debug pod is needed but the session has no cleaner to delete it (Provision sets it)", hv)
 	}
-	pod, err := pods.CreateDebugPod(ctx, kube.DebugPodInput{
+	pod, err := pods.CreateDebugPod(ctx, kubeaccess.DebugPodInput{
 		Name:     fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-"+node),
 		Prefix:   s.Config.Run.NamePrefix,
 		RunID:    s.RunID,
@@ -97,18 +97,18 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 }
 
 // preflighter is how the harness checks the cluster before anything is
-// built; *kube.Cluster in a run, over the fake clientset in the tests.
+// built; the cluster Options.Kubernetes opens in a run, a fake in the tests.
 type preflighter interface {
-	Preflight(ctx context.Context, in kube.PreflightInput) kube.PreflightReport
+	Preflight(ctx context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport
 }
 
 // PreflightKube checks, before anything is built, what the run will need
-// from the Kubernetes cluster (kube.Preflight): credentials and every
+// from the Kubernetes cluster (kubeaccess.Cluster's Preflight): credentials and every
 // permission, the OVS pods, the node of each hypervisor known now
 // (placement.hosts, node_names' keys) and, with a debug image, admission of
 // the debug pod (dry run). Each check goes to harness.log; every problem
 // is in the error. The time is the wall-time breakdown's preflight. c nil:
-// the cluster of hypervisors.kubernetes.
+// the cluster of hypervisors.kubernetes, opened with Options.Kubernetes.
 func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	if s.Config.Hypervisors.Access != config.HypervisorAccessKubernetes {
 		return nil
@@ -117,15 +117,15 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	defer stop()
 	k := s.Config.Hypervisors.Kubernetes
 	if c == nil {
-		kc, err := kube.NewCluster(k, kube.Options{API: s.Config.Interval(config.IntervalKubeAPI)})
+		kc, err := s.openCluster(kubeaccess.Options{API: s.Config.Interval(config.IntervalKubeAPI)})
 		if err != nil {
-			return fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
+			return err
 		}
 		c = kc
 	}
-	in := kube.PreflightInput{Hypervisors: kube.ConfiguredTargets(s.Config)}
+	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(s.Config)}
 	if k.DebugImage != "" {
-		in.DebugPod = &kube.DebugPodInput{
+		in.DebugPod = &kubeaccess.DebugPodInput{
 			Name:   fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-preflight"),
 			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage, ActiveDeadline: RunBudget(s.Config).Total,
 		}
@@ -142,6 +142,21 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 		return fmt.Errorf("%s: %w (nothing was created; go run ./tools/kubecheck %s checks again)", s.Config.File, err, s.Config.File)
 	}
 	return nil
+}
+
+// openCluster opens the cluster of hypervisors.kubernetes with
+// Options.Kubernetes. A program that passed none (one that links no
+// Kubernetes client) cannot run with hypervisors.access: kubernetes: the
+// error says so before anything is built.
+func (s *Session) openCluster(o kubeaccess.Options) (kubeaccess.Cluster, error) {
+	if s.openKube == nil {
+		return nil, fmt.Errorf("%s: hypervisors.access: kubernetes, but this program has no Kubernetes client (harness.Options.Kubernetes is nil; the suites pass kube.Open)", s.Config.File)
+	}
+	c, err := s.openKube(s.Config.Hypervisors.Kubernetes, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
+	}
+	return c, nil
 }
 
 // probeTools runs offload.ToolsProbeCommand on r: the host tools whose
@@ -167,7 +182,7 @@ func (s *Session) leakedDebugPods(ctx context.Context) ([]fixtures.SweptResource
 	if s.kube == nil || s.Config.Hypervisors.Kubernetes.DebugImage == "" {
 		return nil, nil
 	}
-	pods, err := s.kube.SweepDebugPods(ctx, kube.SweepInput{Prefix: s.Config.Run.NamePrefix, RunID: s.RunID,
+	pods, err := s.kube.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: s.Config.Run.NamePrefix, RunID: s.RunID,
 		Interval: s.Config.Interval(config.IntervalDebugPod), Logf: s.Logf})
 	if err != nil {
 		return nil, err
@@ -175,8 +190,8 @@ func (s *Session) leakedDebugPods(ctx context.Context) ([]fixtures.SweptResource
 	return sweptPods(pods), nil
 }
 
-// sweptPods are kube's swept debug pods as rows of a fixtures.SweepReport.
-func sweptPods(pods []kube.SweptPod) []fixtures.SweptResource {
+// sweptPods are the swept debug pods as rows of a fixtures.SweepReport.
+func sweptPods(pods []kubeaccess.SweptPod) []fixtures.SweptResource {
 	out := make([]fixtures.SweptResource, 0, len(pods))
 	for _, p := range pods {
 		out = append(out, fixtures.SweptResource(p))

@@ -12,31 +12,28 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sfake "k8s.io/client-go/kubernetes/fake"
-
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 // fakeDebugPods records the debug pods the harness asks for.
 type fakeDebugPods struct {
-	created []kube.DebugPodInput
+	created []kubeaccess.DebugPodInput
 	err     error
 }
 
-func (f *fakeDebugPods) CreateDebugPod(_ context.Context, in kube.DebugPodInput) (kube.Pod, error) {
+func (f *fakeDebugPods) CreateDebugPod(_ context.Context, in kubeaccess.DebugPodInput) (kubeaccess.Pod, error) {
 	f.created = append(f.created, in)
 	if f.err != nil {
-		return kube.Pod{}, f.err
+		return kubeaccess.Pod{}, f.err
 	}
 	in.Cleaner.Defer("delete debug pod openstack/"+in.Name, func(context.Context) error { return nil })
-	return kube.Pod{Node: in.Node, Namespace: "openstack", Name: in.Name, Container: kube.DebugContainer}, nil
+	return kubeaccess.Pod{Node: in.Node, Namespace: "openstack", Name: in.Name, Container: "debug"}, nil
 }
 
 func kubeSession(t *testing.T, image string) (*Session, *fixtures.Stack) {
@@ -97,7 +94,7 @@ func TestKubeHostToolsOldIproute2(t *testing.T) {
 	dbg := fakeremote.New("debug", w)
 	dbg.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
 	pods := &fakeDebugPods{}
-	if _, _, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, func(kube.Pod) (remote.Runner, error) { return dbg, nil }); err != nil {
+	if _, _, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, func(kubeaccess.Pod) (remote.Runner, error) { return dbg, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.created) != 1 || pods.created[0].Image != config.DebugImageAuto {
@@ -156,8 +153,8 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 	dbg.On(offload.TCCommand("rep1"), fakeremote.Reply{Stdout: []byte("[]")})
 	dbg.On("ethtool -i rep1", fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\n")})
 	pods := &fakeDebugPods{}
-	var gotPod kube.Pod
-	r, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, func(p kube.Pod) (remote.Runner, error) {
+	var gotPod kubeaccess.Pod
+	r, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, func(p kubeaccess.Pod) (remote.Runner, error) {
 		gotPod = p
 		return dbg, nil
 	})
@@ -215,7 +212,7 @@ func TestKubeHostToolsDebugPodFails(t *testing.T) {
 	t.Run("the image lacks a tool too", func(t *testing.T) {
 		dbg := fakeremote.New("debug", w)
 		dbg.On(offload.ToolsProbeCommand, probeReply("tc", "ip", "tcpdump"))
-		_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, func(kube.Pod) (remote.Runner, error) { return dbg, nil })
+		_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, func(kubeaccess.Pod) (remote.Runner, error) { return dbg, nil })
 		want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image registry.example/tools/busybox:1) has ethtool (ethtool is not installed (exit 127: sh: 1: ethtool: not found))"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v\nwant %q", err, want)
@@ -251,8 +248,8 @@ func TestCollectEnvironmentTCAndHostTools(t *testing.T) {
 		hv.On(offload.FindInterfaceCommand(wd.topo.Servers[i].DataPortID), fakeremote.Reply{Stdout: []byte("rep1\n")})
 		hv.On("ethtool -i rep1", fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\nversion: 6.8\nfirmware-version: 26.43\nbus-info: 0000:08:00.2\n")})
 	}
-	s.hvPods = map[string]kube.Pod{hv0: {Node: hv0, Namespace: "openstack", Name: "ovs-a", Container: "openvswitch-vswitchd"}}
-	s.hvTools = map[string]hostTools{hv0: {inOVS: []string{"ip"}, debug: &kube.Pod{Namespace: "openstack", Name: "asap2e2e-x-debug-" + hv0, Container: kube.DebugContainer}}}
+	s.hvPods = map[string]kubeaccess.Pod{hv0: {Node: hv0, Namespace: "openstack", Name: "ovs-a", Container: "openvswitch-vswitchd"}}
+	s.hvTools = map[string]hostTools{hv0: {inOVS: []string{"ip"}, debug: &kubeaccess.Pod{Namespace: "openstack", Name: "asap2e2e-x-debug-" + hv0, Container: "debug"}}}
 	if err := s.CollectEnvironment(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -285,40 +282,112 @@ func TestCollectEnvironmentTCAndHostTools(t *testing.T) {
 	}
 }
 
-// The leak check's Kubernetes share: this run's debug pods, by label.
+// fakeCluster is a kubeaccess.Cluster that answers the preflight and the
+// debug pods as its parts do and the sweep with swept, recording each
+// sweep asked for; it has no runners.
+type fakeCluster struct {
+	fakePreflight
+	fakeDebugPods
+	swept  []kubeaccess.SweptPod
+	sweeps []kubeaccess.SweepInput
+}
+
+func (f *fakeCluster) Runner(context.Context, kubeaccess.Target) (kubeaccess.PodRunner, kubeaccess.NodeMatch, error) {
+	return nil, kubeaccess.NodeMatch{}, errors.New("fakeCluster: no runners")
+}
+
+func (f *fakeCluster) RunnerIn(string, kubeaccess.Pod) (kubeaccess.PodRunner, error) {
+	return nil, errors.New("fakeCluster: no runners")
+}
+
+func (f *fakeCluster) SweepDebugPods(_ context.Context, in kubeaccess.SweepInput) ([]kubeaccess.SweptPod, error) {
+	f.sweeps = append(f.sweeps, in)
+	return f.swept, nil
+}
+
+// The leak check's Kubernetes share: this run's debug pods (the cluster
+// selects them by label: kube's sweep tests), listed, never deleted, as
+// rows of the leak report.
 func TestLeakedDebugPods(t *testing.T) {
 	s, _ := kubeSession(t, "img")
-	in := kube.DebugPodInput{Name: "asap2e2e-" + s.RunID + "-debug-cmp-1", Prefix: "asap2e2e", RunID: s.RunID, Node: "cmp-1", Image: "img"}
-	other := in
-	other.Name, other.RunID = "asap2e2e-20261201t000000-0000-debug-cmp-1", "20261201t000000-0000"
-	cs := k8sfake.NewClientset(kube.DebugPodSpec("openstack", in), kube.DebugPodSpec("openstack", other))
+	name := "asap2e2e-" + s.RunID + "-debug-cmp-1"
+	created := time.Date(2026, 12, 3, 10, 16, 0, 0, time.UTC)
 	if got, err := s.leakedDebugPods(context.Background()); err != nil || got != nil {
 		t.Errorf("no cluster (never connected): %v, %v", got, err)
 	}
-	s.kube = kube.NewClusterForClient(cs, config.Kubernetes{Namespace: "openstack"}, kube.Options{})
+	c := &fakeCluster{swept: []kubeaccess.SweptPod{{Kind: "kubernetes pod", ID: "openstack/" + name, Name: name, CreatedAt: &created,
+		Tags: []string{"asap2-e2e/run-id=" + s.RunID}, Action: "would delete", Reason: "node cmp-1"}}}
+	s.kube = c
 	got, err := s.leakedDebugPods(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Kind != "kubernetes pod" || got[0].ID != "openstack/"+in.Name || got[0].Action != "would delete" {
-		t.Errorf("leaks %+v", got)
+	if len(c.sweeps) != 1 {
+		t.Fatalf("sweeps %+v", c.sweeps)
 	}
-	if n, _ := cs.CoreV1().Pods("openstack").List(context.Background(), metav1.ListOptions{}); len(n.Items) != 2 {
-		t.Errorf("the leak check deleted pods")
+	if in := c.sweeps[0]; in.Prefix != "asap2e2e" || in.RunID != s.RunID || in.Delete || in.All || in.OlderThan != 0 || in.Logf == nil {
+		t.Errorf("the leak check asked for %+v: want this run's pods (prefix asap2e2e, run %s), not deleted", in, s.RunID)
 	}
-	if line := DescribeLeft(&fixtures.SweepReport{Resources: got}); line != "kubernetes pod "+in.Name+" (openstack/"+in.Name+")" {
+	want := []fixtures.SweptResource{{Kind: "kubernetes pod", ID: "openstack/" + name, Name: name, CreatedAt: &created,
+		Tags: []string{"asap2-e2e/run-id=" + s.RunID}, Action: "would delete", Reason: "node cmp-1"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("leaks %+v, want %+v", got, want)
+	}
+	if line := DescribeLeft(&fixtures.SweepReport{Resources: got}); line != "kubernetes pod "+name+" (openstack/"+name+")" {
 		t.Errorf("DescribeLeft: %q", line)
+	}
+	// Without a debug image there are no debug pods to look for.
+	s.Config.Hypervisors.Kubernetes.DebugImage = ""
+	if got, err := s.leakedDebugPods(context.Background()); err != nil || got != nil || len(c.sweeps) != 1 {
+		t.Errorf("no debug image: %v, %v, sweeps %d", got, err, len(c.sweeps))
+	}
+}
+
+// The cluster is opened with Options.Kubernetes, given the config's block
+// and intervals.kube_api; a program that passed none (built without the
+// Kubernetes client) stops at the preflight, naming the config and the
+// option, and so does one whose cluster does not open.
+func TestOpenCluster(t *testing.T) {
+	s, _ := kubeSession(t, "")
+	s.Config.Hypervisors.Kubernetes.Namespace = "openstack"
+	s.Config.Placement.Hosts = []string{"cmp-1"}
+	s.Config.Intervals = map[string]config.Interval{config.IntervalKubeAPI: {Timeout: 7 * time.Second, Poll: time.Second}}
+	err := s.PreflightKube(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "mosk.yaml: hypervisors.access: kubernetes, but this program has no Kubernetes client (harness.Options.Kubernetes is nil") {
+		t.Errorf("no Options.Kubernetes: %v", err)
+	}
+	c := &fakeCluster{}
+	var gotK config.Kubernetes
+	var gotO kubeaccess.Options
+	s.openKube = func(k config.Kubernetes, o kubeaccess.Options) (kubeaccess.Cluster, error) {
+		gotK, gotO = k, o
+		return c, nil
+	}
+	if err := s.PreflightKube(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if gotK.Namespace != "openstack" || gotO.API != (config.Interval{Timeout: 7 * time.Second, Poll: time.Second}) {
+		t.Errorf("opened with %+v, %+v", gotK, gotO)
+	}
+	if !reflect.DeepEqual(c.in.Hypervisors, []kubeaccess.Target{{Hypervisor: "cmp-1"}}) {
+		t.Errorf("the opened cluster was asked %+v", c.in)
+	}
+	s.openKube = func(config.Kubernetes, kubeaccess.Options) (kubeaccess.Cluster, error) {
+		return nil, errors.New("kubernetes: kubeconfig k.yaml: no such file")
+	}
+	if err := s.PreflightKube(context.Background(), nil); err == nil || err.Error() != "mosk.yaml: hypervisors.kubernetes: kubernetes: kubeconfig k.yaml: no such file" {
+		t.Errorf("cluster that does not open: %v", err)
 	}
 }
 
 // fakePreflight answers a preflight with a fixed report and records what
 // it was asked.
 type fakePreflight struct {
-	in     kube.PreflightInput
-	report kube.PreflightReport
+	in     kubeaccess.PreflightInput
+	report kubeaccess.PreflightReport
 }
 
-func (f *fakePreflight) Preflight(_ context.Context, in kube.PreflightInput) kube.PreflightReport {
+func (f *fakePreflight) Preflight(_ context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport {
 	f.in = in
 	return f.report
 }
@@ -327,7 +396,7 @@ func TestPreflightKube(t *testing.T) {
 	s, _ := kubeSession(t, "registry.example/tools/netshoot:v0.13")
 	s.Config.Placement.Hosts = []string{"cmp-1.mosk.example.net", "cmp-2.mosk.example.net"}
 	s.Config.Hypervisors.Kubernetes.NodeNames = map[string]string{"cmp-2.mosk.example.net": "cmp-2", "cmp-0": "kaas-node-0"}
-	f := &fakePreflight{report: kube.PreflightReport{Source: "kubeconfig k.yaml, context mosk", Checks: []kube.Check{
+	f := &fakePreflight{report: kubeaccess.PreflightReport{Source: "kubeconfig k.yaml, context mosk", Checks: []kubeaccess.Check{
 		{What: "list pods in namespace openstack"},
 		{What: "create pods/exec in namespace openstack", Problem: "kubeconfig k.yaml, context mosk may not create pods/exec in namespace openstack"},
 	}}}
@@ -336,7 +405,7 @@ func TestPreflightKube(t *testing.T) {
 		!strings.Contains(err.Error(), "may not create pods/exec") || !strings.Contains(err.Error(), "nothing was created; go run ./tools/kubecheck mosk.yaml") {
 		t.Errorf("error: %v", err)
 	}
-	want := []kube.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-0"}}
+	want := []kubeaccess.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-0"}}
 	if !reflect.DeepEqual(f.in.Hypervisors, want) {
 		t.Errorf("hypervisors %+v, want %+v", f.in.Hypervisors, want)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
-	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -37,6 +37,11 @@ type Options struct {
 	Console io.Writer
 	// Getenv overrides os.Getenv (tests).
 	Getenv func(string) string
+	// Kubernetes opens the cluster of hypervisors.access: kubernetes
+	// (kube.Open; a fake in tests). The harness imports no client-go: the
+	// programs that reach a cluster pass it, and with that access and none
+	// the run stops before anything is built.
+	Kubernetes kubeaccess.Open
 }
 
 // Session is one run: its configuration, id, artifacts directory, cloud
@@ -57,8 +62,10 @@ type Session struct {
 	// node's OVS pod with hypervisors.access: kubernetes).
 	Hypervisors map[string]remote.Runner
 	// hvPods is where each hypervisor's commands run with access kubernetes.
-	hvPods map[string]kube.Pod
-	kube   *kube.Cluster
+	hvPods map[string]kubeaccess.Pod
+	kube   kubeaccess.Cluster
+	// openKube is Options.Kubernetes.
+	openKube kubeaccess.Open
 	// hvTools is where each hypervisor's host tools ran (access kubernetes).
 	hvTools map[string]hostTools
 	// cleaner is the run's (Provision's): a node debug pod registers its
@@ -131,7 +138,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		console = os.Stderr
 	}
 	s := &Session{Config: cfg, RunID: runID, Dir: dir, console: console, logFile: logFile,
-		Hypervisors: map[string]remote.Runner{}}
+		Hypervisors: map[string]remote.Runner{}, openKube: o.Kubernetes}
 	s.Logf("run %s: config %s, expected path %s, artifacts in %s", runID, cfg.File, cfg.Run.ExpectedPath, dir)
 
 	s.Results, err = results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{

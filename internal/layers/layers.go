@@ -63,8 +63,8 @@ var Layers = []Layer{
 		{Path: "e2e/faultproxy", Imports: []string{"e2e/wait"}},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/wait"},
-			OnlyImportedBy: []string{"e2e/harness", "tools/sweeper", "tools/kubecheck"}},
+		{Path: "e2e/remote/kubeaccess", Imports: []string{"e2e/config", "e2e/remote", "e2e/wait"},
+			Note: "what a run asks of the Kubernetes cluster (targets, pods, debug pod, preflight, sweep) and the Cluster interface remote/kube implements; no client-go"},
 		{Path: "fixtures", Imports: []string{"e2e/cloud", "e2e/config", "e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/iperf3", Imports: []string{"e2e/remote", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/sockperf", Imports: []string{"e2e/remote", "e2e/wait"}},
@@ -74,10 +74,13 @@ var Layers = []Layer{
 		{Path: "e2e/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/remote", "e2e/results", "e2e/wait"},
 			Note: "the evidence window; not the harness, fixtures or cloud — its tests also read fixtures and fakeremote"},
 		{Path: "e2e/internal/fakeremote", Imports: []string{"e2e/remote", "fixtures"}, OnlyTests: true},
+		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/remote/kubeaccess", "e2e/wait"},
+			Note:           "client-go: kube.Open is the kubeaccess.Open the suites hand the harness",
+			OnlyImportedBy: []string{"suites/perf", "suites/smoke", "tools/sweeper", "tools/kubecheck"}},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/envinfo", "e2e/evidence", "e2e/hostcpu",
-			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/remote", "e2e/remote/kube", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
+			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/remote", "e2e/remote/kubeaccess", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
 			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report"},
 	}},
 	{Packages: []Package{
@@ -86,16 +89,16 @@ var Layers = []Layer{
 			OnlyImportedBy: []string{"e2e/framework", "tools/report"}},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/report", "fixtures"},
+		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/remote/kubeaccess", "e2e/report", "fixtures"},
 			Note: "it renders the reports as the run's last final step"},
 		{Path: "tools/report", Imports: []string{"e2e/fleet", "e2e/report", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/checkrun", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},
-		{Path: "tools/kubecheck", Imports: []string{"e2e/config", "e2e/remote/kube", "tools/internal/cli"},
+		{Path: "tools/kubecheck", Imports: []string{"e2e/config", "e2e/remote/kube", "e2e/remote/kubeaccess", "tools/internal/cli"},
 			Note: "the Kubernetes preflight alone, before anything is built"},
-		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/wait", "fixtures", "tools/internal/cli"},
+		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/remote/kubeaccess", "e2e/wait", "fixtures", "tools/internal/cli"},
 			Note: "the node debug pods through remote/kube; no harness"},
 		{Path: "lab/faultlab", Imports: []string{"e2e/faultproxy", "e2e/remote"},
 			Note:           "the commands.jsonl schema from remote; lab only",
@@ -110,8 +113,8 @@ var Layers = []Layer{
 
 // Modules: who may import the heavy or framework-bound outside modules.
 var Modules = []Module{
-	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube"}, TestsBy: []string{"e2e/harness", "tools/sweeper"},
-		Note: "client-go and its API types: the Kubernetes transport alone; the others' tests use client-go's fake clientset"},
+	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube"}, TestsBy: []string{"tools/sweeper"},
+		Note: "client-go and its API types: the Kubernetes transport alone; the sweeper's tests use client-go's fake clientset"},
 	{Prefix: "k8s.io/cri-streaming/", TestsBy: []string{"e2e/remote/kube"},
 		Note: "the CRI streaming server that speaks the real exec protocol in process, in remote/kube's tests only"},
 	{Prefix: "k8s.io/cri-api/", TestsBy: []string{"e2e/remote/kube"}, Note: "with cri-streaming"},
@@ -120,6 +123,34 @@ var Modules = []Module{
 	{Prefix: "github.com/gophercloud/", By: []string{"e2e/cloud", "fixtures", "fixtures/fakecloud"},
 		TestsBy: []string{"e2e/cloud", "fixtures"},
 		Note:    "the OpenStack calls: clients, the topology (the one owner of every resource call), its fake"},
+}
+
+// Linked restricts which builds contain an outside module at all, directly or through any chain
+// of imports: a package's own build and its test binary (`go list -deps -test`). A library of
+// hundreds of packages kept out of the packages most tests build keeps the cold `make test`
+// short: each test binary that contains it links all of them.
+type Linked struct {
+	Prefix string
+	By     []Linker // every package whose build or test binary may contain it, with the reason
+	Note   string
+}
+
+// Linker is a package allowed to contain a Linked module, and why it needs it.
+type Linker struct {
+	Path, Why string
+}
+
+// Heavy are the Linked rules.
+var Heavy = []Linked{
+	{Prefix: "k8s.io/", Note: "client-go with the API types and what they pull (about 290 packages in a build, 350 with the fake clientset); " +
+		"the harness takes the transport as a kubeaccess.Open, so it and the packages above it contain none",
+		By: []Linker{
+			{Path: "e2e/remote/kube", Why: "the Kubernetes transport itself"},
+			{Path: "suites/perf", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
+			{Path: "suites/smoke", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
+			{Path: "tools/kubecheck", Why: "the Kubernetes preflight against a real cluster"},
+			{Path: "tools/sweeper", Why: "sweeps the node debug pods"},
+		}},
 }
 
 // Short is a path as DESIGN.md writes it among imports: without the "e2e/".
@@ -174,6 +205,14 @@ func Render() string {
 			tests = "; in tests also by " + quoteAll(m.TestsBy)
 		}
 		fmt.Fprintf(&b, "- `%s`: %s%s — %s\n", m.Prefix, by, tests, m.Note)
+	}
+	b.WriteString("\nOutside modules in a build at all (directly or through imports; test binaries included):\n")
+	for _, h := range Heavy {
+		why := make([]string, len(h.By))
+		for i, l := range h.By {
+			why[i] = "`" + l.Path + "` (" + l.Why + ")"
+		}
+		fmt.Fprintf(&b, "- `%s`: only in %s — %s\n", h.Prefix, strings.Join(why, ", "), h.Note)
 	}
 	return b.String()
 }

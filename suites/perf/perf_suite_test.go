@@ -12,6 +12,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/framework"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 )
 
 func TestPerf(t *testing.T) {
@@ -22,5 +23,5 @@ func TestPerf(t *testing.T) {
 var session *harness.Session
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	session = framework.SetUp(ctx, framework.Steps{Connect: true, Environment: true})
+	session = framework.SetUp(ctx, framework.Steps{Connect: true, Environment: true, Kubernetes: kube.Open})
 })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/framework"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 )
 
 func TestSmoke(t *testing.T) {
@@ -21,7 +22,7 @@ func TestSmoke(t *testing.T) {
 var session *harness.Session
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	session = framework.SetUp(ctx, framework.Steps{Connect: true})
+	session = framework.SetUp(ctx, framework.Steps{Connect: true, Kubernetes: kube.Open})
 })
 
 var _ = Describe("Topology", Label("smoke"), func() {

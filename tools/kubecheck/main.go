@@ -32,15 +32,16 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 )
 
 // preflighter is *kube.Cluster (tests replace newCluster).
 type preflighter interface {
-	Preflight(ctx context.Context, in kube.PreflightInput) kube.PreflightReport
+	Preflight(ctx context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport
 }
 
-var newCluster = func(k config.Kubernetes, o kube.Options) (preflighter, error) { return kube.NewCluster(k, o) }
+var newCluster = func(k config.Kubernetes, o kubeaccess.Options) (preflighter, error) { return kube.NewCluster(k, o) }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,20 +74,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubecheck: %s: hypervisors.access is %q: nothing runs over Kubernetes\n", cfg.File, cfg.Hypervisors.Access)
 		return 2
 	}
-	in := kube.PreflightInput{Hypervisors: kube.ConfiguredTargets(cfg)}
+	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(cfg)}
 	for _, a := range fs.Args()[1:] {
 		hv, host, _ := strings.Cut(a, "=")
 		if hv == "" {
 			fmt.Fprintf(stderr, "kubecheck: %q: want HYPERVISOR or HYPERVISOR=SERVICE_HOST\n", a)
 			return 2
 		}
-		in.Hypervisors = append(in.Hypervisors, kube.Target{Hypervisor: hv, ServiceHost: host})
+		in.Hypervisors = append(in.Hypervisors, kubeaccess.Target{Hypervisor: hv, ServiceHost: host})
 	}
 	k := cfg.Hypervisors.Kubernetes
 	if k.DebugImage != "" {
-		in.DebugPod = &kube.DebugPodInput{Name: cfg.Run.NamePrefix + "-kubecheck-debug", Prefix: cfg.Run.NamePrefix, RunID: "kubecheck", Image: k.DebugImage}
+		in.DebugPod = &kubeaccess.DebugPodInput{Name: cfg.Run.NamePrefix + "-kubecheck-debug", Prefix: cfg.Run.NamePrefix, RunID: "kubecheck", Image: k.DebugImage}
 	}
-	c, err := newCluster(k, kube.Options{API: cfg.Interval(config.IntervalKubeAPI)})
+	c, err := newCluster(k, kubeaccess.Options{API: cfg.Interval(config.IntervalKubeAPI)})
 	if err != nil {
 		fmt.Fprintf(stdout, "FAIL %s: %v\n", cfg.File, err)
 		return 1

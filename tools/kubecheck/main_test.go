@@ -16,7 +16,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
-	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli/clitest"
 )
 
@@ -110,25 +110,25 @@ func TestKubeconfigProblemsAreNamed(t *testing.T) {
 }
 
 type fakeCluster struct {
-	in kube.PreflightInput
+	in kubeaccess.PreflightInput
 	k  config.Kubernetes
-	o  kube.Options
-	r  kube.PreflightReport
+	o  kubeaccess.Options
+	r  kubeaccess.PreflightReport
 }
 
-func (f *fakeCluster) Preflight(_ context.Context, in kube.PreflightInput) kube.PreflightReport {
+func (f *fakeCluster) Preflight(_ context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport {
 	f.in = in
 	return f.r
 }
 
 func TestChecksAndExitCodes(t *testing.T) {
-	f := &fakeCluster{r: kube.PreflightReport{Source: "kubeconfig k, context mosk", Checks: []kube.Check{
+	f := &fakeCluster{r: kubeaccess.PreflightReport{Source: "kubeconfig k, context mosk", Checks: []kubeaccess.Check{
 		{What: "list pods in namespace openstack"},
 		{What: "hypervisor cmp-3", Problem: "kubernetes: hypervisor cmp-3: no Kubernetes node matches"},
 	}}}
 	old := newCluster
 	t.Cleanup(func() { newCluster = old })
-	newCluster = func(k config.Kubernetes, o kube.Options) (preflighter, error) { f.k, f.o = k, o; return f, nil }
+	newCluster = func(k config.Kubernetes, o kubeaccess.Options) (preflighter, error) { f.k, f.o = k, o; return f, nil }
 	path := writeConfig(t, "mosk", "    debug_image: registry.example/netshoot:v0.13\n")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{path, "cmp-3.mosk.example.net=cmp-3"}, &out, &errb)
@@ -143,7 +143,7 @@ func TestChecksAndExitCodes(t *testing.T) {
 	if !strings.Contains(errb.String(), "1 of 2 checks failed") {
 		t.Errorf("stderr %q", errb.String())
 	}
-	want := []kube.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-3.mosk.example.net", ServiceHost: "cmp-3"}}
+	want := []kubeaccess.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-3.mosk.example.net", ServiceHost: "cmp-3"}}
 	if !reflect.DeepEqual(f.in.Hypervisors, want) {
 		t.Errorf("targets %+v, want %+v", f.in.Hypervisors, want)
 	}

@@ -36,19 +36,20 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 // debugPodSweeper finds (and deletes) the node debug pods of harness runs.
 type debugPodSweeper interface {
-	SweepDebugPods(ctx context.Context, in kube.SweepInput) ([]kube.SweptPod, error)
+	SweepDebugPods(ctx context.Context, in kubeaccess.SweepInput) ([]kubeaccess.SweptPod, error)
 }
 
 // newKube builds the Kubernetes client of hypervisors.kubernetes (tests
 // replace it).
 var newKube = func(k config.Kubernetes, api config.Interval) (debugPodSweeper, error) {
-	return kube.NewCluster(k, kube.Options{API: api})
+	return kube.NewCluster(k, kubeaccess.Options{API: api})
 }
 
 // selector names the selection as fixtures.Sweep's report does, for a
@@ -189,8 +190,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 	if kubeSide {
 		kc, err := newKube(cfg.Hypervisors.Kubernetes, cfg.Interval(config.IntervalKubeAPI))
 		if err == nil {
-			var pods []kube.SweptPod
-			pods, err = kc.SweepDebugPods(ctx, kube.SweepInput{Prefix: cfg.Run.NamePrefix, RunID: *runID, OlderThan: *olderThan, All: *all,
+			var pods []kubeaccess.SweptPod
+			pods, err = kc.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: cfg.Run.NamePrefix, RunID: *runID, OlderThan: *olderThan, All: *all,
 				Delete: *del, Interval: cfg.Interval(config.IntervalDebugPod), Logf: logf})
 			for _, p := range pods {
 				rep.Resources = append(rep.Resources, fixtures.SweptResource(p))

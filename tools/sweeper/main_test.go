@@ -19,6 +19,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
@@ -159,14 +160,14 @@ func TestSweeperRedactsSecrets(t *testing.T) {
 func TestSweeperFindsDebugPods(t *testing.T) {
 	_, mk := setup(t)
 	pod := func(run string) *corev1.Pod {
-		return kube.DebugPodSpec("openstack", kube.DebugPodInput{Name: "asap2e2e-" + run + "-debug-cmp-1", Prefix: "asap2e2e", RunID: run, Node: "cmp-1", Image: "img"})
+		return kube.DebugPodSpec("openstack", kubeaccess.DebugPodInput{Name: "asap2e2e-" + run + "-debug-cmp-1", Prefix: "asap2e2e", RunID: run, Node: "cmp-1", Image: "img"})
 	}
 	cs := k8sfake.NewClientset(pod("r1"), pod("r2"))
 	var gotK config.Kubernetes
 	old := newKube
 	newKube = func(k config.Kubernetes, _ config.Interval) (debugPodSweeper, error) {
 		gotK = k
-		return kube.NewClusterForClient(cs, k, kube.Options{}), nil
+		return kube.NewClusterForClient(cs, k, kubeaccess.Options{}), nil
 	}
 	t.Cleanup(func() { newKube = old })
 	path := filepath.Join(t.TempDir(), "mosk.yaml")
@@ -211,10 +212,10 @@ func TestSweeperFindsDebugPods(t *testing.T) {
 // that fail (Keystone down), and no tenant cloud at all. The report holds
 // the pods; the exit code says a side failed.
 func TestSweeperReachesKubernetesWhenOpenStackFails(t *testing.T) {
-	cs := k8sfake.NewClientset(kube.DebugPodSpec("openstack", kube.DebugPodInput{Name: "asap2e2e-r1-debug-cmp-1", Prefix: "asap2e2e", RunID: "r1", Node: "cmp-1", Image: "img"}))
+	cs := k8sfake.NewClientset(kube.DebugPodSpec("openstack", kubeaccess.DebugPodInput{Name: "asap2e2e-r1-debug-cmp-1", Prefix: "asap2e2e", RunID: "r1", Node: "cmp-1", Image: "img"}))
 	old := newKube
 	newKube = func(k config.Kubernetes, _ config.Interval) (debugPodSweeper, error) {
-		return kube.NewClusterForClient(cs, k, kube.Options{}), nil
+		return kube.NewClusterForClient(cs, k, kubeaccess.Options{}), nil
 	}
 	t.Cleanup(func() { newKube = old })
 	down := func(context.Context, config.Cloud, config.Interval, func(string, ...any)) (fixtures.Clients, *cloud.Redactor, error) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // An API server that accepts the connection and never answers (the issue's
@@ -30,7 +31,7 @@ func TestEveryAPICallIsBoundedOnAHungAPIServer(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
 	api := config.Interval{Timeout: 300 * time.Millisecond, Poll: 50 * time.Millisecond}
-	c, err := newCluster(&rest.Config{Host: srv.URL}, mosk, Options{API: api})
+	c, err := newCluster(&rest.Config{Host: srv.URL}, mosk, kubeaccess.Options{API: api})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +42,17 @@ func TestEveryAPICallIsBoundedOnAHungAPIServer(t *testing.T) {
 		call func(ctx context.Context) error
 	}{
 		{"FindPod", func(ctx context.Context) error { _, err := c.FindPod(ctx, "cmp-1"); return err }},
-		{"Resolve", func(ctx context.Context) error { _, _, err := c.Resolve(ctx, Target{Hypervisor: "cmp-1"}); return err }},
+		{"Resolve", func(ctx context.Context) error {
+			_, _, err := c.Resolve(ctx, kubeaccess.Target{Hypervisor: "cmp-1"})
+			return err
+		}},
 		{"Preflight", func(ctx context.Context) error {
-			return c.Preflight(ctx, PreflightInput{Hypervisors: []Target{{Hypervisor: "cmp-1"}}}).Err()
+			return c.Preflight(ctx, kubeaccess.PreflightInput{Hypervisors: []kubeaccess.Target{{Hypervisor: "cmp-1"}}}).Err()
 		}},
 		{"CreateDebugPod", func(ctx context.Context) error { _, err := c.CreateDebugPod(ctx, debug); return err }},
 		{"DeletePod", func(ctx context.Context) error { return c.DeletePod(ctx, podName, debug.Interval) }},
 		{"SweepDebugPods", func(ctx context.Context) error {
-			_, err := c.SweepDebugPods(ctx, SweepInput{Prefix: "asap2e2e", All: true})
+			_, err := c.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: "asap2e2e", All: true})
 			return err
 		}},
 	}

@@ -13,6 +13,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // The OVS DaemonSet in the middle of a rolling update: each node's pod
@@ -27,7 +28,7 @@ func withImage(image string) func(*corev1.Pod) {
 	return func(p *corev1.Pod) { p.Spec.Containers[0].Image = image }
 }
 
-func autoInput(cl Cleaner, node string) DebugPodInput {
+func autoInput(cl kubeaccess.Cleaner, node string) kubeaccess.DebugPodInput {
 	in := debugInput(cl)
 	in.Name = "asap2e2e-" + runID + "-debug-" + node
 	in.Node, in.Image = node, config.DebugImageAuto
@@ -43,7 +44,7 @@ func TestDebugImageAuto(t *testing.T) {
 		ovsPod("openvswitch-vswitchd-default-bbbbb", "cmp-2", withImage(imageCmp2)),
 	)
 	onCreate(cs, running())
-	c := clusterFor(cs, mosk, Options{})
+	c := clusterFor(cs, mosk, kubeaccess.Options{})
 	for _, tc := range []struct{ node, image string }{{"cmp-2", imageCmp2}, {"cmp-1", imageCmp1}} {
 		var cl stack
 		in := autoInput(&cl, tc.node)
@@ -54,7 +55,7 @@ func TestDebugImageAuto(t *testing.T) {
 		if pod.Image != tc.image || pod.HostRoot != HostRootMount || pod.Container != DebugContainer {
 			t.Errorf("node %s: pod %+v, want image %s, host root %s", tc.node, pod, tc.image, HostRootMount)
 		}
-		if got := pod.command("tc -s -j filter show dev 'rep 1' ingress"); got != `chroot /host /bin/sh -c 'tc -s -j filter show dev '\''rep 1'\'' ingress'` {
+		if got := podCommand(pod, "tc -s -j filter show dev 'rep 1' ingress"); got != `chroot /host /bin/sh -c 'tc -s -j filter show dev '\''rep 1'\'' ingress'` {
 			t.Errorf("command %q, want it under chroot /host", got)
 		}
 		p, err := cs.CoreV1().Pods("openstack").Get(context.Background(), in.Name, metav1.GetOptions{})
@@ -113,7 +114,7 @@ func TestDebugImageAutoNoOVSPod(t *testing.T) {
 				return false, nil, nil
 			})
 			var cl stack
-			_, err := clusterFor(cs, mosk, Options{}).CreateDebugPod(context.Background(), autoInput(&cl, "cmp-3"))
+			_, err := clusterFor(cs, mosk, kubeaccess.Options{}).CreateDebugPod(context.Background(), autoInput(&cl, "cmp-3"))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -138,9 +139,9 @@ func TestPreflightDryRunsAutoImage(t *testing.T) {
 		sent = a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).DeepCopy()
 		return false, nil, nil
 	})
-	in := preflightInput(Target{Hypervisor: nodeB})
+	in := preflightInput(kubeaccess.Target{Hypervisor: nodeB})
 	in.DebugPod.Image = config.DebugImageAuto
-	r := clusterFor(s, mosk, Options{}).Preflight(context.Background(), in)
+	r := clusterFor(s, mosk, kubeaccess.Options{}).Preflight(context.Background(), in)
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestHostRootRunnerChroots(t *testing.T) {
 	}
 	a := newAPIServer(t)
 	r, _ := a.runner(t, t.TempDir())
-	dr, err := r.c.RunnerIn("cmp-1", Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer, HostRoot: "/"})
+	dr, err := r.c.RunnerIn("cmp-1", kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer, HostRoot: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestHostRootRunnerChroots(t *testing.T) {
 	if err != nil || res.ExitCode != 2 || string(res.Stdout) != "host\n" {
 		t.Fatalf("exit %d, stdout %q, %v", res.ExitCode, res.Stdout, err)
 	}
-	testCancelKills(t, dr)
+	testCancelKills(t, dr.(*Runner))
 	cmds := a.commands()
 	if len(cmds) < 3 {
 		t.Fatalf("exec requests %q, want the command, the cancelled one and its kill", cmds)

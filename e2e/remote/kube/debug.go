@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -36,39 +37,6 @@ const (
 	HostRootMount = "/host"
 )
 
-// Cleaner registers a teardown step, run last in, first out (the shape of
-// fixtures.Cleaner, which the harness passes).
-type Cleaner interface {
-	Defer(what string, fn func(ctx context.Context) error)
-}
-
-// DebugPodInput is one node debug pod: host network, privileged, pinned to
-// Node, running Image; the host tools the OVS container lacks run in it.
-type DebugPodInput struct {
-	Name   string // <prefix>-<runid>-debug-<node> (fixtures.ResourceName)
-	Prefix string // run.name_prefix, also a label
-	RunID  string
-	Node   string
-	// Image is hypervisors.kubernetes.debug_image; config.DebugImageAuto
-	// is resolved by CreateDebugPod (and the preflight's dry run) to the
-	// image of Node's OVS pod, with HostRoot set.
-	Image string
-	// HostRoot, when set, mounts the host's / there, read-only, and the
-	// commands run under chroot into it (Pod.HostRoot).
-	HostRoot string
-	// Interval (intervals.debug_pod) bounds the wait for Running and the
-	// wait for the pod to be gone after its delete.
-	Interval wait.Interval
-	// ActiveDeadline bounds the pod's life (activeDeadlineSeconds): a pod
-	// whose delete never came (a second Ctrl-C, a killed run) is stopped by
-	// the kubelet when it has passed; the harness gives the run's budget.
-	// 0 = none.
-	ActiveDeadline time.Duration
-	// Cleaner gets the pod's delete the moment the API accepted the create.
-	Cleaner Cleaner
-	Logf    func(format string, args ...any)
-}
-
 // debugLoop is the pod's process: it idles until TERM (the pod's delete).
 // The commands run through exec beside it.
 const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done`
@@ -83,14 +51,14 @@ const debugLoop = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; don
 //
 // With in.HostRoot (debug_image: auto) the host's / is mounted there
 // read-only (hostPath) and each command runs under `chroot HostRoot`
-// inside the wrapper, which stays in the container (Pod.command): the
+// inside the wrapper, which stays in the container (podCommand): the
 // image is the OVS pod's, already on the node, and the tools are the
 // host's own. chroot rather than nsenter into PID 1's mount namespace (as
 // Kubernetes e2e's HostExec does): nsenter needs hostPID, which this pod
 // does without (see above), and so would widen what admission must allow
 // (the preflight's dry run asks for exactly this spec); chroot needs only
 // the mount, and the network namespace is the host's already.
-func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
+func DebugPodSpec(ns string, in kubeaccess.DebugPodInput) *corev1.Pod {
 	yes, no := true, false
 	grace := int64(5)
 	var deadline *int64
@@ -142,16 +110,16 @@ func DebugPodSpec(ns string, in DebugPodInput) *corev1.Pod {
 // pod never runs), and waits until its container runs. A pod that is not
 // Running within in.Interval, or fails, is an error with its phase,
 // conditions, container state and events.
-func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, error) {
+func (c *Cluster) CreateDebugPod(ctx context.Context, in kubeaccess.DebugPodInput) (kubeaccess.Pod, error) {
 	if in.Image == "" {
-		return Pod{}, fmt.Errorf("kubernetes: debug pod for node %s: no image (hypervisors.kubernetes.debug_image)", in.Node)
+		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: debug pod for node %s: no image (hypervisors.kubernetes.debug_image)", in.Node)
 	}
 	if in.Cleaner == nil {
-		return Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
+		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: debug pod %s: no cleaner to register its delete with", in.Name)
 	}
 	in, err := c.resolveDebugImage(ctx, in)
 	if err != nil {
-		return Pod{}, err
+		return kubeaccess.Pod{}, err
 	}
 	ref := c.debugNS + "/" + in.Name
 	cctx, cancel := c.apiCall(ctx)
@@ -162,7 +130,7 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 		// this run: adopt it if it carries this run's id.
 		p, gerr := c.getPod(ctx, in.Name)
 		if gerr != nil || p.Labels[LabelRunID] != in.RunID {
-			return Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s: %w", ref, in.Node, err)
+			return kubeaccess.Pod{}, fmt.Errorf("kubernetes: creating debug pod %s on node %s: %w", ref, in.Node, err)
 		}
 		err = nil
 	}
@@ -174,7 +142,7 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 				return c.DeletePod(ctx, in.Name, in.Interval)
 			})
 		}
-		return Pod{}, c.apiError(fmt.Sprintf("creating debug pod %s on node %s (image %s)", ref, in.Node, in.Image), err)
+		return kubeaccess.Pod{}, c.apiError(fmt.Sprintf("creating debug pod %s on node %s (image %s)", ref, in.Node, in.Image), err)
 	}
 	in.Cleaner.Defer("delete debug pod "+ref, func(ctx context.Context) error {
 		return c.DeletePod(ctx, in.Name, in.Interval)
@@ -207,16 +175,16 @@ func (c *Cluster) CreateDebugPod(ctx context.Context, in DebugPodInput) (Pod, er
 		return false, nil
 	})
 	if err != nil {
-		return Pod{}, fmt.Errorf("kubernetes: %w; %s", err, c.describeDebugPod(ctx, in.Name, last))
+		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: %w; %s", err, c.describeDebugPod(ctx, in.Name, last))
 	}
-	return Pod{Node: in.Node, Namespace: c.debugNS, Name: in.Name, Container: DebugContainer, Image: in.Image, HostRoot: in.HostRoot}, nil
+	return kubeaccess.Pod{Node: in.Node, Namespace: c.debugNS, Name: in.Name, Container: DebugContainer, Image: in.Image, HostRoot: in.HostRoot}, nil
 }
 
 // resolveDebugImage turns debug_image: auto into the image of the OVS
 // container on in.Node (the pod runs there, so the image is on the node and
 // nothing is pulled) with the host's / at HostRootMount. Any other image
 // is kept as given.
-func (c *Cluster) resolveDebugImage(ctx context.Context, in DebugPodInput) (DebugPodInput, error) {
+func (c *Cluster) resolveDebugImage(ctx context.Context, in kubeaccess.DebugPodInput) (kubeaccess.DebugPodInput, error) {
 	if in.Image != config.DebugImageAuto {
 		return in, nil
 	}
@@ -228,7 +196,7 @@ func (c *Cluster) resolveDebugImage(ctx context.Context, in DebugPodInput) (Debu
 }
 
 // autoImage is in with the image of pod, the OVS pod on in.Node.
-func autoImage(in DebugPodInput, pod Pod) (DebugPodInput, error) {
+func autoImage(in kubeaccess.DebugPodInput, pod kubeaccess.Pod) (kubeaccess.DebugPodInput, error) {
 	if pod.Node != in.Node {
 		return in, fmt.Errorf("kubernetes: debug pod for node %s: the OVS pod %s/%s runs on node %s, not there (hypervisors.kubernetes.debug_image auto)", in.Node, pod.Namespace, pod.Name, pod.Node)
 	}
@@ -376,7 +344,7 @@ func (c *Cluster) DeletePod(ctx context.Context, name string, iv wait.Interval) 
 
 // NewClusterForClient is a Cluster on an existing clientset (client-go's
 // fake in tests): discovery, debug pods and sweeps, no exec (no REST config).
-func NewClusterForClient(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluster {
+func NewClusterForClient(cs kubernetes.Interface, k config.Kubernetes, o kubeaccess.Options) *Cluster {
 	return clusterFor(cs, k, o)
 }
 
@@ -385,42 +353,11 @@ func (c *Cluster) Namespace() string { return c.namespace }
 
 // RunnerIn is hypervisor hv's runner in pod (e.g. a debug pod), named
 // "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
-func (c *Cluster) RunnerIn(hv string, pod Pod) (*Runner, error) {
+func (c *Cluster) RunnerIn(hv string, pod kubeaccess.Pod) (kubeaccess.PodRunner, error) {
 	if c.rest == nil {
 		return nil, errors.New("kubernetes: no REST config (a cluster for discovery only)")
 	}
 	return c.runnerFor(hv, pod), nil
-}
-
-// SweepInput selects leftover debug pods of harness runs, by their labels:
-// exactly one of RunID, OlderThan and All, and only pods whose name starts
-// with "<Prefix>-" and that carry the prefix label.
-type SweepInput struct {
-	Prefix    string
-	RunID     string
-	OlderThan time.Duration
-	All       bool
-	// Delete deletes what is selected; false is a dry run.
-	Delete   bool
-	Interval wait.Interval // each delete's wait (intervals.debug_pod)
-	Now      func() time.Time
-	Logf     func(format string, args ...any)
-}
-
-// SweptPod is one debug pod the sweep looked at. Its fields are those of
-// fixtures.SweptResource, in the same order, so that a sweep report takes
-// it by conversion (fixtures.SweptResource(p)) without this package
-// importing fixtures.
-type SweptPod struct {
-	Kind      string     `json:"kind"` // KindDebugPod
-	ID        string     `json:"id"`   // <namespace>/<name>
-	Name      string     `json:"name"`
-	CreatedAt *time.Time `json:"created_at,omitempty"`
-	Tags      []string   `json:"tags,omitempty"` // asap2-e2e/run-id=<id>
-	// Action: "would delete" (dry run), "deleted" or "failed".
-	Action string `json:"action"`
-	Reason string `json:"reason,omitempty"` // "node <node>"
-	Error  string `json:"error,omitempty"`
 }
 
 // KindDebugPod is a node debug pod's kind in sweep reports.
@@ -430,7 +367,7 @@ const KindDebugPod = "kubernetes pod"
 // managed-by, role and prefix; the run id too when given) and deletes them
 // when in.Delete is set. It returns every pod selected; those not deleted
 // are still there.
-func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod, error) {
+func (c *Cluster) SweepDebugPods(ctx context.Context, in kubeaccess.SweepInput) ([]kubeaccess.SweptPod, error) {
 	n := 0
 	for _, b := range []bool{in.RunID != "", in.OlderThan > 0, in.All} {
 		if b {
@@ -459,7 +396,7 @@ func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod
 	if in.Now != nil {
 		now = in.Now
 	}
-	var out []SweptPod
+	var out []kubeaccess.SweptPod
 	for _, p := range list.Items {
 		// The fake clientset filters by labels too; the name prefix is
 		// checked here as the OpenStack sweep checks names.
@@ -470,7 +407,7 @@ func (c *Cluster) SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod
 			continue
 		}
 		created := p.CreationTimestamp.UTC()
-		s := SweptPod{Kind: KindDebugPod, ID: p.Namespace + "/" + p.Name, Name: p.Name, CreatedAt: &created,
+		s := kubeaccess.SweptPod{Kind: KindDebugPod, ID: p.Namespace + "/" + p.Name, Name: p.Name, CreatedAt: &created,
 			Tags: []string{LabelRunID + "=" + p.Labels[LabelRunID]}, Reason: "node " + p.Spec.NodeName, Action: "would delete"}
 		if in.Delete {
 			if err := c.DeletePod(ctx, p.Name, in.Interval); err != nil {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
@@ -46,8 +47,8 @@ const (
 	podName = "asap2e2e-20261203t101500-ab12-debug-cmp-1"
 )
 
-func debugInput(cl Cleaner) DebugPodInput {
-	return DebugPodInput{Name: podName, Prefix: "asap2e2e", RunID: runID, Node: "cmp-1",
+func debugInput(cl kubeaccess.Cleaner) kubeaccess.DebugPodInput {
+	return kubeaccess.DebugPodInput{Name: podName, Prefix: "asap2e2e", RunID: runID, Node: "cmp-1",
 		Image: "registry.example/tools/netshoot:v0.13", Interval: quick, Cleaner: cl}
 }
 
@@ -68,13 +69,13 @@ func running() corev1.PodStatus {
 func TestCreateDebugPod(t *testing.T) {
 	cs := fake.NewClientset()
 	onCreate(cs, running())
-	c := clusterFor(cs, mosk, Options{})
+	c := clusterFor(cs, mosk, kubeaccess.Options{})
 	var cl stack
 	pod, err := c.CreateDebugPod(context.Background(), debugInput(&cl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer, Image: "registry.example/tools/netshoot:v0.13"}); pod != want {
+	if want := (kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer, Image: "registry.example/tools/netshoot:v0.13"}); pod != want {
 		t.Errorf("pod %+v, want %+v", pod, want)
 	}
 	p, err := cs.CoreV1().Pods("openstack").Get(context.Background(), podName, metav1.GetOptions{})
@@ -134,7 +135,7 @@ func TestDebugPodNotRunning(t *testing.T) {
 		Conditions: []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [debug]"}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: DebugContainer, State: corev1.ContainerState{
 			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}})
-	c := clusterFor(cs, mosk, Options{})
+	c := clusterFor(cs, mosk, kubeaccess.Options{})
 	var cl stack
 	_, err := c.CreateDebugPod(context.Background(), debugInput(&cl))
 	if err == nil {
@@ -180,7 +181,7 @@ func TestDebugPodHopeless(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cs := fake.NewClientset()
 			onCreate(cs, c.st)
-			cl := clusterFor(cs, mosk, Options{})
+			cl := clusterFor(cs, mosk, kubeaccess.Options{})
 			var st stack
 			in := debugInput(&st)
 			in.Interval = wait.Interval{Timeout: time.Hour, Poll: time.Hour}
@@ -206,7 +207,7 @@ func TestCreateDebugPodRefusedOrTaken(t *testing.T) {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, podName, errors.New(`violates PodSecurity "baseline:latest": privileged`))
 		})
 		var st stack
-		_, err := clusterFor(cs, mosk, Options{}).CreateDebugPod(context.Background(), debugInput(&st))
+		_, err := clusterFor(cs, mosk, kubeaccess.Options{}).CreateDebugPod(context.Background(), debugInput(&st))
 		if err == nil || !strings.Contains(err.Error(), "creating debug pod openstack/"+podName+" on node cmp-1 (image registry.example/tools/netshoot:v0.13)") || !strings.Contains(err.Error(), "PodSecurity") {
 			t.Errorf("got %v", err)
 		}
@@ -219,7 +220,7 @@ func TestCreateDebugPodRefusedOrTaken(t *testing.T) {
 		old.Status = running()
 		cs := fake.NewClientset(old)
 		var st stack
-		if _, err := clusterFor(cs, mosk, Options{}).CreateDebugPod(context.Background(), debugInput(&st)); err != nil {
+		if _, err := clusterFor(cs, mosk, kubeaccess.Options{}).CreateDebugPod(context.Background(), debugInput(&st)); err != nil {
 			t.Fatal(err)
 		}
 		if len(st.steps) != 1 {
@@ -231,7 +232,7 @@ func TestCreateDebugPodRefusedOrTaken(t *testing.T) {
 		in.RunID = "20261202t090000-ffff"
 		cs := fake.NewClientset(DebugPodSpec("openstack", in))
 		var st stack
-		_, err := clusterFor(cs, mosk, Options{}).CreateDebugPod(context.Background(), debugInput(&st))
+		_, err := clusterFor(cs, mosk, kubeaccess.Options{}).CreateDebugPod(context.Background(), debugInput(&st))
 		if err == nil || !apierrors.IsAlreadyExists(errors.Unwrap(err)) {
 			t.Errorf("got %v, want already exists", err)
 		}
@@ -242,7 +243,7 @@ func TestCreateDebugPodRefusedOrTaken(t *testing.T) {
 	t.Run("no image", func(t *testing.T) {
 		in := debugInput(&stack{})
 		in.Image = ""
-		_, err := clusterFor(fake.NewClientset(), mosk, Options{}).CreateDebugPod(context.Background(), in)
+		_, err := clusterFor(fake.NewClientset(), mosk, kubeaccess.Options{}).CreateDebugPod(context.Background(), in)
 		if err == nil || !strings.Contains(err.Error(), "node cmp-1: no image (hypervisors.kubernetes.debug_image)") {
 			t.Errorf("got %v", err)
 		}
@@ -252,7 +253,7 @@ func TestCreateDebugPodRefusedOrTaken(t *testing.T) {
 func TestSweepDebugPods(t *testing.T) {
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	mk := func(name, prefix, run string, age time.Duration) *corev1.Pod {
-		p := DebugPodSpec("openstack", DebugPodInput{Name: name, Prefix: prefix, RunID: run, Node: "cmp-1", Image: "img"})
+		p := DebugPodSpec("openstack", kubeaccess.DebugPodInput{Name: name, Prefix: prefix, RunID: run, Node: "cmp-1", Image: "img"})
 		p.CreationTimestamp = metav1.NewTime(now.Add(-age))
 		return p
 	}
@@ -262,33 +263,33 @@ func TestSweepDebugPods(t *testing.T) {
 		mk("other-20261201t080000-cdef-debug-cmp-2", "other", "20261201t080000-cdef", 50*time.Hour), // another prefix
 		ovsPod("asap2e2e-lookalike", "cmp-1"),                                                       // the prefix in its name, not our labels
 	}
-	sweep := func(in SweepInput) ([]SweptPod, *fake.Clientset) {
+	sweep := func(in kubeaccess.SweepInput) ([]kubeaccess.SweptPod, *fake.Clientset) {
 		t.Helper()
 		cs := fake.NewClientset(objs...)
 		in.Prefix, in.Interval, in.Now = "asap2e2e", quick, func() time.Time { return now }
-		got, err := clusterFor(cs, mosk, Options{}).SweepDebugPods(context.Background(), in)
+		got, err := clusterFor(cs, mosk, kubeaccess.Options{}).SweepDebugPods(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return got, cs
 	}
-	names := func(ps []SweptPod) string {
+	names := func(ps []kubeaccess.SweptPod) string {
 		var n []string
 		for _, p := range ps {
 			n = append(n, p.Name+":"+p.Action)
 		}
 		return strings.Join(n, ",")
 	}
-	got, _ := sweep(SweepInput{RunID: runID})
+	got, _ := sweep(kubeaccess.SweepInput{RunID: runID})
 	if names(got) != podName+":would delete" || got[0].Reason != "node cmp-1" || got[0].Tags[0] != LabelRunID+"="+runID ||
 		got[0].ID != "openstack/"+podName || got[0].Kind != "kubernetes pod" || !got[0].CreatedAt.Equal(now.Add(-time.Hour)) {
 		t.Errorf("by run id: %+v", got)
 	}
-	got, _ = sweep(SweepInput{OlderThan: 24 * time.Hour})
+	got, _ = sweep(kubeaccess.SweepInput{OlderThan: 24 * time.Hour})
 	if names(got) != "asap2e2e-20261201t080000-cdef-debug-cmp-2:would delete" {
 		t.Errorf("by age: %s", names(got))
 	}
-	got, cs := sweep(SweepInput{All: true, Delete: true})
+	got, cs := sweep(kubeaccess.SweepInput{All: true, Delete: true})
 	if names(got) != "asap2e2e-20261201t080000-cdef-debug-cmp-2:deleted,"+podName+":deleted" {
 		t.Errorf("all: %s", names(got))
 	}
@@ -300,7 +301,7 @@ func TestSweepDebugPods(t *testing.T) {
 	if strings.Join(l, ",") != "asap2e2e-lookalike,other-20261201t080000-cdef-debug-cmp-2" {
 		t.Errorf("left after the sweep: %v (only our debug pods may go)", l)
 	}
-	if _, err := clusterFor(fake.NewClientset(), mosk, Options{}).SweepDebugPods(context.Background(), SweepInput{Prefix: "asap2e2e", RunID: runID, All: true}); err == nil {
+	if _, err := clusterFor(fake.NewClientset(), mosk, kubeaccess.Options{}).SweepDebugPods(context.Background(), kubeaccess.SweepInput{Prefix: "asap2e2e", RunID: runID, All: true}); err == nil {
 		t.Error("two selectors: want an error")
 	}
 }
@@ -339,7 +340,7 @@ func TestHopelessPull(t *testing.T) {
 	in := debugInput(&stack{})
 	in.Interval = wait.Interval{Timeout: time.Hour, Poll: time.Second}
 	start := time.Now()
-	_, err := clusterFor(cs, mosk, Options{}).CreateDebugPod(context.Background(), in)
+	_, err := clusterFor(cs, mosk, kubeaccess.Options{}).CreateDebugPod(context.Background(), in)
 	if err == nil || !strings.Contains(err.Error(), "cannot start: ErrImagePull") || !strings.Contains(err.Error(), "hypervisors.kubernetes.debug_image registry.example/tools/netshoot:v0.13") {
 		t.Errorf("error %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 var mosk = config.Kubernetes{Namespace: "openstack", PodSelector: config.DefaultKubePodSelector, Container: config.DefaultKubeContainer}
@@ -65,13 +66,13 @@ func TestFindPod(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cl := clusterFor(fake.NewClientset(c.objs...), mosk, Options{})
+			cl := clusterFor(fake.NewClientset(c.objs...), mosk, kubeaccess.Options{})
 			pod, err := cl.FindPod(context.Background(), "cmp-1")
 			if c.want != "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := Pod{Node: "cmp-1", Namespace: "openstack", Name: c.want, Container: "openvswitch-vswitchd"}
+				want := kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: c.want, Container: "openvswitch-vswitchd"}
 				if pod != want {
 					t.Errorf("got %+v, want %+v", pod, want)
 				}
@@ -93,7 +94,7 @@ func TestFindPod(t *testing.T) {
 }
 
 func TestNewClusterNamesTheKubeconfig(t *testing.T) {
-	_, err := NewCluster(config.Kubernetes{Kubeconfig: "/nonexistent/kubeconfig", Context: "mosk"}, Options{})
+	_, err := NewCluster(config.Kubernetes{Kubeconfig: "/nonexistent/kubeconfig", Context: "mosk"}, kubeaccess.Options{})
 	if err == nil || !strings.Contains(err.Error(), "kubeconfig /nonexistent/kubeconfig, context mosk") {
 		t.Fatalf("got %v", err)
 	}

@@ -15,23 +15,24 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // Runner runs commands in one pod's container. It implements remote.Runner
 // and is safe for concurrent use.
 type Runner struct {
 	c    *Cluster
-	pod  Pod
+	pod  kubeaccess.Pod
 	name string
 }
 
-var _ remote.Runner = (*Runner)(nil)
+var _ kubeaccess.PodRunner = (*Runner)(nil)
 
 // Name is "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
 func (r *Runner) Name() string { return r.name }
 
 // Pod is where the commands run.
-func (r *Runner) Pod() Pod { return r.pod }
+func (r *Runner) Pod() kubeaccess.Pod { return r.pod }
 
 // Run runs cmd to completion or until ctx ends (then the command's process
 // group in the container is killed).
@@ -89,7 +90,7 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("not started: %w", err))
 	}
-	w := remote.Wrap(r.pod.command(cmd), r.c.grace)
+	w := remote.Wrap(podCommand(r.pod, cmd), r.c.grace)
 	ex, err := r.executor([]string{"sh", "-c", w.Line}, true)
 	if err != nil {
 		return fail(err)
@@ -170,14 +171,14 @@ func exitOf(err error) int {
 	return -1
 }
 
-// command is what the wrapper runs for cmd in the pod: cmd itself, or,
+// podCommand is what the wrapper runs for cmd in pod p: cmd itself, or,
 // when the pod mounts the host's / (HostRoot), cmd under `chroot HostRoot`
 // in the host's /bin/sh, so its programs are the host's. Only the command
 // is chrooted: the wrapper (its /proc reads, setsid, the watchdog) and the
 // kill execs run in the container as they do in the OVS container, since
 // the host's /proc under HostRoot shows the host's PID namespace, not the
 // pod's that $$ and the process group ids belong to.
-func (p Pod) command(cmd string) string {
+func podCommand(p kubeaccess.Pod, cmd string) string {
 	if p.HostRoot == "" {
 		return cmd
 	}

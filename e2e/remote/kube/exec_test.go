@@ -29,6 +29,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // The exec tests run client-go's executors against Kubernetes' own CRI
@@ -172,12 +173,12 @@ func (a *apiServer) runner(t *testing.T, dir string, wsProtocols ...string) (*Ru
 	}
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
 	rc := &rest.Config{Host: a.srv.URL, BearerToken: testToken, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
-	c, err := newCluster(rc, mosk, Options{Log: log, KillGrace: time.Second})
+	c, err := newCluster(rc, mosk, kubeaccess.Options{Log: log, KillGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.wsProtocols = wsProtocols
-	return c.runnerFor("cmp-1", Pod{Node: "cmp-1", Namespace: "openstack", Name: "openvswitch-vswitchd-default-abcde", Container: "openvswitch-vswitchd"}), log
+	return c.runnerFor("cmp-1", kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: "openvswitch-vswitchd-default-abcde", Container: "openvswitch-vswitchd"}), log
 }
 
 func TestExecOverSPDYFallback(t *testing.T) {
@@ -342,7 +343,7 @@ func TestDebugPodRunnerExecs(t *testing.T) {
 	a := newAPIServer(t)
 	dir := t.TempDir()
 	r, log := a.runner(t, dir)
-	dr, err := r.c.RunnerIn("cmp-1", Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer})
+	dr, err := r.c.RunnerIn("cmp-1", kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: podName, Container: DebugContainer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ func TestDebugPodRunnerExecs(t *testing.T) {
 	if !bytes.Contains(data, []byte(`"target":"hypervisor cmp-1 (pod openstack/`+podName+`, container debug)"`)) {
 		t.Errorf("command log does not name the debug pod:\n%.500s", data)
 	}
-	if _, err := clusterFor(nil, mosk, Options{}).RunnerIn("cmp-1", Pod{}); err == nil {
+	if _, err := clusterFor(nil, mosk, kubeaccess.Options{}).RunnerIn("cmp-1", kubeaccess.Pod{}); err == nil {
 		t.Error("a discovery-only cluster made a runner")
 	}
 }

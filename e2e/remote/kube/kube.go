@@ -24,6 +24,11 @@
 // group through a second exec, closes stdin (the watchdog's TERM, then KILL
 // after the grace period), KILL through an exec if it still runs, and only
 // then drops the stream; a dropped stream ends stdin too.
+//
+// The words it speaks (Target, Pod, the debug pod's and the preflight's
+// inputs and reports) are e2e/remote/kubeaccess's, and *Cluster is its
+// Cluster: the harness uses that package alone and is handed Open, so only
+// the programs that pass Open link client-go.
 package kube
 
 import (
@@ -48,6 +53,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // Cluster is one Kubernetes API and where the OVS pods are in it.
@@ -72,20 +78,12 @@ type Cluster struct {
 	wsProtocols []string
 }
 
-// Options are what NewCluster needs besides the config block.
-type Options struct {
-	Log       *remote.CommandLog // every command; nil = none
-	KillGrace time.Duration      // TERM → KILL; 0 = remote.DefaultKillGrace
-	// API bounds each API call (intervals.kube_api); zero = its default.
-	API config.Interval
-}
-
 // NewCluster builds the client from k's kubeconfig and context, loaded as
 // kubectl loads them: k.Kubeconfig, else every file of $KUBECONFIG merged
 // (first wins), else ~/.kube/config; k.Context, else the current context;
 // with no kubeconfig at all, the pod's service account (in-cluster: the
 // harness running as a Kubernetes Job).
-func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
+func NewCluster(k config.Kubernetes, o kubeaccess.Options) (*Cluster, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
@@ -109,6 +107,19 @@ func NewCluster(k config.Kubernetes, o Options) (*Cluster, error) {
 	c.source = describeSource(cc, rules, k.Context)
 	return c, nil
 }
+
+// Open is NewCluster as a kubeaccess.Open: what the programs that reach a
+// cluster (the suites, through the framework) hand the harness, which
+// imports no client-go.
+func Open(k config.Kubernetes, o kubeaccess.Options) (kubeaccess.Cluster, error) {
+	c, err := NewCluster(k, o)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var _ kubeaccess.Cluster = (*Cluster)(nil)
 
 // describeSource names where the credentials came from, for messages:
 // "kubeconfig FILE[:FILE…], context C (user U)" or the service account.
@@ -142,7 +153,7 @@ func (c *Cluster) Source() string {
 	return c.source
 }
 
-func newCluster(rc *rest.Config, k config.Kubernetes, o Options) (*Cluster, error) {
+func newCluster(rc *rest.Config, k config.Kubernetes, o kubeaccess.Options) (*Cluster, error) {
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: client for %s: %w", rc.Host, err)
@@ -152,7 +163,7 @@ func newCluster(rc *rest.Config, k config.Kubernetes, o Options) (*Cluster, erro
 	return c, nil
 }
 
-func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluster {
+func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o kubeaccess.Options) *Cluster {
 	if o.KillGrace <= 0 {
 		o.KillGrace = remote.DefaultKillGrace
 	}
@@ -167,24 +178,9 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o Options) *Cluste
 		api: o.API, log: o.Log, grace: o.KillGrace}
 }
 
-// Pod is where a hypervisor's commands run.
-type Pod struct {
-	Node, Namespace, Name, Container string
-	// Image is the container's image (the pod's spec), as found.
-	Image string
-	// HostRoot, when set, is where the host's / is mounted in the
-	// container: every command runs under `chroot HostRoot`, so it runs
-	// the host's own programs (a debug pod of debug_image: auto).
-	HostRoot string
-}
-
-func (p Pod) String() string {
-	return fmt.Sprintf("pod %s/%s, container %s", p.Namespace, p.Name, p.Container)
-}
-
 // FindPod finds the OVS pod on node: the one Running pod in the namespace
 // that matches the selector and runs there, with the container ready.
-func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
+func (c *Cluster) FindPod(ctx context.Context, node string) (kubeaccess.Pod, error) {
 	var list *corev1.PodList
 	err := c.read(ctx, fmt.Sprintf("listing the OVS pods (namespace %s, selector %q, node %s)", c.namespace, c.selector, node), func(ctx context.Context) (err error) {
 		list, err = c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{
@@ -194,14 +190,14 @@ func (c *Cluster) FindPod(ctx context.Context, node string) (Pod, error) {
 		return err
 	})
 	if err != nil {
-		return Pod{}, err
+		return kubeaccess.Pod{}, err
 	}
 	return c.pickPod(list.Items, node)
 }
 
 // pickPod chooses node's OVS pod among pods: the one Running (not being
 // deleted) on node, with the container ready.
-func (c *Cluster) pickPod(pods []corev1.Pod, node string) (Pod, error) {
+func (c *Cluster) pickPod(pods []corev1.Pod, node string) (kubeaccess.Pod, error) {
 	where := fmt.Sprintf("namespace %s, selector %q, node %s", c.namespace, c.selector, node)
 	var onNode, running []corev1.Pod
 	for _, p := range pods {
@@ -218,16 +214,16 @@ func (c *Cluster) pickPod(pods []corev1.Pod, node string) (Pod, error) {
 	}
 	switch {
 	case len(onNode) == 0:
-		return Pod{}, fmt.Errorf("kubernetes: no OVS pod found (%s): is the node name right (hypervisors.kubernetes.node_names) and does the OVS DaemonSet run there?", where)
+		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: no OVS pod found (%s): is the node name right (hypervisors.kubernetes.node_names) and does the OVS DaemonSet run there?", where)
 	case len(running) == 0:
-		return Pod{}, fmt.Errorf("kubernetes: no Running OVS pod (%s); found %s", where, describe(onNode))
+		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: no Running OVS pod (%s); found %s", where, describe(onNode))
 	case len(running) > 1:
-		return Pod{}, fmt.Errorf("kubernetes: %d Running OVS pods (%s), expected one: %s", len(running), where, describe(running))
+		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: %d Running OVS pods (%s), expected one: %s", len(running), where, describe(running))
 	}
 	p := running[0]
-	pod := Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
+	pod := kubeaccess.Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
 	if err := c.checkContainer(p, where); err != nil {
-		return Pod{}, err
+		return kubeaccess.Pod{}, err
 	}
 	for _, ct := range p.Spec.Containers {
 		if ct.Name == c.container {
@@ -288,9 +284,9 @@ func stateOf(s corev1.ContainerState) string {
 // Runner maps hypervisor t to its node (Resolve), finds the node's OVS pod
 // and returns its runner, named "hypervisor <hv> (pod <ns>/<pod>,
 // container <c>)", and how the node was matched.
-func (c *Cluster) Runner(ctx context.Context, t Target) (*Runner, NodeMatch, error) {
+func (c *Cluster) Runner(ctx context.Context, t kubeaccess.Target) (kubeaccess.PodRunner, kubeaccess.NodeMatch, error) {
 	if c.rest == nil {
-		return nil, NodeMatch{}, errors.New("kubernetes: no REST config (a cluster for discovery only)")
+		return nil, kubeaccess.NodeMatch{}, errors.New("kubernetes: no REST config (a cluster for discovery only)")
 	}
 	pod, m, err := c.Resolve(ctx, t)
 	if err != nil {
@@ -299,6 +295,6 @@ func (c *Cluster) Runner(ctx context.Context, t Target) (*Runner, NodeMatch, err
 	return c.runnerFor(t.Hypervisor, pod), m, nil
 }
 
-func (c *Cluster) runnerFor(hv string, pod Pod) *Runner {
+func (c *Cluster) runnerFor(hv string, pod kubeaccess.Pod) *Runner {
 	return &Runner{c: c, pod: pod, name: fmt.Sprintf("hypervisor %s (%s)", hv, pod)}
 }

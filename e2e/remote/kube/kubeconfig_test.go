@@ -17,6 +17,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // podsAPI is an API server's pods list endpoint, over TLS (clientcmd
@@ -90,7 +92,7 @@ current-context: mosk
 `)
 	k := mosk
 	k.Kubeconfig = kc
-	c, err := NewCluster(k, Options{})
+	c, err := NewCluster(k, kubeaccess.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ users:
 	} {
 		k := mosk
 		k.Context = tc.context
-		c, err := NewCluster(k, Options{})
+		c, err := NewCluster(k, kubeaccess.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +166,7 @@ func TestNoKubeconfigAnywhere(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("KUBECONFIG", "")
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	_, err := NewCluster(mosk, Options{})
+	_, err := NewCluster(mosk, kubeaccess.Options{})
 	if err == nil || !strings.Contains(err.Error(), "kubeconfig ($KUBECONFIG, else ~/.kube/config; in a pod, its service account) (hypervisors.kubernetes.kubeconfig, context)") {
 		t.Errorf("got %v", err)
 	}

@@ -9,49 +9,24 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
-
-// Target is one hypervisor as Nova names it: its hypervisor name
-// (OS-EXT-SRV-ATTR:hypervisor_hostname, from libvirt, which can carry a
-// domain) and, when known, its compute service's host
-// (OS-EXT-SRV-ATTR:host). On MOSK the service host is the Kubernetes node's
-// name: Rockoon looks a node's compute services up with host=<node name>
-// and keeps Nova from using FQDN hosts.
-type Target struct {
-	Hypervisor  string
-	ServiceHost string
-}
-
-func (t Target) String() string {
-	if t.ServiceHost == "" || t.ServiceHost == t.Hypervisor {
-		return "hypervisor " + t.Hypervisor
-	}
-	return fmt.Sprintf("hypervisor %s (service host %s)", t.Hypervisor, t.ServiceHost)
-}
 
 // LabelHostname is the node label the kubelet sets to the host's name.
 const LabelHostname = "kubernetes.io/hostname"
 
-// NodeMatch is how a hypervisor was mapped to a node.
-type NodeMatch struct {
-	Node string
-	// How: "hypervisors.kubernetes.node_names", "service host",
-	// "hypervisor name", "short hypervisor name" or "kubernetes.io/hostname
-	// label".
-	How string
-}
-
 // candidates are the names a hypervisor's node may have, in the order
 // MOSK makes them likely: the service host, the hypervisor name, then the
 // short forms of both (up to the first dot).
-func (t Target) candidates() []NodeMatch {
-	var out []NodeMatch
+func candidates(t kubeaccess.Target) []kubeaccess.NodeMatch {
+	var out []kubeaccess.NodeMatch
 	add := func(name, how string) {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if name == "" || slices.ContainsFunc(out, func(m NodeMatch) bool { return m.Node == name }) {
+		if name == "" || slices.ContainsFunc(out, func(m kubeaccess.NodeMatch) bool { return m.Node == name }) {
 			return
 		}
-		out = append(out, NodeMatch{Node: name, How: how})
+		out = append(out, kubeaccess.NodeMatch{Node: name, How: how})
 	}
 	add(t.ServiceHost, "service host")
 	add(t.Hypervisor, "hypervisor name")
@@ -74,13 +49,13 @@ func short(name string) string {
 // node); else the node whose kubernetes.io/hostname label is one of the
 // candidates (hostnames: node name → label; nil when the nodes could not
 // be listed). ok is false when nothing matches.
-func MatchNode(t Target, overrides map[string]string, ovsNodes []string, hostnames map[string]string) (m NodeMatch, ok bool) {
+func MatchNode(t kubeaccess.Target, overrides map[string]string, ovsNodes []string, hostnames map[string]string) (m kubeaccess.NodeMatch, ok bool) {
 	for _, key := range []string{t.Hypervisor, t.ServiceHost} {
 		if n, found := overrides[key]; found && key != "" {
-			return NodeMatch{Node: n, How: "hypervisors.kubernetes.node_names"}, true
+			return kubeaccess.NodeMatch{Node: n, How: "hypervisors.kubernetes.node_names"}, true
 		}
 	}
-	cands := t.candidates()
+	cands := candidates(t)
 	for _, c := range cands {
 		if slices.Contains(ovsNodes, c.Node) {
 			return c, true
@@ -91,7 +66,7 @@ func MatchNode(t Target, overrides map[string]string, ovsNodes []string, hostnam
 	var byLabel []string
 	for node, label := range hostnames {
 		l := strings.ToLower(label)
-		if slices.ContainsFunc(cands, func(c NodeMatch) bool { return c.Node == l }) {
+		if slices.ContainsFunc(cands, func(c kubeaccess.NodeMatch) bool { return c.Node == l }) {
 			byLabel = append(byLabel, node)
 		}
 	}
@@ -103,9 +78,9 @@ func MatchNode(t Target, overrides map[string]string, ovsNodes []string, hostnam
 		return byLabel[i] < byLabel[j]
 	})
 	if len(byLabel) > 0 {
-		return NodeMatch{Node: byLabel[0], How: LabelHostname + " label"}, true
+		return kubeaccess.NodeMatch{Node: byLabel[0], How: LabelHostname + " label"}, true
 	}
-	return NodeMatch{}, false
+	return kubeaccess.NodeMatch{}, false
 }
 
 // ovsPods lists the OVS pods of every node (the selector, no node
@@ -159,23 +134,23 @@ func (c *Cluster) hostnameLabels(ctx context.Context) (map[string]string, error)
 // listing of the OVS pods (and of the nodes, only when no node name
 // matches). When no node matches, the error lists the nodes that do run
 // an OVS pod and names hypervisors.kubernetes.node_names.
-func (c *Cluster) Resolve(ctx context.Context, t Target) (Pod, NodeMatch, error) {
+func (c *Cluster) Resolve(ctx context.Context, t kubeaccess.Target) (kubeaccess.Pod, kubeaccess.NodeMatch, error) {
 	pods, err := c.ovsPods(ctx)
 	if err != nil {
-		return Pod{}, NodeMatch{}, fmt.Errorf("%s: %w", t, err)
+		return kubeaccess.Pod{}, kubeaccess.NodeMatch{}, fmt.Errorf("%s: %w", t, err)
 	}
 	m, err := c.matchNode(ctx, t, pods)
 	if err != nil {
-		return Pod{}, m, err
+		return kubeaccess.Pod{}, m, err
 	}
 	pod, err := c.pickPod(pods, m.Node)
 	if err != nil {
-		return Pod{}, m, fmt.Errorf("%s → node %s (%s): %w", t, m.Node, m.How, err)
+		return kubeaccess.Pod{}, m, fmt.Errorf("%s → node %s (%s): %w", t, m.Node, m.How, err)
 	}
 	return pod, m, nil
 }
 
-func (c *Cluster) matchNode(ctx context.Context, t Target, pods []corev1.Pod) (NodeMatch, error) {
+func (c *Cluster) matchNode(ctx context.Context, t kubeaccess.Target, pods []corev1.Pod) (kubeaccess.NodeMatch, error) {
 	ovsNodes := nodesOf(pods)
 	if m, ok := MatchNode(t, c.nodeNames, ovsNodes, nil); ok {
 		return m, nil
@@ -185,7 +160,7 @@ func (c *Cluster) matchNode(ctx context.Context, t Target, pods []corev1.Pod) (N
 		return m, nil
 	}
 	var tried []string
-	for _, cd := range t.candidates() {
+	for _, cd := range candidates(t) {
 		tried = append(tried, cd.Node)
 	}
 	how := "as node names and " + LabelHostname + " labels"
@@ -196,6 +171,6 @@ func (c *Cluster) matchNode(ctx context.Context, t Target, pods []corev1.Pod) (N
 	if len(ovsNodes) > 0 {
 		running = strings.Join(ovsNodes, ", ")
 	}
-	return NodeMatch{}, fmt.Errorf("kubernetes: %s: no Kubernetes node matches (tried %s %s); the nodes that run an OVS pod (namespace %s, selector %q): %s; map it with hypervisors.kubernetes.node_names.%s: <node>",
+	return kubeaccess.NodeMatch{}, fmt.Errorf("kubernetes: %s: no Kubernetes node matches (tried %s %s); the nodes that run an OVS pod (namespace %s, selector %q): %s; map it with hypervisors.kubernetes.node_names.%s: <node>",
 		t, strings.Join(tried, ", "), how, c.namespace, c.selector, running, t.Hypervisor)
 }

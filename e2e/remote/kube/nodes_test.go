@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // Rockoon-shaped names: MOSK's nodes are kaas-node-<uuid>; Nova's service
@@ -46,7 +48,7 @@ func TestResolveMOSKNames(t *testing.T) {
 		name      string
 		objs      []runtime.Object
 		override  map[string]string
-		target    Target
+		target    kubeaccess.Target
 		wantPod   string
 		wantNode  string
 		wantHow   string
@@ -54,46 +56,46 @@ func TestResolveMOSKNames(t *testing.T) {
 		forbidden bool // the nodes may not be listed
 	}{
 		{name: "FQDN hypervisor, service host is the node", objs: base,
-			target:  Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
+			target:  kubeaccess.Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
 			wantPod: "openvswitch-vswitchd-default-2xk9p", wantNode: nodeA, wantHow: "service host"},
 		{name: "service host wins over a hypervisor name that is another node", objs: base,
-			target:  Target{Hypervisor: nodeB, ServiceHost: nodeA},
+			target:  kubeaccess.Target{Hypervisor: nodeB, ServiceHost: nodeA},
 			wantPod: "openvswitch-vswitchd-default-2xk9p", wantNode: nodeA, wantHow: "service host"},
 		{name: "no service host (read back without it): the hypervisor name", objs: base,
-			target:  Target{Hypervisor: nodeB},
+			target:  kubeaccess.Target{Hypervisor: nodeB},
 			wantPod: "openvswitch-vswitchd-default-7hq4m", wantNode: nodeB, wantHow: "hypervisor name"},
 		{name: "no service host, FQDN hypervisor: its short name", objs: base,
-			target:  Target{Hypervisor: strings.ToUpper(nodeB[:4]) + nodeB[4:] + ".cluster.local"},
+			target:  kubeaccess.Target{Hypervisor: strings.ToUpper(nodeB[:4]) + nodeB[4:] + ".cluster.local"},
 			wantPod: "openvswitch-vswitchd-default-7hq4m", wantNode: nodeB, wantHow: "short hypervisor name"},
 		{name: "node named otherwise, its kubernetes.io/hostname label matches",
 			objs:    []runtime.Object{ovsPod("openvswitch-vswitchd-default-q8w2e", nodeC), node(nodeC, "cmp-007"), node(nodeA, nodeA)},
-			target:  Target{Hypervisor: "cmp-007.mosk.example.net", ServiceHost: "cmp-007.mosk.example.net"},
+			target:  kubeaccess.Target{Hypervisor: "cmp-007.mosk.example.net", ServiceHost: "cmp-007.mosk.example.net"},
 			wantPod: "openvswitch-vswitchd-default-q8w2e", wantNode: nodeC, wantHow: "kubernetes.io/hostname label"},
 		{name: "node_names overrides a name that would match", objs: base, override: map[string]string{nodeA + ".mosk.example.net": nodeB},
-			target:  Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
+			target:  kubeaccess.Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
 			wantPod: "openvswitch-vswitchd-default-7hq4m", wantNode: nodeB, wantHow: "hypervisors.kubernetes.node_names"},
 		{name: "rolling update: the old pod terminating, its replacement Pending",
 			objs: []runtime.Object{
 				ovsPod("openvswitch-vswitchd-default-2xk9p", nodeA, terminating),
 				ovsPod("openvswitch-vswitchd-default-5rt8z", nodeA, pending),
 				ovsPod("openvswitch-vswitchd-default-7hq4m", nodeB)},
-			target: Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
+			target: kubeaccess.Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
 			wantErr: []string{"→ node " + nodeA + " (service host)", "no Running OVS pod",
 				"found openvswitch-vswitchd-default-2xk9p (Running, terminating), openvswitch-vswitchd-default-5rt8z (Pending)"}},
 		{name: "rolling update: the replacement Running beside the terminating pod",
 			objs: []runtime.Object{
 				ovsPod("openvswitch-vswitchd-default-2xk9p", nodeA, terminating),
 				ovsPod("openvswitch-vswitchd-default-5rt8z", nodeA)},
-			target:  Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
+			target:  kubeaccess.Target{Hypervisor: nodeA + ".mosk.example.net", ServiceHost: nodeA},
 			wantPod: "openvswitch-vswitchd-default-5rt8z", wantNode: nodeA, wantHow: "service host"},
 		{name: "nothing matches: the nodes with OVS pods are listed", objs: base,
-			target: Target{Hypervisor: "cmp-9.example.net", ServiceHost: "cmp-9"},
+			target: kubeaccess.Target{Hypervisor: "cmp-9.example.net", ServiceHost: "cmp-9"},
 			wantErr: []string{"hypervisor cmp-9.example.net (service host cmp-9): no Kubernetes node matches",
 				"tried cmp-9, cmp-9.example.net as node names and kubernetes.io/hostname labels",
 				`the nodes that run an OVS pod (namespace openstack, selector "application=openvswitch,component=openvswitch-vswitchd"): ` + nodeA + ", " + nodeB,
 				"hypervisors.kubernetes.node_names.cmp-9.example.net: <node>"}},
 		{name: "nothing matches and the nodes may not be listed", objs: base, forbidden: true,
-			target: Target{Hypervisor: "cmp-9"},
+			target: kubeaccess.Target{Hypervisor: "cmp-9"},
 			wantErr: []string{"no Kubernetes node matches (tried cmp-9 as node names; the kubernetes.io/hostname labels could not be read",
 				`nodes is forbidden: User "system:serviceaccount:asap2:harness" cannot list resource "nodes"`, nodeA + ", " + nodeB}},
 	}
@@ -108,7 +110,7 @@ func TestResolveMOSKNames(t *testing.T) {
 			}
 			k := mosk
 			k.NodeNames = c.override
-			cl := clusterFor(cs, k, Options{})
+			cl := clusterFor(cs, k, kubeaccess.Options{})
 			pod, m, err := cl.Resolve(context.Background(), c.target)
 			if c.wantErr != nil {
 				if err == nil {
@@ -134,7 +136,7 @@ func TestResolveMOSKNames(t *testing.T) {
 // The pure mapping: a label never outranks a node name, and among nodes
 // whose label matches, the one running OVS is chosen.
 func TestMatchNode(t *testing.T) {
-	tg := Target{Hypervisor: "cmp-1.example.net", ServiceHost: "cmp-1"}
+	tg := kubeaccess.Target{Hypervisor: "cmp-1.example.net", ServiceHost: "cmp-1"}
 	if m, ok := MatchNode(tg, nil, []string{"cmp-1"}, map[string]string{"other": "cmp-1"}); !ok || m.Node != "cmp-1" || m.How != "service host" {
 		t.Errorf("node name must win over a label: %+v %v", m, ok)
 	}
@@ -147,7 +149,7 @@ func TestMatchNode(t *testing.T) {
 	if m, ok := MatchNode(tg, nil, []string{"cmp-10"}, nil); ok {
 		t.Errorf("cmp-10 is not cmp-1: %+v", m)
 	}
-	if m, ok := MatchNode(Target{}, nil, []string{""}, map[string]string{"a": ""}); ok {
+	if m, ok := MatchNode(kubeaccess.Target{}, nil, []string{""}, map[string]string{"a": ""}); ok {
 		t.Errorf("an empty target matches nothing: %+v", m)
 	}
 }

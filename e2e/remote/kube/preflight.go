@@ -3,8 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -12,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // Access is one permission a run needs: verb on resource (and
@@ -56,59 +55,6 @@ func RequiredAccess(debugPod bool) []Access {
 	return out
 }
 
-// PreflightInput is what a run will need from the cluster.
-type PreflightInput struct {
-	// Hypervisors are those known before anything is built: placement.hosts,
-	// node_names' keys, the names given to tools/kubecheck.
-	Hypervisors []Target
-	// DebugPod, when set, is created with DryRun All on a node that runs an
-	// OVS pod, so that admission (PodSecurity, MKE) refuses it now; its
-	// Node is filled in here, its Name must be a valid pod name.
-	DebugPod *DebugPodInput
-}
-
-// ConfiguredTargets are the hypervisors a config names before anything is
-// built: placement.hosts, then node_names' keys, each once.
-func ConfiguredTargets(cfg *config.Config) []Target {
-	var out []Target
-	seen := map[string]bool{}
-	names := append([]string(nil), cfg.Placement.Hosts...)
-	names = append(names, slices.Sorted(maps.Keys(cfg.Hypervisors.Kubernetes.NodeNames))...)
-	for _, n := range names {
-		if n != "" && !seen[n] {
-			seen[n] = true
-			out = append(out, Target{Hypervisor: n})
-		}
-	}
-	return out
-}
-
-// Check is one preflight step: what was checked and the problem, if any.
-type Check struct {
-	What    string
-	Problem string // "" = passed
-}
-
-// PreflightReport lists every step, passed or not.
-type PreflightReport struct {
-	Source string // where the credentials came from
-	Checks []Check
-}
-
-// Err is every problem, one per line, nil when none.
-func (r PreflightReport) Err() error {
-	var probs []string
-	for _, c := range r.Checks {
-		if c.Problem != "" {
-			probs = append(probs, c.Problem)
-		}
-	}
-	if len(probs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("kubernetes preflight (%s): %d problem(s):\n  %s", r.Source, len(probs), strings.Join(probs, "\n  "))
-}
-
 // Preflight checks, before anything is built, what a run will need from
 // the cluster, and reports every problem at once: that the credentials
 // work and are allowed each of RequiredAccess (SelfSubjectAccessReview),
@@ -117,9 +63,11 @@ func (r PreflightReport) Err() error {
 // accepts the debug pod (a server-side dry-run create). Each problem names
 // the credentials' source, the namespace, verb or node and the key to
 // change.
-func (c *Cluster) Preflight(ctx context.Context, in PreflightInput) PreflightReport {
-	r := PreflightReport{Source: c.Source()}
-	add := func(what, problem string) { r.Checks = append(r.Checks, Check{What: what, Problem: problem}) }
+func (c *Cluster) Preflight(ctx context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport {
+	r := kubeaccess.PreflightReport{Source: c.Source()}
+	add := func(what, problem string) {
+		r.Checks = append(r.Checks, kubeaccess.Check{What: what, Problem: problem})
+	}
 	auth := true
 	for _, a := range RequiredAccess(in.DebugPod != nil) {
 		ns, key := c.namespace, "hypervisors.kubernetes.namespace"
@@ -161,7 +109,7 @@ func (c *Cluster) Preflight(ctx context.Context, in PreflightInput) PreflightRep
 		what := t.String() + " → its node's OVS pod"
 		m, err := c.matchNode(ctx, t, pods)
 		if err == nil {
-			var pod Pod
+			var pod kubeaccess.Pod
 			pod, err = c.pickPod(pods, m.Node)
 			if err == nil {
 				add(fmt.Sprintf("%s: node %s (%s), %s", what, m.Node, m.How, pod), "")
@@ -257,7 +205,7 @@ func (c *Cluster) podsProblem(pods []corev1.Pod) string {
 // dryRunDebugPod sends the debug pod's create with DryRun All: the API
 // server runs validation and admission (PodSecurity, MKE's own) and
 // stores nothing.
-func (c *Cluster) dryRunDebugPod(ctx context.Context, in DebugPodInput, node string) string {
+func (c *Cluster) dryRunDebugPod(ctx context.Context, in kubeaccess.DebugPodInput, node string) string {
 	in.Node = node
 	cctx, cancel := c.apiCall(ctx)
 	defer cancel()

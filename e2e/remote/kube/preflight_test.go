@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // rbacServer is client-go's fake clientset answering as an API server with
@@ -71,14 +72,14 @@ func psaRefusal(name string) error {
 		fmt.Errorf(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), privileged (container "debug" must not set securityContext.privileged=true)`))
 }
 
-func preflightInput(hvs ...Target) PreflightInput {
+func preflightInput(hvs ...kubeaccess.Target) kubeaccess.PreflightInput {
 	in := debugInput(nil)
 	in.Name = "asap2e2e-preflight-debug"
 	in.Node = ""
-	return PreflightInput{Hypervisors: hvs, DebugPod: &in}
+	return kubeaccess.PreflightInput{Hypervisors: hvs, DebugPod: &in}
 }
 
-func problems(r PreflightReport) []string {
+func problems(r kubeaccess.PreflightReport) []string {
 	var out []string
 	for _, c := range r.Checks {
 		if c.Problem != "" {
@@ -90,8 +91,8 @@ func problems(r PreflightReport) []string {
 
 func TestPreflightPasses(t *testing.T) {
 	s := newRBACServer(allAccess, ovsPod("openvswitch-vswitchd-default-2xk9p", nodeA), ovsPod("openvswitch-vswitchd-default-7hq4m", nodeB))
-	c := clusterFor(s, mosk, Options{})
-	r := c.Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA + ".mosk.example.net"}, Target{Hypervisor: nodeB}))
+	c := clusterFor(s, mosk, kubeaccess.Options{})
+	r := c.Preflight(context.Background(), preflightInput(kubeaccess.Target{Hypervisor: nodeA + ".mosk.example.net"}, kubeaccess.Target{Hypervisor: nodeB}))
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestPreflightPasses(t *testing.T) {
 	}
 	// Without a debug image, only the OVS pods' access is reviewed.
 	s.reviews = nil
-	r = c.Preflight(context.Background(), PreflightInput{})
+	r = c.Preflight(context.Background(), kubeaccess.PreflightInput{})
 	if err := r.Err(); err != nil || len(s.reviews) != 3 || s.dryRuns != 1 {
 		t.Errorf("no debug pod: err %v, reviews %q, dry runs %d", err, s.reviews, s.dryRuns)
 	}
@@ -128,9 +129,9 @@ func TestPreflightListsEveryProblem(t *testing.T) {
 	wrongContainer := ovsPod("openvswitch-vswitchd-default-7hq4m", nodeB, func(p *corev1.Pod) { p.Spec.Containers = []corev1.Container{{Name: "vswitchd"}} })
 	s := newRBACServer(granted, ovsPod("openvswitch-vswitchd-default-2xk9p", nodeA), wrongContainer, node(nodeA, nodeA), node(nodeB, nodeB))
 	s.admitErr = psaRefusal("asap2e2e-preflight-debug")
-	c := clusterFor(s, mosk, Options{})
+	c := clusterFor(s, mosk, kubeaccess.Options{})
 	c.source = "kubeconfig /home/re/.kube/mosk.yaml, context mosk-admin@mosk (user oidc-re)"
-	r := c.Preflight(context.Background(), preflightInput(Target{Hypervisor: "cmp-9.mosk.example.net"}, Target{Hypervisor: nodeA}))
+	r := c.Preflight(context.Background(), preflightInput(kubeaccess.Target{Hypervisor: "cmp-9.mosk.example.net"}, kubeaccess.Target{Hypervisor: nodeA}))
 	got := problems(r)
 	want := [][]string{
 		{"kubeconfig /home/re/.kube/mosk.yaml, context mosk-admin@mosk (user oidc-re) may not create pods/exec in namespace openstack", "docs/kubernetes-rbac.yaml"},
@@ -161,9 +162,9 @@ func TestPreflightRefusedCredentials(t *testing.T) {
 	s.PrependReactor("create", "selfsubjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewUnauthorized("Unauthorized")
 	})
-	c := clusterFor(s, mosk, Options{})
+	c := clusterFor(s, mosk, kubeaccess.Options{})
 	c.source = "kubeconfig /home/re/.kube/mosk.yaml, context mosk"
-	r := c.Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA}))
+	r := c.Preflight(context.Background(), preflightInput(kubeaccess.Target{Hypervisor: nodeA}))
 	got := problems(r)
 	if len(got) != 1 || len(r.Checks) != 1 || !strings.Contains(got[0], "Unauthorized") || !strings.Contains(got[0], "credentials of kubeconfig /home/re/.kube/mosk.yaml, context mosk") ||
 		!strings.Contains(got[0], "hypervisors.kubernetes.kubeconfig") {
@@ -186,7 +187,7 @@ func TestPreflightOVNCloudUnderOVSPreset(t *testing.T) {
 			{Name: "vswitchd", Ready: true}, {Name: "db", Ready: true}, {Name: "controller", Ready: true}}
 	})
 	s := newRBACServer(allAccess, ovn)
-	r := clusterFor(s, mosk, Options{}).Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA}))
+	r := clusterFor(s, mosk, kubeaccess.Options{}).Preflight(context.Background(), preflightInput(kubeaccess.Target{Hypervisor: nodeA}))
 	got := problems(r)
 	if len(got) < 1 || !strings.Contains(got[0], `no pod in namespace openstack matches selector "application=openvswitch,component=openvswitch-vswitchd"`) ||
 		!strings.Contains(got[0], "preset: ovn") {
@@ -195,7 +196,7 @@ func TestPreflightOVNCloudUnderOVSPreset(t *testing.T) {
 	// Under the ovn preset the same cloud passes.
 	p := config.KubePresets[config.KubePresetOVN]
 	k := config.Kubernetes{Namespace: "openstack", Preset: config.KubePresetOVN, PodSelector: p.PodSelector, Container: p.Container}
-	r = clusterFor(s, k, Options{}).Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA}))
+	r = clusterFor(s, k, kubeaccess.Options{}).Preflight(context.Background(), preflightInput(kubeaccess.Target{Hypervisor: nodeA}))
 	if err := r.Err(); err != nil {
 		t.Error(err)
 	}
@@ -218,8 +219,8 @@ func TestDebugNamespace(t *testing.T) {
 	onCreate(s.Clientset, running())
 	k := mosk
 	k.DebugNamespace = "asap2-debug"
-	c := clusterFor(s, k, Options{})
-	if err := c.Preflight(context.Background(), preflightInput(Target{Hypervisor: nodeA})).Err(); err != nil {
+	c := clusterFor(s, k, kubeaccess.Options{})
+	if err := c.Preflight(context.Background(), preflightInput(kubeaccess.Target{Hypervisor: nodeA})).Err(); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"list pods in openstack", "create pods/exec in openstack", "get pods/exec in openstack",
@@ -233,7 +234,7 @@ func TestDebugNamespace(t *testing.T) {
 	if err != nil || pod.Namespace != "asap2-debug" {
 		t.Fatalf("pod %+v, %v", pod, err)
 	}
-	swept, err := c.SweepDebugPods(context.Background(), SweepInput{Prefix: "asap2e2e", RunID: runID})
+	swept, err := c.SweepDebugPods(context.Background(), kubeaccess.SweepInput{Prefix: "asap2e2e", RunID: runID})
 	if err != nil || len(swept) != 1 || swept[0].ID != "asap2-debug/"+podName {
 		t.Errorf("swept %+v, %v", swept, err)
 	}

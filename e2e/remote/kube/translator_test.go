@@ -22,6 +22,8 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
 
 // The production path of every API server since 1.30: a WebSocket request
@@ -129,11 +131,11 @@ func (a *translatingAPIServer) runner(t *testing.T) *Runner {
 	t.Helper()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
 	rc := &rest.Config{Host: a.srv.URL, BearerToken: testToken, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
-	c, err := newCluster(rc, mosk, Options{KillGrace: time.Second})
+	c, err := newCluster(rc, mosk, kubeaccess.Options{KillGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.runnerFor("cmp-1", Pod{Node: "cmp-1", Namespace: "openstack", Name: "openvswitch-vswitchd-default-abcde", Container: "openvswitch-vswitchd"})
+	return c.runnerFor("cmp-1", kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: "openvswitch-vswitchd-default-abcde", Container: "openvswitch-vswitchd"})
 }
 
 // waitIdle waits until no exec runs in the streaming server's runtime.
