@@ -149,6 +149,7 @@ func (c *Config) validate(o options) Problems {
 	v.intervals()
 	v.thresholds()
 	v.pps()
+	v.connections()
 	return v.probs
 }
 
