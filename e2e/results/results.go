@@ -39,6 +39,9 @@ type Results struct {
 	// Latency holds the latency profiles (sockperf, first packets); absent
 	// in files written before they existed.
 	Latency []LatencyResult `json:"latency,omitempty"`
+	// Connections are the connection-scale profile's results
+	// (connections.go), one per N; absent in files written before it.
+	Connections []ConnectionResult `json:"connections,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.
