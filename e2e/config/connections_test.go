@@ -1,7 +1,10 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,4 +58,40 @@ connections:
 		file + ": traffic.port: must leave room for the 40 iperf3 ports of connections.counts 5000: at most 65496, got 65500",
 		file + ": connections.offload_wait: must be longer than intervals.conntrack_sample.poll (2s): the tables are read every poll within it, got 2s",
 	}, home)
+}
+
+// lab/harness.yaml carries the connection-scale block commented out, ready
+// for the lead to switch on: uncommented, it loads with the lab's config.
+func TestLabConnectionsBlockIsReady(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "lab", "harness.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	on := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "# connections:" {
+			on = true
+		}
+		if on && (line == "# connections:" || strings.HasPrefix(line, "#   ")) {
+			line = strings.TrimPrefix(line, "# ")
+		}
+		out = append(out, line)
+	}
+	if !on {
+		t.Fatal("lab/harness.yaml has no commented connections: block")
+	}
+	const labKey = "/var/lib/asap2lab/ssh/id_ed25519"
+	key := filepath.Join(fakeHome(t), ".ssh", "id_ed25519")
+	path := filepath.Join(t.TempDir(), "harness.yaml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(strings.Join(out, "\n"), labKey, key)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, WithGetenv(noEnv))
+	if err != nil {
+		t.Fatalf("the lab's connections block: %v", err)
+	}
+	if len(cfg.Connections.Counts) == 0 {
+		t.Error("the uncommented block selects no count")
+	}
 }
