@@ -28,7 +28,10 @@ type Sample struct {
 	Source   string        `json:"source,omitempty"`
 	Found    int           `json:"found"`    // live connections of the run's flows
 	Hardware int           `json:"hardware"` // of them, [HW_OFFLOAD] in every zone
-	Error    string        `json:"error,omitempty"`
+	// Fill is the table's fill against its limit (SizeCommand or
+	// DPCtlSizeCommand) read after it; nil when that read failed.
+	Fill  *Size  `json:"fill,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // SampleOf is a sample judged from one read: the kernel's table, or — when
@@ -70,6 +73,7 @@ type ScaleOutcome struct {
 	// opened was in the table and [HW_OFFLOAD]; nil when none was.
 	TimeToOffload *time.Duration `json:"time_to_offload_ns,omitempty"`
 	Samples       int            `json:"samples"`
+	Fill          *Size          `json:"fill,omitempty"` // the last sample's
 	Reason        string         `json:"reason"`
 }
 
@@ -113,6 +117,13 @@ func Summarize(samples []Sample, opened int, wait time.Duration) ScaleOutcome {
 		o.Reason = fmt.Sprintf("all %d connections [HW_OFFLOAD] at %.1f s; %s: %d of %d (%s)", opened, o.TimeToOffload.Seconds(), at, last.Hardware, opened, sharePercent(o.Share))
 	default:
 		o.Reason = fmt.Sprintf("never all [HW_OFFLOAD] within the %s offload wait; %s: %d of %d [HW_OFFLOAD] (%s), %d in the table", wait, at, last.Hardware, opened, sharePercent(o.Share), last.Found)
+	}
+	if o.Fill = last.Fill; o.Fill != nil {
+		if o.Fill.Room() == 0 {
+			o.Reason += fmt.Sprintf("; the table is full (%d of %d entries): new connections are dropped, not tracked, so a missing one is the table's limit, not offload", o.Fill.Count, o.Fill.Max)
+		} else {
+			o.Reason += fmt.Sprintf("; table %d of %d entries", o.Fill.Count, o.Fill.Max)
+		}
 	}
 	if errs > 0 {
 		o.Reason += fmt.Sprintf("; %d read(s) failed", errs)

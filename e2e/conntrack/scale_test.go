@@ -69,6 +69,26 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("userspace: %+v", o)
 	}
 
+	// The fill of OVS's table as recorded (ct-get-nconns, ct-get-maxconns:
+	// DPCtlSizeCommand's output) is said beside the share; a full table
+	// says that missing connections are its limit, not offload.
+	sz, perr := ParseSize(append(read(t, "ovs/ct-nconns.txt"), read(t, "ovs/ct-maxconns.txt")...))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	ovs.Fill = &sz
+	o = Summarize([]Sample{ovs}, 5, 5*time.Second)
+	if o.Fill == nil || !strings.Contains(o.Reason, "; table 6 of 3000000 entries") {
+		t.Errorf("fill: %+v", o)
+	}
+	tableFull := later
+	tableFull.Fill = &Size{Count: 65536, Max: 65536}
+	tableFull.Hardware = 1
+	o = Summarize([]Sample{tableFull}, 3, 5*time.Second)
+	if !strings.Contains(o.Reason, "the table is full (65536 of 65536 entries): new connections are dropped") {
+		t.Errorf("full table: %s", o.Reason)
+	}
+
 	// Failed reads are not zeros; no good sample says so.
 	o = Summarize([]Sample{{Error: "ssh: broken pipe"}}, 5, 5*time.Second)
 	if o.Samples != 0 || o.Share != 0 || !strings.Contains(o.Reason, "no sample") || !strings.Contains(o.Reason, "broken pipe") {

@@ -81,15 +81,31 @@ func (h *ctHost) readSample(ctx context.Context, bound time.Duration, flows []co
 	if err != nil {
 		return conntrack.Sample{Source: conntrack.SourceKernel, Error: err.Error()}, nil
 	}
+	// The table's fill beside it: a full table drops new connections,
+	// which the share must not be read as a lack of offload.
+	fill := func(smp *conntrack.Sample, cmd string) {
+		if out, err := run(cmd); err == nil {
+			if sz, err := conntrack.ParseSize(out); err == nil {
+				smp.Fill = &sz
+			}
+		}
+	}
 	smp := conntrack.SampleOf(kernel, nil, flows)
 	if !h.userspace || smp.Error != "" || smp.Found > 0 {
+		if smp.Error == "" {
+			fill(&smp, conntrack.SizeCommand)
+		}
 		return smp, kernel
 	}
 	ovs, err := run(conntrack.DPCtlCommand)
 	if err != nil {
 		return conntrack.Sample{Source: conntrack.SourceOVS, Error: err.Error()}, nil
 	}
-	return conntrack.SampleOf(kernel, ovs, flows), ovs
+	smp = conntrack.SampleOf(kernel, ovs, flows)
+	if smp.Error == "" {
+		fill(&smp, conntrack.DPCtlSizeCommand)
+	}
+	return smp, ovs
 }
 
 // connectionHosts are the pair's hypervisors, each with its datapath told
@@ -257,6 +273,9 @@ func (s *Session) connectionHostResults(id string, opened int, wait time.Duratio
 		if o.TimeToOffload != nil {
 			v := o.TimeToOffload.Seconds()
 			ch.TimeToOffloadSeconds = &v
+		}
+		if o.Fill != nil {
+			ch.TableCount, ch.TableMax = o.Fill.Count, o.Fill.Max
 		}
 		if dropped > 0 {
 			ch.Reason += fmt.Sprintf("; %d read(s) ended after the omit period and were dropped", dropped)

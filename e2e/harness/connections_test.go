@@ -37,6 +37,8 @@ func connPair(t *testing.T, portSecurity bool) (*Session, string) {
 		Replace(string(readFile(t, filepath.Join("..", "conntrack", "testdata", "hw", "proc-hw-offload-mlx5-2020.txt"))))
 	for _, hv := range wd.hvs {
 		hv.On(offload.DpctlFlowsCommand, fakeremote.Reply{Stdout: []byte("")})
+		// Test input, not a recording: the table's fill (count, max).
+		hv.On(conntrack.SizeCommand, fakeremote.Reply{Stdout: []byte("2\n262144\n")})
 		hv.On(conntrack.ReadCommand, fakeremote.Reply{Stdout: nil}, fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)},
 			fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)},
 			fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)})
@@ -77,6 +79,9 @@ func TestConnectionsReadTheTablesOnlyInTheOmitPeriod(t *testing.T) {
 		// The first read saw an empty table; the second, half a second on, both.
 		if at := *h.TimeToOffloadSeconds; at < 0.5 || at > 2 {
 			t.Errorf("%s: offloaded at %.2f s, want the second read's (0.5 s on)", h.Hypervisor, at)
+		}
+		if h.TableCount != 2 || h.TableMax != 262144 || !strings.Contains(h.Reason, "table 2 of 262144 entries") {
+			t.Errorf("%s: the table's fill %d of %d: %s", h.Hypervisor, h.TableCount, h.TableMax, h.Reason)
 		}
 		if h.SamplesFile == "" {
 			t.Errorf("%s: no samples file", h.Hypervisor)

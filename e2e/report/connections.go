@@ -35,7 +35,7 @@ const connectionsIntro = "N concurrent TCP connections between the pair (iperf3 
 // ConnectionRows are the connection-scale table's rows: one per N and
 // hypervisor (one per N when the share is not applicable).
 func ConnectionRows(cs []*results.ConnectionResult) (header []string, rows [][]string) {
-	header = []string{"N", "Path", "Opened", "Hypervisor", "Offloaded", "Until all offloaded", "Throughput", "Table read"}
+	header = []string{"N", "Path", "Opened", "Hypervisor", "Offloaded", "Until all offloaded", "Throughput", "Table read", "Table fill"}
 	for _, c := range cs {
 		tput := results.FormatBps(c.DeliveredBps)
 		if c.Error != "" {
@@ -47,7 +47,7 @@ func ConnectionRows(cs []*results.ConnectionResult) (header []string, rows [][]s
 			if why == "" {
 				why = "no hypervisor read"
 			}
-			rows = append(rows, append(base, results.Dash, why, results.Dash, tput, results.Dash))
+			rows = append(rows, append(base, results.Dash, why, results.Dash, tput, results.Dash, results.Dash))
 			continue
 		}
 		for _, h := range c.Hosts {
@@ -64,10 +64,22 @@ func ConnectionRows(cs []*results.ConnectionResult) (header []string, rows [][]s
 			} else {
 				share = "no read: " + h.Reason
 			}
-			rows = append(rows, append(base, h.Hypervisor, share, until, tput, sourceName(h.Source)))
+			rows = append(rows, append(base, h.Hypervisor, share, until, tput, sourceName(h.Source), fillCell(h)))
 		}
 	}
 	return header, rows
+}
+
+// fillCell is the table's fill at the last read: "full" when new
+// connections were being dropped.
+func fillCell(h results.ConnectionHost) string {
+	switch {
+	case h.TableMax == 0:
+		return results.Dash
+	case h.TableCount >= h.TableMax:
+		return fmt.Sprintf("**full**: %d of %d", h.TableCount, h.TableMax)
+	}
+	return fmt.Sprintf("%d of %d", h.TableCount, h.TableMax)
 }
 
 func percent(share float64) string { return fmt.Sprintf("%.0f %%", 100*share) }
@@ -96,6 +108,7 @@ func ConnectionFindings(cs []*results.ConnectionResult) []string {
 		n, opened, off int
 		share          float64
 		source         string
+		full           string
 	}
 	series := map[key][]point{}
 	var keys []key
@@ -113,7 +126,11 @@ func ConnectionFindings(cs []*results.ConnectionResult) []string {
 			if _, ok := series[k]; !ok {
 				keys = append(keys, k)
 			}
-			series[k] = append(series[k], point{c.N, c.Opened, h.Offloaded, h.Share, h.Source})
+			full := ""
+			if h.TableMax > 0 && h.TableCount >= h.TableMax {
+				full = fmt.Sprintf(" The table was full (%d of %d entries): new connections were dropped, not left in software.", h.TableCount, h.TableMax)
+			}
+			series[k] = append(series[k], point{c.N, c.Opened, h.Offloaded, h.Share, h.Source, full})
 		}
 	}
 	var out []string
@@ -128,12 +145,12 @@ func ConnectionFindings(cs []*results.ConnectionResult) []string {
 		for i, p := range ps {
 			switch {
 			case i == 0 && p.share < 1:
-				out = append(out, fmt.Sprintf("On %s (%s) the share is below 100 %% already at the smallest N: at N=%d %s (%d of %d).", k.hv, pathName(k.path), p.n, percent(p.share), p.off, p.opened))
+				out = append(out, fmt.Sprintf("On %s (%s) the share is below 100 %% already at the smallest N: at N=%d %s (%d of %d).%s", k.hv, pathName(k.path), p.n, percent(p.share), p.off, p.opened, p.full))
 				fell = true
 			case i > 0 && p.share < ps[i-1].share:
 				q := ps[i-1]
-				out = append(out, fmt.Sprintf("At N=%d the share fell to %s on %s (%s): %d of %d, from %s (%d of %d) at N=%d.",
-					p.n, percent(p.share), k.hv, pathName(k.path), p.off, p.opened, percent(q.share), q.off, q.opened, q.n))
+				out = append(out, fmt.Sprintf("At N=%d the share fell to %s on %s (%s): %d of %d, from %s (%d of %d) at N=%d.%s",
+					p.n, percent(p.share), k.hv, pathName(k.path), p.off, p.opened, percent(q.share), q.off, q.opened, q.n, p.full))
 				fell = true
 			}
 		}

@@ -18,12 +18,16 @@ func connectionsSet(t *testing.T) *Set {
 	host := func(hv string, off, opened int, at *float64) results.ConnectionHost {
 		return results.ConnectionHost{Hypervisor: hv, Source: "kernel", Found: opened, Offloaded: off, Share: float64(off) / float64(opened), TimeToOffloadSeconds: at, Samples: 9, Reason: "r"}
 	}
+	full := func(h results.ConnectionHost) results.ConnectionHost {
+		h.TableCount, h.TableMax = 65536, 65536
+		return h
+	}
 	conn := func(p results.Path, n int, bps float64, hosts ...results.ConnectionHost) results.ConnectionResult {
 		procs := (n + 127) / 128
 		return results.ConnectionResult{N: n, Path: p, Processes: procs, Opened: n + procs, DurationSeconds: 10, OffloadWaitSeconds: 10, DeliveredBps: bps, Hosts: hosts}
 	}
 	a.Connections = []results.ConnectionResult{
-		conn(results.PathASAP2, 1000, 20e9, host("cmp-1", 620, 1008, nil), host("cmp-2", 1008, 1008, sec(3))),
+		conn(results.PathASAP2, 1000, 20e9, full(host("cmp-1", 620, 1008, nil)), host("cmp-2", 1008, 1008, sec(3))),
 		conn(results.PathASAP2, 1, 9e9, host("cmp-1", 2, 2, sec(1)), host("cmp-2", 2, 2, sec(2))),
 		conn(results.PathASAP2, 100, 22e9, host("cmp-1", 101, 101, sec(1)), host("cmp-2", 101, 101, sec(2))),
 	}
@@ -46,7 +50,7 @@ func connectionsSet(t *testing.T) *Set {
 func TestConnectionFindingsNameWhereTheShareFalls(t *testing.T) {
 	got := ConnectionFindings(connectionsSet(t).Connections())
 	want := []string{
-		"At N=1000 the share fell to 62 % on cmp-1 (ASAP²): 620 of 1008, from 100 % (101 of 101) at N=100.",
+		"At N=1000 the share fell to 62 % on cmp-1 (ASAP²): 620 of 1008, from 100 % (101 of 101) at N=100. The table was full (65536 of 65536 entries): new connections were dropped, not left in software.",
 		"On cmp-2 (ASAP²) the share never falls: 100 % at N=1, 100 % at N=1000.",
 		"cmp-a (Baseline): every N's connections are in OVS's userspace conntrack, software at every N (0 % offloaded by construction).",
 		"N=10: no share, port security was off (no conntrack on the path); the throughput stands.",
@@ -67,7 +71,7 @@ func TestConnectionsInBothReports(t *testing.T) {
 	md := Markdown(s, Options{})
 	for _, want := range []string{
 		"## Connection scale: offloaded share against N",
-		"| 1000 | ASAP² | 1008 | cmp-1 | 62 % (620 of 1008) | never within 10s | 20.0 Gbit/s | kernel (`[HW_OFFLOAD]`) |",
+		"| 1000 | ASAP² | 1008 | cmp-1 | 62 % (620 of 1008) | never within 10s | 20.0 Gbit/s | kernel (`[HW_OFFLOAD]`) | **full**: 65536 of 65536 |",
 		"| 1000 | ASAP² | 1008 | cmp-2 | 100 % (1008 of 1008) | 3.0 s |",
 		"| 10 | ASAP² | 11 | — | not applicable: data_port.port_security is false, no conntrack on the path | — |",
 		"| 1 | Baseline | 2 | cmp-a | 0 % (0 of 2) | never: software conntrack | 2.00 Gbit/s | OVS userspace (software) |",

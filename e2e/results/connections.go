@@ -48,8 +48,13 @@ type ConnectionHost struct {
 	// (Reason says so with the numbers).
 	TimeToOffloadSeconds *float64 `json:"time_to_offload_seconds"`
 	Samples              int      `json:"samples"` // reads kept (ended within the omit period)
-	Reason               string   `json:"reason"`
-	SamplesFile          string   `json:"samples_file,omitempty"`
+	// TableCount and TableMax are the table's fill against its limit at
+	// the last read (nf_conntrack_count / _max, or OVS's nconns /
+	// maxconns); 0 when not read. Count at Max: new connections dropped.
+	TableCount  int    `json:"table_count,omitempty"`
+	TableMax    int    `json:"table_max,omitempty"`
+	Reason      string `json:"reason"`
+	SamplesFile string `json:"samples_file,omitempty"`
 }
 
 // Shared reports whether the result has a share (conntrack was sampled
