@@ -162,6 +162,11 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 		cr.Error = err.Error()
 		return cr, err
 	}
+	if s.Topology == nil || len(s.Topology.Servers) < 2 || len(s.Guests) < 2 {
+		err := fmt.Errorf("%s: no guest pair to run between (the topology is not built)", id)
+		cr.Error = err.Error()
+		return cr, err
+	}
 	p := ConnectionProfile(n)
 	in := s.iperfInput(p, cc.Duration)
 	in.Omit = cc.OffloadWait
