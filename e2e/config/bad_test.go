@@ -60,7 +60,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/missing.yaml: offload.checks: need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them), got ["tc" "representor" "dpctl" "counters"]`,
 		}},
 		{"unknown_keys.yaml", []string{
-			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: cloud, data_port, flavor, fleet, guest_access, hypervisors, image, intervals, latency, network, offload, placement, pps, run, ssh, thresholds, traffic)",
+			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: cloud, connections, data_port, flavor, fleet, guest_access, hypervisors, image, intervals, latency, network, offload, placement, pps, run, ssh, thresholds, traffic)",
 			"testdata/unknown_keys.yaml:7: cloud.password: secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin",
 			"testdata/unknown_keys.yaml:8: cloud.os_token: secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin",
 			"testdata/unknown_keys.yaml:13: flavor.vcpu: unknown key (known keys here: create, disk_gb, extra_specs, name, ram_mb, vcpus)",
@@ -103,7 +103,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: traffic.port: must be between 1 and 65535, got 0`,
 			`testdata/values.yaml: offload.capture_window: must be shorter than offload.flow_duration (5s), got 10s`,
 			`testdata/values.yaml: intervals.delete.timeout: must be >= intervals.delete.poll (10s), got 5s`,
-			`testdata/values.yaml: intervals.server_actve: unknown interval (known: api_retry, command, debug_pod, delete, hypervisor_ssh, iperf_server, kube_api, port_active, server_active, ssh_ready)`,
+			`testdata/values.yaml: intervals.server_actve: unknown interval (known: api_retry, command, conntrack_sample, debug_pod, delete, hypervisor_ssh, iperf_server, kube_api, port_active, server_active, ssh_ready)`,
 			`testdata/values.yaml: intervals.ssh_ready.poll: must be > 0, got -1s`,
 			`testdata/values.yaml: thresholds[0].profile: is not a known profile (known: tcp-p1, tcp-p15), got "udp-b0-p15"`,
 			`testdata/values.yaml: thresholds[0].value: must be between 0 and 100 for loss_percent (a percentage), got 150`,

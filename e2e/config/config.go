@@ -39,7 +39,8 @@ type Config struct {
 	Latency     Latency                 `yaml:"latency"`
 	// Fleet, when present, sweeps many compute nodes in pairs (fleet.go);
 	// absent, the run is the one pair of placement.
-	Fleet *Fleet `yaml:"fleet"`
+	Fleet       *Fleet      `yaml:"fleet"`
+	Connections Connections `yaml:"connections"` // connection scale (connections.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).
@@ -114,8 +115,9 @@ type DataPort struct {
 // IperfPorts is how many consecutive ports from traffic.port the iperf3
 // servers of a run may listen on (one per process of a profile): the data
 // security group of a port_security run admits these, and latency.port
-// must lie outside them.
-const IperfPorts = 64
+// must lie outside them. 80: the connection-scale profile's 10000
+// connections take 79 processes of iperf3's 128 streams (MaxConnections).
+const IperfPorts = 80
 
 // IperfPortRange is the first and last iperf3 server port of the run.
 func (t Traffic) IperfPortRange() (first, last int) {
@@ -352,20 +354,25 @@ const (
 	IntervalCommand       = "command"        // default bound of one remote command
 	IntervalDebugPod      = "debug_pod"      // a node debug pod Running, and gone after its delete
 	IntervalKubeAPI       = "kube_api"       // one Kubernetes API call answers; a read tried again after a transient error
+	// IntervalConntrackSample: the connection-scale profile reads each
+	// hypervisor's conntrack table every poll during iperf3's omit period,
+	// each read bounded by timeout.
+	IntervalConntrackSample = "conntrack_sample"
 )
 
 // DefaultIntervals are used for every name not given in the file.
 var DefaultIntervals = map[string]Interval{
-	IntervalServerActive:  {Timeout: 10 * time.Minute, Poll: 3 * time.Second},
-	IntervalPortActive:    {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
-	IntervalDelete:        {Timeout: 5 * time.Minute, Poll: 2 * time.Second},
-	IntervalSSHReady:      {Timeout: 10 * time.Minute, Poll: 5 * time.Second},
-	IntervalHypervisorSSH: {Timeout: time.Minute, Poll: 5 * time.Second},
-	IntervalAPIRetry:      {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
-	IntervalIperfServer:   {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
-	IntervalCommand:       {Timeout: 2 * time.Minute, Poll: time.Second},
-	IntervalDebugPod:      {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
-	IntervalKubeAPI:       {Timeout: 30 * time.Second, Poll: 2 * time.Second},
+	IntervalServerActive:    {Timeout: 10 * time.Minute, Poll: 3 * time.Second},
+	IntervalPortActive:      {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalDelete:          {Timeout: 5 * time.Minute, Poll: 2 * time.Second},
+	IntervalSSHReady:        {Timeout: 10 * time.Minute, Poll: 5 * time.Second},
+	IntervalHypervisorSSH:   {Timeout: time.Minute, Poll: 5 * time.Second},
+	IntervalAPIRetry:        {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalIperfServer:     {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
+	IntervalCommand:         {Timeout: 2 * time.Minute, Poll: time.Second},
+	IntervalDebugPod:        {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
+	IntervalKubeAPI:         {Timeout: 30 * time.Second, Poll: 2 * time.Second},
+	IntervalConntrackSample: {Timeout: 5 * time.Second, Poll: time.Second},
 }
 
 // IntervalNames returns the known interval names, sorted.

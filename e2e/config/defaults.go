@@ -226,6 +226,7 @@ func (c *Config) applyDefaults() {
 	}
 	c.Intervals = merged
 	c.applyPPSDefaults()
+	c.applyConnectionsDefaults()
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

@@ -253,7 +253,7 @@ func TestPortSecurityFromEnvOnASAP2(t *testing.T) {
 	}
 	cfg.Traffic.Port = 65500
 	assertMessages(t, cfg.Validate(), []string{
-		`testdata/minimal.yaml: traffic.port: must leave room for the 64 iperf3 ports the data security group admits (data_port.port_security true): at most 65472, got 65500`,
+		`testdata/minimal.yaml: traffic.port: must leave room for the 80 iperf3 ports the data security group admits (data_port.port_security true): at most 65456, got 65500`,
 	}, "")
 }
 

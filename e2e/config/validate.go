@@ -150,6 +150,7 @@ func (c *Config) validate(o options) Problems {
 	v.thresholds()
 	v.pps()
 	v.fleet()
+	v.connections()
 	return v.probs
 }
 

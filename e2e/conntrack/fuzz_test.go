@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParseJudge: whatever the listing, every entry Parse returns has two
@@ -82,6 +83,48 @@ func FuzzParseDPCtl(f *testing.F) {
 			if !e.Orig.Src.IsValid() || !e.Orig.Dst.IsValid() || !e.Reply.Src.IsValid() || !e.Reply.Dst.IsValid() || e.Offload != OffloadNone || e.Line < 1 || e.Line > lines {
 				t.Fatalf("entry %+v", e)
 			}
+		}
+	})
+}
+
+// FuzzSampleOf: whatever the two tables hold, a sample is either an error
+// with no counts or counts with hardware at most found; OVS's userspace
+// table is never hardware; and Summarize of it never claims a time until
+// offloaded unless the sample had every opened connection in hardware.
+func FuzzSampleOf(f *testing.F) {
+	for _, pair := range [][2]string{
+		{"hw/proc-hw-offload-mlx5-2020.txt", ""},
+		{"ovs/proc-nf_conntrack-hv.txt", "ovs/dump-conntrack-tcp.txt"},
+		{"sw/conntrack-L-established.txt", "ovs/dump-conntrack-udp.txt"},
+	} {
+		k, _ := os.ReadFile(filepath.Join("testdata", pair[0]))
+		var o []byte
+		if pair[1] != "" {
+			o, _ = os.ReadFile(filepath.Join("testdata", pair[1]))
+		}
+		f.Add(k, o, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, kernel, ovs []byte, streams uint8) {
+		if streams == 0 {
+			return
+		}
+		flows := IperfFlows(false, int(streams), mlxClient, mlxServer, 5001)
+		s := SampleOf(kernel, ovs, flows)
+		if s.Error != "" && (s.Found != 0 || s.Hardware != 0) {
+			t.Fatalf("an error with counts: %+v", s)
+		}
+		if s.Hardware > s.Found || s.Found < 0 {
+			t.Fatalf("hardware %d of found %d", s.Hardware, s.Found)
+		}
+		if s.Source == SourceOVS && s.Hardware != 0 {
+			t.Fatalf("OVS's userspace table as hardware: %+v", s)
+		}
+		o := Summarize([]Sample{s}, int(streams)+1, time.Second)
+		if o.TimeToOffload != nil && (s.Hardware != int(streams)+1 || s.Found != int(streams)+1) {
+			t.Fatalf("a time until offloaded from %+v", s)
+		}
+		if o.Share < 0 || o.Share > 1 {
+			t.Fatalf("share %v", o.Share)
 		}
 	})
 }

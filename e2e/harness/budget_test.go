@@ -82,3 +82,17 @@ func TestRunBudgetFollowsTheConfig(t *testing.T) {
 		t.Errorf("5m windows: %s (%s), want the 5m30s window", l.Bound, l.Rule)
 	}
 }
+
+// The connection-scale profile adds one step: each count at its omit
+// period, measured seconds and the iperf_server wait; none without counts.
+func TestRunBudgetConnections(t *testing.T) {
+	cfg := budgetConfig()
+	if _, ok := budgetLine(RunBudget(cfg), "measure the connection scale"); ok {
+		t.Error("a connection-scale step without connections.counts")
+	}
+	cfg.Connections = config.Connections{Counts: []int{1, 100, 10000}, Duration: 10 * time.Second, OffloadWait: 15 * time.Second}
+	l, ok := budgetLine(RunBudget(cfg), "measure the connection scale")
+	if !ok || l.Bound != 3*(15+10+30)*time.Second {
+		t.Errorf("connection-scale step %+v", l)
+	}
+}

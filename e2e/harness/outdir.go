@@ -32,6 +32,12 @@ const (
 	artifactsPerFlow    = 8 << 20
 	artifactsPerSecond  = 64 << 10
 	artifactsSafetyRate = 2
+	// artifactsPerStreamSecond: iperf3 -J writes one interval object per
+	// stream and second, about 540 B each in the recordings
+	// (e2e/iperf3/testdata/v3.12-tcp-p15.json: 40161 B for 15 streams × 5
+	// intervals), the client's and the server's output each: the
+	// connection-scale profile's N streams dominate its evidence.
+	artifactsPerStreamSecond = 1 << 10
 )
 
 // ArtifactsEstimate is how many bytes a run of the performance suite under
@@ -43,8 +49,16 @@ func ArtifactsEstimate(cfg *config.Config) (int64, string) {
 	}
 	windows := len(SelectedProfiles(cfg)) * cfg.Traffic.Repeats
 	seconds := float64(windows)*(cfg.Traffic.Duration+cfg.Traffic.Omit).Seconds() + float64(flows)*cfg.Offload.FlowDuration.Seconds()
-	n := artifactsSafetyRate * (artifactsFixed + int64(flows)*artifactsPerFlow + int64(seconds)*artifactsPerSecond)
-	return n, fmt.Sprintf("2 × (16 MiB of logs, topology and reports + %d evidence flow(s) × 8 MiB + %.0fs of windows × 64 KiB/s)", flows, seconds)
+	streamSeconds := int64(0)
+	for _, c := range cfg.Connections.Counts {
+		streamSeconds += int64(c) * int64((cfg.Connections.Duration + cfg.Connections.OffloadWait).Seconds())
+	}
+	n := artifactsSafetyRate * (artifactsFixed + int64(flows)*artifactsPerFlow + int64(seconds)*artifactsPerSecond + streamSeconds*artifactsPerStreamSecond)
+	rule := fmt.Sprintf("2 × (16 MiB of logs, topology and reports + %d evidence flow(s) × 8 MiB + %.0fs of windows × 64 KiB/s", flows, seconds)
+	if streamSeconds > 0 {
+		rule += fmt.Sprintf(" + %d connection-scale stream-seconds × 1 KiB", streamSeconds)
+	}
+	return n, rule + ")"
 }
 
 // MiB prints a byte count in mebibytes.

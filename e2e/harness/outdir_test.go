@@ -154,4 +154,11 @@ func TestArtifactsEstimate(t *testing.T) {
 	if with, _ := ArtifactsEstimate(cfg); with <= small {
 		t.Errorf("evidence flows add nothing: %s <= %s", MiB(with), MiB(small))
 	}
+	// 10000 connections for 20 s: 200000 stream-seconds of iperf3 JSON.
+	before, _ := ArtifactsEstimate(cfg)
+	cfg.Connections = config.Connections{Counts: []int{10000}, Duration: 10 * time.Second, OffloadWait: 10 * time.Second}
+	with, rule := ArtifactsEstimate(cfg)
+	if with-before != 2*200000<<10 || !strings.Contains(rule, "200000 connection-scale stream-seconds × 1 KiB") {
+		t.Errorf("connections add %s: %s", MiB(with-before), rule)
+	}
 }

@@ -37,6 +37,9 @@ const (
 	TableTCP          Table = "TCP throughput"
 	TableUDPUnlimited Table = "UDP unlimited offered load (-u -b0)"
 	TableUDPCapped    Table = "UDP capped load (500 Mbit/s per stream)"
+	// TableConnections is the connection-scale profile's (issue 22), not
+	// one of the methodology's.
+	TableConnections Table = "Connection scale"
 )
 
 // Profile is one row of the methodology: what iperf3 is asked to do.

@@ -63,6 +63,7 @@ func Markdown(s *Set, o Options) string {
 	writePPS(&b, s)
 	writeSearches(&b, s)
 	writeLatency(&b, s)
+	writeConnections(&b, s)
 	writeSpread(&b, s)
 	writeCPU(&b, s)
 	writeChecks(&b, s)

@@ -49,6 +49,9 @@ type Results struct {
 	// Fleet is the fleet sweep's section (fleet.go); absent in a
 	// single-pair run and in every file of schema version 1.
 	Fleet *Fleet `json:"fleet,omitempty"`
+	// Connections are the connection-scale profile's results
+	// (connections.go), one per N; absent in files written before it.
+	Connections []ConnectionResult `json:"connections,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

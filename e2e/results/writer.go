@@ -190,6 +190,7 @@ func clone(r Results) Results {
 	out.Errors = slices.Clone(r.Errors)
 	out.Searches = cloneSearches(r.Searches)
 	out.Latency = cloneLatency(r.Latency)
+	out.Connections = cloneConnections(r.Connections)
 	return out
 }
 

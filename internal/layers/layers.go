@@ -79,7 +79,7 @@ var Layers = []Layer{
 			OnlyImportedBy: []string{"suites/perf", "suites/smoke", "tools/sweeper", "tools/kubecheck"}},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/envinfo", "e2e/evidence", "e2e/hostcpu",
+		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/conntrack", "e2e/envinfo", "e2e/evidence", "e2e/hostcpu",
 			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/remote", "e2e/remote/kubeaccess", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
 			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report"},
 	}},

@@ -62,7 +62,8 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 		}
 	})
 
-	ppsSpecs() // pps_test.go: small packets and the zero-loss search
+	ppsSpecs()        // pps_test.go: small packets and the zero-loss search
+	connectionSpecs() // connections_test.go: N concurrent connections, the offloaded share against N
 	Describe("Latency", func() {
 		for _, l := range results.LatencyCatalogue() {
 			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Absent = no connection-scale profile; present, the duration and the
+// offload wait default to 10 s each.
+func TestConnectionsDefaults(t *testing.T) {
+	fakeHome(t)
+	cfg, err := Load(latencyFile(t, ""), WithGetenv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Connections.Counts) != 0 {
+		t.Errorf("absent section: counts %v, want none", cfg.Connections.Counts)
+	}
+	cfg, err = Load(latencyFile(t, "connections:\n  counts: [1, 100, 10000]\n"), WithGetenv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Connections{Counts: []int{1, 100, 10000}, Duration: 10 * time.Second, OffloadWait: 10 * time.Second}
+	if !reflect.DeepEqual(cfg.Connections, want) {
+		t.Errorf("got %+v, want %+v", cfg.Connections, want)
+	}
+	if iv := cfg.Interval(IntervalConntrackSample); iv.Poll != time.Second || iv.Timeout != 5*time.Second {
+		t.Errorf("intervals.conntrack_sample default %+v", iv)
+	}
+	// 10000 connections fit the ports the data security group admits.
+	if ConnectionProcesses(10000) != 79 || ConnectionProcesses(10000) > IperfPorts || ConnectionProcesses(1) != 1 || ConnectionProcesses(129) != 2 {
+		t.Errorf("processes: 10000 -> %d, 1 -> %d, 129 -> %d (ports %d)", ConnectionProcesses(10000), ConnectionProcesses(1), ConnectionProcesses(129), IperfPorts)
+	}
+}
+
+// Every problem of the section at once, each with its key and value.
+func TestConnectionsBadValues(t *testing.T) {
+	home := fakeHome(t)
+	file := latencyFile(t, `traffic:
+  port: 65500
+intervals:
+  conntrack_sample: {timeout: 5s, poll: 2s}
+connections:
+  counts: [0, 100, 100, 10241, 5000]
+  duration: 1500ms
+  offload_wait: 2s
+`)
+	_, err := Load(file, WithGetenv(noEnv))
+	assertMessages(t, err, []string{
+		file + ": connections.counts[0]: must be 1..10240 (80 iperf3 processes of 128 streams, the ports the data security group admits), got 0",
+		file + ": connections.counts[2]: is repeated, got 100",
+		file + ": connections.counts[3]: must be 1..10240 (80 iperf3 processes of 128 streams, the ports the data security group admits), got 10241",
+		file + ": connections.duration: must be whole seconds >= 1 (iperf3 -t), got 1.5s",
+		file + ": traffic.port: must leave room for the 40 iperf3 ports of connections.counts 5000: at most 65496, got 65500",
+		file + ": connections.offload_wait: must be longer than intervals.conntrack_sample.poll (2s): the tables are read every poll within it, got 2s",
+	}, home)
+}
+
+// lab/harness.yaml carries the connection-scale block commented out, ready
+// for the lead to switch on: uncommented, it loads with the lab's config.
+func TestLabConnectionsBlockIsReady(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "lab", "harness.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	on := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "# connections:" {
+			on = true
+		}
+		if on && (line == "# connections:" || strings.HasPrefix(line, "#   ")) {
+			line = strings.TrimPrefix(line, "# ")
+		}
+		out = append(out, line)
+	}
+	if !on {
+		t.Fatal("lab/harness.yaml has no commented connections: block")
+	}
+	const labKey = "/var/lib/asap2lab/ssh/id_ed25519"
+	key := filepath.Join(fakeHome(t), ".ssh", "id_ed25519")
+	path := filepath.Join(t.TempDir(), "harness.yaml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(strings.Join(out, "\n"), labKey, key)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, WithGetenv(noEnv))
+	if err != nil {
+		t.Fatalf("the lab's connections block: %v", err)
+	}
+	if len(cfg.Connections.Counts) == 0 {
+		t.Error("the uncommented block selects no count")
+	}
+}

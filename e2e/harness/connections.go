@@ -1,0 +1,337 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+// NoConntrack is a connection-scale result's share without port security.
+const NoConntrack = "not applicable: data_port.port_security is false, no conntrack on the path (the data ports have no security group)"
+
+// ConnectionProfile is the iperf3 profile of n concurrent TCP connections.
+func ConnectionProfile(n int) iperf3.Profile {
+	id := ConnectionID(n)
+	return iperf3.Profile{ID: id, Name: fmt.Sprintf("%d concurrent TCP connections", n), Row: id,
+		Protocol: iperf3.TCP, Streams: n, Table: iperf3.TableConnections}
+}
+
+// ConnectionID names the profile of n connections (its evidence files, its
+// log lines and its Ginkgo label, connections-<n>).
+func ConnectionID(n int) string { return fmt.Sprintf("connections-%d", n) }
+
+// connectionFlows are the TCP connections n streams open from client to
+// server: ceil(n/128) processes on consecutive ports, each its streams and
+// its control connection (conntrack.IperfFlows). The split is SplitStreams'
+// with iperf3's MAX_STREAMS per process, the one Run makes.
+func connectionFlows(n, basePort int, client, server string) ([]conntrack.Flow, []int, error) {
+	c, err1 := netip.ParseAddr(client)
+	s, err2 := netip.ParseAddr(server)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, nil, fmt.Errorf("the pair's data addresses: %w", err)
+	}
+	split, _ := iperf3.SplitStreams(n, config.StreamsPerProcess, 0, iperf3.MultiThreadedSince)
+	var flows []conntrack.Flow
+	for i, st := range split {
+		flows = append(flows, conntrack.IperfFlows(false, st, c.Unmap(), s.Unmap(), uint16(basePort+i))...)
+	}
+	return flows, split, nil
+}
+
+// ctHost is one hypervisor the connection-scale profile samples.
+type ctHost struct {
+	name      string
+	runner    remote.Runner
+	userspace bool   // OVS's userspace datapath: its conntrack is OVS's own table
+	last      []byte // the last kept read's table, for the evidence
+	err       error  // no runner, or the datapath could not be told
+}
+
+// readSample reads hv's table once, bounded by bound: the kernel's, and on
+// a userspace datapath OVS's own when the kernel's holds none of the flows.
+func (h *ctHost) readSample(ctx context.Context, bound time.Duration, flows []conntrack.Flow) (conntrack.Sample, []byte) {
+	if h.err != nil {
+		return conntrack.Sample{Error: h.err.Error()}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	run := func(cmd string) ([]byte, error) {
+		r, err := h.runner.Run(ctx, cmd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", h.name, err)
+		}
+		if r.ExitCode != 0 {
+			return nil, fmt.Errorf("%s: `%s` exited %d: %s", h.name, cmd, r.ExitCode, strings.TrimSpace(string(r.Stderr)))
+		}
+		return r.Stdout, nil
+	}
+	kernel, err := run(conntrack.ReadCommand)
+	if err != nil {
+		return conntrack.Sample{Source: conntrack.SourceKernel, Error: err.Error()}, nil
+	}
+	// The table's fill beside it: a full table drops new connections,
+	// which the share must not be read as a lack of offload.
+	fill := func(smp *conntrack.Sample, cmd string) {
+		if out, err := run(cmd); err == nil {
+			if sz, err := conntrack.ParseSize(out); err == nil {
+				smp.Fill = &sz
+			}
+		}
+	}
+	smp := conntrack.SampleOf(kernel, nil, flows)
+	if !h.userspace || smp.Error != "" || smp.Found > 0 {
+		if smp.Error == "" {
+			fill(&smp, conntrack.SizeCommand)
+		}
+		return smp, kernel
+	}
+	ovs, err := run(conntrack.DPCtlCommand)
+	if err != nil {
+		return conntrack.Sample{Source: conntrack.SourceOVS, Error: err.Error()}, nil
+	}
+	smp = conntrack.SampleOf(kernel, ovs, flows)
+	if smp.Error == "" {
+		fill(&smp, conntrack.DPCtlSizeCommand)
+	}
+	return smp, ovs
+}
+
+// connectionHosts are the pair's hypervisors, each with its datapath told
+// apart before the traffic starts (DpctlFlowsCommand's "flow-dump from"
+// headers: the userspace datapath).
+func (s *Session) connectionHosts(ctx context.Context) []*ctHost {
+	var out []*ctHost
+	for i, srv := range s.Topology.Servers {
+		h := &ctHost{name: srv.Hypervisor}
+		if h.name == "" {
+			h.name = fmt.Sprintf("hypervisor of server %d", i)
+		}
+		r, ok := s.Hypervisors[srv.Hypervisor]
+		if !ok {
+			h.err = fmt.Errorf("no connection to %s", h.name)
+			out = append(out, h)
+			continue
+		}
+		h.runner = r
+		res, err := r.Run(ctx, offload.DpctlFlowsCommand)
+		switch {
+		case err != nil:
+			h.err = fmt.Errorf("%s: %w", h.name, err)
+		case res.ExitCode != 0:
+			h.err = fmt.Errorf("%s: `%s` exited %d: %s", h.name, offload.DpctlFlowsCommand, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+		default:
+			h.userspace = strings.Contains(string(res.Stdout), "flow-dump from ")
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// RunConnections runs the connection-scale profile at n connections: n
+// TCP streams over ceil(n/128) iperf3 processes, connections.offload_wait
+// of omit period (-O) then connections.duration measured. With port
+// security the pair's hypervisors' conntrack tables are read every
+// intervals.conntrack_sample.poll during the omit period only
+// (conntrack.Sampler: no read ends after it), and each hypervisor's share
+// and time until offloaded are its samples' (conntrack.Summarize). The
+// result is written into the results file before it returns.
+func (s *Session) RunConnections(ctx context.Context, n int) (_ results.ConnectionResult, err error) {
+	ctx, end, err := s.guard(ctx)
+	id := ConnectionID(n)
+	cc := s.Config.Connections
+	procs := config.ConnectionProcesses(n)
+	cr := results.ConnectionResult{N: n, Path: results.Path(s.Config.Run.ExpectedPath), Processes: procs, Opened: n + procs,
+		DurationSeconds: cc.Duration.Seconds(), OffloadWaitSeconds: cc.OffloadWait.Seconds(), StartedAt: time.Now().UTC()}
+	if err != nil {
+		return cr, err
+	}
+	defer func() { err = end(err) }()
+	if err := s.notRunOnDamage(id); err != nil {
+		cr.Error = err.Error()
+		return cr, err
+	}
+	if s.Topology == nil || len(s.Topology.Servers) < 2 || len(s.Guests) < 2 {
+		err := fmt.Errorf("%s: no guest pair to run between (the topology is not built)", id)
+		cr.Error = err.Error()
+		return cr, err
+	}
+	p := ConnectionProfile(n)
+	in := s.iperfInput(p, cc.Duration)
+	in.Omit = cc.OffloadWait
+	in.MaxStreamsPerProcess = config.StreamsPerProcess
+
+	var (
+		hosts   []*ctHost
+		flows   []conntrack.Flow
+		ticks   []conntrack.Tick
+		wg      sync.WaitGroup
+		stopCtx context.Context
+		stop    context.CancelFunc = func() {}
+		once    sync.Once
+	)
+	iv := s.Config.Interval(config.IntervalConntrackSample)
+	if !s.Config.DataPort.PortSecurity {
+		cr.NotApplicable = NoConntrack
+	} else {
+		var ferr error
+		flows, _, ferr = connectionFlows(n, in.BasePort, s.Topology.Servers[1].DataIP, s.Topology.Servers[0].DataIP)
+		if ferr != nil {
+			cr.Error = ferr.Error()
+			_ = s.Results.PutConnection(cr)
+			return cr, ferr
+		}
+		hosts = s.connectionHosts(ctx)
+		stopCtx, stop = context.WithCancel(ctx)
+	}
+	defer stop()
+	in.ClientsStarting = func(t time.Time) {
+		s.Logf("%s: %d connections over %d iperf3 process(es): %s offload wait (-O) then %s measured, until %s",
+			id, n, procs, cc.OffloadWait, cc.Duration, t.Add(cc.OffloadWait+cc.Duration).UTC().Format("15:04:05"))
+		if hosts == nil {
+			return
+		}
+		once.Do(func() {
+			sm := conntrack.Sampler{Start: t, Until: t.Add(cc.OffloadWait), Every: iv.Poll,
+				Read: func(ctx context.Context) []conntrack.Sample {
+					out := make([]conntrack.Sample, len(hosts))
+					var rw sync.WaitGroup
+					for i, h := range hosts {
+						rw.Add(1)
+						go func() {
+							defer rw.Done()
+							smp, raw := h.readSample(ctx, iv.Timeout, flows)
+							out[i] = smp
+							if raw != nil && ctx.Err() == nil {
+								h.last = raw
+							}
+						}()
+					}
+					rw.Wait()
+					return out
+				}}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ticks = sm.Run(stopCtx)
+			}()
+		})
+	}
+	// The clients are done: a sampler still running (clients that failed
+	// early) stops.
+	in.ClientsDone = func(time.Time) { stop() }
+	timing := s.Timings.Track(results.PhaseTraffic)
+	m, err := iperf3.Run(ctx, in)
+	timing()
+	stop()
+	wg.Wait()
+	cr.EvidenceFile = s.saveIperfEvidence("iperf3/"+id, m)
+	for _, w := range m.Warnings {
+		s.Logf("%s: %s", id, w)
+	}
+	if err != nil {
+		cr.Error = err.Error()
+		s.Logf("%s FAILED: %v", id, err)
+	} else {
+		cr.DeliveredBps, cr.Retransmits, cr.Iperf3Version = m.Result.DeliveredBps, m.Result.Retransmits, m.Result.Version
+	}
+	if hosts != nil {
+		cr.Hosts = s.connectionHostResults(id, cr.Opened, cc.OffloadWait, hosts, ticks)
+	}
+	s.Logf("%s: %s", id, connectionLine(cr))
+	if werr := s.Results.PutConnection(cr); werr != nil && err == nil {
+		err = werr
+	}
+	return cr, err
+}
+
+// connectionHostResults summarizes each hypervisor's kept samples and
+// saves them (and the last table read) as evidence.
+func (s *Session) connectionHostResults(id string, opened int, wait time.Duration, hosts []*ctHost, ticks []conntrack.Tick) []results.ConnectionHost {
+	kept := conntrack.Kept(ticks)
+	dropped := 0
+	for _, t := range ticks {
+		if t.Dropped {
+			dropped++
+		}
+	}
+	var out []results.ConnectionHost
+	for i, h := range hosts {
+		var smp []conntrack.Sample
+		if i < len(kept) {
+			smp = kept[i]
+		}
+		o := conntrack.Summarize(smp, opened, wait)
+		ch := results.ConnectionHost{Hypervisor: h.name, Source: o.Source, Found: o.Found, Offloaded: o.Hardware,
+			Share: o.Share, Samples: o.Samples, Reason: o.Reason}
+		if o.TimeToOffload != nil {
+			v := o.TimeToOffload.Seconds()
+			ch.TimeToOffloadSeconds = &v
+		}
+		if o.Fill != nil {
+			ch.TableCount, ch.TableMax = o.Fill.Count, o.Fill.Max
+		}
+		if dropped > 0 {
+			ch.Reason += fmt.Sprintf("; %d read(s) ended after the omit period and were dropped", dropped)
+		}
+		base := fmt.Sprintf("connections/%s-%s", id, safeName(h.name))
+		if b, err := json.MarshalIndent(smp, "", "  "); err == nil {
+			if rel, err := s.SaveArtifact(base+"-samples.json", b); err == nil {
+				ch.SamplesFile = rel
+			} else {
+				s.Logf("%s: samples of %s not saved: %v", id, h.name, err)
+			}
+		}
+		if h.last != nil {
+			if _, err := s.SaveArtifact(base+"-last-table.txt", h.last); err != nil {
+				s.Logf("%s: the last table of %s not saved: %v", id, h.name, err)
+			}
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// safeName keeps a hypervisor name usable as a file name.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// connectionLine is the console summary of a connection-scale result.
+func connectionLine(cr results.ConnectionResult) string {
+	parts := []string{fmt.Sprintf("%d connections opened (%d streams, %d control), delivered %s", cr.Opened, cr.N, cr.Processes, results.FormatBps(cr.DeliveredBps))}
+	if cr.NotApplicable != "" {
+		parts = append(parts, "offloaded share "+cr.NotApplicable)
+	}
+	for _, h := range cr.Hosts {
+		parts = append(parts, fmt.Sprintf("%s: %s", h.Hypervisor, h.Reason))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// addConnectionsBudget adds the connection-scale profiles to a run's
+// budget: each N at its omit period, measured seconds and the listen wait.
+func addConnectionsBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
+	cc := cfg.Connections
+	if len(cc.Counts) == 0 {
+		return
+	}
+	add("measure the connection scale", time.Duration(len(cc.Counts))*(cc.OffloadWait+cc.Duration+listen),
+		"%d connection count(s) × (connections.offload_wait + connections.duration + iperf_server)", len(cc.Counts))
+}

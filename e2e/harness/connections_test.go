@@ -1,0 +1,163 @@
+package harness
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
+	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
+)
+
+// connPair is the fake pair running one connection (iperf3 -P 1 on port
+// 5001, the recorded v3.12 tcp-p1 output), each hypervisor's kernel table
+// empty at the first read and then the mlx5 mail's two [HW_OFFLOAD]
+// connections (e2e/conntrack/testdata/hw, its addresses rewritten to the
+// pair's: the stream and its control connection), every command logged.
+func connPair(t *testing.T, portSecurity bool) (*Session, string) {
+	wd := newPair(t)
+	wd.cfg.Traffic.Port = 5001
+	wd.cfg.DataPort.PortSecurity = portSecurity
+	wd.cfg.Connections = config.Connections{Counts: []int{1}, Duration: time.Second, OffloadWait: 2 * time.Second}
+	wd.cfg.Intervals[config.IntervalConntrackSample] = wait.Interval{Timeout: time.Second, Poll: 500 * time.Millisecond}
+	out := iperfJSON(t, "v3.12-tcp-p1.json")
+	// The fake client lasts -O and -t, as iperf3 does (the fake's secs is -t).
+	sleep := fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
+	wd.guests[1].Play.Client = func(ctx context.Context, secs int, udp bool) (remote.Result, error) {
+		return sleep(ctx, secs+int(wd.cfg.Connections.OffloadWait/time.Second), udp)
+	}
+	table := strings.NewReplacer("1.1.1.17", wd.topo.Servers[1].DataIP, "1.1.1.16", wd.topo.Servers[0].DataIP).
+		Replace(string(readFile(t, filepath.Join("..", "conntrack", "testdata", "hw", "proc-hw-offload-mlx5-2020.txt"))))
+	for _, hv := range wd.hvs {
+		hv.On(offload.DpctlFlowsCommand, fakeremote.Reply{Stdout: []byte("")})
+		// Test input, not a recording: the table's fill (count, max).
+		hv.On(conntrack.SizeCommand, fakeremote.Reply{Stdout: []byte("2\n262144\n")})
+		hv.On(conntrack.ReadCommand, fakeremote.Reply{Stdout: nil}, fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)},
+			fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)},
+			fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)}, fakeremote.Reply{Stdout: []byte(table)})
+	}
+	s := wd.session()
+	path := filepath.Join(s.Dir, "commands.jsonl")
+	log, err := remote.OpenCommandLog(path, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	s.Guests = []remote.Runner{logged{wd.guests[0], log}, logged{wd.guests[1], log}}
+	s.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
+	return s, path
+}
+
+// With port security every table read runs inside the omit period: by
+// commands.jsonl's own timestamps each ends before the client's start plus
+// connections.offload_wait (the measured seconds begin no sooner), and the
+// share and the time until offloaded are the reads'.
+func TestConnectionsReadTheTablesOnlyInTheOmitPeriod(t *testing.T) {
+	s, logPath := connPair(t, true)
+	cr, err := s.RunConnections(context.Background(), 1)
+	if err != nil {
+		t.Fatalf("RunConnections: %v", err)
+	}
+	if cr.N != 1 || cr.Processes != 1 || cr.Opened != 2 || cr.DeliveredBps <= 0 || cr.NotApplicable != "" {
+		t.Fatalf("result %+v", cr)
+	}
+	if len(cr.Hosts) != 2 {
+		t.Fatalf("hosts %+v", cr.Hosts)
+	}
+	for _, h := range cr.Hosts {
+		if h.Share != 1 || h.Offloaded != 2 || h.Source != conntrack.SourceKernel || h.TimeToOffloadSeconds == nil || h.Samples < 2 {
+			t.Errorf("%s: %+v", h.Hypervisor, h)
+			continue
+		}
+		// The first read saw an empty table; the second, half a second on, both.
+		if at := *h.TimeToOffloadSeconds; at < 0.5 || at > 2 {
+			t.Errorf("%s: offloaded at %.2f s, want the second read's (0.5 s on)", h.Hypervisor, at)
+		}
+		if h.TableCount != 2 || h.TableMax != 262144 || !strings.Contains(h.Reason, "table 2 of 262144 entries") {
+			t.Errorf("%s: the table's fill %d of %d: %s", h.Hypervisor, h.TableCount, h.TableMax, h.Reason)
+		}
+		if h.SamplesFile == "" {
+			t.Errorf("%s: no samples file", h.Hypervisor)
+		}
+	}
+	entries := readLog(t, logPath)
+	var client time.Time
+	for _, e := range entries {
+		if strings.HasPrefix(e.Cmd, "iperf3 -c ") {
+			client = e.Start
+		}
+	}
+	if client.IsZero() {
+		t.Fatal("no client command in commands.jsonl")
+	}
+	omitEnd := client.Add(s.Config.Connections.OffloadWait)
+	reads := 0
+	for _, e := range entries {
+		if e.Cmd != conntrack.ReadCommand {
+			continue
+		}
+		reads++
+		end := e.Start.Add(time.Duration(e.DurationSeconds * float64(time.Second)))
+		if end.After(omitEnd) {
+			t.Errorf("%s read the table until %s, after the omit period's end %s (the measured seconds)", e.Target,
+				end.Format(time.StampMicro), omitEnd.Format(time.StampMicro))
+		}
+	}
+	if reads < 4 {
+		t.Errorf("%d table reads, want one per hypervisor every 0.5 s of the 2 s omit period", reads)
+	}
+	got, err := results.Load(filepath.Join(s.Dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Connections) != 1 || got.Connections[0].Hosts[0].TimeToOffloadSeconds == nil {
+		t.Errorf("results.json connections %+v", got.Connections)
+	}
+}
+
+// Without port security nothing reads a table and the share says why.
+func TestConnectionsWithoutPortSecurityMeasureOnly(t *testing.T) {
+	s, logPath := connPair(t, false)
+	cr, err := s.RunConnections(context.Background(), 1)
+	if err != nil {
+		t.Fatalf("RunConnections: %v", err)
+	}
+	if cr.NotApplicable != NoConntrack || len(cr.Hosts) != 0 || cr.DeliveredBps <= 0 {
+		t.Errorf("result %+v", cr)
+	}
+	for _, e := range readLog(t, logPath) {
+		if e.Cmd == conntrack.ReadCommand || e.Cmd == offload.DpctlFlowsCommand {
+			t.Errorf("%s ran %q without port security", e.Target, e.Cmd)
+		}
+	}
+}
+
+// The flows of 10000 connections: 79 processes from the base port, 78 or
+// 79 streams... as SplitStreams divides them, each with its control
+// connection: 10079 opened.
+func TestConnectionFlows(t *testing.T) {
+	flows, split, err := connectionFlows(10000, 5201, "198.18.210.1", "198.18.210.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	for i, f := range flows {
+		opened += f.Opened
+		if f.Proto != "tcp" || int(f.ServerPort) != 5201+i || f.Opened != split[i]+1 || split[i] > config.StreamsPerProcess {
+			t.Errorf("flow %d: %+v (split %d)", i, f, split[i])
+		}
+	}
+	if len(flows) != 79 || len(flows) != config.ConnectionProcesses(10000) || opened != 10079 {
+		t.Errorf("%d flows opening %d", len(flows), opened)
+	}
+	if _, _, err := connectionFlows(1, 5201, "not an address", "198.18.210.2"); err == nil {
+		t.Error("a bad address accepted")
+	}
+}

@@ -1,0 +1,144 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ConnectionResult is one N of the connection-scale profile (config
+// connections): N concurrent TCP connections between the pair, the
+// hypervisors' conntrack tables sampled during iperf3's omit period, the
+// delivered rate of the measured seconds after it.
+type ConnectionResult struct {
+	N         int  `json:"n"` // the data connections asked for (iperf3 -P over the processes)
+	Path      Path `json:"path"`
+	Processes int  `json:"processes"` // iperf3 client processes (one server port each)
+	// Opened is every TCP connection the run opened: N and one control
+	// connection per process.
+	Opened             int       `json:"opened"`
+	DurationSeconds    float64   `json:"duration_seconds"`     // iperf3 -t
+	OffloadWaitSeconds float64   `json:"offload_wait_seconds"` // iperf3 -O, the sampled seconds
+	StartedAt          time.Time `json:"started_at,omitzero"`
+	DeliveredBps       float64   `json:"delivered_bps"`
+	Retransmits        int64     `json:"retransmits"`
+	Iperf3Version      string    `json:"iperf3_version,omitempty"`
+	// NotApplicable says why there is no share (no conntrack on the path:
+	// data_port.port_security false); Hosts is then empty.
+	NotApplicable string           `json:"not_applicable,omitempty"`
+	Hosts         []ConnectionHost `json:"hosts,omitempty"`
+	EvidenceFile  string           `json:"evidence_file,omitempty"`
+	Error         string           `json:"error,omitempty"`
+}
+
+// ConnectionHost is one hypervisor's view of the connections of a
+// ConnectionResult.
+type ConnectionHost struct {
+	Hypervisor string `json:"hypervisor"`
+	// Source is the table the counts come from: "kernel" (the one that
+	// says [HW_OFFLOAD]) or "ovs-userspace" (OVS's userspace conntrack,
+	// software by construction).
+	Source    string  `json:"source,omitempty"`
+	Found     int     `json:"found"`     // live connections of the run at the last sample
+	Offloaded int     `json:"offloaded"` // of them [HW_OFFLOAD] in every zone
+	Share     float64 `json:"share"`     // Offloaded / Opened, 0..1
+	// TimeToOffloadSeconds is when every opened connection was first seen
+	// [HW_OFFLOAD], from the clients' start; nil = not within the wait
+	// (Reason says so with the numbers).
+	TimeToOffloadSeconds *float64 `json:"time_to_offload_seconds"`
+	Samples              int      `json:"samples"` // reads kept (ended within the omit period)
+	// TableCount and TableMax are the table's fill against its limit at
+	// the last read (nf_conntrack_count / _max, or OVS's nconns /
+	// maxconns); 0 when not read. Count at Max: new connections dropped.
+	TableCount  int    `json:"table_count,omitempty"`
+	TableMax    int    `json:"table_max,omitempty"`
+	Reason      string `json:"reason"`
+	SamplesFile string `json:"samples_file,omitempty"`
+}
+
+// Shared reports whether the result has a share (conntrack was sampled
+// and some read kept).
+func (h ConnectionHost) Shared() bool { return h.Samples > 0 }
+
+// PutConnection stores a connection-scale result (replacing one with the
+// same N and path) and writes the file.
+func (w *Writer) PutConnection(c ConnectionResult) error {
+	return w.Update(func(r *Results) {
+		c.Hosts = cloneConnectionHosts(c.Hosts)
+		for i := range r.Connections {
+			if r.Connections[i].N == c.N && r.Connections[i].Path == c.Path {
+				r.Connections[i] = c
+				return
+			}
+		}
+		r.Connections = append(r.Connections, c)
+	})
+}
+
+func cloneConnectionHosts(hs []ConnectionHost) []ConnectionHost {
+	if hs == nil {
+		return nil
+	}
+	out := make([]ConnectionHost, len(hs))
+	for i, h := range hs {
+		if h.TimeToOffloadSeconds != nil {
+			v := *h.TimeToOffloadSeconds
+			h.TimeToOffloadSeconds = &v
+		}
+		out[i] = h
+	}
+	return out
+}
+
+func cloneConnections(cs []ConnectionResult) []ConnectionResult {
+	if cs == nil {
+		return nil
+	}
+	b, err := json.Marshal(cs)
+	if err != nil {
+		panic(fmt.Sprintf("results: connection results do not marshal: %v", err))
+	}
+	var out []ConnectionResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(fmt.Sprintf("results: connection results do not unmarshal: %v", err))
+	}
+	return out
+}
+
+func validateConnections(r *Results, add func(string, ...any)) {
+	seen := map[string]int{}
+	for i, c := range r.Connections {
+		k := fmt.Sprintf("connections[%d]", i)
+		if c.N < 1 || c.Processes < 1 || c.Opened < c.N {
+			add("%s: n and processes must be >= 1 and opened >= n, got n %d processes %d opened %d", k, c.N, c.Processes, c.Opened)
+		}
+		if c.Path != PathASAP2 && c.Path != PathBaseline {
+			add("%s.path: must be asap2 or baseline, got %q", k, c.Path)
+		}
+		dk := fmt.Sprint(c.N, "\x00", c.Path)
+		if j, dup := seen[dk]; dup {
+			add("%s: n %d path %s duplicates connections[%d]", k, c.N, c.Path, j)
+		} else {
+			seen[dk] = i
+		}
+		if math.IsNaN(c.DeliveredBps) || math.IsInf(c.DeliveredBps, 0) || c.DeliveredBps < 0 {
+			add("%s.delivered_bps: must be a finite number >= 0, got %v", k, c.DeliveredBps)
+		}
+		if c.NotApplicable != "" && len(c.Hosts) > 0 {
+			add("%s: a share not applicable (%s) with %d hypervisors' shares", k, c.NotApplicable, len(c.Hosts))
+		}
+		for j, h := range c.Hosts {
+			hk := fmt.Sprintf("%s.hosts[%d]", k, j)
+			if h.Hypervisor == "" {
+				add("%s.hypervisor: must be set", hk)
+			}
+			if math.IsNaN(h.Share) || h.Share < 0 || h.Share > 1 || h.Offloaded < 0 || h.Found < 0 || h.Offloaded > c.Opened {
+				add("%s: share must be 0..1 and offloaded 0..opened (%d), got share %v offloaded %d found %d", hk, c.Opened, h.Share, h.Offloaded, h.Found)
+			}
+			if t := h.TimeToOffloadSeconds; t != nil && (math.IsNaN(*t) || *t < 0) {
+				add("%s.time_to_offload_seconds: must be >= 0 or null, got %v", hk, *t)
+			}
+		}
+	}
+}

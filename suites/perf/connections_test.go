@@ -1,0 +1,76 @@
+package perf
+
+import (
+	"fmt"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+)
+
+// connectionLadder are the counts with their own spec and label
+// (connections-<N>); a count of connections.counts off the ladder runs in
+// the last spec, labelled connections only.
+var connectionLadder = []int{1, 10, 100, 1000, 10000}
+
+// connectionSpecs are issue 22's connection-scale profile (label
+// connections), inside the suite's Ordered container after the other
+// profiles: the ladder's counts in order, then the others.
+func connectionSpecs() {
+	Describe("Connection scale", Label("connections"), func() {
+		// run measures n connections and returns what is wrong with the
+		// result: an iperf3 failure, nothing delivered, a hypervisor with
+		// no conntrack read kept (a share is a measurement, never a silent
+		// 0 %). A share that fell is a result, not a failure: the report
+		// says where, with the numbers.
+		run := func(ctx SpecContext, n int) []string {
+			cc := session.Config.Connections
+			By(fmt.Sprintf("opening %d concurrent TCP connections: %s offload wait (conntrack read in it only), %s measured", n, cc.OffloadWait, cc.Duration))
+			cr, err := session.RunConnections(ctx, n)
+			if err != nil {
+				return []string{fmt.Sprintf("%d connections: %v", n, err)}
+			}
+			var bad []string
+			if cr.DeliveredBps <= 0 {
+				bad = append(bad, fmt.Sprintf("%d connections delivered nothing", n))
+			}
+			if cr.NotApplicable != "" {
+				By(fmt.Sprintf("offloaded share %s", cr.NotApplicable))
+			}
+			for _, h := range cr.Hosts {
+				By(fmt.Sprintf("%s: %s", h.Hypervisor, h.Reason))
+				if h.Samples == 0 {
+					bad = append(bad, fmt.Sprintf("%d connections, %s: no conntrack read kept: %s", n, h.Hypervisor, h.Reason))
+				}
+			}
+			return bad
+		}
+		for _, n := range connectionLadder {
+			It(fmt.Sprintf("opens %d concurrent connections", n), Label(harness.ConnectionID(n)), func(ctx SpecContext) {
+				if !slices.Contains(session.Config.Connections.Counts, n) {
+					Skip(fmt.Sprintf("%d is not in connections.counts of %s", n, session.Config.File))
+				}
+				Expect(run(ctx, n)).To(BeEmpty())
+			})
+		}
+		It("opens the other counts of connections.counts", func(ctx SpecContext) {
+			var others []int
+			for _, n := range session.Config.Connections.Counts {
+				if !slices.Contains(connectionLadder, n) {
+					others = append(others, n)
+				}
+			}
+			if len(others) == 0 {
+				Skip(fmt.Sprintf("connections.counts of %s has no count off %v", session.Config.File, connectionLadder))
+			}
+			slices.Sort(others)
+			var bad []string
+			for _, n := range others {
+				bad = append(bad, run(ctx, n)...)
+			}
+			Expect(bad).To(BeEmpty())
+		})
+	})
+}
