@@ -354,6 +354,7 @@ const (
 	IntervalCommand       = "command"        // default bound of one remote command
 	IntervalDebugPod      = "debug_pod"      // a node debug pod Running, and gone after its delete
 	IntervalKubeAPI       = "kube_api"       // one Kubernetes API call answers; a read tried again after a transient error
+	IntervalDataPath      = "data_path"      // each guest's ping of the other's data address answered, before any traffic
 	// IntervalConntrackSample: the connection-scale profile reads each
 	// hypervisor's conntrack table every poll during iperf3's omit period,
 	// each read bounded by timeout.
@@ -373,6 +374,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalDebugPod:        {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
 	IntervalKubeAPI:         {Timeout: 30 * time.Second, Poll: 2 * time.Second},
 	IntervalConntrackSample: {Timeout: 5 * time.Second, Poll: time.Second},
+	IntervalDataPath:        {Timeout: time.Minute, Poll: time.Second},
 }
 
 // IntervalNames returns the known interval names, sorted.

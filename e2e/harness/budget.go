@@ -48,7 +48,7 @@ func RunBudget(cfg *config.Config) Budget {
 		b.Total += d
 	}
 	add("build the topology", iv(config.IntervalServerActive)+iv(config.IntervalPortActive), "intervals server_active + port_active")
-	add("reach guests and hypervisors", iv(config.IntervalSSHReady)+iv(config.IntervalHypervisorSSH), "intervals ssh_ready + hypervisor_ssh")
+	add("reach guests and hypervisors", iv(config.IntervalSSHReady)+2*iv(config.IntervalDataPath)+iv(config.IntervalHypervisorSSH), "intervals ssh_ready + 2 × data_path + hypervisor_ssh")
 	add("record the environment", cmd, "intervals.command")
 	if len(cfg.Offload.Checks) > 0 {
 		flows := time.Duration(len(evidence.Flows))

@@ -32,7 +32,7 @@ func TestRunBudgetAddsTheSteps(t *testing.T) {
 	b := RunBudget(budgetConfig())
 	want := map[string]time.Duration{
 		"build the topology":              10*time.Minute + 2*time.Minute,
-		"reach guests and hypervisors":    10*time.Minute + time.Minute,
+		"reach guests and hypervisors":    10*time.Minute + 2*time.Minute + time.Minute, // ssh_ready + 2 × data_path + hypervisor_ssh
 		"record the environment":          2 * time.Minute,
 		"prove the path (offload checks)": 2*time.Minute + 2*(20+30)*time.Second,
 		"measure the profiles":            2 * 3 * (30 + 30) * time.Second,

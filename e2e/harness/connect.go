@@ -18,8 +18,10 @@ import (
 )
 
 // Connect opens SSH to both guests (retrying while they boot, interval
-// "ssh_ready") and to the hypervisors they run on: over SSH, or with
-// hypervisors.access: kubernetes into the OVS pod of each one's node.
+// "ssh_ready"), waits until they reach each other over the data network
+// (interval "data_path", waitDataPath), and connects to the hypervisors they
+// run on: over SSH, or with hypervisors.access: kubernetes into the OVS pod
+// of each one's node.
 func (s *Session) Connect(ctx context.Context) (err error) {
 	ctx, end, err := s.guard(ctx)
 	if err != nil {
@@ -58,6 +60,11 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 			return err
 		}
 		s.Guests[i] = s.bounded(c)
+	}
+	if err := waitDataPath(ctx, s.Config.Interval(config.IntervalDataPath), s.Guests, s.Topology.Servers, s.Logf); err != nil {
+		err = s.explainWait(ctx, "the data path's wait", err)
+		s.Logf("data path wait FAILED: %v", err)
+		return err
 	}
 	for _, srv := range s.Topology.Servers {
 		hv := srv.Hypervisor
