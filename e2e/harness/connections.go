@@ -171,6 +171,13 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	in := s.iperfInput(p, cc.Duration)
 	in.Omit = cc.OffloadWait
 	in.MaxStreamsPerProcess = config.StreamsPerProcess
+	// A count of connections, not a stall detector: up to 128 unlimited
+	// streams share one iperf3 process, and on a loaded path one of them
+	// can starve past a short TCP_USER_TIMEOUT (the lab, 2026-12-04: N=100
+	// in one iperf3 3.12 process failed "Connection timed out" at
+	// traffic.stall_timeout's 5 s and passed without it). A run that stalls
+	// is still ended by its bound (-t + -O + intervals.iperf_server).
+	in.StallTimeout = 0
 
 	var (
 		hosts   []*ctHost

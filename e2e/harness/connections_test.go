@@ -26,6 +26,7 @@ func connPair(t *testing.T, portSecurity bool) (*Session, string) {
 	wd.cfg.Traffic.Port = 5001
 	wd.cfg.DataPort.PortSecurity = portSecurity
 	wd.cfg.Connections = config.Connections{Counts: []int{1}, Duration: time.Second, OffloadWait: 2 * time.Second}
+	wd.cfg.Traffic.StallTimeout = 5 * time.Second // the seed profiles' guard; connection scale goes without it
 	wd.cfg.Intervals[config.IntervalConntrackSample] = wait.Interval{Timeout: time.Second, Poll: 500 * time.Millisecond}
 	out := iperfJSON(t, "v3.12-tcp-p1.json")
 	// The fake client lasts -O and -t, as iperf3 does (the fake's secs is -t).
@@ -96,6 +97,11 @@ func TestConnectionsReadTheTablesOnlyInTheOmitPeriod(t *testing.T) {
 	}
 	if client.IsZero() {
 		t.Fatal("no client command in commands.jsonl")
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Cmd, "iperf3 ") && (strings.Contains(e.Cmd, "--snd-timeout") || strings.Contains(e.Cmd, "--rcv-timeout")) {
+			t.Errorf("%s: %q carries traffic.stall_timeout's guard: many streams in one process starve one past it", e.Target, e.Cmd)
+		}
 	}
 	omitEnd := client.Add(s.Config.Connections.OffloadWait)
 	reads := 0
