@@ -26,7 +26,7 @@ func connPair(t *testing.T, portSecurity bool) (*Session, string) {
 	wd.cfg.Traffic.Port = 5001
 	wd.cfg.DataPort.PortSecurity = portSecurity
 	wd.cfg.Connections = config.Connections{Counts: []int{1}, Duration: time.Second, OffloadWait: 2 * time.Second}
-	wd.cfg.Traffic.StallTimeout = 5 * time.Second // the seed profiles' guard; connection scale goes without it
+	wd.cfg.Traffic.StallTimeout = 2 * time.Second // the seed profiles' guard; connection scale goes without it
 	wd.cfg.Intervals[config.IntervalConntrackSample] = wait.Interval{Timeout: time.Second, Poll: 500 * time.Millisecond}
 	out := iperfJSON(t, "v3.12-tcp-p1.json")
 	// The fake client lasts -O and -t, as iperf3 does (the fake's secs is -t).
