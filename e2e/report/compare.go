@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -165,20 +166,31 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 		if fa == nil || fc == nil {
 			continue
 		}
-		sa, _ := NewSet(fa)
-		sc, _ := NewSet(fc)
-		ra, rc := EnvironmentRows(sa), EnvironmentRows(sc)
-		for i := range ra {
-			switch ra[i][0] {
-			case "Run ID", "Expected path":
-				continue
-			}
-			if ra[i][1] != rc[i][1] {
-				c.Env = append(c.Env, EnvDiff{Path: path, Item: ra[i][0], Accepted: ra[i][1], Candidate: rc[i][1]})
-			}
+		for _, d := range environmentDiffs(fa, fc, "Run ID", "Expected path") {
+			d.Path = path
+			c.Env = append(c.Env, d)
 		}
 	}
 	return c
+}
+
+// environmentDiffs are the rows of the report's environment table
+// (EnvironmentRows) whose values differ between runs a and b, except the
+// rows named in skip; Accepted holds a's value, Candidate b's.
+func environmentDiffs(a, b *results.Results, skip ...string) []EnvDiff {
+	sa, _ := NewSet(a)
+	sb, _ := NewSet(b)
+	ra, rb := EnvironmentRows(sa), EnvironmentRows(sb)
+	var out []EnvDiff
+	for i := range ra {
+		if slices.Contains(skip, ra[i][0]) {
+			continue
+		}
+		if ra[i][1] != rb[i][1] {
+			out = append(out, EnvDiff{Item: ra[i][0], Accepted: ra[i][1], Candidate: rb[i][1]})
+		}
+	}
+	return out
 }
 
 func compareOne(accepted, candidate *Set, a, cand *results.ProfileResult, o CompareOptions) DeltaRow {

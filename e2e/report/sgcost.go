@@ -127,42 +127,17 @@ func cpuMedians(c *results.CPUSummary) (busy, per10G *float64) {
 	return busy, per10G
 }
 
-// environmentDifferences names what differs beyond the mode.
+// environmentDifferences names what differs beyond the mode: the rows of
+// the report's environment table (the mode, the build and the path are
+// checked apart; the data network's segmentation id is new in every run,
+// its type shows in the MTU row), and the window's length.
 func environmentDifferences(off, on *results.Results) []string {
 	var out []string
-	diff := func(what, a, b string) {
-		if a != b {
-			out = append(out, fmt.Sprintf("%s: %q off, %q on", what, a, b))
-		}
+	for _, d := range environmentDiffs(off, on, "Run ID", "Expected path", "Port security", "Build", "Data network") {
+		out = append(out, fmt.Sprintf("%s: %q off, %q on", d.Item, d.Accepted, d.Candidate))
 	}
-	diff("cloud", off.Environment.Cloud, on.Environment.Cloud)
-	diff("network type", off.Environment.NetworkType, on.Environment.NetworkType)
-	diff("network backend", off.Environment.NetworkBackend, on.Environment.NetworkBackend)
-	diff("MTU", fmt.Sprint(off.Environment.MTU), fmt.Sprint(on.Environment.MTU))
-	diff("duration per repeat", fmt.Sprintf("%gs", off.Config.DurationSeconds), fmt.Sprintf("%gs", on.Config.DurationSeconds))
-	hv := func(r *results.Results) []results.Hypervisor { return r.Environment.Hypervisors }
-	ho, hn := hv(off), hv(on)
-	names := func(hs []results.Hypervisor) string {
-		var n []string
-		for _, h := range hs {
-			n = append(n, h.Name)
-		}
-		sort.Strings(n)
-		return strings.Join(n, ", ")
-	}
-	diff("hypervisors", names(ho), names(hn))
-	byName := map[string]results.Hypervisor{}
-	for _, h := range hn {
-		byName[h.Name] = h
-	}
-	for _, a := range ho {
-		b, ok := byName[a.Name]
-		if !ok {
-			continue
-		}
-		diff(a.Name+" OVS", a.OVSVersion, b.OVSVersion)
-		diff(a.Name+" kernel", a.Kernel, b.Kernel)
-		diff(a.Name+" NIC firmware", a.NICFirmware, b.NICFirmware)
+	if a, b := off.Config.DurationSeconds, on.Config.DurationSeconds; a != b {
+		out = append(out, fmt.Sprintf("duration per repeat: \"%gs\" off, \"%gs\" on", a, b))
 	}
 	return out
 }

@@ -94,7 +94,7 @@ func TestSecurityGroupCostNamesEnvironmentDifferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(c.Differences, "; ")
-	for _, want := range []string{`cmp2 OVS: "3.1.0" off, "3.5.0" on`, `duration per repeat: "10s" off, "30s" on`} {
+	for _, want := range []string{`OVS: "3.1.0" off, "cmp1: 3.1.0; cmp2: 3.5.0" on`, `duration per repeat: "10s" off, "30s" on`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("differences %q lack %q", got, want)
 		}
