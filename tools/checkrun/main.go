@@ -116,15 +116,15 @@ func refused(runDir, junitPath string) ([]string, error) {
 			problems = append(problems, fmt.Sprintf("check %s was configured but left no verdict: the refusal does not rest on it", name))
 		}
 	}
-	// With port security on, every flow the checks judged went through
-	// conntrack: the refusal rests on the conntrack check too, for each
-	// flow and hypervisor it ran on (the flood ping's ICMP is exempt: it
-	// is not offloaded under conntrack by design).
+	// With port security on, every flow the checks judged (the evidence
+	// flows, tcp and udp: the flood ping is no flow of theirs) went through
+	// conntrack: the refusal rests on the conntrack check too, one verdict
+	// per flow and hypervisor, as many as dpctl's.
 	if res.Config.PortSecurity != nil && *res.Config.PortSecurity {
 		perFlow, ctPerFlow := map[string]int{}, map[string]int{}
 		var flows []string
 		for _, c := range res.Offload {
-			if c.Flow == "" || c.Flow == "flood_ping" {
+			if c.Flow == "" {
 				continue
 			}
 			if c.Name == results.CheckConntrack {
