@@ -18,6 +18,11 @@ type Connections struct {
 	// OffloadWait is iperf3's omit period (-O, whole seconds >= 1): the
 	// seconds the tables are sampled in, left out of the numbers; default 10s.
 	OffloadWait time.Duration `yaml:"offload_wait"`
+	// BitratePerConnection is iperf3 -b for each connection (bit/s; iperf3
+	// applies -b to every stream alone); 0 = unlimited (the default). A cap
+	// keeps thousands of connections from being a CPU test of the guests:
+	// N × the cap is what the pair is offered.
+	BitratePerConnection int64 `yaml:"bitrate_per_connection"`
 }
 
 const (
@@ -60,6 +65,9 @@ func (v *validator) connections() {
 			most = max(most, n)
 		}
 		seen[n] = true
+	}
+	if cs.BitratePerConnection < 0 {
+		v.bad("connections.bitrate_per_connection", "must be >= 0 bit/s (0 = unlimited)", cs.BitratePerConnection)
 	}
 	if len(cs.Counts) == 0 {
 		return

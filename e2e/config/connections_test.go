@@ -48,12 +48,14 @@ connections:
   counts: [0, 100, 100, 10241, 5000]
   duration: 1500ms
   offload_wait: 2s
+  bitrate_per_connection: -1
 `)
 	_, err := Load(file, WithGetenv(noEnv))
 	assertMessages(t, err, []string{
 		file + ": connections.counts[0]: must be 1..10240 (80 iperf3 processes of 128 streams, the ports the data security group admits), got 0",
 		file + ": connections.counts[2]: is repeated, got 100",
 		file + ": connections.counts[3]: must be 1..10240 (80 iperf3 processes of 128 streams, the ports the data security group admits), got 10241",
+		file + ": connections.bitrate_per_connection: must be >= 0 bit/s (0 = unlimited), got -1",
 		file + ": connections.duration: must be whole seconds >= 1 (iperf3 -t), got 1.5s",
 		file + ": traffic.port: must leave room for the 40 iperf3 ports of connections.counts 5000: at most 65496, got 65500",
 		file + ": connections.offload_wait: must be longer than intervals.conntrack_sample.poll (2s): the tables are read every poll within it, got 2s",

@@ -21,11 +21,16 @@ import (
 // NoConntrack is a connection-scale result's share without port security.
 const NoConntrack = "not applicable: data_port.port_security is false, no conntrack on the path (the data ports have no security group)"
 
-// ConnectionProfile is the iperf3 profile of n concurrent TCP connections.
-func ConnectionProfile(n int) iperf3.Profile {
+// ConnectionProfile is the iperf3 profile of n concurrent TCP connections,
+// each capped at perConnection bit/s (iperf3 -b, per stream; 0 = unlimited).
+func ConnectionProfile(n int, perConnection int64) iperf3.Profile {
 	id := ConnectionID(n)
-	return iperf3.Profile{ID: id, Name: fmt.Sprintf("%d concurrent TCP connections", n), Row: id,
-		Protocol: iperf3.TCP, Streams: n, Table: iperf3.TableConnections}
+	name := fmt.Sprintf("%d concurrent TCP connections", n)
+	if perConnection > 0 {
+		name += fmt.Sprintf(" at %s each", results.FormatBps(float64(perConnection)))
+	}
+	return iperf3.Profile{ID: id, Name: name, Row: id,
+		Protocol: iperf3.TCP, Streams: n, BitratePerStream: perConnection, Table: iperf3.TableConnections}
 }
 
 // ConnectionID names the profile of n connections (its evidence files, its
@@ -153,7 +158,7 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	cc := s.Config.Connections
 	procs := config.ConnectionProcesses(n)
 	cr := results.ConnectionResult{N: n, Path: results.Path(s.Config.Run.ExpectedPath), Processes: procs, Opened: n + procs,
-		DurationSeconds: cc.Duration.Seconds(), OffloadWaitSeconds: cc.OffloadWait.Seconds(), StartedAt: time.Now().UTC()}
+		BitratePerConnectionBps: cc.BitratePerConnection, DurationSeconds: cc.Duration.Seconds(), OffloadWaitSeconds: cc.OffloadWait.Seconds(), StartedAt: time.Now().UTC()}
 	if err != nil {
 		return cr, err
 	}
@@ -167,7 +172,7 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 		cr.Error = err.Error()
 		return cr, err
 	}
-	p := ConnectionProfile(n)
+	p := ConnectionProfile(n, cc.BitratePerConnection)
 	in := s.iperfInput(p, cc.Duration)
 	in.Omit = cc.OffloadWait
 	in.MaxStreamsPerProcess = config.StreamsPerProcess
@@ -204,8 +209,8 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	}
 	defer stop()
 	in.ClientsStarting = func(t time.Time) {
-		s.Logf("%s: %d connections over %d iperf3 process(es): %s offload wait (-O) then %s measured, until %s",
-			id, n, procs, cc.OffloadWait, cc.Duration, t.Add(cc.OffloadWait+cc.Duration).UTC().Format("15:04:05"))
+		s.Logf("%s: %d connections%s over %d iperf3 process(es): %s offload wait (-O) then %s measured, until %s",
+			id, n, capWords(cc.BitratePerConnection), procs, cc.OffloadWait, cc.Duration, t.Add(cc.OffloadWait+cc.Duration).UTC().Format("15:04:05"))
 		if hosts == nil {
 			return
 		}
@@ -261,6 +266,14 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 		err = werr
 	}
 	return cr, err
+}
+
+// capWords is the log's words for a per-connection cap ("" when unlimited).
+func capWords(bps int64) string {
+	if bps <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" at %s each (-b)", results.FormatBps(float64(bps)))
 }
 
 // connectionHostResults summarizes each hypervisor's kept samples and

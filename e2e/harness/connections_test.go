@@ -145,6 +145,38 @@ func TestConnectionsWithoutPortSecurityMeasureOnly(t *testing.T) {
 	}
 }
 
+// connections.bitrate_per_connection caps every stream (iperf3 -b on each
+// client process) and the result keeps the cap; unset, no -b at all.
+func TestConnectionsCapEachConnection(t *testing.T) {
+	for _, cap := range []int64{0, 2_000_000} {
+		s, logPath := connPair(t, false)
+		s.Config.Connections.BitratePerConnection = cap
+		cr, err := s.RunConnections(context.Background(), 1)
+		if err != nil {
+			t.Fatalf("cap %d: RunConnections: %v", cap, err)
+		}
+		if cr.BitratePerConnectionBps != cap {
+			t.Errorf("cap %d: result keeps %d", cap, cr.BitratePerConnectionBps)
+		}
+		clients := 0
+		for _, e := range readLog(t, logPath) {
+			if !strings.Contains(e.Cmd, "iperf3") || !strings.Contains(e.Cmd, " -c ") {
+				continue
+			}
+			clients++
+			if has := strings.Contains(e.Cmd, " -b 2000000"); has != (cap > 0) {
+				t.Errorf("cap %d: client command %q (-b %v)", cap, e.Cmd, has)
+			}
+			if cap == 0 && strings.Contains(e.Cmd, " -b ") {
+				t.Errorf("unlimited: client command %q has -b", e.Cmd)
+			}
+		}
+		if clients == 0 {
+			t.Errorf("cap %d: no iperf3 client command ran", cap)
+		}
+	}
+}
+
 // The flows of 10000 connections: 79 processes from the base port, 78 or
 // 79 streams... as SplitStreams divides them, each with its control
 // connection: 10079 opened.

@@ -38,6 +38,10 @@ func ConnectionRows(cs []*results.ConnectionResult) (header []string, rows [][]s
 	header = []string{"N", "Path", "Opened", "Hypervisor", "Offloaded", "Until all offloaded", "Throughput", "Table read", "Table fill"}
 	for _, c := range cs {
 		tput := results.FormatBps(c.DeliveredBps)
+		if c.BitratePerConnectionBps > 0 {
+			tput += fmt.Sprintf(" (cap %s per connection, %s offered)", results.FormatBps(float64(c.BitratePerConnectionBps)),
+				results.FormatBps(float64(c.BitratePerConnectionBps)*float64(c.N)))
+		}
 		if c.Error != "" {
 			tput = "error: " + c.Error
 		}

@@ -17,13 +17,16 @@ type ConnectionResult struct {
 	Processes int  `json:"processes"` // iperf3 client processes (one server port each)
 	// Opened is every TCP connection the run opened: N and one control
 	// connection per process.
-	Opened             int       `json:"opened"`
-	DurationSeconds    float64   `json:"duration_seconds"`     // iperf3 -t
-	OffloadWaitSeconds float64   `json:"offload_wait_seconds"` // iperf3 -O, the sampled seconds
-	StartedAt          time.Time `json:"started_at,omitzero"`
-	DeliveredBps       float64   `json:"delivered_bps"`
-	Retransmits        int64     `json:"retransmits"`
-	Iperf3Version      string    `json:"iperf3_version,omitempty"`
+	Opened int `json:"opened"`
+	// BitratePerConnectionBps is the cap of each connection (iperf3 -b,
+	// connections.bitrate_per_connection); 0 = unlimited.
+	BitratePerConnectionBps int64     `json:"bitrate_per_connection_bps,omitempty"`
+	DurationSeconds         float64   `json:"duration_seconds"`     // iperf3 -t
+	OffloadWaitSeconds      float64   `json:"offload_wait_seconds"` // iperf3 -O, the sampled seconds
+	StartedAt               time.Time `json:"started_at,omitzero"`
+	DeliveredBps            float64   `json:"delivered_bps"`
+	Retransmits             int64     `json:"retransmits"`
+	Iperf3Version           string    `json:"iperf3_version,omitempty"`
 	// NotApplicable says why there is no share (no conntrack on the path:
 	// data_port.port_security false); Hosts is then empty.
 	NotApplicable string           `json:"not_applicable,omitempty"`
@@ -121,6 +124,9 @@ func validateConnections(r *Results, add func(string, ...any)) {
 			add("%s: n %d path %s duplicates connections[%d]", k, c.N, c.Path, j)
 		} else {
 			seen[dk] = i
+		}
+		if c.BitratePerConnectionBps < 0 {
+			add("%s.bitrate_per_connection_bps: must be >= 0 (0 = unlimited), got %d", k, c.BitratePerConnectionBps)
 		}
 		if math.IsNaN(c.DeliveredBps) || math.IsInf(c.DeliveredBps, 0) || c.DeliveredBps < 0 {
 			add("%s.delivered_bps: must be a finite number >= 0, got %v", k, c.DeliveredBps)
