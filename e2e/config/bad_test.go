@@ -111,7 +111,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: thresholds[1].op: must be one of >=, <=, got "=="`,
 			`testdata/values.yaml: thresholds[1].path: must be empty for metric gain (gain compares asap2 with baseline), got "asap2"`,
 			`testdata/values.yaml: thresholds[2].name: is required`,
-			`testdata/values.yaml: thresholds[2].metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, host_cores_busy, host_cores_per_10gbps, ovs_cores, delivered_pps, offered_pps, ndr_bps, pdr_bps, latency_p50_us, latency_p99_us, latency_p99_9_us, latency_max_us, first_packet_p50_us, first_packet_max_us, first_packet_ratio, got "bps"`,
+			`testdata/values.yaml: thresholds[2].metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, host_cores_busy, host_cores_per_10gbps, ovs_cores, delivered_pps, offered_pps, ndr_bps, pdr_bps, offloaded_share, time_to_offload_seconds, latency_p50_us, latency_p99_us, latency_p99_9_us, latency_max_us, first_packet_p50_us, first_packet_max_us, first_packet_ratio, got "bps"`,
 			`testdata/values.yaml: thresholds[2].value: is required`,
 			`testdata/values.yaml: thresholds[3].value: must be > 0 for offered_bps (bits per second), got 0`,
 			`testdata/values.yaml: thresholds[4].value: must be >= 0 for retransmits, got -1`,

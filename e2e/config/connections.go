@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // Connections is the connection-scale profile (issue 22): N concurrent TCP
@@ -83,5 +86,18 @@ func (v *validator) connections() {
 	}
 	if iv := v.c.Intervals[IntervalConntrackSample]; cs.OffloadWait > 0 && iv.Poll >= cs.OffloadWait {
 		v.bad("connections.offload_wait", fmt.Sprintf("must be longer than intervals.%s.poll (%s): the tables are read every poll within it", IntervalConntrackSample, iv.Poll), cs.OffloadWait)
+	}
+}
+
+// connectionProfile checks a threshold on the connection-scale profile: it
+// names connections-<N> for an N of connections.counts, and only that
+// profile has the metric.
+func (v *validator) connectionProfile(path, metric, id string) {
+	var ids []string
+	for _, n := range v.c.Connections.Counts {
+		ids = append(ids, results.ConnectionProfileID(n))
+	}
+	if !slices.Contains(ids, id) {
+		v.bad(path, fmt.Sprintf("must name a connection-scale profile this config runs for %s (connections-<N> for N in connections.counts: %v)", metric, ids), id)
 	}
 }

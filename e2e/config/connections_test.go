@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,25 @@ func TestLabConnectionsBlockIsReady(t *testing.T) {
 	if len(cfg.Connections.Counts) == 0 {
 		t.Error("the uncommented block selects no count")
 	}
+}
+
+// A threshold on the offloaded share or the time to offload names a
+// connection-scale profile the config runs; any other profile is refused
+// with the ones it could name.
+func TestConnectionThresholdProfiles(t *testing.T) {
+	home := fakeHome(t)
+	gate := func(profile, metric string, v float64) string {
+		return "  - {name: " + profile + "-" + metric + ", profile: " + profile + ", path: asap2, metric: " + metric + ", op: \">=\", value: " + strconv.FormatFloat(v, 'g', -1, 64) + "}\n"
+	}
+	ok := latencyFile(t, "connections:\n  counts: [1, 1000]\nthresholds:\n"+gate("connections-1000", "offloaded_share", 0.99)+gate("connections-1", "time_to_offload_seconds", 0.5))
+	if _, err := Load(ok, WithGetenv(noEnv)); err != nil {
+		t.Fatalf("gates on the counts run: %v", err)
+	}
+	bad := latencyFile(t, "connections:\n  counts: [1, 1000]\nthresholds:\n"+gate("connections-100", "offloaded_share", 0.99)+gate("tcp-p1", "offloaded_share", 0.5)+gate("connections-1", "offloaded_share", 1.5))
+	_, err := Load(bad, WithGetenv(noEnv))
+	assertMessages(t, err, []string{
+		bad + ": thresholds[0].profile: must name a connection-scale profile this config runs for offloaded_share (connections-<N> for N in connections.counts: [connections-1 connections-1000]), got \"connections-100\"",
+		bad + ": thresholds[1].profile: must name a connection-scale profile this config runs for offloaded_share (connections-<N> for N in connections.counts: [connections-1 connections-1000]), got \"tcp-p1\"",
+		bad + ": thresholds[2].value: must be between 0 and 1 for offloaded_share (a share: 0.99 = 99 % of the connections offloaded), got 1.5",
+	}, home)
 }

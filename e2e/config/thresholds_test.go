@@ -22,7 +22,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	}
 	var b strings.Builder
 	b.Write(base)
-	b.WriteString("traffic:\n  repeats: 2\n") // cv_percent needs repeats
+	b.WriteString("traffic:\n  repeats: 2\n")        // cv_percent needs repeats
+	b.WriteString("connections:\n  counts: [100]\n") // the connection metrics name a count
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
@@ -34,6 +35,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 			profile = results.SearchID(map[bool]string{true: results.SearchNDR, false: results.SearchPDR}[m == results.MetricNDR], 1, 64)
 		} else if results.IsLatencyMetric(m) {
 			profile = results.LatencyIdleID
+		} else if results.IsConnectionMetric(m) {
+			profile = results.ConnectionProfileID(100)
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}

@@ -750,6 +750,8 @@ func (v *validator) thresholds() {
 		if v.required(p+".profile", t.Profile, "") {
 			if results.IsSearchMetric(t.Metric) {
 				v.searchProfile(p+".profile", t.Metric, t.Profile)
+			} else if results.IsConnectionMetric(t.Metric) {
+				v.connectionProfile(p+".profile", t.Metric, t.Profile)
 			} else if results.IsLatencyMetric(t.Metric) {
 				v.oneOf(p+".profile", t.Profile, results.LatencyProfileIDs())
 			} else {

@@ -24,7 +24,7 @@ const NoConntrack = "not applicable: data_port.port_security is false, no conntr
 // ConnectionProfile is the iperf3 profile of n concurrent TCP connections,
 // each capped at perConnection bit/s (iperf3 -b, per stream; 0 = unlimited).
 func ConnectionProfile(n int, perConnection int64) iperf3.Profile {
-	id := ConnectionID(n)
+	id := results.ConnectionProfileID(n)
 	name := fmt.Sprintf("%d concurrent TCP connections", n)
 	if perConnection > 0 {
 		name += fmt.Sprintf(" at %s each", results.FormatBps(float64(perConnection)))
@@ -32,10 +32,6 @@ func ConnectionProfile(n int, perConnection int64) iperf3.Profile {
 	return iperf3.Profile{ID: id, Name: name, Row: id,
 		Protocol: iperf3.TCP, Streams: n, BitratePerStream: perConnection, Table: iperf3.TableConnections}
 }
-
-// ConnectionID names the profile of n connections (its evidence files, its
-// log lines and its Ginkgo label, connections-<n>).
-func ConnectionID(n int) string { return fmt.Sprintf("connections-%d", n) }
 
 // connectionFlows are the TCP connections n streams open from client to
 // server: ceil(n/128) processes on consecutive ports, each its streams and
@@ -154,7 +150,7 @@ func (s *Session) connectionHosts(ctx context.Context) []*ctHost {
 // result is written into the results file before it returns.
 func (s *Session) RunConnections(ctx context.Context, n int) (_ results.ConnectionResult, err error) {
 	ctx, end, err := s.guard(ctx)
-	id := ConnectionID(n)
+	id := results.ConnectionProfileID(n)
 	cc := s.Config.Connections
 	procs := config.ConnectionProcesses(n)
 	cr := results.ConnectionResult{N: n, Path: results.Path(s.Config.Run.ExpectedPath), Processes: procs, Opened: n + procs,

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -147,4 +149,81 @@ func validateConnections(r *Results, add func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// Threshold metrics on the connection-scale profile (profile
+// connections-<N>): a gate such as "connections-1000 asap2
+// offloaded_share >= 0.99" fails a build whose table stops filling.
+const (
+	// MetricOffloadedShare is the lowest share [HW_OFFLOAD] among the
+	// pair's hypervisors (0..1): the pair is as offloaded as its worse side.
+	MetricOffloadedShare = "offloaded_share"
+	// MetricTimeToOffload is the slowest hypervisor's time until every
+	// connection was [HW_OFFLOAD] (seconds from the clients' start); a
+	// hypervisor where that never happened within the wait fails any rule.
+	MetricTimeToOffload = "time_to_offload_seconds"
+)
+
+// ConnectionMetrics are the threshold metrics of the connection-scale
+// profile.
+func ConnectionMetrics() []string { return []string{MetricOffloadedShare, MetricTimeToOffload} }
+
+// IsConnectionMetric reports whether metric is one of ConnectionMetrics.
+func IsConnectionMetric(metric string) bool { return slices.Contains(ConnectionMetrics(), metric) }
+
+// ConnectionProfileID names the profile of n connections (connections-<n>):
+// its evidence files, log lines, Ginkgo label and thresholds' profile.
+func ConnectionProfileID(n int) string { return fmt.Sprintf("connections-%d", n) }
+
+// connectionIn returns the first connection-scale result named id on path
+// among files.
+func connectionIn(files []*Results, id string, path Path) *ConnectionResult {
+	for _, f := range files {
+		for i := range f.Connections {
+			if c := &f.Connections[i]; ConnectionProfileID(c.N) == id && c.Path == path {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// evaluateConnectionMetric is a connection metric's actual value and its
+// words, or ok false with why there is none: the profile not run or
+// failed, no conntrack on the path (the share is not applicable, never 0 or
+// 1), a hypervisor with no read kept, or (time) one never fully offloaded.
+func evaluateConnectionMetric(r ThresholdRule, files []*Results) (actual float64, what string, ok bool) {
+	c := connectionIn(files, r.Profile, Path(r.Path))
+	switch {
+	case c == nil:
+		return 0, fmt.Sprintf("no %s result for profile %s", r.Path, r.Profile), false
+	case c.Error != "":
+		return 0, fmt.Sprintf("profile %s %s failed: %s", r.Profile, r.Path, c.Error), false
+	case c.NotApplicable != "":
+		return 0, fmt.Sprintf("profile %s %s: the offloaded share is %s", r.Profile, r.Path, c.NotApplicable), false
+	case len(c.Hosts) == 0:
+		return 0, fmt.Sprintf("profile %s %s: no hypervisor's conntrack table was read", r.Profile, r.Path), false
+	}
+	var parts []string
+	for i, h := range c.Hosts {
+		if !h.Shared() {
+			return 0, fmt.Sprintf("profile %s %s: %s has no conntrack read kept: %s", r.Profile, r.Path, h.Hypervisor, h.Reason), false
+		}
+		if r.Metric == MetricOffloadedShare {
+			if i == 0 || h.Share < actual {
+				actual = h.Share
+			}
+			parts = append(parts, fmt.Sprintf("%s %d of %d", h.Hypervisor, h.Offloaded, c.Opened))
+			continue
+		}
+		if h.TimeToOffloadSeconds == nil {
+			return 0, fmt.Sprintf("profile %s %s: %s never had every connection offloaded within %gs: %s", r.Profile, r.Path, h.Hypervisor, c.OffloadWaitSeconds, h.Reason), false
+		}
+		actual = max(actual, *h.TimeToOffloadSeconds)
+		parts = append(parts, fmt.Sprintf("%s %.1f s", h.Hypervisor, *h.TimeToOffloadSeconds))
+	}
+	if r.Metric == MetricOffloadedShare {
+		return actual, fmt.Sprintf("offloaded share %s (the lowest: %s)", FormatPercent(100*actual), strings.Join(parts, ", ")), true
+	}
+	return actual, fmt.Sprintf("time to offload %.1f s (the slowest: %s)", actual, strings.Join(parts, ", ")), true
 }

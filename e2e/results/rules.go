@@ -36,6 +36,7 @@ const (
 func ThresholdMetrics() []string {
 	m := append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, CPUMetrics...)
 	m = append(m, PacketMetrics()...)
+	m = append(m, ConnectionMetrics()...)
 	return append(m, LatencyMetrics()...)
 }
 
@@ -53,6 +54,8 @@ func RuleValueProblem(metric, op string, v float64) string {
 		return "must be > 0 with op >= (" + metric + " is never negative: the rule could never fail)"
 	case op == "<=" && metric == MetricLoss && v >= 100:
 		return "must be < 100 with op <= (loss never exceeds 100 %: the rule could never fail)"
+	case op == "<=" && metric == MetricOffloadedShare && v >= 1:
+		return "must be < 1 with op <= (a share never exceeds 1: the rule could never fail)"
 	}
 	return ""
 }
@@ -95,6 +98,14 @@ func MetricValueProblem(metric string, v float64) string {
 	case MetricGain:
 		if v <= 0 {
 			return "must be > 0 for gain (a ratio, 1.0 = equal)"
+		}
+	case MetricOffloadedShare:
+		if v < 0 || v > 1 {
+			return "must be between 0 and 1 for " + metric + " (a share: 0.99 = 99 % of the connections offloaded)"
+		}
+	case MetricTimeToOffload:
+		if v <= 0 {
+			return "must be > 0 for " + metric + " (seconds)"
 		}
 	}
 	return ""

@@ -53,6 +53,12 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 			res.Reason = why
 			return res
 		}
+	} else if IsConnectionMetric(r.Metric) {
+		var ok bool
+		if actual, what, ok = evaluateConnectionMetric(r, files); !ok {
+			res.Reason = what
+			return res
+		}
 	} else if slices.Contains(PacketMetrics(), r.Metric) {
 		var ok bool
 		if actual, what, ok = evaluatePacketMetric(r, files); !ok {
@@ -157,6 +163,10 @@ func FormatMetric(metric string, v float64) string {
 		return FormatBps(v)
 	case MetricDeliveredPps, MetricOfferedPps:
 		return FormatPps(v)
+	case MetricOffloadedShare:
+		return FormatPercent(100 * v)
+	case MetricTimeToOffload:
+		return fmt.Sprintf("%g s", v)
 	}
 	return fmt.Sprintf("%g", v)
 }

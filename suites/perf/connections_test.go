@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // connectionLadder are the counts with their own spec and label
@@ -23,7 +23,8 @@ func connectionSpecs() {
 		// run measures n connections and returns what is wrong with the
 		// result: an iperf3 failure, nothing delivered, a hypervisor with
 		// no conntrack read kept (a share is a measurement, never a silent
-		// 0 %). A share that fell is a result, not a failure: the report
+		// 0 %), a threshold the result violates. A share that fell is a
+		// result, not a failure, unless a threshold gates it: the report
 		// says where, with the numbers.
 		run := func(ctx SpecContext, n int) []string {
 			cc := session.Config.Connections
@@ -45,10 +46,23 @@ func connectionSpecs() {
 					bad = append(bad, fmt.Sprintf("%d connections, %s: no conntrack read kept: %s", n, h.Hypervisor, h.Reason))
 				}
 			}
+			// A share that fell fails the spec only through a gate the
+			// config sets (thresholds: offloaded_share, time_to_offload_seconds).
+			id := results.ConnectionProfileID(n)
+			By(fmt.Sprintf("comparing %s with its thresholds", id))
+			got, err := session.ThresholdsFor(id)
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("evaluating thresholds of %s: %v", id, err))
+			}
+			for _, t := range got {
+				if !t.Pass {
+					bad = append(bad, fmt.Sprintf("threshold %s: %s", t.Name, t.Reason))
+				}
+			}
 			return bad
 		}
 		for _, n := range connectionLadder {
-			It(fmt.Sprintf("opens %d concurrent connections", n), Label(harness.ConnectionID(n)), func(ctx SpecContext) {
+			It(fmt.Sprintf("opens %d concurrent connections", n), Label(results.ConnectionProfileID(n)), func(ctx SpecContext) {
 				if !slices.Contains(session.Config.Connections.Counts, n) {
 					Skip(fmt.Sprintf("%d is not in connections.counts of %s", n, session.Config.File))
 				}
