@@ -25,6 +25,24 @@ type SecurityGroupCost struct {
 	Differences []string
 	// Checks are each mode's offload verdicts, one line per check and flow.
 	ChecksOff, ChecksOn []string
+	// Connections are the connection-scale results of the same N and
+	// per-connection cap in both modes; OnlyConnOff and OnlyConnOn the N
+	// measured in one mode only.
+	Connections             []ConnCostRow
+	OnlyConnOff, OnlyConnOn []int
+}
+
+// ConnCostRow is one connection-scale N in both modes.
+type ConnCostRow struct {
+	N, Opened int
+	CapBps    int64 // each connection's cap, 0 = unlimited
+	// Off and On are the delivered rates of the measured seconds; Ratio is
+	// On/Off (0 when Off is 0).
+	Off, On, Ratio float64
+	// Share is what the port-security run's tables said, per hypervisor.
+	Share string
+	// Errors are a mode's failure (the row still shows the other).
+	ErrOff, ErrOn string
 }
 
 // CostRow is one profile shape in both modes.
@@ -86,8 +104,9 @@ func NewSecurityGroupCost(off, on *results.Results) (*SecurityGroupCost, error) 
 			c.OnlyOn = append(c.OnlyOn, on.Profiles[i].ID)
 		}
 	}
-	if len(c.Rows) == 0 && len(problems) == 0 {
-		problems = append(problems, fmt.Sprintf("the runs %s and %s share no profile (of the same protocol, streams, rate and length)", off.RunID, on.RunID))
+	c.Connections, c.OnlyConnOff, c.OnlyConnOn = connectionCost(off, on)
+	if len(c.Rows) == 0 && len(c.Connections) == 0 && len(problems) == 0 {
+		problems = append(problems, fmt.Sprintf("the runs %s and %s share no profile (of the same protocol, streams, rate and length) and no connection-scale N (of the same cap)", off.RunID, on.RunID))
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("security groups' cost: %s", strings.Join(problems, "; "))
@@ -96,6 +115,61 @@ func NewSecurityGroupCost(off, on *results.Results) (*SecurityGroupCost, error) 
 	c.Differences = environmentDifferences(off, on)
 	c.ChecksOff, c.ChecksOn = checkLines(off), checkLines(on)
 	return c, nil
+}
+
+// connectionCost pairs the connection-scale results of off and on by N
+// and per-connection cap, in N order.
+func connectionCost(off, on *results.Results) (rows []ConnCostRow, onlyOff, onlyOn []int) {
+	type key struct {
+		n   int
+		cap int64
+	}
+	byKey := map[key]*results.ConnectionResult{}
+	for i := range on.Connections {
+		c := &on.Connections[i]
+		byKey[key{c.N, c.BitratePerConnectionBps}] = c
+	}
+	matched := map[key]bool{}
+	for i := range off.Connections {
+		a := &off.Connections[i]
+		k := key{a.N, a.BitratePerConnectionBps}
+		b := byKey[k]
+		if b == nil {
+			onlyOff = append(onlyOff, a.N)
+			continue
+		}
+		matched[k] = true
+		r := ConnCostRow{N: a.N, Opened: b.Opened, CapBps: a.BitratePerConnectionBps, Off: a.DeliveredBps, On: b.DeliveredBps, ErrOff: a.Error, ErrOn: b.Error}
+		if r.Off > 0 && a.Error == "" && b.Error == "" {
+			r.Ratio = r.On / r.Off
+		}
+		var shares []string
+		for _, h := range b.Hosts {
+			switch {
+			case !h.Shared():
+				shares = append(shares, fmt.Sprintf("%s: not read (%s)", h.Hypervisor, h.Reason))
+			case h.Source == "ovs-userspace":
+				shares = append(shares, fmt.Sprintf("%s: %s, OVS's userspace conntrack (software)", h.Hypervisor, percent(h.Share)))
+			default:
+				shares = append(shares, fmt.Sprintf("%s: %s [HW_OFFLOAD]", h.Hypervisor, percent(h.Share)))
+			}
+		}
+		r.Share = joinOrNone(shares)
+		if b.NotApplicable != "" {
+			r.Share = b.NotApplicable
+		}
+		rows = append(rows, r)
+	}
+	for i := range on.Connections {
+		c := &on.Connections[i]
+		if !matched[key{c.N, c.BitratePerConnectionBps}] {
+			onlyOn = append(onlyOn, c.N)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].N < rows[j].N })
+	sort.Ints(onlyOff)
+	sort.Ints(onlyOn)
+	return rows, onlyOff, onlyOn
 }
 
 func costRow(a, b *results.ProfileResult) CostRow {
@@ -194,12 +268,48 @@ func (c *SecurityGroupCost) Markdown() string {
 	if len(c.OnlyOn) > 0 {
 		fmt.Fprintf(&b, "\nMeasured with port security on only: %s.\n", strings.Join(c.OnlyOn, ", "))
 	}
+	if len(c.Connections) > 0 {
+		b.WriteString("\n## Connection scale, off and on\n\n")
+		b.WriteString("| N | opened | cap per connection | off | on | on / off | offloaded share (on) |\n|---:|---:|---|---:|---:|---:|---|\n")
+		for _, r := range c.Connections {
+			capCell := "unlimited"
+			if r.CapBps > 0 {
+				capCell = results.FormatBps(float64(r.CapBps))
+			}
+			offCell, onCell := results.FormatBps(r.Off), results.FormatBps(r.On)
+			if r.ErrOff != "" {
+				offCell = "error: " + r.ErrOff
+			}
+			if r.ErrOn != "" {
+				onCell = "error: " + r.ErrOn
+			}
+			ratio := "n/a"
+			if r.Ratio > 0 {
+				ratio = fmt.Sprintf("%.2f× (%+.0f %%)", r.Ratio, (r.Ratio-1)*100)
+			}
+			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %s |\n", r.N, r.Opened, capCell, offCell, onCell, ratio, r.Share)
+		}
+	}
+	if len(c.OnlyConnOff) > 0 {
+		fmt.Fprintf(&b, "\nConnection scale with port security off only: N = %s.\n", intList(c.OnlyConnOff))
+	}
+	if len(c.OnlyConnOn) > 0 {
+		fmt.Fprintf(&b, "\nConnection scale with port security on only: N = %s.\n", intList(c.OnlyConnOn))
+	}
 	b.WriteString("\nOffload verdicts, off: ")
 	b.WriteString(joinOrNone(c.ChecksOff))
 	b.WriteString(".\n\nOffload verdicts, on: ")
 	b.WriteString(joinOrNone(c.ChecksOn))
 	b.WriteString(".\n\nWith port security on, ICMP is not offloaded under conntrack by design (the flood ping's packets stay in software on ASAP² too); the proof of a port-security run rests on its TCP and UDP flows and on the conntrack check.\n")
 	return b.String()
+}
+
+func intList(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 func optCores(v *float64) string {

@@ -143,3 +143,50 @@ func TestSecurityGroupCostOnRecordedLabRuns(t *testing.T) {
 		t.Error("the files swapped were not refused")
 	}
 }
+
+// The connection-scale results pair by N and cap: the rates side by side,
+// the port-security run's shares (OVS's userspace table named software),
+// an error kept in its cell, an N of one mode listed apart; connection
+// results alone are enough for a report.
+func TestSecurityGroupCostPairsConnectionScale(t *testing.T) {
+	off, on := false, true
+	a := costRun("off1", &off, results.PathBaseline, "b1")
+	b := costRun("on1", &on, results.PathBaseline, "b1")
+	cr := func(n int, cap int64, bps float64, hosts ...results.ConnectionHost) results.ConnectionResult {
+		procs := (n + 127) / 128
+		return results.ConnectionResult{N: n, Path: results.PathBaseline, Processes: procs, Opened: n + procs, BitratePerConnectionBps: cap, DeliveredBps: bps, Hosts: hosts}
+	}
+	user := results.ConnectionHost{Hypervisor: "cmp1", Source: "ovs-userspace", Found: 101, Samples: 3, Reason: "software"}
+	hw := results.ConnectionHost{Hypervisor: "cmp2", Source: "kernel", Found: 101, Offloaded: 101, Share: 1, Samples: 3, Reason: "all"}
+	a.Connections = []results.ConnectionResult{cr(100, 0, 2e9), cr(1000, 1e6, 1e9), cr(1, 0, 1e9)}
+	a.Connections[2].NotApplicable = "not applicable"
+	failed := cr(1000, 1e6, 0, user, hw)
+	failed.Error = "iperf3: Connection timed out"
+	b.Connections = []results.ConnectionResult{cr(100, 0, 1.5e9, user, hw), failed, cr(1000, 2e6, 9e8), cr(10, 0, 1e8)}
+	c, err := NewSecurityGroupCost(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Rows) != 0 || len(c.Connections) != 2 {
+		t.Fatalf("rows %+v, connections %+v", c.Rows, c.Connections)
+	}
+	if r := c.Connections[0]; r.N != 100 || math.Abs(r.Ratio-0.75) > 1e-9 || r.Opened != 101 {
+		t.Errorf("N=100 row %+v, want ratio 0.75", r)
+	}
+	if r := c.Connections[1]; r.N != 1000 || r.Ratio != 0 || r.ErrOn == "" {
+		t.Errorf("N=1000 row %+v, want the error kept and no ratio", r)
+	}
+	if intList(c.OnlyConnOff) != "1" || intList(c.OnlyConnOn) != "10, 1000" {
+		t.Errorf("only off %v, only on %v (1000 at another cap is another row)", c.OnlyConnOff, c.OnlyConnOn)
+	}
+	md := c.Markdown()
+	for _, want := range []string{
+		"| 100 | 101 | unlimited | 2.00 Gbit/s | 1.50 Gbit/s | 0.75× (-25 %) | cmp1: 0 %, OVS's userspace conntrack (software); cmp2: 100 % [HW_OFFLOAD] |",
+		"| 1000 | 1008 | 1.00 Mbit/s | 1.00 Gbit/s | error: iperf3: Connection timed out | n/a |",
+		"port security off only: N = 1.", "port security on only: N = 10, 1000.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
