@@ -151,7 +151,7 @@ refused "negative run" negative "the lab"
 # baseline measured, and every check, the conntrack check with them, must read software.
 begin "port security on: conntrack on every packet, the checks read software"
 ASAP2E2E_DATA_PORT_PORT_SECURITY=1 ginkgo_run ./suites/perf "$OUT/port-security" junit-port-security.xml \
-  --label-filter='offload || tcp-p1 || udp-b0-p1'
+  --label-filter='offload || tcp-p1 || udp-b0-p1 || connections'
 rc=$?
 end $rc "port security on"; [ $rc = 0 ] || status=1
 

@@ -63,39 +63,25 @@ connections:
 	}, home)
 }
 
-// lab/harness.yaml carries the connection-scale block commented out, ready
-// for the lead to switch on: uncommented, it loads with the lab's config.
-func TestLabConnectionsBlockIsReady(t *testing.T) {
+// lab/harness.yaml runs the connection-scale profile in make lab, each
+// connection capped (uncapped, N=1000 overran its bound on the 2-core lab).
+func TestLabConnectionsBlock(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "lab", "harness.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	on := false
-	for _, line := range strings.Split(string(b), "\n") {
-		if line == "# connections:" {
-			on = true
-		}
-		if on && (line == "# connections:" || strings.HasPrefix(line, "#   ")) {
-			line = strings.TrimPrefix(line, "# ")
-		}
-		out = append(out, line)
-	}
-	if !on {
-		t.Fatal("lab/harness.yaml has no commented connections: block")
-	}
 	const labKey = "/var/lib/asap2lab/ssh/id_ed25519"
 	key := filepath.Join(fakeHome(t), ".ssh", "id_ed25519")
 	path := filepath.Join(t.TempDir(), "harness.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(strings.Join(out, "\n"), labKey, key)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), labKey, key)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := Load(path, WithGetenv(noEnv))
 	if err != nil {
-		t.Fatalf("the lab's connections block: %v", err)
+		t.Fatalf("lab/harness.yaml: %v", err)
 	}
-	if len(cfg.Connections.Counts) == 0 {
-		t.Error("the uncommented block selects no count")
+	if cc := cfg.Connections; len(cc.Counts) == 0 || cc.BitratePerConnection <= 0 {
+		t.Errorf("lab/harness.yaml connections %+v: want counts, each connection capped", cc)
 	}
 }
 
