@@ -81,9 +81,16 @@ func dataPathRows(t *testing.T, env *faultlab.Env) {
 			r := env.Start(t, strings.ReplaceAll(mw.name, "/", "-"), windowSpec())
 			r.MidWindow(t)
 			tp := r.Topology()
+			// The fault begins when the row starts making it: the harness
+			// may see its effect before the tool that makes it returns (the
+			// lab, 2026-12-04, loaded: iperf3's control socket closed at
+			// 12:26:39.91, while `openstack port delete` returned later),
+			// so the failure is measured from the beginning, and a FAILED
+			// before it is a failure the fault did not cause.
+			fault := time.Now()
 			undo := mw.hurt(t, tp)
-			fault := time.Now() // the fault is in place (a little after it began)
-			t.Logf("%s: %s (%s, data port %s)", fault.UTC().Format("15:04:05"), mw.fault, tp.Servers[0].Name, tp.Servers[0].DataPortID)
+			placed := time.Now()
+			t.Logf("%s: %s (%s, data port %s), in place %s later", fault.UTC().Format("15:04:05.000"), mw.fault, tp.Servers[0].Name, tp.Servers[0].DataPortID, placed.Sub(fault).Round(time.Millisecond))
 			code := r.Wait(faultlab.ExitAfterFault)
 			if undo != nil {
 				undo()
