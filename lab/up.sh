@@ -104,6 +104,7 @@ done
 mkdir -p "$PIDS" "$ETC" "$DATA" "$LOGS" "$SSHD"
 chmod 700 "$LAB_STATE"
 echo "$LAB_RELEASE" >"$LAB_STATE/release"
+echo "$LAB_COMPUTES" >"$LAB_STATE/computes"
 say "release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}"
 rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-20; }  # no early-closing reader: pipefail-safe
 ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
@@ -195,12 +196,16 @@ ovs_start() {
 do_ovs() {
   local n
   for n in $HVS; do ovs_start "$n"; done
-  # the underlay must carry 9000-byte frames unfragmented between the two hypervisors, both ways
+  # the underlay must carry 9000-byte frames unfragmented between every two hypervisors, both ways
   # (each kernel ARPs for the other through OVS; with ul0 quiet only br-phy answers)
-  wait_for "jumbo ping hv1 -> hv2 over the underlay" 20 \
-    ip netns exec "$(hv_ns 1)" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip 2)"
-  wait_for "jumbo ping hv2 -> hv1 over the underlay" 20 \
-    ip netns exec "$(hv_ns 2)" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip 1)"
+  local peer
+  for n in $HVS; do
+    for peer in $HVS; do
+      [ "$peer" = "$n" ] && continue
+      wait_for "jumbo ping hv$n -> hv$peer over the underlay" 20 \
+        ip netns exec "$(hv_ns "$n")" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip "$peer")"
+    done
+  done
   for n in $HVS; do check_tunnel_neighbor "$n"; done
 }
 
@@ -445,10 +450,12 @@ do_ready() {
   local p n
   for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
-  rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
+  ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') \
+    rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
   # up is not "services running" but "a build can be scheduled on both hosts" (issue 25): each host
   # in Placement with allocation candidates, mapped to the cell, with its PCI pool of fake VFs
-  LAB_DB_URL=$DB rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
+  LAB_DB_URL=$DB ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') \
+    rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
   # the agent has built br-int / br-tun; SSH with stock tools sees this hypervisor's OVS
   for n in $HVS; do
     wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun

@@ -1,9 +1,10 @@
 """asap2lab: wait until the cloud is usable, then create the lab's shared resources.
 
-  python3 cloud_setup.py wait TIMEOUT_S    both hypervisors in Nova, both nova-compute services up,
-                                           both Open vSwitch agents alive (hosts compute1, compute2)
+  python3 cloud_setup.py wait TIMEOUT_S    every hypervisor in Nova, its nova-compute service up, its
+                                           Open vSwitch agent alive (the hosts: ASAP2LAB_HOSTS,
+                                           space-separated, from lab/up.sh; default compute1 compute2)
   python3 cloud_setup.py schedulable TIMEOUT_S
-                                           what the scheduler needs of both hosts, read where it reads
+                                           what the scheduler needs of every host, read where it reads
                                            it: a resource provider in Placement with allocation
                                            candidates, a host mapping to the cell (nova_api), and a
                                            PCI pool of the fake VFs (the cell's compute_nodes.pci_stats,
@@ -14,10 +15,11 @@
                                            198.19.128.0/24, no gateway, no DHCP
 Uses cloud `asap2lab-admin` from OS_CLIENT_CONFIG_FILE. Idempotent.
 """
+import os
 import sys
 import time
 
-HOSTS = ('compute1', 'compute2')
+HOSTS = tuple(os.environ.get('ASAP2LAB_HOSTS', 'compute1 compute2').split())
 
 
 def wait(conn, timeout):

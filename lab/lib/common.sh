@@ -11,7 +11,16 @@ source "$LAB_DIR/releases/select.sh"
 CTL_BR=asap2lab-ctl;   CTL_IP=198.18.0.1
 MGMT_BR=asap2lab-mgmt; MGMT_IP=198.19.128.1
 TOR_NS=asap2lab-tor
-HVS="1 2"
+# LAB_COMPUTES: how many namespace compute nodes, 2 (the default) to 9 (addresses 198.18.0.1N);
+# the fleet sweep's lab phase uses 4. lab/up.sh records it in $LAB_STATE/computes, and every script
+# sourcing this file without LAB_COMPUTES set sees the lab that is up.
+if [ -z "${LAB_COMPUTES:-}" ] && [ -r "$LAB_STATE/computes" ]; then LAB_COMPUTES=$(cat "$LAB_STATE/computes"); fi
+LAB_COMPUTES=${LAB_COMPUTES:-2}
+case $LAB_COMPUTES in
+  [2-9]) ;;
+  *) echo "LAB_COMPUTES=$LAB_COMPUTES: must be a number of compute nodes from 2 to 9" >&2; exit 2 ;;
+esac
+HVS=$(seq -s ' ' 1 "$LAB_COMPUTES")
 UL_MTU=9000
 DB_PORT=13306; RABBIT_PORT=35672; RABBIT_DIST_PORT=35673; EPMD_PORT=34369
 KS_URL=http://$CTL_IP:5000
