@@ -146,7 +146,8 @@ func TestConnectionsWithoutPortSecurityMeasureOnly(t *testing.T) {
 }
 
 // connections.bitrate_per_connection caps every stream (iperf3 -b on each
-// client process) and the result keeps the cap; unset, no -b at all.
+// client process) and the result keeps the cap; unset, no -b at all. Every
+// connection writes 16 KiB at a time (-l).
 func TestConnectionsCapEachConnection(t *testing.T) {
 	for _, cap := range []int64{0, 2_000_000} {
 		s, logPath := connPair(t, false)
@@ -164,6 +165,9 @@ func TestConnectionsCapEachConnection(t *testing.T) {
 				continue
 			}
 			clients++
+			if !strings.Contains(e.Cmd, " -l 16384") {
+				t.Errorf("cap %d: client command %q writes more than 16 KiB (one buffer per stream in the guest's /tmp)", cap, e.Cmd)
+			}
 			if has := strings.Contains(e.Cmd, " -b 2000000"); has != (cap > 0) {
 				t.Errorf("cap %d: client command %q (-b %v)", cap, e.Cmd, has)
 			}

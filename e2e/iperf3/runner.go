@@ -1,6 +1,7 @@
 package iperf3
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -466,11 +467,21 @@ func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun, bound time.
 	case res.ExitCode != 0:
 		err = fmt.Errorf("port %d: %w", pr.Port, res.Err())
 	}
+	if err != nil && (bytes.Contains(res.Stderr, []byte(tmpFullMessage)) || bytes.Contains(res.Stdout, []byte(tmpFullMessage))) {
+		err = fmt.Errorf("%w (iperf3 keeps each stream's send buffer, -l bytes, in a file it creates in the guest's TMPDIR, /tmp, maps and fills from /dev/urandom: %q needs room there for one buffer per stream, and the read fails with EFAULT when /tmp, a tmpfs too small, has none left)", err, pr.ClientCmd)
+	}
 	if err != nil {
 		pr.Error = err.Error()
 	}
 	return err
 }
+
+// tmpFullMessage is iperf3's error when a stream's buffer cannot be filled:
+// iperf_new_stream (src/iperf_api.c) mkstemp()s a file in TMPDIR (or
+// /tmp), ftruncate()s it to the block size, mmap()s it and reads
+// /dev/urandom into it, and a full tmpfs turns that read into EFAULT (seen
+// on the lab: 10000 streams of 128 KiB in a 512 MB /tmp).
+const tmpFullMessage = "failed to read /dev/urandom: Bad address"
 
 // server is a started iperf3 server and the result of its Wait.
 type server struct {

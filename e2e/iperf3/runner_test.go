@@ -681,3 +681,25 @@ func TestClientBoundCoversUDPSetupWait(t *testing.T) {
 		}
 	}
 }
+
+// iperf3's own words when its stream buffers found no room in the guest's
+// /tmp (recorded on the lab, 2026-12-04: 10000 streams of 128 KiB, 79
+// processes, in a 512 MB tmpfs; iperf3 3.12, stderr, exit 1) get the cause
+// beside them; the exit error stays in the chain.
+func TestRunClientTmpFullIsExplained(t *testing.T) {
+	s, c := pair(v312, v312, func(context.Context, int) remote.Result {
+		return remote.Result{ExitCode: 1, Stderr: []byte("iperf3: error - failed to read /dev/urandom: Bad address\n")}
+	})
+	_, err := Run(context.Background(), input(s, c, "tcp-p1"))
+	var xe *remote.ExitError
+	if !errors.As(err, &xe) || !strings.Contains(err.Error(), "in the guest's TMPDIR, /tmp") || !strings.Contains(err.Error(), "-P 1") {
+		t.Fatalf("err = %v", err)
+	}
+	// Any other failure is left as iperf3 said it.
+	s, c = pair(v312, v312, func(context.Context, int) remote.Result {
+		return remote.Result{ExitCode: 1, Stderr: []byte("iperf3: error - unable to connect to server: No route to host\n")}
+	})
+	if _, err = Run(context.Background(), input(s, c, "tcp-p1")); err == nil || strings.Contains(err.Error(), "TMPDIR") {
+		t.Fatalf("err = %v", err)
+	}
+}
