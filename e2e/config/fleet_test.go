@@ -218,3 +218,32 @@ func TestExampleFleetBlockLoads(t *testing.T) {
 		t.Errorf("fleet %+v, want %+v", cfg.Fleet, want)
 	}
 }
+
+// $ASAP2E2E_FLEET_MODE runs one fleet file in either traffic mode; it is
+// validated like the key, and refused (named) for a file without a fleet.
+func TestFleetModeFromEnvironment(t *testing.T) {
+	home := fakeHome(t)
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == EnvFleetMode {
+				return v
+			}
+			return ""
+		}
+	}
+	file := fleetFile(t, "fleet:\n  all: true\n")
+	cfg, err := Load(file, WithGetenv(env("concurrent")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Fleet.Mode != FleetConcurrent {
+		t.Errorf("mode %q, want concurrent from $%s", cfg.Fleet.Mode, EnvFleetMode)
+	}
+	_, err = Load(file, WithGetenv(env("together")))
+	if err == nil || !strings.Contains(err.Error(), `fleet.mode`) || !strings.Contains(err.Error(), `"together"`) {
+		t.Errorf("a bad mode from the environment: %v", err)
+	}
+	single := fleetFile(t, "")
+	_, err = Load(single, WithGetenv(env("isolated")))
+	assertMessages(t, err, []string{single + `: fleet.mode (from $ASAP2E2E_FLEET_MODE): needs a fleet section in the file (the run is a single pair), got "isolated"`}, home)
+}

@@ -31,7 +31,10 @@ const (
 	// data_port.port_security (1/0, true/false, yes/no): one config, run
 	// once in each mode for the side-by-side report.
 	EnvPortSecurity = "ASAP2E2E_DATA_PORT_PORT_SECURITY"
-	EnvCloud        = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
+	// fleet.mode (isolated, concurrent): one fleet config, run in each
+	// traffic mode. Only with a fleet section.
+	EnvFleetMode = "ASAP2E2E_FLEET_MODE"
+	EnvCloud     = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
 )
 
 // maxFileSize bounds what Load reads (a config file is a few KiB).
@@ -464,6 +467,15 @@ func (c *Config) applyEnv(getenv func(string) string) Problems {
 		default:
 			probs = append(probs, Problem{File: c.File, Path: b.path + " (from $" + b.env + ")",
 				Message: "must be one of 1, 0, true, false, yes, no", Value: formatValue(v), HasValue: true})
+		}
+	}
+	if v := getenv(EnvFleetMode); v != "" {
+		if c.Fleet == nil {
+			probs = append(probs, Problem{File: c.File, Path: "fleet.mode (from $" + EnvFleetMode + ")",
+				Message: "needs a fleet section in the file (the run is a single pair)", Value: formatValue(v), HasValue: true})
+		} else {
+			c.Fleet.Mode = v
+			c.env["fleet.mode"] = EnvFleetMode
 		}
 	}
 	if c.Cloud.Tenant == "" {
