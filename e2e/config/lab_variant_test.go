@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,44 @@ func TestLabOVSPrefixVariant(t *testing.T) {
 	}
 	if a, b := strip(base), strip(variant); a != b {
 		t.Errorf("the variant differs from lab/harness.yaml beyond the prefix:\n--- harness.yaml\n%s\n--- harness-ovs-prefix.yaml\n%s", a, b)
+	}
+}
+
+// TestLabFleetVariant: lab/harness-fleet.yaml is lab/harness.yaml swept as a
+// fleet of four (its header lists the differences): the fleet section,
+// compute3 and compute4 beside compute1 and compute2, one profile once.
+func TestLabFleetVariant(t *testing.T) {
+	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-fleet.yaml")
+	if base.Fleet != nil {
+		t.Fatalf("lab/harness.yaml has a fleet section: %+v", base.Fleet)
+	}
+	f := variant.Fleet
+	if f == nil || !f.All || f.Pairs != "ring" || f.Mode != FleetIsolated || f.Outlier.Rule != "ratio" {
+		t.Fatalf("lab/harness-fleet.yaml fleet %+v: want every hypervisor in a ring, isolated, the ratio rule", f)
+	}
+	for n := 1; n <= 4; n++ {
+		name, addr := fmt.Sprintf("compute%d", n), fmt.Sprintf("198.18.0.1%d", n)
+		if h, ok := variant.Hypervisors.Hosts[name]; !ok || h.Address != addr {
+			t.Errorf("hypervisors.hosts.%s = %+v, want address %s (lab/lib/common.sh hv_ctlip)", name, h, addr)
+		}
+	}
+	if len(variant.Traffic.Profiles) != 1 || variant.Traffic.Profiles[0] != "tcp-p1" || variant.Traffic.Repeats != 1 {
+		t.Errorf("traffic profiles %v repeats %d, want [tcp-p1] once", variant.Traffic.Profiles, variant.Traffic.Repeats)
+	}
+	// Everything else as the lab's own config.
+	variant.Fleet = nil
+	variant.Hypervisors.Hosts = base.Hypervisors.Hosts
+	variant.Traffic.Profiles, variant.Traffic.Repeats = base.Traffic.Profiles, base.Traffic.Repeats
+	strip := func(c *Config) string {
+		var keep []string
+		for _, l := range strings.Split(c.Redacted(), "\n") {
+			if !strings.Contains(l, "id_ed25519") && !strings.Contains(l, ".yaml") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if a, b := strip(base), strip(variant); a != b {
+		t.Errorf("the fleet variant differs from lab/harness.yaml beyond its list:\n--- harness.yaml\n%s\n--- harness-fleet.yaml\n%s", a, b)
 	}
 }
