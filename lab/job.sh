@@ -18,6 +18,9 @@
 #      harness writing it as admin (set): passes on zed, refused by Neutron's
 #      policy with the harness's explanation on epoxy
 #   7. the fault matrix (suites/faults): every row must leave nothing behind
+#   7b. with LAB_COMPUTES >= 4 (lab/harness-fleet.yaml): the fleet sweep, isolated and concurrent,
+#      every node proven and measured; then one node's underlay rate-limited, and the
+#      fleet verdict must fail naming that node alone
 #   8. tear the lab down (always, also after a failure or Ctrl-C)
 # Exit status: non-zero when any spec failed or the negative run was not
 # refused. Every phase prints its time; a summary closes the run.
@@ -26,7 +29,8 @@
 #      LAB_SKIP_INSTALL=1 skips step 1, LAB_RELEASE=zed|epoxy (default zed),
 #      LAB_JOB=full (default) | short: short runs smoke, perf, the negative run,
 #      the port-security phases and the binding:profile phases only, for CI's
-#      second release.
+#      second release; LAB_COMPUTES=N (2..9, default 2) compute nodes, 4 or more
+#      add the fleet phases (7b) to either job.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -37,6 +41,7 @@ LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
 LAB_DIR=$ROOT/lab
 export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
+export LAB_COMPUTES=${LAB_COMPUTES:-2}   # and its compute nodes (the same)
 source lab/releases/select.sh
 LAB_JOB=${LAB_JOB:-full}
 case "$LAB_JOB" in full|short) ;; *) echo "LAB_JOB=$LAB_JOB: full or short" >&2; exit 2 ;; esac
@@ -195,6 +200,46 @@ if [ "$LAB_JOB" = full ]; then
 begin "fault matrix: signals, API faults, broken guests, vanishing data path, two runs at once, kill -9"
 bash suites/faults/run.sh "$OUT/faults"; rc=$?
 end $rc "fault matrix"; [ $rc = 0 ] || status=1
+fi
+
+if [ "${LAB_COMPUTES:-2}" -ge 4 ]; then
+# fleet_run DIR MODE: the fleet suite on lab/harness-fleet.yaml (every compute node in a ring).
+fleet_run() {
+  local dir=$1 mode=$2
+  mkdir -p "$OUT/$dir"
+  ASAP2E2E_CONFIG=$ROOT/lab/harness-fleet.yaml ASAP2E2E_OUTPUT_DIR=$OUT/$dir ASAP2E2E_FLEET_MODE=$mode \
+    go tool ginkgo -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" ./suites/fleet
+}
+for mode in isolated concurrent; do
+  begin "fleet of $LAB_COMPUTES, $mode: every node proven and measured"
+  fleet_run "fleet-$mode" "$mode"; rc=$?
+  end $rc "fleet ($mode)"; [ $rc = 0 ] || status=1
+done
+
+# A node a real fleet has: its uplink negotiated down. compute3's underlay port sends at
+# 100 Mbit/s (tc tbf on ul0, where its VXLAN leaves it), a tenth of the lab's path at best; the
+# fleet must fail and name compute3, and only compute3 (its ring neighbour's low receive rate is
+# explained by compute3, a note).
+begin "fleet with a bad node: compute3's underlay at 100 Mbit/s must be named, alone"
+BAD_NS=asap2lab-hv3
+ip -n "$BAD_NS" link show ul0 >/dev/null 2>&1 && ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 100mbit burst 256kb latency 50ms
+fleet_run fleet-bad-node isolated; rc=$?
+ip netns exec "$BAD_NS" tc qdisc del dev ul0 root 2>/dev/null || true
+bad_dir=$(find "$OUT/fleet-bad-node" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
+if [ $rc = 0 ]; then
+  echo "the fleet PASSED with compute3's underlay at 100 Mbit/s: the outlier rule cannot fail" >&2; rc=1
+elif [ -z "$bad_dir" ]; then
+  echo "no fleet run directory under $OUT/fleet-bad-node" >&2; rc=1
+else
+  verdict=$(go run ./tools/report render -o "$OUT/fleet-bad-node/report" "$bad_dir/results.json" | grep '^fleet verdict ')
+  echo "$verdict"
+  if printf '%s\n' "$verdict" | grep -qE '^fleet verdict FAIL: run [^:]+: 1 node\(s\) failed: compute3$'; then
+    echo "ok: the fleet failed naming compute3 alone"; rc=0
+  else
+    echo "want the fleet verdict to fail naming compute3 alone" >&2; rc=1
+  fi
+fi
+end $rc "fleet bad node"; [ $rc = 0 ] || status=1
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"

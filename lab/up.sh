@@ -10,8 +10,11 @@
 #      agents' [securitygroup] firewall_driver; with openvswitch a port with port security goes
 #      through OVS's userspace conntrack, ct() and recirculation in the netdev datapath (make
 #      lab's port-security phases need it), a port without it does not; read at the first up
-#      only: a running lab keeps its driver until down.sh).
+#      only: a running lab keeps its driver until down.sh),
+#      LAB_COMPUTES (2..9, default 2): the compute nodes; a lab up with another number is
+#      taken down and brought up again, like a lab of another release.
 set -euo pipefail
+LAB_COMPUTES=${LAB_COMPUTES:-2}   # up.sh's own default: the number of the lab that is up does not decide it
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 [ "$(id -u)" = 0 ] || { echo "up.sh: must run as root" >&2; exit 1; }
 FIREWALL_DRIVER=${LAB_FIREWALL_DRIVER:-openvswitch}
@@ -71,6 +74,7 @@ mysql_lab() { rx mariadb --no-defaults -S "$RUN/mysqld.sock" -u root "$@"; }
 healthy() {
   [ -f "$RUN/up.done" ] || return 1
   [ "$(cat "$LAB_STATE/release" 2>/dev/null)" = "$LAB_RELEASE" ] || return 1
+  [ "$(cat "$LAB_STATE/computes" 2>/dev/null || echo 2)" = "$LAB_COMPUTES" ] || return 1
   local f
   for f in "$PIDS"/*.pid; do
     [ -e "$f" ] || return 1
@@ -79,7 +83,7 @@ healthy() {
   curl -fsS -m 5 -o /dev/null "$KS_URL/v3" || return 1
 }
 if healthy; then
-  say "$LAB_RELEASE lab already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
+  say "$LAB_RELEASE lab of $LAB_COMPUTES compute nodes already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
   exit 0
 fi
 if [ -e "$LAB_STATE" ] || ip netns list | grep -q '^asap2lab' || ip -o link show | grep -q ': asap2lab'; then
