@@ -18,9 +18,10 @@
 #      harness writing it as admin (set): passes on zed, refused by Neutron's
 #      policy with the harness's explanation on epoxy
 #   7. the fault matrix (suites/faults): every row must leave nothing behind
-#   7b. with LAB_COMPUTES >= 4 (lab/harness-fleet.yaml): the fleet sweep, isolated and concurrent,
-#      every node proven and measured; then one node's underlay rate-limited, and the
-#      fleet verdict must fail naming that node alone
+#   7b. with LAB_FLEET_COMPUTES=4: the lab again with 4 compute nodes, and the fleet
+#      sweep on it (lab/harness-fleet.yaml), isolated and concurrent, every node proven
+#      and measured; then one node's underlay rate-limited, and the fleet verdict must
+#      fail naming that node alone
 #   8. tear the lab down (always, also after a failure or Ctrl-C)
 # Exit status: non-zero when any spec failed or the negative run was not
 # refused. Every phase prints its time; a summary closes the run.
@@ -29,8 +30,9 @@
 #      LAB_SKIP_INSTALL=1 skips step 1, LAB_RELEASE=zed|epoxy (default zed),
 #      LAB_JOB=full (default) | short: short runs smoke, perf, the negative run,
 #      the port-security phases and the binding:profile phases only, for CI's
-#      second release; LAB_COMPUTES=N (2..9, default 2) compute nodes, 4 or more
-#      add the fleet phases (7b) to either job.
+#      second release; LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
+#      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
+#      (every phase before them runs on the usual two).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -41,7 +43,12 @@ LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
 LAB_DIR=$ROOT/lab
 export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
-export LAB_COMPUTES=${LAB_COMPUTES:-2}   # and its compute nodes (the same)
+export LAB_COMPUTES=2                     # the single-pair phases' lab; the fleet's is LAB_FLEET_COMPUTES
+LAB_FLEET_COMPUTES=${LAB_FLEET_COMPUTES:-0}
+case $LAB_FLEET_COMPUTES in
+  0|4) ;;
+  *) echo "make lab: LAB_FLEET_COMPUTES=$LAB_FLEET_COMPUTES: must be 4 (the compute nodes lab/harness-fleet.yaml names) for the fleet phases, or 0 for none" >&2; exit 2 ;;
+esac
 source lab/releases/select.sh
 LAB_JOB=${LAB_JOB:-full}
 case "$LAB_JOB" in full|short) ;; *) echo "LAB_JOB=$LAB_JOB: full or short" >&2; exit 2 ;; esac
@@ -202,7 +209,11 @@ bash suites/faults/run.sh "$OUT/faults"; rc=$?
 end $rc "fault matrix"; [ $rc = 0 ] || status=1
 fi
 
-if [ "${LAB_COMPUTES:-2}" -ge 4 ]; then
+if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then
+# The fleet's own lab: up.sh takes the two-node lab down and brings up one of N nodes.
+begin "lab up with $LAB_FLEET_COMPUTES compute nodes (the fleet's)"
+LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
+if [ $rc != 0 ]; then status=1; else
 # fleet_run DIR MODE: the fleet suite on lab/harness-fleet.yaml (every compute node in a ring).
 fleet_run() {
   local dir=$1 mode=$2
@@ -211,7 +222,7 @@ fleet_run() {
     go tool ginkgo -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" ./suites/fleet
 }
 for mode in isolated concurrent; do
-  begin "fleet of $LAB_COMPUTES, $mode: every node proven and measured"
+  begin "fleet of $LAB_FLEET_COMPUTES, $mode: every node proven and measured"
   fleet_run "fleet-$mode" "$mode"; rc=$?
   end $rc "fleet ($mode)"; [ $rc = 0 ] || status=1
 done
@@ -240,6 +251,7 @@ else
   fi
 fi
 end $rc "fleet bad node"; [ $rc = 0 ] || status=1
+fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
