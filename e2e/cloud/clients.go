@@ -22,6 +22,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
@@ -44,6 +45,10 @@ type Set struct {
 	Image   *gophercloud.ServiceClient
 	// ComputeMaxMicroversion is the highest microversion Nova announced.
 	ComputeMaxMicroversion string
+	// ProjectID and ProjectName are the project the entry's token is
+	// scoped to (Keystone v3's token body; empty when it names none): the
+	// project of every resource this Set creates.
+	ProjectID, ProjectName string
 }
 
 // Clients is the tenant Set and the optional admin Set of a run.
@@ -57,6 +62,20 @@ type Clients struct {
 
 // HasAdmin says whether admin clients exist.
 func (c *Clients) HasAdmin() bool { return c.Admin != nil }
+
+// PinProblem says why servers the admin entry pins to a host (fleet,
+// placement.hosts) could not take ports the tenant entry creates ("" when
+// they can, or when a project is not known): a server belongs to the
+// project of the token that creates it, and Nova refuses a port of another
+// project (PortNotUsable on the compute node, the server in ERROR after
+// its retries) — so the two entries must be scoped to one project.
+func (c *Clients) PinProblem() string {
+	if c.Admin == nil || c.Tenant == nil || c.Admin.ProjectID == "" || c.Tenant.ProjectID == "" || c.Admin.ProjectID == c.Tenant.ProjectID {
+		return ""
+	}
+	return fmt.Sprintf("cloud.admin %q is scoped to project %s (%s), cloud.tenant %q to project %s (%s): the servers the admin pins to their hosts would belong to %s and Nova refuses the tenant's ports for them (PortNotUsable); scope the admin entry to the tenant's project (a user with the admin role in %s) or set cloud.tenant to the admin entry",
+		c.Admin.Cloud, c.Admin.ProjectName, c.Admin.ProjectID, c.Tenant.Cloud, c.Tenant.ProjectName, c.Tenant.ProjectID, c.Admin.ProjectName, c.Tenant.ProjectName)
+}
 
 // Option adjusts NewClients.
 type Option func(*options)
@@ -151,6 +170,11 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options) 
 		return nil, fmt.Errorf("authenticate at %s: %w", ao.IdentityEndpoint, redactErr(red, Describe(err)))
 	}
 	s := &Set{Cloud: name, Region: eo.Region, Provider: provider}
+	if r, ok := provider.GetAuthResult().(tokens.CreateResult); ok {
+		if p, err := r.ExtractProject(); err == nil && p != nil {
+			s.ProjectID, s.ProjectName = p.ID, p.Name
+		}
+	}
 	compute, err := openstack.NewComputeV2(provider, eo)
 	if err != nil {
 		return nil, fmt.Errorf("compute endpoint: %w", err)

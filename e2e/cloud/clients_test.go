@@ -48,6 +48,8 @@ func TestNewClientsFromCloudsYAML(t *testing.T) {
 		{"nova max", c.Tenant.ComputeMaxMicroversion, "2.95"},
 		{"region", c.Tenant.Region, "RegionOne"},
 		{"cloud name", c.Admin.Cloud, "lab-admin"},
+		{"tenant project (from the token)", c.Tenant.ProjectID + " " + c.Tenant.ProjectName, "p-demo demo"},
+		{"admin project (from the token)", c.Admin.ProjectID + " " + c.Admin.ProjectName, "p-admin admin"},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -340,5 +342,35 @@ func TestRetryStopsWhenContextCancelled(t *testing.T) {
 	_, err := servers.Get(ctx, c.Tenant.Compute, "s1").Extract()
 	if err == nil || f.callsTo("GET", "/compute/v2.1/servers/s1") != 1 {
 		t.Errorf("cancelled: %d attempts, err %v", f.callsTo("GET", "/compute/v2.1/servers/s1"), err)
+	}
+}
+
+// Servers the admin pins belong to the admin's project: with the tenant's
+// ports in another project Nova would refuse them (PortNotUsable), so the
+// run says so before anything is built; one project, or no admin, is fine.
+func TestPinProblemNeedsOneProject(t *testing.T) {
+	f := newFakeCloud(t)
+	writeCloudsYAML(t, f.url())
+	c, err := NewClients(context.Background(), config.Cloud{Tenant: "lab", Admin: "lab-admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `cloud.admin "lab-admin" is scoped to project admin (p-admin), cloud.tenant "lab" to project demo (p-demo): the servers the admin pins to their hosts would belong to admin and Nova refuses the tenant's ports for them (PortNotUsable)`
+	if got := c.PinProblem(); !strings.HasPrefix(got, want) {
+		t.Errorf("PinProblem() = %q\nwant it to start %q", got, want)
+	}
+	same, err := NewClients(context.Background(), config.Cloud{Tenant: "lab-admin", Admin: "lab-admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := same.PinProblem(); got != "" {
+		t.Errorf("one project: PinProblem() = %q", got)
+	}
+	alone, err := NewClients(context.Background(), config.Cloud{Tenant: "lab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := alone.PinProblem(); got != "" {
+		t.Errorf("no admin: PinProblem() = %q", got)
 	}
 }

@@ -65,7 +65,8 @@ func TestLabOVSPrefixVariant(t *testing.T) {
 
 // TestLabFleetVariant: lab/harness-fleet.yaml is lab/harness.yaml swept as a
 // fleet of four (its header lists the differences): the fleet section,
-// compute3 and compute4 beside compute1 and compute2, one profile once.
+// compute3 and compute4 beside compute1 and compute2, one profile once, the
+// admin's entry as the tenant.
 func TestLabFleetVariant(t *testing.T) {
 	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-fleet.yaml")
 	if base.Fleet != nil {
@@ -84,8 +85,12 @@ func TestLabFleetVariant(t *testing.T) {
 	if len(variant.Traffic.Profiles) != 1 || variant.Traffic.Profiles[0] != "tcp-p1" || variant.Traffic.Repeats != 1 {
 		t.Errorf("traffic profiles %v repeats %d, want [tcp-p1] once", variant.Traffic.Profiles, variant.Traffic.Repeats)
 	}
+	if variant.Cloud.Tenant != variant.Cloud.Admin {
+		t.Errorf("cloud.tenant %q, want the admin entry %q (the admin pins the servers: one project for servers and ports)", variant.Cloud.Tenant, variant.Cloud.Admin)
+	}
 	// Everything else as the lab's own config.
 	variant.Fleet = nil
+	variant.Cloud.Tenant = base.Cloud.Tenant
 	variant.Hypervisors.Hosts = base.Hypervisors.Hosts
 	variant.Traffic.Profiles, variant.Traffic.Repeats = base.Traffic.Profiles, base.Traffic.Repeats
 	strip := func(c *Config) string {

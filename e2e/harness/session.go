@@ -186,6 +186,12 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		return nil, s.closeOnError(fmt.Errorf("cloud clients: %w", err))
 	}
 	s.Clients = clients
+	if pins := cfg.Fleet != nil || len(cfg.Placement.Hosts) > 0; pins {
+		if why := clients.PinProblem(); why != "" {
+			apiLog.Close()
+			return nil, s.closeOnError(fmt.Errorf("servers pinned to their hosts (%s): %s", pinWhy(cfg), why))
+		}
+	}
 	if err := s.Results.Update(func(r *results.Results) {
 		r.Environment.ComputeMaxMicroversion = clients.Tenant.ComputeMaxMicroversion
 	}); err != nil {
@@ -403,4 +409,12 @@ func configSummary(cfg *config.Config) results.ConfigSummary {
 		BindingProfile:  string(cfg.DataPort.BindingProfile),
 		PortSecurity:    new(cfg.DataPort.PortSecurity),
 	}
+}
+
+// pinWhy names what makes the run pin servers to hosts.
+func pinWhy(cfg *config.Config) string {
+	if cfg.Fleet != nil {
+		return "the fleet"
+	}
+	return "placement.hosts"
 }
