@@ -12,7 +12,8 @@
                                            LAB_DB_URL (mysql+pymysql://user:pw@host:port)
   python3 cloud_setup.py resources IMAGE   Glance image asap2lab-guest (raw, public) from file IMAGE;
                                            flat network asap2lab-mgmt (physnet mgmt, shared) with subnet
-                                           198.19.128.0/24, no gateway, no DHCP
+                                           198.19.128.0/24, no gateway, no DHCP; compute quotas of
+                                           the demo and admin projects raised (COMPUTE_QUOTA)
 Uses cloud `asap2lab-admin` from OS_CLIENT_CONFIG_FILE. Idempotent.
 """
 import os
@@ -20,6 +21,8 @@ import sys
 import time
 
 HOSTS = tuple(os.environ.get('ASAP2LAB_HOSTS', 'compute1 compute2').split())
+# room for the fleet of 9 nodes at most: 9 pairs of two 16-vCPU, 2 GiB servers, and more
+COMPUTE_QUOTA = {'cores': 512, 'instances': 64, 'ram': 262144}
 
 
 def wait(conn, timeout):
@@ -129,8 +132,14 @@ def resources(conn, image_file):
         subnet = conn.network.create_subnet(name='asap2lab-mgmt', network_id=net.id, ip_version=4,
                                             cidr='198.19.128.0/24', gateway_ip=None, is_dhcp_enabled=False,
                                             allocation_pools=[{'start': '198.19.128.10', 'end': '198.19.128.250'}])
-    print('cloud_setup: image asap2lab-guest %s (%s); network asap2lab-mgmt %s mtu %s; subnet %s %s'
-          % (image.id, image.status, net.id, net.mtu, subnet.id, subnet.cidr))
+    # Nova's default quota (20 cores) takes one 16-vCPU pair; the fault matrix runs two pairs at
+    # once and the fleet phases four, created as the admin (the admin pins them: its project)
+    for project in ('demo', 'admin'):
+        conn.set_compute_quotas(project, cores=COMPUTE_QUOTA['cores'], instances=COMPUTE_QUOTA['instances'],
+                                ram=COMPUTE_QUOTA['ram'])
+    print('cloud_setup: image asap2lab-guest %s (%s); network asap2lab-mgmt %s mtu %s; subnet %s %s; '
+          'compute quota of projects demo and admin %s'
+          % (image.id, image.status, net.id, net.mtu, subnet.id, subnet.cidr, COMPUTE_QUOTA))
 
 
 def main(argv):
