@@ -99,6 +99,9 @@ func CheckOutputDir(dir string, need int64, rule string) error {
 // OutputLost is non-nil once a write into the run's directory failed: the
 // sentence every later step fails with.
 func (s *Session) OutputLost() error {
+	if s.parent != nil {
+		return s.parent.OutputLost()
+	}
 	s.lostMu.Lock()
 	defer s.lostMu.Unlock()
 	return s.lost
@@ -111,6 +114,9 @@ func (s *Session) Refused() error { return s.OutputLost() }
 // stops the run (every guarded step's context is cancelled with the
 // sentence, later steps refuse at once). It returns the sentence.
 func (s *Session) Failed(err error) error {
+	if s.parent != nil {
+		return s.parent.Failed(err)
+	}
 	s.lostMu.Lock()
 	first := s.lost == nil
 	if first {
@@ -142,6 +148,9 @@ func (s *Session) written(err error) error {
 // and its context ends the moment output is lost while it runs; end turns
 // the step's error into the sentence then.
 func (s *Session) guard(ctx context.Context) (context.Context, func(err error) error, error) {
+	if s.parent != nil {
+		return s.parent.guard(ctx)
+	}
 	s.lostMu.Lock()
 	if s.lost != nil {
 		defer s.lostMu.Unlock()
