@@ -48,6 +48,12 @@ func ArtifactsEstimate(cfg *config.Config) (int64, string) {
 		flows = len(evidence.Flows)
 	}
 	windows := len(SelectedProfiles(cfg)) * cfg.Traffic.Repeats
+	pairs := ""
+	if cfg.Fleet != nil {
+		// A fleet: every pair its own evidence flows and windows.
+		n, why := fleetPairs(cfg.Fleet)
+		flows, windows, pairs = flows*n, windows*n, "; "+why
+	}
 	seconds := float64(windows)*(cfg.Traffic.Duration+cfg.Traffic.Omit).Seconds() + float64(flows)*cfg.Offload.FlowDuration.Seconds()
 	streamSeconds := int64(0)
 	for _, c := range cfg.Connections.Counts {
@@ -58,7 +64,7 @@ func ArtifactsEstimate(cfg *config.Config) (int64, string) {
 	if streamSeconds > 0 {
 		rule += fmt.Sprintf(" + %d connection-scale stream-seconds × 1 KiB", streamSeconds)
 	}
-	return n, rule + ")"
+	return n, rule + ")" + pairs
 }
 
 // MiB prints a byte count in mebibytes.
