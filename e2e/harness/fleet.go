@@ -16,6 +16,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
@@ -287,7 +288,8 @@ func (f *Fleet) Connect(ctx context.Context) (err error) {
 // CollectEnvironment records, once per node and before any window, what
 // Session.CollectEnvironment records of a hypervisor (kernel, OVS, tc,
 // ovn-controller, the representor's `ethtool -i`: driver and firmware),
-// taken through a reached pair with a guest on the node; the run's
+// taken through a reached pair with a guest on the node, and OVS's
+// hw-offload and tc-policy (offload.CmdOtherConfig); the run's
 // Environment lists every node, and the fleet section's drift compares
 // them (results.MarkDrift).
 func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
@@ -314,7 +316,9 @@ func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
 			continue
 		}
 		env.Hypervisors = append(env.Hypervisors, h)
-		drift = append(drift, results.FleetNodeDrift{Node: node, Values: driftValues(h)})
+		values := driftValues(h)
+		f.offloadConfig(ctx, node, values, &problems)
+		drift = append(drift, results.FleetNodeDrift{Node: node, Values: values})
 	}
 	if err := f.Results.Update(func(r *results.Results) {
 		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
@@ -367,6 +371,34 @@ func driftValues(h results.Hypervisor) map[string]string {
 	put(results.DriftOVSVersion, h.OVSVersion)
 	put(results.DriftKernelVersion, h.Kernel)
 	return v
+}
+
+// offloadConfig adds node's OVS hw-offload and tc-policy (other_config;
+// an unset key as OVS reads it: "false (unset)", "none (unset)") to values.
+func (f *Fleet) offloadConfig(ctx context.Context, node string, values map[string]string, problems *[]string) {
+	r, ok := f.Hypervisors[node]
+	if !ok {
+		return
+	}
+	res, err := r.Run(ctx, offload.CmdOtherConfig)
+	if err == nil {
+		err = res.Err()
+	}
+	var oc map[string]string
+	if err == nil {
+		oc, err = offload.ParseOtherConfig(res.Stdout)
+	}
+	if err != nil {
+		*problems = append(*problems, fmt.Sprintf("%s: %v", node, err))
+		return
+	}
+	for key, k := range map[string]string{results.DriftHWOffload: offload.OtherConfigHWOffload, results.DriftTCPolicy: offload.OtherConfigTCPolicy} {
+		v, set := oc[k]
+		if !set {
+			v = map[string]string{offload.OtherConfigHWOffload: offload.HWOffloadDefault, offload.OtherConfigTCPolicy: offload.TCPolicyDefault}[k] + " (unset)"
+		}
+		values[key] = v
+	}
 }
 
 func (f *Fleet) measuredNodes() []string {

@@ -339,3 +339,50 @@ func TestFleetBrokenPairNamesItsNodes(t *testing.T) {
 		t.Fatalf("failed nodes %v:\n%s", got, DescribeVerdict(v))
 	}
 }
+
+// Each node's configuration is read once, before any window, and a node
+// whose OVS lost hw-offload is marked against the fleet's majority. The
+// other nodes answer with the lab's recorded other_config (no hw-offload:
+// "false (unset)"); compute2's answer is test input, not a recording: the
+// same map with hw-offload="true" added.
+func TestFleetDriftMarksTheOddNode(t *testing.T) {
+	nodes := []string{"compute1", "compute2", "compute3"}
+	rec := iperfJSON(t, "v3.12-tcp-p1.json")
+	ff := newFakeFleet(t, nodes, config.FleetIsolated, func(fleet.Pair) []byte { return rec }, func(fleet.Pair) time.Duration { return 0 })
+	lab := readFile(t, filepath.Join("..", "offload", "testdata", "ovs", "other-config-lab-zed.json"))
+	for _, n := range nodes {
+		out := lab
+		if n == "compute2" {
+			out = []byte(strings.Replace(string(lab), `[["userspace-tso-enable","true"]]`, `[["hw-offload","true"],["userspace-tso-enable","true"]]`, 1))
+		}
+		ff.hvs[n].On(offload.CmdOtherConfig, fakeremote.Reply{Stdout: out})
+	}
+	if err := ff.f.CollectEnvironment(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.Load(filepath.Join(ff.f.Dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, d := range r.Fleet.Drift {
+		if d.Values[results.DriftTCPolicy] != "none (unset)" {
+			t.Errorf("%s: tc-policy %q", d.Node, d.Values[results.DriftTCPolicy])
+		}
+		for _, k := range d.Differs {
+			marked = append(marked, d.Node+" "+k+"="+d.Values[k])
+		}
+	}
+	if want := []string{"compute2 ovs_hw_offload=true"}; !slices.Equal(marked, want) {
+		t.Errorf("drift marks %q, want %q", marked, want)
+	}
+	n := 0
+	for _, e := range ff.w.Log() {
+		if e.Cmd == offload.CmdOtherConfig {
+			n++
+		}
+	}
+	if n != len(nodes) {
+		t.Errorf("other_config read %d times, want once per node", n)
+	}
+}
