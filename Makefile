@@ -2,6 +2,7 @@
 #
 #   make test                    unit tests (no cloud needed)
 #   make e2e CONFIG=target.yaml  the suites against a cloud
+#   make fleet CONFIG=fleet.yaml the fleet sweep (a config with fleet:, docs/CONFIG.md)
 #   make lab                     the whole job on the local lab (install, up, suites, report, down)
 
 SHELL        := /bin/bash
@@ -20,7 +21,7 @@ FUZZTIME     ?= 300000x
 
 export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
 
-.PHONY: all build vet test fuzz e2e smoke lab clean
+.PHONY: all build vet test fuzz e2e smoke fleet lab clean
 
 all: vet test
 
@@ -58,6 +59,9 @@ e2e:
 
 smoke:
 	$(MAKE) e2e SUITES=./suites/smoke
+
+fleet:
+	$(MAKE) e2e SUITES=./suites/fleet
 
 include lab/lab.mk
 

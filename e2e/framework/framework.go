@@ -13,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/report"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
@@ -48,8 +49,68 @@ type Steps struct {
 
 // SetUp is a suite's BeforeSuite body: it starts the session, registers the
 // final steps (close the results file, leak check, reports) so they run after
-// every delete, then provisions and verifies the topology.
+// every delete, then provisions and verifies the topology. A config with a
+// fleet section is the fleet suite's (SetUpFleet): the single-pair suites
+// skip it.
 func SetUp(ctx SpecContext, steps Steps) *harness.Session {
+	s := start(ctx, steps)
+	if s.Config.Fleet != nil {
+		ExpectNoError(s.Close(), "finishing the results file")
+		Skip(fmt.Sprintf("%s has a fleet section: suites/fleet runs it (make e2e SUITES=./suites/fleet CONFIG=%s)", s.Config.File, s.Config.File))
+	}
+	finalSteps(s, s.Close)
+
+	err := s.Provision(ctx, Cleaner(s.Config))
+	// Registered after every delete, so it runs before them: what the cloud
+	// says about the servers and ports (fault, host, binding, console log)
+	// is saved while they still exist, also when provisioning failed.
+	DeferCleanup(func(ctx SpecContext) { s.CollectTopologyEvidence(ctx) })
+	ExpectNoError(err, "building the topology")
+	if steps.Connect {
+		ExpectNoError(s.Connect(ctx), "connecting to the guests and hypervisors")
+	}
+	if steps.Environment {
+		ExpectNoError(s.CollectEnvironment(ctx), "recording the environment")
+	}
+	return s
+}
+
+// SetUpFleet is the fleet suite's BeforeSuite body (config fleet:): as
+// SetUp, with the fleet's steps — the nodes resolved and the pairs planned
+// (harness.Session.PlanFleet), every pair provisioned and verified on its
+// nodes, every pair connected, each node's environment and drift recorded
+// once — and the same final steps (the fleet's pairs' results files are
+// finished with the run's). A config without a fleet section is the
+// single-pair suites': this one skips it.
+func SetUpFleet(ctx SpecContext, steps Steps) *harness.Fleet {
+	s := start(ctx, steps)
+	if s.Config.Fleet == nil {
+		ExpectNoError(s.Close(), "finishing the results file")
+		Skip(fmt.Sprintf("%s has no fleet section: suites/perf and suites/smoke run a single pair; see docs/CONFIG.md, fleet", s.Config.File))
+	}
+	var f *harness.Fleet
+	finalSteps(s, func() error {
+		if f != nil {
+			return f.Close()
+		}
+		return s.Close()
+	})
+	f, err := s.PlanFleet(ctx)
+	ExpectNoError(err, "planning the fleet")
+	err = f.Provision(ctx, Cleaner(s.Config))
+	DeferCleanup(func(ctx SpecContext) { f.CollectTopologyEvidence(ctx) })
+	ExpectNoError(err, "building the fleet's topology")
+	if steps.Connect {
+		ExpectNoError(f.Connect(ctx), "connecting to the fleet's guests and hypervisors")
+	}
+	if steps.Environment {
+		ExpectNoError(f.CollectEnvironment(ctx), "recording each node's environment")
+	}
+	return f
+}
+
+// start loads the config and starts the run; with no config the suite is skipped.
+func start(ctx SpecContext, steps Steps) *harness.Session {
 	cfgPath := harness.ConfigPathFromEnv()
 	if cfgPath == "" {
 		// `go test ./...` from the module root meets the suites with no cloud: they
@@ -58,7 +119,13 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	}
 	s, err := harness.Start(ctx, harness.Options{ConfigPath: cfgPath, Console: GinkgoWriter, Kubernetes: steps.Kubernetes})
 	ExpectNoError(err, "starting the run")
+	return s
+}
 
+// finalSteps registers, before anything is built so that they run after
+// every delete: the leak check, then closing the results file (closeRun),
+// then the reports from the closed file.
+func finalSteps(s *harness.Session, closeRun func() error) {
 	// Registered first, so they run last: after every delete below.
 	stopWatching := watchInterrupts(s)
 	// Last of all: the reports, from the finished results file.
@@ -76,7 +143,7 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 	// Then, before them: close the results file (timings with teardown, end time).
 	DeferCleanup(func() {
 		stopWatching()
-		ExpectNoError(s.Close(), "finishing the results file")
+		ExpectNoError(closeRun(), "finishing the results file")
 	})
 	DeferCleanup(func(ctx SpecContext) {
 		left, err := s.LeakCheck(ctx)
@@ -89,18 +156,16 @@ func SetUp(ctx SpecContext, steps Steps) *harness.Session {
 			"run %s left resources behind: %s (remove them with: %s)",
 			s.RunID, harness.DescribeLeft(left), fixtures.SweepCommand(s.Config.File, s.RunID))
 	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
+}
 
-	err = s.Provision(ctx, Cleaner(s.Config))
-	// Registered after every delete, so it runs before them: what the cloud
-	// says about the servers and ports (fault, host, binding, console log)
-	// is saved while they still exist, also when provisioning failed.
-	DeferCleanup(func(ctx SpecContext) { s.CollectTopologyEvidence(ctx) })
-	ExpectNoError(err, "building the topology")
-	if steps.Connect {
-		ExpectNoError(s.Connect(ctx), "connecting to the guests and hypervisors")
+// ProfileLabels selects a throughput profile by protocol, by "throughput"
+// and by its own id: --label-filter tcp-p15 runs that profile alone. "cpu":
+// every throughput profile carries the hypervisors' CPU readings around
+// its windows (traffic.host_cpu, on by default).
+func ProfileLabels(p iperf3.Profile) Labels {
+	proto := "tcp"
+	if p.Protocol == iperf3.UDP {
+		proto = "udp"
 	}
-	if steps.Environment {
-		ExpectNoError(s.CollectEnvironment(ctx), "recording the environment")
-	}
-	return s
+	return Label(proto, "throughput", "cpu", p.ID)
 }

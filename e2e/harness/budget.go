@@ -6,6 +6,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
+	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 )
 
@@ -18,7 +19,7 @@ type BudgetLine struct {
 }
 
 // Budget is the wall-time allowance of a whole run of the performance
-// suite under a config: `make e2e` gives it to Ginkgo as --timeout. Every
+// suite (or of the fleet suite, per pair) under a config: `make e2e` gives it to Ginkgo as --timeout. Every
 // step already has its own bound (a named interval, or one derived from the
 // profile), so this is only the backstop for a bound that is missing: it
 // must never cut a run that keeps to its bounds, and it must stop one that
@@ -47,18 +48,36 @@ func RunBudget(cfg *config.Config) Budget {
 		b.Lines = append(b.Lines, BudgetLine{Step: step, Bound: d, Rule: fmt.Sprintf(rule, args...)})
 		b.Total += d
 	}
-	add("build the topology", iv(config.IntervalServerActive)+iv(config.IntervalPortActive), "intervals server_active + port_active")
-	add("reach guests and hypervisors", iv(config.IntervalSSHReady)+2*iv(config.IntervalDataPath)+iv(config.IntervalHypervisorSSH), "intervals ssh_ready + 2 × data_path + hypervisor_ssh")
-	add("record the environment", cmd, "intervals.command")
+	// A fleet (suites/fleet) does per pair what the single run does once:
+	// builds pairs fleet.concurrency at a time, reaches and checks them one
+	// after another, measures them one after another (isolated) or together
+	// (concurrent), and records each node once.
+	pairs, batches, measured, fleetRule := 1, 1, 1, ""
+	if f := cfg.Fleet; f != nil {
+		pairs, fleetRule = fleetPairs(f)
+		batches = (pairs + max(f.Concurrency, 1) - 1) / max(f.Concurrency, 1)
+		if f.Mode != config.FleetConcurrent {
+			measured = pairs
+		}
+	}
+	per := func(n int, rule string) string {
+		if fleetRule == "" {
+			return rule
+		}
+		return fmt.Sprintf("%d × (%s); %s", n, rule, fleetRule)
+	}
+	add("build the topology", time.Duration(batches)*(iv(config.IntervalServerActive)+iv(config.IntervalPortActive)), "%s", per(batches, "intervals server_active + port_active"))
+	add("reach guests and hypervisors", time.Duration(pairs)*(iv(config.IntervalSSHReady)+2*iv(config.IntervalDataPath)+iv(config.IntervalHypervisorSSH)), "%s", per(pairs, "intervals ssh_ready + 2 × data_path + hypervisor_ssh"))
+	add("record the environment", time.Duration(pairs)*cmd, "%s", per(pairs, "intervals.command"))
 	if len(cfg.Offload.Checks) > 0 {
 		flows := time.Duration(len(evidence.Flows))
-		add("prove the path (offload checks)", cmd+flows*(cfg.Offload.FlowDuration+cfg.Traffic.Omit+listen),
-			"command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidence.Flows))
+		add("prove the path (offload checks)", time.Duration(pairs)*(cmd+flows*(cfg.Offload.FlowDuration+cfg.Traffic.Omit+listen)),
+			"%s", per(pairs, fmt.Sprintf("command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidence.Flows))))
 	}
 	profiles := SelectedProfiles(cfg)
 	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
-	add("measure the profiles", time.Duration(len(profiles)*cfg.Traffic.Repeats)*window,
-		"%d profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", len(profiles), cfg.Traffic.Repeats)
+	add("measure the profiles", time.Duration(measured*len(profiles)*cfg.Traffic.Repeats)*window,
+		"%s", per(measured, fmt.Sprintf("%d profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", len(profiles), cfg.Traffic.Repeats)))
 	addPPSBudget(cfg, listen, add)
 	addConnectionsBudget(cfg, listen, add)
 	if d, rule := latencyBudget(cfg); d > 0 {
@@ -79,4 +98,24 @@ func RunBudget(cfg *config.Config) Budget {
 	add("one step at its bound", longest, "%s", which)
 	add("margin", budgetMargin, "process start, suite compilation, reports")
 	return b
+}
+
+// fleetPairs is how many pairs a fleet config measures, as far as the
+// config says (this shard's share of them, rounded up), and the rule.
+// A zone, an aggregate or all: the count is Nova's, unknown here.
+func fleetPairs(f *config.Fleet) (int, string) {
+	n, what := 0, ""
+	switch {
+	case f.Pairs == config.PairsExplicit:
+		n, what = len(f.ExplicitPairs), "fleet.explicit_pairs"
+	case len(f.Nodes) > 0:
+		n, what = len(f.Nodes), "a ring over fleet.nodes"
+	default:
+		return 1, "fleet: the node count is Nova's, unknown before the run: give make e2e E2E_TIMEOUT"
+	}
+	if sh, err := fleet.ParseShard(f.Shard); err == nil && sh.Count > 1 {
+		n = (n + sh.Count - 1) / sh.Count
+		what += fmt.Sprintf(", shard %s", sh)
+	}
+	return max(n, 1), fmt.Sprintf("%d pair(s): %s", max(n, 1), what)
 }

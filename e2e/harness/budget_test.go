@@ -96,3 +96,35 @@ func TestRunBudgetConnections(t *testing.T) {
 		t.Errorf("connection-scale step %+v", l)
 	}
 }
+
+// A fleet's allowance grows with its pairs: built fleet.concurrency at a
+// time, reached and checked one after another, measured one after another
+// when isolated and together when concurrent.
+func TestRunBudgetOfAFleet(t *testing.T) {
+	single := RunBudget(budgetConfig())
+	for _, tc := range []struct {
+		mode            string
+		shard           string
+		pairs, measured int
+	}{
+		{config.FleetIsolated, "", 5, 5},
+		{config.FleetConcurrent, "", 5, 1},
+		{config.FleetIsolated, "2/2", 3, 3},
+	} {
+		cfg := budgetConfig()
+		cfg.Fleet = &config.Fleet{Nodes: []string{"c1", "c2", "c3", "c4", "c5"}, Pairs: config.PairsRing, Mode: tc.mode, Shard: tc.shard, Concurrency: 2}
+		b := RunBudget(cfg)
+		for step, n := range map[string]int{
+			"build the topology":              (tc.pairs + 1) / 2,
+			"reach guests and hypervisors":    tc.pairs,
+			"prove the path (offload checks)": tc.pairs,
+			"measure the profiles":            tc.measured,
+		} {
+			one, _ := budgetLine(single, step)
+			got, ok := budgetLine(b, step)
+			if !ok || got.Bound != time.Duration(n)*one.Bound {
+				t.Errorf("%s %s: %s = %s (%s), want %d × %s", tc.mode, tc.shard, step, got.Bound, got.Rule, n, one.Bound)
+			}
+		}
+	}
+}

@@ -33,13 +33,8 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 	}
 	stop := s.Timings.Track(results.PhaseSSHWait)
 	defer stop()
-	if s.dialer == nil {
-		d, err := remote.NewDialer(s.Config.SSH, s.Dir, func(msg string) { s.Logf("WARNING: %s", msg) })
-		if err != nil {
-			return fmt.Errorf("ssh: %w", err)
-		}
-		d.Log.SetGuard(s.Refused, s.Failed)
-		s.dialer = d
+	if err := s.ensureDialer(); err != nil {
+		return err
 	}
 	guests, err := s.guestDialer()
 	if err != nil {
@@ -99,17 +94,42 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 	return nil
 }
 
+// ensureDialer opens the run's SSH dialer and its command log
+// (<run dir>/commands.jsonl) once.
+func (s *Session) ensureDialer() error {
+	if s.dialer != nil {
+		return nil
+	}
+	d, err := remote.NewDialer(s.Config.SSH, s.Dir, func(msg string) { s.Logf("WARNING: %s", msg) })
+	if err != nil {
+		return fmt.Errorf("ssh: %w", err)
+	}
+	d.Log.SetGuard(s.Refused, s.Failed)
+	s.dialer = d
+	return nil
+}
+
+// ensureKube opens the Kubernetes cluster of hypervisors.access:
+// kubernetes once (the dialer first: the cluster logs in its command log).
+func (s *Session) ensureKube() error {
+	if s.kube != nil {
+		return nil
+	}
+	c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI)})
+	if err != nil {
+		return err
+	}
+	s.kube = c
+	return nil
+}
+
 // connectKube maps hypervisor t to its Kubernetes node (its service host
 // first: kube's Resolve), finds the node's OVS pod (hypervisors.kubernetes)
 // and runs its commands there, logged in the same command log as SSH.
 func (s *Session) connectKube(ctx context.Context, t kubeaccess.Target) error {
 	hv := t.Hypervisor
-	if s.kube == nil {
-		c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI)})
-		if err != nil {
-			return err
-		}
-		s.kube = c
+	if err := s.ensureKube(); err != nil {
+		return err
 	}
 	r, m, err := s.kube.Runner(ctx, t)
 	if err != nil {
@@ -204,52 +224,9 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 	}
 	s.networkBackend(ctx, &env, &problems)
 	for _, srv := range s.Topology.Servers {
-		hvr, ok := s.Hypervisors[srv.Hypervisor]
-		if !ok {
-			continue
+		if h, ok := s.hypervisorFacts(ctx, srv, env.NetworkBackend, &problems); ok {
+			env.Hypervisors = append(env.Hypervisors, h)
 		}
-		h := results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r"), Transport: config.HypervisorAccessSSH,
-			OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
-		if pod, ok := s.hvPods[srv.Hypervisor]; ok {
-			h.Transport, h.Pod, h.Container = config.HypervisorAccessKubernetes, pod.Namespace+"/"+pod.Name, pod.Container
-			ht := s.hvTools[srv.Hypervisor]
-			h.OVSContainerTools = ht.inOVS
-			if ht.debug != nil {
-				h.HostToolsPod, h.HostToolsContainer = ht.debug.Namespace+"/"+ht.debug.Name, ht.debug.Container
-			}
-		}
-		if out := run(hvr, "ovs-vsctl --version"); out != "" {
-			v, err := envinfo.ParseOVSVersion([]byte(out))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s: ovs-vsctl --version: %v", srv.Hypervisor, err))
-			}
-			h.OVSVersion = v
-		}
-		h.OVNControllerVersion = s.ovnControllerVersion(ctx, hvr, srv.Hypervisor, env.NetworkBackend, &problems)
-		if out := run(hvr, "tc -V"); out != "" {
-			v, err := envinfo.ParseTCVersion([]byte(out))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", srv.Hypervisor, err)) // the error names tc -V
-			} else {
-				h.TCVersion = v.String()
-			}
-		}
-		nic, err := s.representor(ctx, srv.Hypervisor, srv.DataPortID)
-		if err != nil {
-			problems = append(problems, err.Error())
-		} else {
-			h.NIC = nic
-			if out := run(hvr, "ethtool -i "+nic); out != "" {
-				info, err := envinfo.ParseEthtoolInfo([]byte(out))
-				if err != nil {
-					problems = append(problems, fmt.Sprintf("%s: ethtool -i %s: %v", srv.Hypervisor, nic, err))
-				} else {
-					h.NICDriver, h.NICDriverVersion, h.NICBusInfo = info.Driver, info.Version, info.BusInfo
-					h.NICFirmware = info.FirmwareVersion
-				}
-			}
-		}
-		env.Hypervisors = append(env.Hypervisors, h)
 	}
 	for _, g := range env.Guests {
 		if g.Iperf3Version != "" {
@@ -274,6 +251,71 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 		s.Logf("environment: %s", p)
 	}
 	return err
+}
+
+// hypervisorFacts reads what CollectEnvironment records of the hypervisor
+// srv runs on: kernel, transport, OVS, ovn-controller and tc versions, and
+// the representor of srv's data port with its `ethtool -i`. ok is false
+// when there is no connection to it; what cannot be read is added to
+// problems.
+func (s *Session) hypervisorFacts(ctx context.Context, srv fixtures.Server, backend string, problems *[]string) (h results.Hypervisor, ok bool) {
+	hvr, ok := s.Hypervisors[srv.Hypervisor]
+	if !ok {
+		return h, false
+	}
+	run := func(r remote.Runner, cmd string) string {
+		res, err := r.Run(ctx, cmd)
+		if err == nil {
+			err = res.Err()
+		}
+		if err != nil {
+			*problems = append(*problems, err.Error())
+			return ""
+		}
+		return strings.TrimSpace(string(res.Stdout))
+	}
+	h = results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r"), Transport: config.HypervisorAccessSSH,
+		OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
+	if pod, ok := s.hvPods[srv.Hypervisor]; ok {
+		h.Transport, h.Pod, h.Container = config.HypervisorAccessKubernetes, pod.Namespace+"/"+pod.Name, pod.Container
+		ht := s.hvTools[srv.Hypervisor]
+		h.OVSContainerTools = ht.inOVS
+		if ht.debug != nil {
+			h.HostToolsPod, h.HostToolsContainer = ht.debug.Namespace+"/"+ht.debug.Name, ht.debug.Container
+		}
+	}
+	if out := run(hvr, "ovs-vsctl --version"); out != "" {
+		v, err := envinfo.ParseOVSVersion([]byte(out))
+		if err != nil {
+			*problems = append(*problems, fmt.Sprintf("%s: ovs-vsctl --version: %v", srv.Hypervisor, err))
+		}
+		h.OVSVersion = v
+	}
+	h.OVNControllerVersion = s.ovnControllerVersion(ctx, hvr, srv.Hypervisor, backend, problems)
+	if out := run(hvr, "tc -V"); out != "" {
+		v, err := envinfo.ParseTCVersion([]byte(out))
+		if err != nil {
+			*problems = append(*problems, fmt.Sprintf("%s: %v", srv.Hypervisor, err)) // the error names tc -V
+		} else {
+			h.TCVersion = v.String()
+		}
+	}
+	nic, err := s.representor(ctx, srv.Hypervisor, srv.DataPortID)
+	if err != nil {
+		*problems = append(*problems, err.Error())
+	} else {
+		h.NIC = nic
+		if out := run(hvr, "ethtool -i "+nic); out != "" {
+			info, err := envinfo.ParseEthtoolInfo([]byte(out))
+			if err != nil {
+				*problems = append(*problems, fmt.Sprintf("%s: ethtool -i %s: %v", srv.Hypervisor, nic, err))
+			} else {
+				h.NICDriver, h.NICDriverVersion, h.NICBusInfo = info.Driver, info.Version, info.BusInfo
+				h.NICFirmware = info.FirmwareVersion
+			}
+		}
+	}
+	return h, true
 }
 
 // OVNVersionCommand asks a hypervisor's ovn-controller its version: the

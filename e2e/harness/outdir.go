@@ -48,6 +48,12 @@ func ArtifactsEstimate(cfg *config.Config) (int64, string) {
 		flows = len(evidence.Flows)
 	}
 	windows := len(SelectedProfiles(cfg)) * cfg.Traffic.Repeats
+	pairs := ""
+	if cfg.Fleet != nil {
+		// A fleet: every pair its own evidence flows and windows.
+		n, why := fleetPairs(cfg.Fleet)
+		flows, windows, pairs = flows*n, windows*n, "; "+why
+	}
 	seconds := float64(windows)*(cfg.Traffic.Duration+cfg.Traffic.Omit).Seconds() + float64(flows)*cfg.Offload.FlowDuration.Seconds()
 	streamSeconds := int64(0)
 	for _, c := range cfg.Connections.Counts {
@@ -58,7 +64,7 @@ func ArtifactsEstimate(cfg *config.Config) (int64, string) {
 	if streamSeconds > 0 {
 		rule += fmt.Sprintf(" + %d connection-scale stream-seconds × 1 KiB", streamSeconds)
 	}
-	return n, rule + ")"
+	return n, rule + ")" + pairs
 }
 
 // MiB prints a byte count in mebibytes.
@@ -99,6 +105,9 @@ func CheckOutputDir(dir string, need int64, rule string) error {
 // OutputLost is non-nil once a write into the run's directory failed: the
 // sentence every later step fails with.
 func (s *Session) OutputLost() error {
+	if s.parent != nil {
+		return s.parent.OutputLost()
+	}
 	s.lostMu.Lock()
 	defer s.lostMu.Unlock()
 	return s.lost
@@ -111,6 +120,9 @@ func (s *Session) Refused() error { return s.OutputLost() }
 // stops the run (every guarded step's context is cancelled with the
 // sentence, later steps refuse at once). It returns the sentence.
 func (s *Session) Failed(err error) error {
+	if s.parent != nil {
+		return s.parent.Failed(err)
+	}
 	s.lostMu.Lock()
 	first := s.lost == nil
 	if first {
@@ -142,6 +154,9 @@ func (s *Session) written(err error) error {
 // and its context ends the moment output is lost while it runs; end turns
 // the step's error into the sentence then.
 func (s *Session) guard(ctx context.Context) (context.Context, func(err error) error, error) {
+	if s.parent != nil {
+		return s.parent.guard(ctx)
+	}
 	s.lostMu.Lock()
 	if s.lost != nil {
 		defer s.lostMu.Unlock()

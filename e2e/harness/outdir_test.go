@@ -162,3 +162,19 @@ func TestArtifactsEstimate(t *testing.T) {
 		t.Errorf("connections add %s: %s", MiB(with-before), rule)
 	}
 }
+
+// A fleet's artifacts grow with its pairs: each has its own evidence flows
+// and windows.
+func TestArtifactsEstimateOfAFleet(t *testing.T) {
+	cfg := &config.Config{
+		Traffic: config.Traffic{Profiles: []string{"tcp-p1"}, Repeats: 2, Duration: 10 * time.Second},
+		Offload: config.Offload{Checks: []string{"tc"}, FlowDuration: 20 * time.Second},
+	}
+	one, _ := ArtifactsEstimate(cfg)
+	cfg.Fleet = &config.Fleet{Nodes: []string{"c1", "c2", "c3", "c4"}, Pairs: config.PairsRing}
+	four, rule := ArtifactsEstimate(cfg)
+	fixed := int64(artifactsSafetyRate * artifactsFixed)
+	if four-fixed != 4*(one-fixed) || !strings.Contains(rule, "4 pair(s)") {
+		t.Errorf("fleet of 4: %s (%s), want the single pair's variable part %s four times", MiB(four), rule, MiB(one-fixed))
+	}
+}

@@ -92,6 +92,17 @@ type Session struct {
 	lost    error
 	lostCtx context.Context
 	loseAll context.CancelCauseFunc
+
+	// parent is the fleet run's Session of a pair's Session (fleet.go):
+	// its lines go to the parent's log led by label, and the parent owns
+	// the output directory's state (OutputLost, Failed, guard).
+	parent *Session
+	label  string
+	// gate, when set (a concurrent fleet), holds each measured window of
+	// RunProfile until every pair is ready and after it until every pair's
+	// window is over (gate.go); party is this pair's name at the gate.
+	gate  *Gate
+	party string
 }
 
 // Start loads and validates the configuration (before anything touches the
@@ -209,6 +220,10 @@ func (s *Session) closeOnError(err error) error {
 // Logf writes one progress line to the console and to harness.log.
 func (s *Session) Logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
+	if s.parent != nil {
+		s.parent.Logf("%s: %s", s.label, line)
+		return
+	}
 	if s.Clients != nil && s.Clients.Redactor != nil {
 		line = s.Clients.Redactor.Redact(line)
 	}
@@ -240,13 +255,9 @@ func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err 
 	}()
 	stop := s.Timings.Track(results.PhaseProvisioning)
 	defer stop()
-	pub := ""
-	if s.Config.GuestAccess.Keypair == "" {
-		data, err := os.ReadFile(s.Config.SSH.PublicKey)
-		if err != nil {
-			return fmt.Errorf("%s: ssh.public_key: %w", s.Config.File, err)
-		}
-		pub = strings.TrimSpace(string(data))
+	pub, err := s.publicKey()
+	if err != nil {
+		return err
 	}
 	in := fixtures.ProvisionInput{
 		Clients:      s.fixtureClients(),
@@ -279,6 +290,19 @@ func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err 
 	}
 	s.Logf("topology %s verified: %s", s.RunID, s.describeTopology())
 	return nil
+}
+
+// publicKey is ssh.public_key's key for the run's keypair ("" when
+// guest_access.keypair names an existing one).
+func (s *Session) publicKey() (string, error) {
+	if s.Config.GuestAccess.Keypair != "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(s.Config.SSH.PublicKey)
+	if err != nil {
+		return "", fmt.Errorf("%s: ssh.public_key: %w", s.Config.File, err)
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // timedCleaner wraps every registered delete so teardown time is accounted

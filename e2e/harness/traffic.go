@@ -86,22 +86,50 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 		stop := s.Timings.Track(results.PhaseTraffic)
 		in := s.iperfInput(p, s.Config.Traffic.Duration)
 		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
-		// One line a person can watch, from the harness's own clock: nothing
-		// polls the guests for it while the measured window runs.
-		in.ClientsStarting = func(t time.Time) {
-			s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, t))
-		}
 		// The hypervisors' CPU (traffic.host_cpu): read while the servers
 		// listen and no client runs, and again once every client returned.
 		cpu := s.newCPUProbe(ctx)
-		if cpu != nil {
-			in.ClientsStarting = func(time.Time) {
+		key := roundKey(p.ID, rep)
+		var gateErr error
+		if s.gate != nil {
+			// A concurrent fleet: a UDP setup retry would relaunch this
+			// pair's clients alone, after the other pairs' windows closed.
+			in.UDPSetupRetries = 0
+		}
+		in.ClientsStarting = func(time.Time) {
+			if cpu != nil {
 				cpu.Before()
-				s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, time.Now()))
 			}
-			in.ClientsDone = func(time.Time) { cpu.After() }
+			if s.gate != nil {
+				// Every pair's servers listen and its clients are built:
+				// the clients of all pairs start together.
+				gateErr = s.gate.Start(ctx, key, s.party)
+			}
+			// One line a person can watch, from the harness's own clock:
+			// nothing polls the guests for it while the measured window runs.
+			s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, time.Now()))
+		}
+		in.ClientsDone = func(time.Time) {
+			if s.gate != nil {
+				// Nothing after the window (CPU readings, stopping the
+				// servers) until every pair's window is over.
+				if err := s.gate.Done(ctx, key, s.party); err != nil && gateErr == nil {
+					gateErr = err
+				}
+			}
+			if cpu != nil {
+				cpu.After()
+			}
 		}
 		m, err := iperf3.Run(ctx, in)
+		if s.gate != nil {
+			if lerr := s.gate.Leave(ctx, key, s.party); lerr != nil && gateErr == nil {
+				gateErr = lerr
+			}
+			if err == nil && gateErr != nil {
+				err = gateErr
+			}
+		}
 		stop()
 		if cpu != nil {
 			run.HostCPU = cpu.Result()

@@ -76,12 +76,12 @@ var Layers = []Layer{
 		{Path: "e2e/internal/fakeremote", Imports: []string{"e2e/remote", "fixtures"}, OnlyTests: true},
 		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/remote/kubeaccess", "e2e/wait"},
 			Note:           "client-go: kube.Open is the kubeaccess.Open the suites hand the harness",
-			OnlyImportedBy: []string{"suites/perf", "suites/smoke", "tools/sweeper", "tools/kubecheck"}},
+			OnlyImportedBy: []string{"suites/perf", "suites/smoke", "suites/fleet", "tools/sweeper", "tools/kubecheck"}},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/conntrack", "e2e/envinfo", "e2e/evidence", "e2e/hostcpu",
+		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/conntrack", "e2e/envinfo", "e2e/evidence", "e2e/fleet", "e2e/hostcpu",
 			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/remote", "e2e/remote/kubeaccess", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
-			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report"},
+			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report; the fleet run (`fleet.go`, `gate.go`) plans, judges and stores with `fleet`"},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/report", Imports: []string{"e2e/fleet", "e2e/results"},
@@ -89,7 +89,7 @@ var Layers = []Layer{
 			OnlyImportedBy: []string{"e2e/framework", "tools/report"}},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/remote/kubeaccess", "e2e/report", "fixtures"},
+		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/iperf3", "e2e/remote/kubeaccess", "e2e/report", "fixtures"},
 			Note: "it renders the reports as the run's last final step"},
 		{Path: "tools/report", Imports: []string{"e2e/fleet", "e2e/report", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/checkrun", Imports: []string{"e2e/results", "tools/internal/cli"}},
@@ -107,6 +107,7 @@ var Layers = []Layer{
 	{Note: "test files only: framework, harness, fixtures, ...", Packages: []Package{
 		{Path: "suites/smoke"},
 		{Path: "suites/perf"},
+		{Path: "suites/fleet"},
 		{Path: "suites/faults"},
 	}},
 }
@@ -118,7 +119,7 @@ var Modules = []Module{
 	{Prefix: "k8s.io/cri-streaming/", TestsBy: []string{"e2e/remote/kube"},
 		Note: "the CRI streaming server that speaks the real exec protocol in process, in remote/kube's tests only"},
 	{Prefix: "k8s.io/cri-api/", TestsBy: []string{"e2e/remote/kube"}, Note: "with cri-streaming"},
-	{Prefix: "github.com/onsi/", By: []string{"e2e/framework"}, TestsBy: []string{"suites/perf", "suites/smoke"},
+	{Prefix: "github.com/onsi/", By: []string{"e2e/framework"}, TestsBy: []string{"suites/perf", "suites/smoke", "suites/fleet"},
 		Note: "Ginkgo and Gomega: the glue and the suites; fixtures and parsers never"},
 	{Prefix: "github.com/gophercloud/", By: []string{"e2e/cloud", "fixtures", "fixtures/fakecloud"},
 		TestsBy: []string{"e2e/cloud", "fixtures"},
@@ -148,6 +149,7 @@ var Heavy = []Linked{
 			{Path: "e2e/remote/kube", Why: "the Kubernetes transport itself"},
 			{Path: "suites/perf", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
 			{Path: "suites/smoke", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
+			{Path: "suites/fleet", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
 			{Path: "tools/kubecheck", Why: "the Kubernetes preflight against a real cluster"},
 			{Path: "tools/sweeper", Why: "sweeps the node debug pods"},
 		}},

@@ -43,7 +43,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 
 	Describe("iperf3 throughput", func() {
 		for _, p := range iperf3.Catalogue() {
-			It(p.Name, profileLabels(p), func(ctx SpecContext) {
+			It(p.Name, framework.ProfileLabels(p), func(ctx SpecContext) {
 				if !harness.Selected(session.Config, p.ID) {
 					Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, session.Config.File))
 				}
@@ -84,18 +84,6 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 		}
 	})
 })
-
-// profileLabels selects a profile by protocol, by "throughput" and by its
-// own id: --label-filter tcp-p15 runs that profile alone. "cpu": every
-// throughput profile carries the hypervisors' CPU readings around its
-// windows (traffic.host_cpu, on by default).
-func profileLabels(p iperf3.Profile) Labels {
-	proto := "tcp"
-	if p.Protocol == iperf3.UDP {
-		proto = "udp"
-	}
-	return Label(proto, "throughput", "cpu", p.ID)
-}
 
 func checkNames(cfg *config.Config) string {
 	if len(cfg.Offload.Checks) == 0 {

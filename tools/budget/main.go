@@ -57,7 +57,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, total)
 		return 0
 	}
-	fmt.Fprintf(stdout, "Allowance of a run of the performance suite under %s (harness.RunBudget):\n\n", cfg.File)
+	suite := "the performance suite"
+	if cfg.Fleet != nil {
+		suite = "the fleet suite"
+	}
+	fmt.Fprintf(stdout, "Allowance of a run of %s under %s (harness.RunBudget):\n\n", suite, cfg.File)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, l := range b.Lines {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Step, l.Bound, l.Rule)
