@@ -37,7 +37,7 @@ stamp_of() {
   case $1 in
     etcd) echo "$KUBE_ETCD_MODULE@$KUBE_ETCD_VERSION" ;;
     kube-apiserver) echo "$KUBE_K8S_MODULE@$KUBE_K8S_VERSION staging@$KUBE_STAGING_VERSION" ;;
-    kwok) echo "$KUBE_KWOK_MODULE@$KUBE_KWOK_VERSION" ;;
+    kwok) echo "$KUBE_KWOK_MODULE@$KUBE_KWOK_VERSION +exec-exit-status" ;;
   esac
 }
 
@@ -102,6 +102,55 @@ GO
   echo "$d"
 }
 
+# kwok's exec answers a command's non-zero exit as an error of its own (it wraps os/exec's
+# ExitError, which the kubelet streaming server it uses does not recognise), so the API server
+# reports "Internal error occurred: error executing command in container: cmd wait: ... exit
+# status 1" instead of the exit code, and a client cannot tell "exit 1" from a broken stream.
+# The lab builds kwok's own command from a vendor directory (go mod vendor: the modules as the
+# proxy serves them) with one file changed: an exit status is passed on as k8s.io/utils/exec's
+# CodeExitError, which the streaming server sends as the NonZeroExitCode status kubelets send.
+# (go build -overlay would be neater, but it refuses to replace files in the module cache.)
+src_kwok() {
+  local d; d=$(newmod kwok)
+  cat >"$d/tools.go" <<'GO'
+//go:build tools
+
+// kwok's command, built from this module's vendor directory (lab/kube/build.sh).
+package tools
+
+import _ "sigs.k8s.io/kwok/cmd/kwok"
+GO
+  (cd "$d" && go get "$KUBE_KWOK_MODULE@$KUBE_KWOK_VERSION" && go mod tidy) >&2
+  (cd "$d" && go mod vendor) >&2
+  local f=$d/vendor/$KUBE_KWOK_MODULE/pkg/kwok/server/debugging_exec.go
+  [ -r "$f" ] || die "$f missing after go mod vendor"
+  python3 - "$f" "$f" <<'PY' || die "patching $f failed"
+import sys
+src, dst = sys.argv[1], sys.argv[2]
+s = open(src).read()
+old = """	err := utilsexec.Exec(ctx, cmd[0], cmd[1:]...)
+	if err != nil {
+		return err
+	}
+	return nil
+}"""
+new = """	err := utilsexec.Exec(ctx, cmd[0], cmd[1:]...)
+	var exitErr *osexec.ExitError
+	if errors.As(err, &exitErr) && exitErr.Exited() {
+		// asap2lab: the exit status as the streaming server knows it (lab/kube/build.sh)
+		return k8sexec.CodeExitError{Err: err, Code: exitErr.ExitCode()}
+	}
+	return err
+}"""
+if s.count(old) != 1:
+    sys.exit("%s: the execInContainer ending this patch expects is not there once" % src)
+s = s.replace(old, new)
+s = s.replace("import (\n", "import (\n\t\"errors\"\n\tosexec \"os/exec\"\n\n\tk8sexec \"k8s.io/utils/exec\"\n", 1)
+open(dst, "w").write(s)
+PY
+  echo "$d"
+}
+
 build_one() {
   local name=$1 t d bin=$LAB_KUBE_CACHE/bin/$1 st
   st=$(stamp_of "$name")
@@ -123,13 +172,12 @@ build_one() {
       local ld="-s -w -X $pkg.gitVersion=$KUBE_K8S_VERSION -X $pkg.gitMajor=${v%%.*} -X $pkg.gitMinor=$(echo "$v" | cut -d. -f2) -X $pkg.gitTreeState=clean"
       (cd "$d" && nice -n "$NICE" go build -trimpath -ldflags="$ld" -o "$bin.new" .) ;;
     kwok)
-      # kwok's own go.mod has no replace lines, so go install MODULE/cmd/kwok@VERSION works.
-      d=$LAB_KUBE_CACHE/src/kwok; rm -rf "$d"; mkdir -p "$d"
-      (cd "$d" && GOBIN=$d nice -n "$NICE" go install -trimpath -ldflags='-s -w' "$KUBE_KWOK_MODULE/cmd/kwok@$KUBE_KWOK_VERSION" && mv "$d/kwok" "$bin.new") ;;
+      d=$(src_kwok | tail -1)
+      (cd "$d" && nice -n "$NICE" go build -mod=vendor -trimpath -ldflags='-s -w' -o "$bin.new" "$KUBE_KWOK_MODULE/cmd/kwok") ;;
   esac
   mv "$bin.new" "$bin"
   echo "$st" >"$LAB_KUBE_CACHE/stamp/$name"
-  rm -rf "$gocache"
+  rm -rf "$gocache" "$LAB_KUBE_CACHE/src/$name/vendor"
   local secs=$(( $(date +%s) - t ))
   local line
   line="$(date -u +%FT%TZ) $name $st built in ${secs}s ($(( secs / 60 ))m$(( secs % 60 ))s), $(du -h "$bin" | cut -f1), nice $NICE, $(nproc) cores, $(go env GOVERSION)"
