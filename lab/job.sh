@@ -7,6 +7,12 @@
 #      checks + profiles), with the report
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
+#   4b. LAB_K8S=1 only: the hypervisors over Kubernetes (lab/kube: etcd,
+#      kube-apiserver, a kwok inside each hypervisor): the offload checks and
+#      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
+#      (tools/checkrun same-verdicts); the preflight against the real server
+#      must refuse a Role without pods/exec (naming the verb) before any VM
+#      exists, and a PodSecurity restricted namespace for the debug pod
 #   5. the negative run: the same lab configured as "asap2"; the harness must
 #      refuse it with the checks' reasons (proof that the checks can fail)
 #   5b. security groups on (data_port.port_security; the lab's OVS firewall puts
@@ -32,7 +38,8 @@
 #      the port-security phases and the binding:profile phases only, for CI's
 #      second release; LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
 #      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
-#      (every phase before them runs on the usual two).
+#      (every phase before them runs on the usual two); LAB_K8S=1 adds the lab's Kubernetes control plane and
+#      phase 4b (LAB_KUBE_REBUILD=1 builds its binaries from nothing first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -106,17 +113,22 @@ if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
     begin "$LAB_RELEASE programs ($LAB_PREPARE_HINT)"; "${LAB_PREPARE[@]}"; rc=$?; end $rc "$LAB_RELEASE root filesystem"; [ $rc = 0 ] || exit $rc
   fi
 fi
+if [ "${LAB_K8S:-0}" = 1 ]; then
+  export LAB_K8S
+  begin "Kubernetes binaries (lab/kube/build.sh$([ "${LAB_KUBE_REBUILD:-0}" = 1 ] && echo ', from nothing'))"
+  bash lab/kube/build.sh; rc=$?; end $rc "Kubernetes binaries"; [ $rc = 0 ] || exit $rc
+fi
 begin "lab up"; bash lab/up.sh; rc=$?; end $rc "lab up"; [ $rc = 0 ] || exit $rc
 
 export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
 rm -rf "$OUT"; mkdir -p "$OUT"
 go build ./... || exit 1
 
-# ginkgo SUITE_DIR OUTDIR JUNIT [extra ginkgo flags...]: one suite run.
+# ginkgo SUITE_DIR OUTDIR JUNIT [extra ginkgo flags...]: one suite run (config $CONFIG, default lab/harness.yaml).
 ginkgo_run() {
   local suite=$1 out=$2 junit=$3; shift 3
   mkdir -p "$out"
-  ASAP2E2E_CONFIG=$ROOT/lab/harness.yaml ASAP2E2E_OUTPUT_DIR=$out \
+  ASAP2E2E_CONFIG=${CONFIG:-$ROOT/lab/harness.yaml} ASAP2E2E_OUTPUT_DIR=$out \
     go tool ginkgo -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
 }
 
@@ -125,6 +137,12 @@ ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite sm
 
 begin "suite perf (baseline)"
 ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
+
+if [ "${LAB_K8S:-0}" = 1 ]; then
+begin "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)"
+bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
+end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
+fi
 
 if [ "$LAB_JOB" = full ]; then
 begin "second reference: OVS internal port vs veth"
@@ -255,7 +273,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

@@ -16,7 +16,9 @@ source "$KUBE_DIR/versions.sh"
 T0=$(date +%s)
 say() { echo "[kube-build +$(( $(date +%s) - T0 ))s] $*"; }
 die() { echo "lab/kube/build.sh: $*" >&2; exit 1; }
-command -v go >/dev/null || die "go not on PATH"
+# the Go toolchain's usual home (lab/lib/common.sh's PATH leaves it out)
+case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) [ -x /usr/local/go/bin/go ] && PATH=/usr/local/go/bin:$PATH ;; esac
+command -v go >/dev/null || die "go not on PATH (nor in /usr/local/go/bin)"
 
 rebuild=${LAB_KUBE_REBUILD:-0}
 want=()
