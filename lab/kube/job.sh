@@ -21,6 +21,7 @@ SSH_OUT=${2:-}
 LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 KSTATE=$LAB_STATE/kube
 export OS_CLIENT_CONFIG_FILE=${OS_CLIENT_CONFIG_FILE:-$LAB_STATE/clouds.yaml}
+LAB_DIR=$ROOT/lab
 source lab/releases/select.sh   # rx: the release's openstack CLI
 for f in harness noexec; do
   [ -r "$KSTATE/$f.kubeconfig" ] || { echo "lab/kube/job.sh: $KSTATE/$f.kubeconfig missing: bash lab/kube/up.sh (or LAB_K8S=1 make lab-up)" >&2; exit 2; }
