@@ -8,7 +8,8 @@
 #      run's (tools/checkrun same-verdicts), and the results must name transport, pod, container;
 #   2. a Role without pods/exec (docs/kubernetes-rbac.yaml's less that rule): tools/kubecheck
 #      fails naming the verb, and the smoke suite fails in its preflight, before any VM exists
-#      (no provisioning in its timings, no server of its run in Nova);
+#      (no provisioning in its timings, no "created" line in its harness.log, no server of its
+#      run in Nova);
 #   3. a debug pod in a PodSecurity "restricted" namespace: kubecheck's server-side dry run is
 #      refused by the API server's admission, and says so.
 # Exit status: non-zero when any of them did not hold. Each step prints "ok:" or "FAILED:".
@@ -82,13 +83,14 @@ elif ! grep -q 'may not create pods/exec' "$OUT/noexec/junit-noexec.xml" 2>/dev/
 elif [ -z "$nx_run" ] || [ ! -f "$nx_run/results.json" ]; then
   failed "the smoke suite's run directory or results.json is missing ($OUT/noexec)"
 else
-  phases=$(python3 -c 'import json,sys; print(" ".join(t["phase"] for t in json.load(open(sys.argv[1]))["timings"]))' "$nx_run/results.json")
+  phases=$(python3 -c 'import json,sys; print(" ".join(t["phase"] for t in (json.load(open(sys.argv[1])).get("timings") or [])))' "$nx_run/results.json")
   id=$(basename "$nx_run")
   servers=$(rx openstack --os-cloud asap2lab-admin server list --all-projects -f value -c Name 2>&1 | grep -F -- "-$id-" || true)
-  if [[ " $phases " == *" provisioning "* ]] || [ -n "$servers" ]; then
-    failed "run $id got past the preflight: timings [$phases], servers [$servers]"
+  created=$(grep -E '^[^ ]+ created ' "$nx_run/harness.log" | head -n 3)
+  if [[ " $phases " == *" provisioning "* ]] || [ -n "$servers" ] || [ -n "$created" ]; then
+    failed "run $id got past the preflight: timings [$phases], servers [$servers], harness.log: $created"
   else
-    ok "the run with a Role without pods/exec failed in its preflight, naming the verb; timings [$phases], no server of run $id"
+    ok "the run with a Role without pods/exec failed in its preflight, naming the verb; timings [$phases], nothing created (harness.log), no server of run $id in Nova"
   fi
 fi
 

@@ -49,8 +49,11 @@ func sameVerdicts(sshDir, kubeDir string) (lines, problems []string, err error) 
 	if len(kubeNames) == 0 {
 		problems = append(problems, kubeDir+": no hypervisor recorded")
 	}
+	// The verdicts are compared per check and flow: a lab of more than
+	// two computes may place the pair on other hosts, which is no
+	// difference of the transport.
 	if !slices.Equal(sshNames, kubeNames) {
-		problems = append(problems, fmt.Sprintf("hypervisors differ: over ssh %v, over kubernetes %v", sshNames, kubeNames))
+		lines = append(lines, fmt.Sprintf("note: the pair ran on %v over ssh, on %v over kubernetes", sshNames, kubeNames))
 	}
 	if len(kube.Offload) == 0 {
 		problems = append(problems, kubeDir+": no offload verdict: the checks did not run over kubernetes")

@@ -101,3 +101,14 @@ func TestSameVerdictsNeedsTheKubernetesTransport(t *testing.T) {
 		t.Errorf("missing run directory: exit %d, want 2", code)
 	}
 }
+
+// On a lab of four computes the pair over Kubernetes ran on compute3 and
+// compute4, the SSH run's on compute1 and compute2: the verdicts are the
+// same, and the hosts are a note, not a difference.
+func TestSameVerdictsOnOtherHosts(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"same-verdicts", "testdata/same-verdicts/ssh", "testdata/same-verdicts/kube-4computes"}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "note: the pair ran on [compute1 compute2] over ssh, on [compute3 compute4] over kubernetes") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errOut.String())
+	}
+}
