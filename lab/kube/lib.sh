@@ -7,7 +7,6 @@ KUBE_ETCD_PORT=12379            # 127.0.0.1 only
 KUBE_ETCD_PEER_PORT=12380
 KUBE_API_PORT=16443             # on $CTL_IP, the lab's control address
 KUBE_KUBELET_PORT=10250         # each kwok, on its hypervisor's control address
-KUBE_PROCS="etcd kube-apiserver $(for n in $HVS; do printf 'kwok-hv%s ' "$n"; done)"
 
 kube_running() { local f=$KUBE_PIDS/$1.pid; [ -s "$f" ] && alive "$(cat "$f")" && is_lab_pid "$(cat "$f")"; }
 kube_rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-32; }
