@@ -5,14 +5,14 @@
 #   2. bring the lab up (LAB_RELEASE: zed, the default, or epoxy; lab/releases/)
 #   3. the suites against it, path "baseline" (smoke, then perf: offload
 #      checks + profiles), with the report
-#   4. the second reference: the same TCP profile with guests plugged by an
-#      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
-#   4b. LAB_K8S=1 only: the hypervisors over Kubernetes (lab/kube: etcd,
+#   3b. LAB_K8S=1 only: the hypervisors over Kubernetes (lab/kube: etcd,
 #      kube-apiserver, a kwok inside each hypervisor): the offload checks and
 #      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
 #      (tools/checkrun same-verdicts); the preflight against the real server
 #      must refuse a Role without pods/exec (naming the verb) before any VM
 #      exists, and a PodSecurity restricted namespace for the debug pod
+#   4. the second reference: the same TCP profile with guests plugged by an
+#      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
 #      refuse it with the checks' reasons (proof that the checks can fail)
 #   5b. security groups on (data_port.port_security; the lab's OVS firewall puts
@@ -38,8 +38,9 @@
 #      the port-security phases and the binding:profile phases only, for CI's
 #      second release; LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
 #      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
-#      (every phase before them runs on the usual two); LAB_K8S=1 adds the lab's Kubernetes control plane and
-#      phase 4b (LAB_KUBE_REBUILD=1 builds its binaries from nothing first).
+#      (every phase before them runs on the usual two); LAB_K8S=1 adds the
+#      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
+#      its binaries from nothing first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -124,11 +125,11 @@ export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
 rm -rf "$OUT"; mkdir -p "$OUT"
 go build ./... || exit 1
 
-# ginkgo SUITE_DIR OUTDIR JUNIT [extra ginkgo flags...]: one suite run (config $CONFIG, default lab/harness.yaml).
+# ginkgo SUITE_DIR OUTDIR JUNIT [extra ginkgo flags...]: one suite run.
 ginkgo_run() {
   local suite=$1 out=$2 junit=$3; shift 3
   mkdir -p "$out"
-  ASAP2E2E_CONFIG=${CONFIG:-$ROOT/lab/harness.yaml} ASAP2E2E_OUTPUT_DIR=$out \
+  ASAP2E2E_CONFIG=$ROOT/lab/harness.yaml ASAP2E2E_OUTPUT_DIR=$out \
     go tool ginkgo -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
 }
 

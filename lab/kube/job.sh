@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lab's LAB_K8S=1 phase (lab/job.sh 4b), or alone against a lab whose Kubernetes control plane
+# make lab's LAB_K8S=1 phase (lab/job.sh 3b), or alone against a lab whose Kubernetes control plane
 # is up (LAB_K8S=1 make lab-up, or bash lab/kube/up.sh):
 #   bash lab/kube/job.sh OUT [SSH_RUN_OUT]
 #   1. the offload checks and tcp-p1 with lab/harness-kube.yaml: every hypervisor command through
