@@ -169,9 +169,11 @@ kwoks() {
   local n
   for n in $HVS; do
     kwok_config "$n"
-    # HOME: kwok reads ~/.kwok/kwok.yaml as its default config; the lab's own only
-    kstart "kwok-hv$n" env HOME="$KUBE_STATE" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
-      "$BIN/kwok" --config "$KUBE_ETC/kwok-hv$n.yaml" --kubeconfig "$KUBE_ETC/kwok-hv$n.kubeconfig" \
+    # HOME: kwok reads ~/.kwok/kwok.yaml as its default config; the lab's own only. Through the
+    # release's prefix (LAB_CMD, as sshd: on Epoxy its root, with the binaries' directory bound in),
+    # so an exec'd command runs the same ovs-vsctl, tc, tcpdump as the SSH path.
+    kstart "kwok-hv$n" env HOME="$KUBE_STATE" ROOTFS_BINDS="$BIN" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
+      "${LAB_CMD[@]}" "$BIN/kwok" --config "$KUBE_ETC/kwok-hv$n.yaml" --kubeconfig "$KUBE_ETC/kwok-hv$n.kubeconfig" \
       --manage-single-node "$(hv_host "$n")" --node-ip "$(hv_ctlip "$n")" --node-port "$KUBE_KUBELET_PORT" \
       --server-address "$(hv_ctlip "$n"):$KUBE_KUBELET_PORT" \
       --tls-cert-file "$KUBE_PKI/kwok-hv$n.crt" --tls-private-key-file "$KUBE_PKI/kwok-hv$n.key" \
