@@ -34,12 +34,12 @@ vet:
 # Unit tests: every package, the suites included. Without a target the suites skip
 # (smoke and perf say "no target cloud"; the fault matrix's lab rows say how to run
 # them) and only their pure tests run, so the variables that point them at a cloud
-# or the lab are cleared here. Then the lab's own unit test (guestctl's and cloud_setup's pure parts: no root,
+# or the lab are cleared here. Then the lab's own unit test (guestctl's, cloud_setup's and kube_setup's pure parts: no root,
 # no OVS); its self-tests need root and the lab's packages, so .ci/run runs them.
 test: vet
 	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -count=1 ./...
-	@if command -v python3 >/dev/null; then python3 -m unittest lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py; \
-	  else echo "make test: no python3 here: lab/guest/test_guestctl.py, lab/lib/test_cloud_setup.py not run"; fi
+	@if command -v python3 >/dev/null; then python3 -m unittest lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/kube/test_kube_setup.py; \
+	  else echo "make test: no python3 here: lab/guest/test_guestctl.py, lab/lib/test_cloud_setup.py, lab/kube/test_kube_setup.py not run"; fi
 
 # Bounded fuzzing of every parser (each target for FUZZTIME: a count of calls, Nx, or a duration; see tools/fuzz-all.sh).
 fuzz:

@@ -5,6 +5,12 @@
 #   2. bring the lab up (LAB_RELEASE: zed, the default, or epoxy; lab/releases/)
 #   3. the suites against it, path "baseline" (smoke, then perf: offload
 #      checks + profiles), with the report
+#   3b. LAB_K8S=1 only: the hypervisors over Kubernetes (lab/kube: etcd,
+#      kube-apiserver, a kwok inside each hypervisor): the offload checks and
+#      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
+#      (tools/checkrun same-verdicts); the preflight against the real server
+#      must refuse a Role without pods/exec (naming the verb) before any VM
+#      exists, and a PodSecurity restricted namespace for the debug pod
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
@@ -32,7 +38,9 @@
 #      the port-security phases and the binding:profile phases only, for CI's
 #      second release; LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
 #      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
-#      (every phase before them runs on the usual two).
+#      (every phase before them runs on the usual two); LAB_K8S=1 adds the
+#      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
+#      its binaries from nothing first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -106,6 +114,11 @@ if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
     begin "$LAB_RELEASE programs ($LAB_PREPARE_HINT)"; "${LAB_PREPARE[@]}"; rc=$?; end $rc "$LAB_RELEASE root filesystem"; [ $rc = 0 ] || exit $rc
   fi
 fi
+if [ "${LAB_K8S:-0}" = 1 ]; then
+  export LAB_K8S
+  begin "Kubernetes binaries (lab/kube/build.sh$([ "${LAB_KUBE_REBUILD:-0}" = 1 ] && echo ', from nothing'))"
+  bash lab/kube/build.sh; rc=$?; end $rc "Kubernetes binaries"; [ $rc = 0 ] || exit $rc
+fi
 begin "lab up"; bash lab/up.sh; rc=$?; end $rc "lab up"; [ $rc = 0 ] || exit $rc
 
 export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
@@ -125,6 +138,12 @@ ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite sm
 
 begin "suite perf (baseline)"
 ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
+
+if [ "${LAB_K8S:-0}" = 1 ]; then
+begin "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)"
+bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
+end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
+fi
 
 if [ "$LAB_JOB" = full ]; then
 begin "second reference: OVS internal port vs veth"
@@ -261,7 +280,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

@@ -9,7 +9,7 @@ lab-install: ## install the lab's pinned Debian packages (idempotent, no prompts
 	$(LAB_BASH) $(LAB_DIR)/install.sh
 	if [ "$(LAB_RELEASE)" = epoxy ]; then $(LAB_BASH) $(LAB_DIR)/epoxy/build-rootfs.sh; fi
 
-lab-up: ## bring the local lab up (idempotent; cleans a crashed lab first); LAB_RELEASE=zed|epoxy
+lab-up: ## bring the local lab up (idempotent; cleans a crashed lab first); LAB_RELEASE=zed|epoxy; LAB_K8S=1 adds its Kubernetes control plane (lab/kube)
 	$(LAB_BASH) $(LAB_DIR)/up.sh
 
 lab-down: ## tear the local lab down; leaves no process, netns, link or state behind

@@ -16,6 +16,19 @@ for f in "$PIDS"/*.pid; do
     printf '  %-36s pid %-7s DEAD\n' "$name" "$pid"; rc=1
   fi
 done
+if [ -d "$LAB_STATE/kube/pids" ]; then
+  echo "== Kubernetes control plane ($LAB_STATE/kube/pids; lab/kube/up.sh)"
+  for f in "$LAB_STATE"/kube/pids/*.pid; do
+    [ -e "$f" ] || continue
+    pid=$(cat "$f"); name=kube-$(basename "$f" .pid)
+    if alive "$pid" && is_lab_pid "$pid"; then
+      rss=$(ps -o rss= -g "$pid" 2>/dev/null | awk '{s+=$1} END{printf "%d", s/1024}')
+      printf '  %-36s pid %-7s up   %5s MiB (group)\n' "$name" "$pid" "$rss"
+    else
+      printf '  %-36s pid %-7s DEAD\n' "$name" "$pid"; rc=1
+    fi
+  done
+fi
 echo "== netns"; ip netns list | grep '^asap2lab' | sed 's/^/  /'
 for n in $HVS; do
   echo "== $(hv_host "$n") OVS"

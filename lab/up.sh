@@ -12,7 +12,10 @@
 #      lab's port-security phases need it), a port without it does not; read at the first up
 #      only: a running lab keeps its driver until down.sh),
 #      LAB_COMPUTES (2..9, default 2): the compute nodes; a lab up with another number is
-#      taken down and brought up again, like a lab of another release.
+#      taken down and brought up again, like a lab of another release,
+#      LAB_K8S=1: also the lab's Kubernetes control plane (lab/kube/up.sh: etcd, kube-apiserver, a
+#      kwok inside each hypervisor; binaries built once into /var/cache/asap2lab/kube), on a fresh
+#      lab and on one already up.
 set -euo pipefail
 LAB_COMPUTES=${LAB_COMPUTES:-2}   # up.sh's own default: the number of the lab that is up does not decide it
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -83,6 +86,11 @@ healthy() {
   curl -fsS -m 5 -o /dev/null "$KS_URL/v3" || return 1
 }
 if healthy; then
+  if [ "${LAB_K8S:-0}" = 1 ]; then
+    say "$LAB_RELEASE lab already up and healthy; LAB_K8S=1: its Kubernetes control plane (lab/kube/up.sh)"
+    phase "Kubernetes control plane (lab/kube)" bash "$LAB_DIR/kube/up.sh"
+    exit 0
+  fi
   say "$LAB_RELEASE lab of $LAB_COMPUTES compute nodes already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
   exit 0
 fi
@@ -480,6 +488,7 @@ phase "Placement, Glance, Neutron, Nova services" do_services
 phase "hypervisor services (OVS agents, sshd, nova-compute)" do_hypervisors
 phase "wait until ready" do_ready
 phase "lab resources (image, mgmt network)" do_resources
+if [ "${LAB_K8S:-0}" = 1 ]; then phase "Kubernetes control plane (lab/kube)" bash "$LAB_DIR/kube/up.sh"; fi
 date -u +%FT%TZ >"$RUN/up.done"
 say "UP in $(since "$T0")s. clouds: $LAB_STATE/clouds.yaml (asap2lab, asap2lab-admin); ssh key $SSHD/id_ed25519, known_hosts $SSHD/known_hosts"
 free -m | sed 's/^/[lab-up] /'

@@ -10,12 +10,21 @@ import (
 )
 
 // loadLab loads lab/<name> with the lab's SSH key replaced by a fresh one
-// (fakeHome's: the lab's state need not exist where the tests run).
+// (fakeHome's: the lab's state need not exist where the tests run), and its
+// kubeconfig, if it names lab/kube's, by an empty file.
 func loadLab(t *testing.T, name string) *Config {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "lab", name))
 	if err != nil {
 		t.Fatal(err)
+	}
+	const labKubeconfig = "/var/lib/asap2lab/kube/harness.kubeconfig"
+	if bytes.Contains(b, []byte(labKubeconfig)) {
+		kc := filepath.Join(t.TempDir(), "harness.kubeconfig")
+		if err := os.WriteFile(kc, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte(labKubeconfig), []byte(kc))
 	}
 	const labKey = "/var/lib/asap2lab/ssh/id_ed25519"
 	if !bytes.Contains(b, []byte(labKey)) {
@@ -108,5 +117,40 @@ func TestLabFleetVariant(t *testing.T) {
 	}
 	if a, b := strip(base), strip(variant); a != b {
 		t.Errorf("the fleet variant differs from lab/harness.yaml beyond its list:\n--- harness.yaml\n%s\n--- harness-fleet.yaml\n%s", a, b)
+	}
+}
+
+// TestLabKubernetesVariant: lab/harness-kube.yaml (LAB_K8S=1) is
+// lab/harness.yaml with the hypervisors reached through lab/kube's API
+// server instead of SSH, and nothing else changed, so make lab can hold its
+// verdicts to the SSH run's.
+func TestLabKubernetesVariant(t *testing.T) {
+	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-kube.yaml")
+	if base.Hypervisors.Access != HypervisorAccessSSH || len(base.Hypervisors.Hosts) != 2 {
+		t.Errorf("lab/harness.yaml: access %q, %d hosts; want ssh to compute1, compute2", base.Hypervisors.Access, len(base.Hypervisors.Hosts))
+	}
+	h := variant.Hypervisors
+	if h.Access != HypervisorAccessKubernetes {
+		t.Fatalf("lab/harness-kube.yaml: access %q", h.Access)
+	}
+	k := h.Kubernetes
+	if k.Namespace != "openstack" || k.Preset != KubePresetOVS || !strings.HasSuffix(k.Kubeconfig, "harness.kubeconfig") || len(h.Hosts) != 0 {
+		t.Errorf("lab/harness-kube.yaml: namespace %q, preset %q, kubeconfig %q, %d hosts", k.Namespace, k.Preset, k.Kubeconfig, len(h.Hosts))
+	}
+	// Everything but the hypervisors block and the label must be the same.
+	strip := func(c *Config) string {
+		cp := *c
+		cp.Hypervisors = Hypervisors{}
+		cp.Run.BuildLabel = ""
+		var keep []string
+		for _, l := range strings.Split(cp.Redacted(), "\n") {
+			if !strings.Contains(l, "id_ed25519") && !strings.Contains(l, ".yaml") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if a, b := strip(base), strip(variant); a != b {
+		t.Errorf("lab/harness-kube.yaml differs from lab/harness.yaml beyond the hypervisors block:\n--- harness.yaml\n%s\n--- harness-kube.yaml\n%s", a, b)
 	}
 }

@@ -391,6 +391,7 @@ func EnvironmentRows(s *Set) [][]string {
 			}
 			return strings.Join(n, " ↔ ")
 		}},
+		{"Hypervisor access", func(f *results.Results) string { return hvJoin(f, accessCell) }},
 		{"NIC driver", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string {
 				if h.NICDriverVersion != "" {
@@ -481,6 +482,23 @@ func backendCell(e results.Environment) string {
 }
 
 // hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".
+// accessCell is how a hypervisor's commands ran: "ssh" (also a file
+// written before the transport was recorded), or "kubernetes: pod NS/NAME,
+// container C" and the node debug pod the host tools ran in, if any.
+func accessCell(h results.Hypervisor) string {
+	if h.Transport == "" || h.Transport == "ssh" {
+		return "ssh"
+	}
+	c := h.Transport
+	if h.Pod != "" {
+		c += ": pod " + h.Pod + ", container " + orDash(h.Container)
+	}
+	if h.HostToolsPod != "" {
+		c += "; host tools in pod " + h.HostToolsPod + ", container " + orDash(h.HostToolsContainer)
+	}
+	return c
+}
+
 func hvJoin(f *results.Results, fn func(results.Hypervisor) string) string {
 	hs := f.Environment.Hypervisors
 	if len(hs) == 0 {

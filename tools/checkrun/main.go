@@ -10,6 +10,11 @@
 //	checkrun nova-filled RUN_DIR     the run left the data ports' binding:profile to
 //	                                 Nova, and every data port, as saved before
 //	                                 teardown, holds capabilities [switchdev]
+//	checkrun same-verdicts SSH_RUN_DIR KUBE_RUN_DIR
+//	                                 the second run reached its hypervisors over
+//	                                 Kubernetes (pod and container recorded), the
+//	                                 first over SSH, and every check verdict and
+//	                                 profile path of the second equals the first's
 //
 // It exits 0 when the assertion holds, 1 when it does not (each reason is
 // printed), 2 on bad usage or unreadable input.
@@ -29,11 +34,29 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n       checkrun nova-filled RUN_DIR\n"
+const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n       checkrun nova-filled RUN_DIR\n       checkrun same-verdicts SSH_RUN_DIR KUBE_RUN_DIR\n"
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && cli.IsHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if len(args) == 3 && args[0] == "same-verdicts" {
+		lines, problems, err := sameVerdicts(args[1], args[2])
+		if err != nil {
+			fmt.Fprintf(stderr, "checkrun: %v\n", err)
+			return 2
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "DIFFERENT: %s\n", p)
+		}
+		if len(problems) > 0 {
+			return 1
+		}
+		fmt.Fprintln(stdout, "ok: the run over kubernetes reached the verdicts of the run over ssh")
 		return 0
 	}
 	if len(args) == 2 && args[0] == "nova-filled" {

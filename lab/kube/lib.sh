@@ -1,0 +1,16 @@
+# Shared by lab/kube/up.sh, down.sh, status (sourced after lab/lib/common.sh).
+KUBE_STATE=$LAB_STATE/kube      # under $LAB_STATE: lab/down.sh removes it with the rest
+KUBE_PIDS=$KUBE_STATE/pids      # not $PIDS: lab/up.sh's health check stays about OpenStack
+KUBE_PKI=$KUBE_STATE/pki
+KUBE_ETC=$KUBE_STATE/etc
+KUBE_ETCD_PORT=12379            # 127.0.0.1 only
+KUBE_ETCD_PEER_PORT=12380
+KUBE_API_PORT=16443             # on $CTL_IP, the lab's control address
+KUBE_KUBELET_PORT=10250         # each kwok, on its hypervisor's control address
+
+kube_running() { local f=$KUBE_PIDS/$1.pid; [ -s "$f" ] && alive "$(cat "$f")" && is_lab_pid "$(cat "$f")"; }
+kube_rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-32; }
+kube_py() {
+  KUBE_SERVER="https://$CTL_IP:$KUBE_API_PORT" KUBE_CA="$KUBE_PKI/ca.crt" KUBE_TOKEN_FILE="$KUBE_ETC/admin.token" \
+    python3 "$LAB_DIR/kube/kube_setup.py" "$@"
+}
