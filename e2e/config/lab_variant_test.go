@@ -43,6 +43,24 @@ func loadLab(t *testing.T, name string) *Config {
 	return cfg
 }
 
+// redactedWithout is c.Redacted() less every line holding one of drop
+// (the key file and the config's own path always: they differ by test
+// directory), for comparing a lab config with its variant.
+func redactedWithout(c *Config, drop ...string) string {
+	drop = append(drop, "id_ed25519", ".yaml")
+	var keep []string
+lines:
+	for _, l := range strings.Split(c.Redacted(), "\n") {
+		for _, d := range drop {
+			if strings.Contains(l, d) {
+				continue lines
+			}
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
 // TestLabOVSPrefixVariant: lab/harness-ovs-prefix.yaml is lab/harness.yaml
 // plus the OVS command prefix (and its build label), so a run of it differs
 // from the lab's only in how OVS is reached.
@@ -55,15 +73,7 @@ func TestLabOVSPrefixVariant(t *testing.T) {
 	if variant.Hypervisors.OVSCommandPrefix != want {
 		t.Errorf("prefix %q, want %q", variant.Hypervisors.OVSCommandPrefix, want)
 	}
-	strip := func(c *Config) string {
-		var keep []string
-		for _, l := range strings.Split(c.Redacted(), "\n") {
-			if !strings.Contains(l, "build_label") && !strings.Contains(l, "ovs_command_prefix") && !strings.Contains(l, "id_ed25519") && !strings.Contains(l, ".yaml") {
-				keep = append(keep, l)
-			}
-		}
-		return strings.Join(keep, "\n")
-	}
+	strip := func(c *Config) string { return redactedWithout(c, "build_label", "ovs_command_prefix") }
 	if !strings.Contains(variant.Redacted(), want) || !strings.Contains(strip(base), "vxlan_device: auto") {
 		t.Errorf("Redacted does not show the keys compared here:\n%s", variant.Redacted())
 	}
@@ -106,16 +116,7 @@ func TestLabFleetVariant(t *testing.T) {
 	variant.Offload.FlowDuration = base.Offload.FlowDuration
 	variant.Hypervisors.Hosts = base.Hypervisors.Hosts
 	variant.Traffic.Profiles, variant.Traffic.Repeats = base.Traffic.Profiles, base.Traffic.Repeats
-	strip := func(c *Config) string {
-		var keep []string
-		for _, l := range strings.Split(c.Redacted(), "\n") {
-			if !strings.Contains(l, "id_ed25519") && !strings.Contains(l, ".yaml") {
-				keep = append(keep, l)
-			}
-		}
-		return strings.Join(keep, "\n")
-	}
-	if a, b := strip(base), strip(variant); a != b {
+	if a, b := redactedWithout(base), redactedWithout(variant); a != b {
 		t.Errorf("the fleet variant differs from lab/harness.yaml beyond its list:\n--- harness.yaml\n%s\n--- harness-fleet.yaml\n%s", a, b)
 	}
 }
@@ -142,13 +143,7 @@ func TestLabKubernetesVariant(t *testing.T) {
 		cp := *c
 		cp.Hypervisors = Hypervisors{}
 		cp.Run.BuildLabel = ""
-		var keep []string
-		for _, l := range strings.Split(cp.Redacted(), "\n") {
-			if !strings.Contains(l, "id_ed25519") && !strings.Contains(l, ".yaml") {
-				keep = append(keep, l)
-			}
-		}
-		return strings.Join(keep, "\n")
+		return redactedWithout(&cp)
 	}
 	if a, b := strip(base), strip(variant); a != b {
 		t.Errorf("lab/harness-kube.yaml differs from lab/harness.yaml beyond the hypervisors block:\n--- harness.yaml\n%s\n--- harness-kube.yaml\n%s", a, b)

@@ -43,56 +43,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) == 3 && args[0] == "same-verdicts" {
 		lines, problems, err := sameVerdicts(args[1], args[2])
-		if err != nil {
-			fmt.Fprintf(stderr, "checkrun: %v\n", err)
-			return 2
-		}
-		for _, l := range lines {
-			fmt.Fprintln(stdout, l)
-		}
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "DIFFERENT: %s\n", p)
-		}
-		if len(problems) > 0 {
-			return 1
-		}
-		fmt.Fprintln(stdout, "ok: the run over kubernetes reached the verdicts of the run over ssh")
-		return 0
+		return verdict(stdout, stderr, lines, problems, err, "DIFFERENT",
+			"ok: the run over kubernetes reached the verdicts of the run over ssh")
 	}
 	if len(args) == 2 && args[0] == "nova-filled" {
 		lines, problems, err := novaFilled(args[1])
-		if err != nil {
-			fmt.Fprintf(stderr, "checkrun: %v\n", err)
-			return 2
-		}
-		for _, l := range lines {
-			fmt.Fprintln(stdout, l)
-		}
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "NOT FILLED BY NOVA: %s\n", p)
-		}
-		if len(problems) > 0 {
-			return 1
-		}
-		fmt.Fprintf(stdout, "ok: run %s left binding:profile to Nova, and Nova wrote capabilities [switchdev] on every data port\n", filepath.Base(args[1]))
-		return 0
+		return verdict(stdout, stderr, lines, problems, err, "NOT FILLED BY NOVA",
+			fmt.Sprintf("ok: run %s left binding:profile to Nova, and Nova wrote capabilities [switchdev] on every data port", filepath.Base(args[1])))
 	}
 	if len(args) != 3 || args[0] != "refused" {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	problems, err := refused(args[1], args[2])
+	return verdict(stdout, stderr, nil, problems, err, "NOT REFUSED AS EXPECTED",
+		fmt.Sprintf("ok: run %s expected asap2 and was refused with the checks' reasons", filepath.Base(args[1])))
+}
+
+// verdict prints an assertion's lines and each problem after its label, and
+// gives the exit status: 2 when the input could not be read, 1 with any
+// problem, 0 (after okLine) otherwise.
+func verdict(stdout, stderr io.Writer, lines, problems []string, err error, label, okLine string) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "checkrun: %v\n", err)
 		return 2
 	}
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
+	}
+	for _, p := range problems {
+		fmt.Fprintf(stdout, "%s: %s\n", label, p)
+	}
 	if len(problems) > 0 {
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "NOT REFUSED AS EXPECTED: %s\n", p)
-		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "ok: run %s expected asap2 and was refused with the checks' reasons\n", filepath.Base(args[1]))
+	fmt.Fprintln(stdout, okLine)
 	return 0
 }
 
