@@ -1,6 +1,6 @@
 #!/bin/bash
 # Smoke test of an up lab with the Debian `openstack` CLI only (independent of the Go harness):
-#  - a direct port (vnic-type direct, port security off) on a VXLAN tenant network, created by the
+#  - a direct port (vnic-type direct, port security off) on a VXLAN (LAB_BACKEND=ovn: Geneve) tenant network, created by the
 #    tenant, binds with binding:vif_type=ovs when a server boots with it, and Nova writes the
 #    switchdev VF's capabilities into its binding:profile (no admin writes it: Epoxy's Neutron
 #    lets only the service role);
@@ -38,9 +38,9 @@ trap cleanup EXIT
 trap 'say "FAIL: command at line $LINENO exited $?"; fails=$((fails + 1))' ERR
 
 adm flavor create --vcpus 16 --ram 1024 --disk 1 --private --project demo $P-16c >/dev/null
-os network create --mtu 8950 $P-net >/dev/null
+os network create --mtu $TENANT_MTU $P-net >/dev/null
 os subnet create --network $P-net --subnet-range 198.18.10.0/24 --gateway none $P-subnet >/dev/null
-check "tenant network type" vxlan "$(adm network show $P-net -f value -c provider:network_type)"
+check "tenant network type" $TENANT_TYPE "$(adm network show $P-net -f value -c provider:network_type)"
 os server group create --policy anti-affinity $P-aa >/dev/null
 for i in 1 2; do
   os port create --network $P-net --vnic-type direct --disable-port-security $P-port$i >/dev/null

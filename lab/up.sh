@@ -1,6 +1,7 @@
 #!/bin/bash
 # Bring the asap2lab up: a real OpenStack control plane on 198.18.0.1 plus two namespace
-# compute hosts (asap2lab-hv1/2) with their own OVS, Neutron OVS agent and sshd. LAB_RELEASE
+# compute hosts (asap2lab-hv1/2) with their own OVS, Neutron OVS agent (or, LAB_BACKEND=ovn,
+# ovn-controller) and sshd. LAB_RELEASE
 # (zed, the default, or epoxy) picks where the programs come from: lab/releases/.
 # Layout: docs/DESIGN.md "The local lab"; contract with the virt driver: lab/README.md.
 # Idempotent: on a healthy lab it says so and exits 0; on leftovers of a crash it runs down.sh first.
@@ -13,6 +14,10 @@
 #      only: a running lab keeps its driver until down.sh),
 #      LAB_COMPUTES (2..9, default 2): the compute nodes; a lab up with another number is
 #      taken down and brought up again, like a lab of another release,
+#      LAB_BACKEND (ovs, the default, or ovn): Neutron's backend. ovn: OVN central (NB and SB
+#      ovsdb-servers, ovn-northd) on the controller, ovn-controller beside each hypervisor's OVS
+#      instead of the Neutron OVS agent, ML2/OVN with Geneve tenant networks (lab/conf/
+#      ml2_conf-ovn.ini); a lab up with the other backend is taken down first,
 #      LAB_K8S=1: also the lab's Kubernetes control plane (lab/kube/up.sh: etcd, kube-apiserver, a
 #      kwok inside each hypervisor; binaries built once into /var/cache/asap2lab/kube), on a fresh
 #      lab and on one already up.
@@ -25,6 +30,10 @@ case $FIREWALL_DRIVER in
   noop|openvswitch) ;;
   *) echo "up.sh: LAB_FIREWALL_DRIVER must be noop or openvswitch, got '$FIREWALL_DRIVER'" >&2; exit 1 ;;
 esac
+if [ "$LAB_BACKEND" = ovn ] && [ "$FIREWALL_DRIVER" != openvswitch ]; then
+  echo "up.sh: LAB_FIREWALL_DRIVER=$FIREWALL_DRIVER is an Open vSwitch agent setting; with LAB_BACKEND=ovn security groups are OVN's ACLs (conntrack) and there is no such driver" >&2
+  exit 1
+fi
 
 T0=$(date +%s.%N)
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
@@ -78,6 +87,7 @@ healthy() {
   [ -f "$RUN/up.done" ] || return 1
   [ "$(cat "$LAB_STATE/release" 2>/dev/null)" = "$LAB_RELEASE" ] || return 1
   [ "$(cat "$LAB_STATE/computes" 2>/dev/null || echo 2)" = "$LAB_COMPUTES" ] || return 1
+  [ "$(cat "$LAB_STATE/backend" 2>/dev/null || echo ovs)" = "$LAB_BACKEND" ] || return 1
   local f
   for f in "$PIDS"/*.pid; do
     [ -e "$f" ] || return 1
@@ -91,7 +101,7 @@ if healthy; then
     phase "Kubernetes control plane (lab/kube)" bash "$LAB_DIR/kube/up.sh"
     exit 0
   fi
-  say "$LAB_RELEASE lab of $LAB_COMPUTES compute nodes already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
+  say "$LAB_RELEASE lab ($LAB_BACKEND) of $LAB_COMPUTES compute nodes already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
   exit 0
 fi
 if [ -e "$LAB_STATE" ] || ip netns list | grep -q '^asap2lab' || ip -o link show | grep -q ': asap2lab'; then
@@ -117,7 +127,8 @@ mkdir -p "$PIDS" "$ETC" "$DATA" "$LOGS" "$SSHD"
 chmod 700 "$LAB_STATE"
 echo "$LAB_RELEASE" >"$LAB_STATE/release"
 echo "$LAB_COMPUTES" >"$LAB_STATE/computes"
-say "release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}"
+echo "$LAB_BACKEND" >"$LAB_STATE/backend"
+say "backend $LAB_BACKEND; release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}"
 rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-20; }  # no early-closing reader: pipefail-safe
 ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
 DB="mysql+pymysql://os:$DB_PW@$CTL_IP:$DB_PORT"
@@ -288,6 +299,33 @@ EOF
   wait_for "RabbitMQ on $CTL_IP:$RABBIT_PORT" 120 tcp_up $RABBIT_PORT
 }
 
+# ------------------------------------------------------------------ phase: OVN central (LAB_BACKEND=ovn)
+# The NB and SB databases (one ovsdb-server each, TCP on the controller address for Neutron and the
+# hypervisors' ovn-controllers, a unix socket for ovn-northd and ovn-nbctl/ovn-sbctl) and ovn-northd,
+# as MOSK's ovn-db and ovn-northd pods run them; files in $DATA/ovn, sockets in $RUN.
+ovn_db_start() { # ovn_db_start nb|sb PORT
+  local db=$1 port=$2
+  rx ovsdb-tool create "$DATA/ovn/ovn${db}_db.db" "/usr/share/ovn/ovn-$db.ovsschema"
+  start "ovn-$db-ovsdb-server" "${LAB_CMD[@]}" ovsdb-server "$DATA/ovn/ovn${db}_db.db" \
+    --remote="punix:$RUN/ovn${db}_db.sock" --remote="ptcp:$port:$CTL_IP" \
+    --pidfile="$RUN/ovn${db}_db.pid" --unixctl="$RUN/ovn${db}_db.ctl" \
+    --log-file="$LOGS/ovn-$db-ovsdb-server.log" -vconsole:off --no-chdir
+}
+do_ovn_central() {
+  mkdir -p "$DATA/ovn"
+  ovn_db_start nb $OVN_NB_PORT
+  ovn_db_start sb $OVN_SB_PORT
+  wait_for "OVN NB ovsdb-server on $CTL_IP:$OVN_NB_PORT" 30 tcp_up $OVN_NB_PORT
+  wait_for "OVN SB ovsdb-server on $CTL_IP:$OVN_SB_PORT" 30 tcp_up $OVN_SB_PORT
+  rx ovn-nbctl --db="unix:$RUN/ovnnb_db.sock" --no-wait init
+  rx ovn-sbctl --db="unix:$RUN/ovnsb_db.sock" init
+  start ovn-northd "${LAB_CMD[@]}" ovn-northd --ovnnb-db="unix:$RUN/ovnnb_db.sock" --ovnsb-db="unix:$RUN/ovnsb_db.sock" \
+    --pidfile="$RUN/ovn-northd.pid" --unixctl="$RUN/ovn-northd.ctl" \
+    --log-file="$LOGS/ovn-northd.log" -vconsole:off --no-chdir
+  wait_for "ovn-northd control socket" 30 test -S "$RUN/ovn-northd.ctl"
+  say "OVN central: $(rx ovn-northd --version | head -1), NB tcp:$CTL_IP:$OVN_NB_PORT, SB tcp:$CTL_IP:$OVN_SB_PORT"
+}
+
 # ------------------------------------------------------------------ phase: configuration files
 # The files are the templates in lab/conf/ (its README names them); every @NAME@ in them is the
 # value of the shell variable NAME here.
@@ -322,11 +360,15 @@ do_configs() {
   render glance-api.conf >"$ETC/glance/glance-api.conf"
   AUTHTOKEN=$(authtoken neutron); SVCAUTH_NOVA=$(svcauth nova nova)
   render neutron.conf >"$ETC/neutron/neutron.conf"
-  render ml2_conf.ini >"$ETC/neutron/ml2_conf.ini"
-  for n in $HVS; do
-    HV_NUMBER=$n; HV_HOST=$(hv_host "$n"); HV_ULIP=$(hv_ulip "$n")
-    render ovs-agent.ini >"$ETC/neutron/ovs-agent-hv$n.ini"
-  done
+  if [ "$LAB_BACKEND" = ovn ]; then
+    render ml2_conf-ovn.ini >"$ETC/neutron/ml2_conf.ini"
+  else
+    render ml2_conf.ini >"$ETC/neutron/ml2_conf.ini"
+    for n in $HVS; do
+      HV_NUMBER=$n; HV_HOST=$(hv_host "$n"); HV_ULIP=$(hv_ulip "$n")
+      render ovs-agent.ini >"$ETC/neutron/ovs-agent-hv$n.ini"
+    done
+  fi
 
   AUTHTOKEN=$(authtoken nova); SVCAUTH_PLACEMENT=$(svcauth placement placement)
   SVCAUTH_NEUTRON=$(svcauth neutron neutron); SVCAUTH_SERVICE_USER=$(svcauth service_user nova)
@@ -423,6 +465,22 @@ EOF
   start "hv$n-sshd" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
     "${LAB_CMD[@]}" /usr/sbin/sshd -D -f "$ETC/sshd-hv$n.conf" -E "$LOGS/hv$n-sshd.log"
 }
+# ovn_controller_start N (LAB_BACKEND=ovn): hypervisor N joins OVN as chassis computeN (its OVS
+# system-id and hostname, Nova's service host, which Neutron binds ports to): Geneve from its
+# underlay address, physnet mgmt on br-mgmt, a netdev br-int that ovn-controller creates itself.
+# It runs in the hypervisor (hv-exec: its netns, /run/openvswitch, /run/ovn), so over SSH
+# `ovn-appctl -t ovn-controller` and `ovs-vsctl` see it as on a compute node.
+ovn_controller_start() {
+  local n=$1
+  mkdir -p "$(hv_ovnrundir "$n")"
+  vsctl "$n" set Open_vSwitch . external_ids:ovn-remote="tcp:$CTL_IP:$OVN_SB_PORT" \
+    external_ids:ovn-encap-type=geneve external_ids:ovn-encap-ip="$(hv_ulip "$n")" \
+    external_ids:ovn-bridge-mappings=mgmt:br-mgmt external_ids:ovn-bridge-datapath-type=netdev \
+    external_ids:ovn-bridge="$INT_BR"
+  start "hv$n-ovn-controller" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
+    "${LAB_CMD[@]}" ovn-controller unix:/run/openvswitch/db.sock --pidfile=/run/ovn/ovn-controller.pid \
+    --log-file="$LOGS/hv$n-ovn-controller.log" -vconsole:off --no-chdir
+}
 do_hypervisors() {
   ssh-keygen -q -t ed25519 -N '' -C asap2lab-harness -f "$SSHD/id_ed25519"
   cp "$SSHD/id_ed25519.pub" "$SSHD/authorized_keys"
@@ -437,9 +495,11 @@ do_hypervisors() {
     guestctl="nsenter --mount=/proc/$(cat "$PIDS/host-ns.pid")/ns/mnt $guestctl"
   fi
   for n in $HVS; do
+    if [ "$LAB_BACKEND" = ovn ]; then ovn_controller_start "$n"; else
     start "hv$n-neutron-openvswitch-agent" "$LAB_DIR/lib/hv-exec" "$n" --hostname "$(hv_host "$n")" \
       "${LAB_CMD[@]}" "$PYRUN" neutron-openvswitch-agent neutron.cmd.eventlet.plugins.ovs_neutron_agent \
       --config-file "$ETC/neutron/neutron.conf" --config-file "$ETC/neutron/ovs-agent-hv$n.ini"
+    fi
     sshd_start "$n"
     echo "$(hv_ctlip "$n") $(cut -d' ' -f1-2 "$SSHD/hv$n-host-ed25519.pub")" >>"$SSHD/known_hosts"
     start "nova-compute-$(hv_host "$n")" env \
@@ -458,19 +518,34 @@ hv_ssh() {
   ssh -q -i "$SSHD/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=3 \
     -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$SSHD/known_hosts" "root@$(hv_ctlip "$n")" "$@"
 }
+hv_geneve_ports() { # N COUNT: br-int exists and carries COUNT Geneve tunnel interfaces
+  hv_ssh "$1" ovs-vsctl br-exists "$INT_BR" || return 1
+  [ "$(hv_ssh "$1" ovs-vsctl --bare --columns=name find Interface type=geneve | grep -c .)" = "$2" ]
+}
+hv_ovn_connected() { [ "$(hv_ssh "$1" ovn-appctl -t ovn-controller connection-status)" = connected ]; }
 do_ready() {
   local p n
   for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
-  ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') \
+  ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') ASAP2LAB_BACKEND=$LAB_BACKEND \
     rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
   # up is not "services running" but "a build can be scheduled on both hosts" (issue 25): each host
   # in Placement with allocation candidates, mapped to the cell, with its PCI pool of fake VFs
   LAB_DB_URL=$DB ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') \
     rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
-  # the agent has built br-int / br-tun; SSH with stock tools sees this hypervisor's OVS
+  # the agent has built br-int / br-tun (ovn-controller: br-int and a Geneve port to every other
+  # chassis); SSH with stock tools sees this hypervisor's OVS
+  local peers
   for n in $HVS; do
-    wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun
+    if [ "$LAB_BACKEND" = ovn ]; then
+      peers=$(( LAB_COMPUTES - 1 ))
+      wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl: br-int with $peers Geneve ports (ovn-controller)" 60 \
+        hv_geneve_ports "$n" "$peers"
+      wait_for "ssh root@$(hv_ctlip "$n") ovn-appctl -t ovn-controller connection-status: connected" 30 \
+        hv_ovn_connected "$n"
+    else
+      wait_for "ssh root@$(hv_ctlip "$n") ovs-vsctl br-exists br-tun" 30 hv_ssh "$n" ovs-vsctl br-exists br-tun
+    fi
   done
 }
 do_resources() {
@@ -482,10 +557,11 @@ do_resources() {
 phase "network (bridges, ToR, hypervisor netns)" do_network
 phase "hypervisor OVS (netdev, br-phy MTU $UL_MTU, br-mgmt)" do_ovs
 phase "MariaDB + RabbitMQ" do_infra
+if [ "$LAB_BACKEND" = ovn ]; then phase "OVN central (NB, SB, northd)" do_ovn_central; fi
 phase "configuration" do_configs
 phase "schemas + Keystone" do_databases
 phase "Placement, Glance, Neutron, Nova services" do_services
-phase "hypervisor services (OVS agents, sshd, nova-compute)" do_hypervisors
+phase "hypervisor services ($([ "$LAB_BACKEND" = ovn ] && echo ovn-controllers || echo 'OVS agents'), sshd, nova-compute)" do_hypervisors
 phase "wait until ready" do_ready
 phase "lab resources (image, mgmt network)" do_resources
 if [ "${LAB_K8S:-0}" = 1 ]; then phase "Kubernetes control plane (lab/kube)" bash "$LAB_DIR/kube/up.sh"; fi

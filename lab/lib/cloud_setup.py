@@ -1,7 +1,7 @@
 """asap2lab: wait until the cloud is usable, then create the lab's shared resources.
 
   python3 cloud_setup.py wait TIMEOUT_S    every hypervisor in Nova, its nova-compute service up, its
-                                           Open vSwitch agent alive (the hosts: ASAP2LAB_HOSTS,
+                                           L2 agent alive (Open vSwitch agent, or OVN Controller agent with ASAP2LAB_BACKEND=ovn; the hosts: ASAP2LAB_HOSTS,
                                            space-separated, from lab/up.sh; default compute1 compute2)
   python3 cloud_setup.py schedulable TIMEOUT_S
                                            what the scheduler needs of every host, read where it reads
@@ -21,6 +21,9 @@ import sys
 import time
 
 HOSTS = tuple(os.environ.get('ASAP2LAB_HOSTS', 'compute1 compute2').split())
+# Neutron's L2 agent on each host by the lab's backend (ASAP2LAB_BACKEND): ML2/OVN lists each
+# chassis's ovn-controller as an agent of this type
+L2_AGENT = {'ovs': 'Open vSwitch agent', 'ovn': 'OVN Controller agent'}[os.environ.get('ASAP2LAB_BACKEND', 'ovs')]
 # room for the fleet of 9 nodes at most: 9 pairs of two 16-vCPU, 2 GiB servers, and more
 COMPUTE_QUOTA = {'cores': 512, 'instances': 64, 'ram': 262144}
 
@@ -33,8 +36,8 @@ def wait(conn, timeout):
             hvs = sorted(h.name for h in conn.compute.hypervisors() if h.state == 'up')
             svcs = sorted(s.host for s in conn.compute.services(binary='nova-compute')
                           if s.state == 'up' and s.status == 'enabled')
-            agents = sorted(a.host for a in conn.network.agents(agent_type='Open vSwitch agent') if a.is_alive)
-            state = 'hypervisors=%s nova-compute=%s ovs-agents=%s' % (hvs, svcs, agents)
+            agents = sorted(a.host for a in conn.network.agents(agent_type=L2_AGENT) if a.is_alive)
+            state = 'hypervisors=%s nova-compute=%s %s=%s' % (hvs, svcs, L2_AGENT, agents)
             if all(h in hvs and h in svcs and h in agents for h in HOSTS):
                 print('cloud_setup: ready: ' + state)
                 return

@@ -21,6 +21,22 @@ case $LAB_COMPUTES in
   *) echo "LAB_COMPUTES=$LAB_COMPUTES: must be a number of compute nodes from 2 to 9" >&2; exit 2 ;;
 esac
 HVS=$(seq -s ' ' 1 "$LAB_COMPUTES")
+# LAB_BACKEND: Neutron's networking backend, ovs (ML2/OVS: an Open vSwitch agent per hypervisor,
+# VXLAN; the default) or ovn (ML2/OVN: OVN central on the controller, an ovn-controller beside each
+# hypervisor's OVS, Geneve). Recorded in $LAB_STATE/backend like the number of computes.
+if [ -z "${LAB_BACKEND:-}" ] && [ -r "$LAB_STATE/backend" ]; then LAB_BACKEND=$(cat "$LAB_STATE/backend"); fi
+LAB_BACKEND=${LAB_BACKEND:-ovs}
+case $LAB_BACKEND in
+  ovs|ovn) ;;
+  *) echo "LAB_BACKEND=$LAB_BACKEND: must be ovs (ML2/OVS, the default) or ovn (ML2/OVN)" >&2; exit 2 ;;
+esac
+# the tenant network a run gets and its MTU on the 9000-byte underlay (Neutron: path_mtu minus the
+# encapsulation, VXLAN 50, Geneve 38 + 20; e2e/results EncapOverhead)
+case $LAB_BACKEND in
+  ovs) TENANT_TYPE=vxlan;  TENANT_MTU=8950 ;;
+  ovn) TENANT_TYPE=geneve; TENANT_MTU=8942 ;;
+esac
+OVN_NB_PORT=16641; OVN_SB_PORT=16642   # OVN's NB and SB ovsdb-servers on the controller address
 UL_MTU=9000
 DB_PORT=13306; RABBIT_PORT=35672; RABBIT_DIST_PORT=35673; EPMD_PORT=34369
 KS_URL=http://$CTL_IP:5000
@@ -37,6 +53,7 @@ hv_host()  { echo compute$1; }
 hv_ctlip() { echo 198.18.0.1$1; }
 hv_ulip()  { echo 198.18.1.1$1; }
 hv_rundir(){ echo $LAB_STATE/hv$1/ovs; }
+hv_ovnrundir(){ echo $LAB_STATE/hv$1/ovn; }   # ovn-controller's /run/ovn inside hypervisor N (LAB_BACKEND=ovn)
 INT_BR=br-int                  # each hypervisor's integration bridge (Neutron's OVS agent)
 GUEST_NS_PREFIX=asap2lab-vm-   # a guest's netns is this + its instance uuid (lab/guest/guestctl.py NETNS_PREFIX)
 
@@ -47,6 +64,8 @@ write_layout() {
   local n
   { echo "# asap2lab layout (written by lab/up.sh from lab/lib/common.sh; read by lab/faultlab)"
     echo "integration_bridge: $INT_BR"
+    echo "# ovs (ML2/OVS, VXLAN) or ovn (ML2/OVN, Geneve): lab/up.sh LAB_BACKEND"
+    echo "backend: $LAB_BACKEND"
     echo "guest_netns_prefix: $GUEST_NS_PREFIX"
     echo "# the release's programs (ovs-ofctl, openstack, iperf3) run through this: lab/releases/$LAB_RELEASE.sh"
     printf 'command_prefix: ['; local sep=
