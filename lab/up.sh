@@ -359,6 +359,11 @@ do_configs() {
   AUTHTOKEN=$(authtoken glance)
   render glance-api.conf >"$ETC/glance/glance-api.conf"
   AUTHTOKEN=$(authtoken neutron); SVCAUTH_NOVA=$(svcauth nova nova)
+  # ML2/OVN's maintenance worker reconciles routers and floating IPs with the L3 plugin it
+  # expects, ovn-router (without it the worker dies at start and Neutron's OVN hash ring goes
+  # stale: "HashRing is empty", port events lost); ML2/OVS runs without any service plugin
+  local SERVICE_PLUGINS=
+  if [ "$LAB_BACKEND" = ovn ]; then SERVICE_PLUGINS=ovn-router; fi
   render neutron.conf >"$ETC/neutron/neutron.conf"
   if [ "$LAB_BACKEND" = ovn ]; then
     render ml2_conf-ovn.ini >"$ETC/neutron/ml2_conf.ini"
@@ -522,11 +527,25 @@ hv_geneve_ports() { # N COUNT: br-int exists and carries COUNT Geneve tunnel int
   hv_ssh "$1" ovs-vsctl br-exists "$INT_BR" || return 1
   [ "$(hv_ssh "$1" ovs-vsctl --bare --columns=name find Interface type=geneve | grep -c .)" = "$2" ]
 }
+# ovn_chassis_compat: Zed's Neutron (21.0.0) reads a chassis's bridge mappings from SB
+# Chassis.external_ids; OVN 23.03's ovn-controller writes them to other_config only (moved in
+# OVN 22.09). Without the copy Neutron refuses every port on physnet mgmt ("the OVN chassis bridge
+# mapping physical networks [] not supporting physical network: mgmt"). Newer Neutron reads
+# other_config first (lab/README.md, "OVS vs OVN").
+ovn_chassis_compat() {
+  local n sb=(rx ovn-sbctl --db="unix:$RUN/ovnsb_db.sock")
+  for n in $HVS; do
+    wait_for "OVN chassis $(hv_host "$n") in the SB database" 60 "${sb[@]}" get Chassis "$(hv_host "$n")" other_config:ovn-bridge-mappings
+    "${sb[@]}" set Chassis "$(hv_host "$n")" \
+      external_ids:ovn-bridge-mappings="$("${sb[@]}" get Chassis "$(hv_host "$n")" other_config:ovn-bridge-mappings | tr -d '"')"
+  done
+}
 hv_ovn_connected() { [ "$(hv_ssh "$1" ovn-appctl -t ovn-controller connection-status)" = connected ]; }
 do_ready() {
   local p n
   for p in 8778 9292 9696 8774; do wait_for "API port $CTL_IP:$p" 180 tcp_up $p; done
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
+  if [ "$LAB_BACKEND" = ovn ]; then ovn_chassis_compat; fi
   ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') ASAP2LAB_BACKEND=$LAB_BACKEND \
     rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
   # up is not "services running" but "a build can be scheduled on both hosts" (issue 25): each host

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // loadLab loads lab/<name> with the lab's SSH key replaced by a fresh one
@@ -147,5 +149,37 @@ func TestLabKubernetesVariant(t *testing.T) {
 	}
 	if a, b := strip(base), strip(variant); a != b {
 		t.Errorf("lab/harness-kube.yaml differs from lab/harness.yaml beyond the hypervisors block:\n--- harness.yaml\n%s\n--- harness-kube.yaml\n%s", a, b)
+	}
+}
+
+// TestLabOVNVariant: lab/harness-ovn.yaml (LAB_BACKEND=ovn) is
+// lab/harness.yaml on ML2/OVN: a Geneve network with the MTU Neutron's Geneve
+// arithmetic leaves on the lab's 9000-byte underlay, the tunnel device under
+// its current key, its own build label, and nothing else changed, so the OVN
+// lab's numbers and verdicts stand beside the OVS lab's.
+func TestLabOVNVariant(t *testing.T) {
+	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-ovn.yaml")
+	if base.Network.Type != "vxlan" || base.Network.MTU != 8950 {
+		t.Errorf("lab/harness.yaml: network %s MTU %d, want vxlan 8950", base.Network.Type, base.Network.MTU)
+	}
+	n := variant.Network
+	if n.Type != "geneve" || n.MTU != 9000-results.EncapOverhead(results.NetworkGeneve) {
+		t.Errorf("lab/harness-ovn.yaml: network %s MTU %d, want geneve %d", n.Type, n.MTU, 9000-results.EncapOverhead(results.NetworkGeneve))
+	}
+	if variant.Offload.TunnelDevice != TunnelAuto || variant.Offload.VXLANDevice != "" {
+		t.Errorf("lab/harness-ovn.yaml: tunnel_device %q, vxlan_device %q; want tunnel_device auto alone", variant.Offload.TunnelDevice, variant.Offload.VXLANDevice)
+	}
+	if !strings.Contains(variant.Run.BuildLabel, "OVN") {
+		t.Errorf("lab/harness-ovn.yaml: build label %q does not name OVN", variant.Run.BuildLabel)
+	}
+	strip := func(c *Config) string {
+		cp := *c
+		cp.Network.Type, cp.Network.MTU = "", 0
+		cp.Offload.TunnelDevice, cp.Offload.VXLANDevice = "", ""
+		cp.Run.BuildLabel = ""
+		return redactedWithout(&cp)
+	}
+	if a, b := strip(base), strip(variant); a != b {
+		t.Errorf("lab/harness-ovn.yaml differs from lab/harness.yaml beyond the backend's keys:\n--- harness.yaml\n%s\n--- harness-ovn.yaml\n%s", a, b)
 	}
 }
