@@ -2,6 +2,7 @@ package faultlab
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -20,14 +22,15 @@ const DefaultLabState = "/var/lib/asap2lab"
 // Lab is what the fault matrix knows of the lab, each value read from the
 // file that publishes it:
 //
-//   - lab/harness.yaml (committed; every row's config starts as a copy):
-//     run.name_prefix, cloud.tenant, cloud.admin, traffic.port and the
+//   - lab/harness.yaml, or lab/harness-ovn.yaml on a lab of LAB_BACKEND=ovn
+//     (committed; every row's config starts as a copy): run.name_prefix,
+//     cloud.tenant, cloud.admin, traffic.port, network.type and the
 //     hypervisors' SSH addresses (hypervisors.hosts);
 //   - $LAB_STATE/clouds.yaml (lab/up.sh): Keystone's address, from
 //     clouds.<cloud.tenant>.auth.auth_url;
 //   - $LAB_STATE/layout.yaml (lab/up.sh, write_layout in lab/lib/common.sh):
 //     each hypervisor's number (lab/lib/hv-exec N) and network namespace, the
-//     integration bridge, the guests' namespace prefix, and the prefix that
+//     backend (ovs or ovn), the integration bridge, the guests' namespace prefix, and the prefix that
 //     runs the lab release's programs (none for zed; lab/epoxy/rootfs-exec
 //     for epoxy, whose OVS and openstack CLI live in a Debian 13 root).
 type Lab struct {
@@ -42,6 +45,7 @@ type Lab struct {
 	Keystone   string // host:port of Keystone
 
 	LayoutFile       string
+	Backend          string // backend: ovs (ML2/OVS) or ovn (ML2/OVN); "ovs" for a layout written before it existed
 	Bridge           string // integration_bridge
 	GuestNetnsPrefix string // guest_netns_prefix: a guest's netns is this + its server id
 	// CommandPrefix (command_prefix) goes before the lab's own programs the
@@ -59,10 +63,25 @@ type Hypervisor struct {
 	Netns   string // its network namespace
 }
 
-// LabFiles are the paths Load reads.
+// LabFiles are the paths Load reads. The harness config is the backend's:
+// lab/harness-ovn.yaml when $LAB_STATE/backend (lab/up.sh's record of
+// LAB_BACKEND) says ovn, else lab/harness.yaml.
 func LabFiles(root, state string) (harness, clouds, layout string) {
-	return filepath.Join(root, "lab", "harness.yaml"), filepath.Join(state, "clouds.yaml"), filepath.Join(state, "layout.yaml")
+	harness = filepath.Join(root, "lab", "harness.yaml")
+	if b, err := os.ReadFile(filepath.Join(state, "backend")); err == nil && strings.TrimSpace(string(b)) == BackendOVN {
+		harness = filepath.Join(root, "lab", "harness-ovn.yaml")
+	}
+	return harness, filepath.Join(state, "clouds.yaml"), filepath.Join(state, "layout.yaml")
 }
+
+// The lab's backends (lab/up.sh LAB_BACKEND) and the tenant network type each
+// gives a run.
+const (
+	BackendOVS = "ovs"
+	BackendOVN = "ovn"
+)
+
+var backendNetworkType = map[string]string{BackendOVS: "vxlan", BackendOVN: "geneve"}
 
 // Load reads the lab's three files (LabFiles) and checks them.
 func Load(harnessFile, cloudsFile, layoutFile string) (*Lab, error) {
@@ -102,6 +121,9 @@ func ParseLab(harnessFile string, harness []byte, cloudsFile string, clouds []by
 		Traffic struct {
 			Port int `yaml:"port"`
 		} `yaml:"traffic"`
+		Network struct {
+			Type string `yaml:"type"`
+		} `yaml:"network"`
 		Hypervisors struct {
 			Hosts map[string]struct {
 				Address string `yaml:"address"`
@@ -160,6 +182,7 @@ func ParseLab(harnessFile string, harness []byte, cloudsFile string, clouds []by
 	}
 
 	var y struct {
+		Backend           string   `yaml:"backend"`
 		IntegrationBridge string   `yaml:"integration_bridge"`
 		GuestNetnsPrefix  string   `yaml:"guest_netns_prefix"`
 		CommandPrefix     []string `yaml:"command_prefix"`
@@ -180,6 +203,15 @@ func ParseLab(harnessFile string, harness []byte, cloudsFile string, clouds []by
 	}
 	if l.Bridge == "" {
 		problem(layoutFile, "integration_bridge", "missing")
+	}
+	l.Backend = y.Backend
+	if l.Backend == "" {
+		l.Backend = BackendOVS
+	}
+	if want, ok := backendNetworkType[l.Backend]; !ok {
+		problem(layoutFile, "backend", fmt.Sprintf("must be %s or %s, got %q", BackendOVS, BackendOVN, l.Backend))
+	} else if typ := cmp.Or(h.Network.Type, "vxlan"); typ != want {
+		problem(harnessFile, "network.type", fmt.Sprintf("%s, but the lab's backend is %s (%s), whose tenant networks are %s: the rows would fail at the network check", typ, l.Backend, layoutFile, want))
 	}
 	if l.GuestNetnsPrefix == "" {
 		problem(layoutFile, "guest_netns_prefix", "missing")

@@ -161,3 +161,40 @@ func TestParseLabKeystonePort(t *testing.T) {
 		t.Errorf("a bad auth_url and a missing admin entry gave %v", err)
 	}
 }
+
+// A lab brought up with LAB_BACKEND=ovn: up.sh records the backend, its
+// layout names it, and the matrix's rows start from lab/harness-ovn.yaml
+// (Geneve); the OVS config against an OVN layout is refused naming both.
+func TestLoadOVNBackend(t *testing.T) {
+	state := t.TempDir()
+	cmd := exec.Command("bash", "-c", `source lab/lib/common.sh && write_layout && echo "$LAB_BACKEND" >"$LAB_STATE/backend"`)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "LAB_STATE="+state, "LAB_RELEASE=zed", "LAB_BACKEND=ovn")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("write_layout: %v: %s", err, out)
+	}
+	harness, clouds, layout := LabFiles("../..", state)
+	if filepath.Base(harness) != "harness-ovn.yaml" {
+		t.Fatalf("LabFiles on an OVN lab gave %s", harness)
+	}
+	if err := os.WriteFile(clouds, []byte(labClouds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(harness, clouds, layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Backend != BackendOVN {
+		t.Errorf("backend %q, want ovn", l.Backend)
+	}
+	ovsHarness := filepath.Join("..", "..", "lab", "harness.yaml")
+	_, err = Load(ovsHarness, clouds, layout)
+	if err == nil || !strings.Contains(err.Error(), "network.type: vxlan, but the lab's backend is ovn") || !strings.Contains(err.Error(), layout) {
+		t.Errorf("lab/harness.yaml on an OVN lab gave %v", err)
+	}
+	// An OVS lab (the default, or a layout written before the key existed)
+	// keeps lab/harness.yaml.
+	if h, _, _ := LabFiles("../..", t.TempDir()); filepath.Base(h) != "harness.yaml" {
+		t.Errorf("LabFiles without a backend record gave %s", h)
+	}
+}
