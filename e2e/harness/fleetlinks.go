@@ -34,7 +34,9 @@ func bondingCommand(bond string) string { return "cat " + remote.ShellQuote("/pr
 //   - mtu_representor: the MTU of reps, the representors of the pairs'
 //     VFs on node ("9000"; "enp1s0f0_0 1500, enp1s0f0_1 9000" when they
 //     differ);
-//   - mtu_uplink: the MTU of their uplink (envinfo.UplinkOf);
+//   - mtu_uplink: the MTU of the first representor's uplink
+//     (envinfo.UplinkOf; with VF-LAG the other PF's uplink is a member of
+//     the same bond, whose state names it);
 //   - mtu_bond, bond_state: the bond the uplink is in, its MTU and its
 //     mode and members ("802.3ad, 1/2 members up (…)"), DriftNone when it
 //     is in none;
