@@ -1,6 +1,8 @@
 // Package envinfo parses what the harness records about the environment of a
-// run: the NIC driver and firmware of each hypervisor's uplink (`ethtool -i`)
-// and the Open vSwitch version (`ovs-vsctl --version`).
+// run: the NIC driver and firmware of each hypervisor's uplink (`ethtool -i`),
+// the Open vSwitch, tc and ovn-controller versions, and for a fleet's drift
+// the links (`ip -j -d link show`), the eswitch mode (`devlink dev eswitch
+// show`) and a bond's state (/proc/net/bonding).
 //
 // Parsers are pure: they take the command's output and never run anything.
 package envinfo

@@ -288,8 +288,10 @@ func (f *Fleet) Connect(ctx context.Context) (err error) {
 // CollectEnvironment records, once per node and before any window, what
 // Session.CollectEnvironment records of a hypervisor (kernel, OVS, tc,
 // ovn-controller, the representor's `ethtool -i`: driver and firmware),
-// taken through a reached pair with a guest on the node, and OVS's
-// hw-offload and tc-policy (offload.CmdOtherConfig); the run's
+// taken through a reached pair with a guest on the node, OVS's
+// hw-offload and tc-policy (offload.CmdOtherConfig), and the data path's
+// links (linkDrift: eswitch mode, the MTUs of the representors, their
+// uplink and its bond, the bond's state); the run's
 // Environment lists every node, and the fleet section's drift compares
 // them (results.MarkDrift).
 func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
@@ -318,6 +320,7 @@ func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
 		env.Hypervisors = append(env.Hypervisors, h)
 		values := driftValues(h)
 		f.offloadConfig(ctx, node, values, &problems)
+		f.linkDrift(ctx, node, f.representorsOn(ctx, node, h.NIC, srv, &problems), h.NICBusInfo, values, &problems)
 		drift = append(drift, results.FleetNodeDrift{Node: node, Values: values})
 	}
 	if err := f.Results.Update(func(r *results.Results) {
@@ -352,6 +355,35 @@ func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
 		f.Logf("fleet drift: none over %d nodes", len(drift))
 	}
 	return f.write()
+}
+
+// representorsOn are the representors of every reached guest's data port
+// on node: rep, hypervisorFacts' lookup of srv's (when it found one), and
+// one lookup for each other guest there (a ring puts two on each node).
+func (f *Fleet) representorsOn(ctx context.Context, node, rep string, srv fixtures.Server, problems *[]string) []string {
+	var reps []string
+	if rep != "" {
+		reps = append(reps, rep)
+	}
+	for _, p := range f.Pairs {
+		if p.Broken != nil || p.Session.Topology == nil {
+			continue
+		}
+		for _, o := range p.Session.Topology.Servers {
+			if o.Hypervisor != node || o.DataPortID == srv.DataPortID {
+				continue
+			}
+			r, err := p.Session.representor(ctx, node, o.DataPortID)
+			if err != nil {
+				*problems = append(*problems, err.Error())
+				continue
+			}
+			if !slices.Contains(reps, r) {
+				reps = append(reps, r)
+			}
+		}
+	}
+	return reps
 }
 
 // driftValues are a hypervisor's facts under the drift keys it has.

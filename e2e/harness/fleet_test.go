@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/envinfo"
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/hostcpu"
@@ -151,6 +152,14 @@ func TestConcurrentFleetStartsTogetherAndNothingPollsInAWindow(t *testing.T) {
 		}
 		return 0
 	})
+	// Each node's environment and drift first, as SetUpFleet does: its
+	// link, devlink and bond commands must land before every window.
+	for _, n := range nodes {
+		scriptLinks(t, ff, n, healthyLinks(t))
+	}
+	if err := ff.f.CollectEnvironment(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if err := ff.f.RunProfile(context.Background(), tcpP1(t)); err != nil {
 		ff.w.Dump(t)
 		t.Fatalf("RunProfile: %v", err)
@@ -160,6 +169,19 @@ func TestConcurrentFleetStartsTogetherAndNothingPollsInAWindow(t *testing.T) {
 		t.Fatalf("windows %+v, want one per repeat", windows)
 	}
 	events := ff.w.Log()
+	drift := 0
+	for _, e := range events {
+		switch e.Cmd {
+		case envinfo.IPLinkCommand, eswitchCmd, bondCmd, offload.CmdOtherConfig:
+			drift++
+			if !e.At.Before(windows[0].Open) {
+				t.Errorf("%s ran %q at %s, after the first window opened", e.Runner, e.Cmd, e.At.Format("15:04:05.000"))
+			}
+		}
+	}
+	if drift != 4*len(nodes) {
+		t.Errorf("%d drift commands, want 4 per node", drift)
+	}
 	for _, w := range windows {
 		if !slices.Equal(w.Pairs, []string{"p01", "p02"}) || w.Close.IsZero() {
 			t.Errorf("window %+v: want both pairs, closed", w)

@@ -186,3 +186,49 @@ func TestNoFleetNoSection(t *testing.T) {
 		t.Error("a single-pair report mentions the fleet")
 	}
 }
+
+// The data path's drift (issue 21's eswitch mode, MTUs and bond state) is
+// marked like the other keys: in the per-node table's Drift column, in the
+// drift table next to the value, and on the chart's node name.
+// compute002's eswitch is in legacy mode, compute003's bond has a member
+// down, compute004's uplink is at MTU 1500; compute001 has none of it.
+func TestFleetReportMarksDataPathDrift(t *testing.T) {
+	r := syntheticFleet(t, 4, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, nil, "", "")
+	healthyBond := "802.3ad, 2/2 members up (enp1s0f0 up, enp1s0f1 up)"
+	oneDown := "802.3ad, 1/2 members up (enp1s0f0 down, enp1s0f1 up)"
+	for i := range r.Fleet.Drift {
+		d := &r.Fleet.Drift[i]
+		d.Values = map[string]string{results.DriftNICDriver: "mlx5_core", results.DriftEswitchMode: "switchdev",
+			results.DriftMTURep: "9000", results.DriftMTUUplink: "9000", results.DriftMTUBond: "9000", results.DriftBondState: healthyBond}
+		switch d.Node {
+		case "compute002":
+			d.Values[results.DriftEswitchMode] = "legacy"
+		case "compute003":
+			d.Values[results.DriftBondState] = oneDown
+		case "compute004":
+			d.Values[results.DriftMTUUplink] = "1500"
+		}
+	}
+	results.MarkDrift(r.Fleet.Drift)
+	md, html := render(t, r)
+	inOrder(t, md, "### Per node",
+		"| compute001 |", " | — |\n", // no drift
+		"| compute002 |", "eswitch_mode legacy ≠ |",
+		"| compute003 |", "bond_state "+oneDown+" ≠ |",
+		"| compute004 |", "mtu_uplink 1500 ≠ |",
+		"### Configuration drift",
+		"| Node | nic_driver | eswitch_mode | mtu_representor | mtu_uplink | mtu_bond | bond_state |",
+		"| compute001 | mlx5_core | switchdev | 9000 | 9000 | 9000 | "+healthyBond+" |",
+		"| compute002 | mlx5_core | legacy ≠ | 9000 | 9000 | 9000 | "+healthyBond+" |",
+		"| compute003 | mlx5_core | switchdev | 9000 | 9000 | 9000 | "+oneDown+" ≠ |",
+		"| compute004 | mlx5_core | switchdev | 9000 | 1500 ≠ | 9000 | "+healthyBond+" |",
+		"| fleet majority | mlx5_core | switchdev | 9000 | 9000 | 9000 | "+healthyBond+" |")
+	for _, n := range []string{"compute002", "compute003", "compute004"} {
+		if !strings.Contains(html, n+" ≠") {
+			t.Errorf("chart does not mark %s", n)
+		}
+	}
+	if strings.Contains(html, "compute001 ≠") {
+		t.Error("chart marks compute001, which has no drift")
+	}
+}
