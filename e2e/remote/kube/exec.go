@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,12 +139,10 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var stdout remote.Output
 	exited := make(chan error, 1)
+	t := &execTransport{r: r, ctx: ctx, pod: pod, name: name, stdin: stdinW, cancelStream: cancel}
 	go func() {
 		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &stdout, Stderr: stderr})
-		if !stderr.end() && err == nil {
-			err = errNoTrailer
-		}
-		exited <- err
+		exited <- untrailed(err, stderr.end(), t.stopping.Load())
 		// The stream is over; client-go's stdin copy may still wait on
 		// the pipe. Ending it from the writer's side gives that copy an
 		// EOF, a clean end; closing the reader would fail its read with
@@ -155,7 +154,7 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	return remote.Supervise(remote.Supervision{
 		Ctx: ctx, Target: name, Cmd: cmd, Start: startTime, Background: background, Log: r.c.log,
 		Wrapped: w, Stdout: &stdout, Exited: exited,
-		Transport: &execTransport{r: r, ctx: ctx, pod: pod, name: name, stdin: stdinW, cancelStream: cancel},
+		Transport: t,
 		Grace:     r.c.grace, AfterKill: r.c.grace,
 		NoPGIDNote:     "the process group id was not reported within the grace period (" + via + "); relying on the watchdog in the container",
 		UnansweredNote: "the API server did not answer the signal's exec (" + via + "); dropped the exec stream (the watchdog in the container ends the command when its stdin closes)",
@@ -186,16 +185,23 @@ type execTransport struct {
 	name         string
 	stdin        *io.PipeWriter
 	cancelStream context.CancelFunc
+	// stopping: the supervisor began to stop the command (a signal, the
+	// end of its stdin), so a KILL may end it without its trailer.
+	stopping atomic.Bool
 }
 
 func (t *execTransport) Signal(pgid int, signal string) error {
+	t.stopping.Store(true)
 	return t.r.signalGroup(t.pod, t.name, pgid, signal)
 }
 
 // Unanswered: the signal's exec got no answer from the API server (no
 // connection, or none within the kill grace), so neither will the KILL's.
 func (t *execTransport) Unanswered(err error) bool { return unreachable(err) }
-func (t *execTransport) EndStdin()                 { t.stdin.Close() }
+func (t *execTransport) EndStdin() {
+	t.stopping.Store(true)
+	t.stdin.Close()
+}
 func (t *execTransport) Close()                    { t.cancelStream() }
 func (t *execTransport) ExitOf(err error) (int, string) {
 	return exitOf(err), ""

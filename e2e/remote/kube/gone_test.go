@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,6 +131,51 @@ func TestPodReplacedBetweenCommands(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "vanished") {
 		t.Errorf("the command log does not record the vanished pod:\n%s", data)
+	}
+}
+
+// The pod is deleted under a running command: its container's processes
+// are killed (here: KILL to the command's process group, as the runtime
+// does to a container), the exec reports the shell's exit 137, and the
+// pod's replacement already runs. That is not the command's exit status:
+// the error names the vanished pod and the replacement.
+func TestPodDeletedUnderACommand(t *testing.T) {
+	const oldPod, newPod = "openvswitch-vswitchd-default-aaaaa", "openvswitch-vswitchd-default-bbbbb"
+	a := newAPIServer(t)
+	a.setPods(ovsPodOn(oldPod, "uid-1", "cmp-1"))
+	var logs logLines
+	r := a.hvRunner(t, t.TempDir(), &logs)
+	pidFile := filepath.Join(t.TempDir(), "pgid")
+	done := make(chan error, 1)
+	var res remote.Result
+	go func() {
+		var err error
+		res, err = r.Run(context.Background(), "echo $$ > "+pidFile+"; sleep 30")
+		done <- err
+	}()
+	var pgid int
+	for deadline := time.Now().Add(10 * time.Second); pgid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(pidFile)
+		pgid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+	if pgid == 0 {
+		t.Fatal("the command did not start")
+	}
+	a.setPods(ovsPodOn(newPod, "uid-2", "cmp-1"))
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var gone *kubeaccess.PodGoneError
+		if !errors.As(err, &gone) || gone.Old.Name != oldPod || gone.New == nil || gone.New.Name != newPod {
+			t.Fatalf("exit %d, %v; want a PodGoneError naming %s and its replacement %s", res.ExitCode, err, oldPod, newPod)
+		}
+		if res.ExitCode != -1 {
+			t.Errorf("exit %d, want -1 (the command's own status never came)", res.ExitCode)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the pod's processes were killed")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"sync"
@@ -35,6 +36,26 @@ func newTrailerMarker() string {
 }
 
 var errNoTrailer = errors.New("the exec stream ended before the command did: its connection through the API server dropped")
+
+// untrailed is the wait error of a command whose exec ended with err,
+// trailer saying whether the trailer came: a stream without it is a
+// dropped stream, or, with an exit status, a command whose shell was
+// killed from outside (its container or pod ended: the trailer's shell
+// survives TERM and only a KILL, stopping the command (stopping), or the
+// end of its container ends it first). Either is an error without an exit
+// status, which the runner explains (a vanished pod, the API server).
+func untrailed(err error, trailer, stopping bool) error {
+	switch {
+	case trailer || stopping:
+		return err
+	case err == nil:
+		return errNoTrailer
+	}
+	if code := exitOf(err); code >= 0 {
+		return fmt.Errorf("the command's shell ended with exit status %d before the command reported its own: killed from outside the command (did its container or pod end?)", code)
+	}
+	return err
+}
 
 // trailerWriter passes stderr on line by line, without the trailer (at
 // the end of a line: the command's last output may not end its own), and
