@@ -202,7 +202,7 @@ func (t *execTransport) EndStdin() {
 	t.stopping.Store(true)
 	t.stdin.Close()
 }
-func (t *execTransport) Close()                    { t.cancelStream() }
+func (t *execTransport) Close() { t.cancelStream() }
 func (t *execTransport) ExitOf(err error) (int, string) {
 	return exitOf(err), ""
 }
