@@ -5,6 +5,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
@@ -275,3 +278,41 @@ func TestClientLogGoesToTheRunsLog(t *testing.T) {
 
 // klogReset gives klog back its own output after a test that routed it.
 func klogReset() { klog.ClearLogger() }
+
+// An API server that takes the exec's connection and never answers: the
+// command fails at its bound plus the kill's grace periods, and the error
+// names the bound and the API server.
+func TestExecOnAHungAPIServerFailsAtItsBound(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	c, err := newCluster(&rest.Config{Host: srv.URL}, mosk, kubeaccess.Options{KillGrace: 300 * time.Millisecond,
+		API: config.Interval{Timeout: 300 * time.Millisecond, Poll: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.runnerFor("hv-1", kubeaccess.Pod{Node: "cmp-1", Namespace: "openstack", Name: "openvswitch-vswitchd-default-aaaaa", Container: "openvswitch-vswitchd"})
+	const bound = time.Second
+	start := time.Now()
+	_, err = remote.Bounded(r, bound, "intervals.command").Run(context.Background(), "true")
+	took := time.Since(start)
+	var be *remote.BoundError
+	if !errors.As(err, &be) {
+		t.Fatalf("got %v, want a BoundError", err)
+	}
+	t.Logf("after %s: %v", took, err)
+	if took > bound+4*c.grace {
+		t.Errorf("failed after %s; bound %s, kill grace %s", took, bound, c.grace)
+	}
+	for _, want := range []string{"within 1s (intervals.command)", "API server " + srv.URL, "pod openstack/openvswitch-vswitchd-default-aaaaa on node cmp-1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
