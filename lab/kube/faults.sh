@@ -5,16 +5,17 @@
 #   1. apiserver: the offload checks over Kubernetes (lab/harness-kube.yaml, --label-filter offload);
 #      once a hypervisor command went through the API server into an OVS pod (the first `tc` of the
 #      checks in commands.jsonl), kube-apiserver is stopped by its pid ($KUBE_PIDS/kube-apiserver.pid,
-#      TERM, KILL after KUBE_FAULT_STOP_S). The run must fail, and a message naming the API server
+#      TERM, KILL after KUBE_FAULT_STOP_S). A message naming the API server
 #      (https://$CTL_IP:$KUBE_API_PORT) must reach its harness.log or commands.jsonl within the
-#      command bound (intervals.command, KUBE_FAULT_BOUND_S) plus the kill grace and some slack.
+#      command bound (intervals.command, KUBE_FAULT_BOUND_S) plus the kill grace and some slack,
+#      and results.json must record it; the exit status is printed, not asserted (see below).
 #      Then the API server is started again as lab/kube/up.sh starts it (up.sh itself: it keeps what
 #      runs, starts what does not, waits for /readyz and for every node and pod to be ready).
 #   2. ovs-pod: the same checks; at the same moment the OVS pod of compute1 (preset ovs's labels) is
 #      deleted (kube_setup.py delete-pod) and created again with the same labels under a new name, as
 #      the DaemonSet would (kube_setup.py objects creates what is missing). The run's harness.log or
 #      commands.jsonl must name the pod that vanished ("pod openstack/OLD on node compute1 vanished")
-#      and its replacement ("replaced by pod openstack/NEW").
+#      and its replacement ("replaced by pod openstack/NEW"), and results.json the vanished pod.
 # Exit status: non-zero when either did not hold. Each row prints "ok:" or "FAILED:".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -108,15 +109,19 @@ else
   took=$(seen_after "API server $SERVER")
   wait_end
   limit=$(( BOUND_S + GRACE_S + SLACK_S ))
-  if [ "$RC" = 0 ]; then
-    failed "the run passed with the API server stopped under its checks ($RUN)"
-  elif [ -z "$took" ]; then
-    failed "the run failed (exit $RC) but neither harness.log nor commands.jsonl names the API server $SERVER ($RUN)"
+  # The exit status alone is not the assertion: with run.expected_path baseline (the lab's) a check
+  # that ended before the stop can still show the software path, which ExpectPath accepts beside
+  # inconclusive ones. What must hold: the commands after the stop failed, at their bound at the
+  # latest, naming the API server, and the results say so (a check's reason or the run's errors).
+  if [ -z "$took" ]; then
+    failed "the run (exit $RC) never named the API server $SERVER in harness.log or commands.jsonl ($RUN)"
   elif [ "$took" -gt "$limit" ]; then
     failed "the first message naming the API server came ${took}s after the stop; the bound is ${BOUND_S}s (+${GRACE_S}s grace, ${SLACK_S}s slack)"
+  elif ! grep -qF -- "API server $SERVER" "$RUN/results.json" 2>/dev/null; then
+    failed "the commands named the API server ${took}s after the stop, but results.json does not ($RUN)"
   else
-    ok "the run failed (exit $RC); a message named the API server $SERVER ${took}s after the stop (bound ${BOUND_S}s): $(grep -hoF -m1 -- "API server $SERVER" "$RUN/commands.jsonl" "$RUN/harness.log" | head -n1)"
-    grep -hE "API server $SERVER" "$RUN/harness.log" | head -n 3 | cut -c1-400 | sed 's/^/  /'
+    ok "a failed command named the API server $SERVER ${took}s after the stop (bound ${BOUND_S}s), and results.json records it; the run exited $RC"
+    grep -hF -- "API server $SERVER" "$RUN/harness.log" | head -n 3 | cut -c1-400 | sed 's/^/  /'
   fi
 fi
 echo "  starting kube-apiserver again (lab/kube/up.sh)"
@@ -152,6 +157,8 @@ else
       failed "the run (exit $RC) never named the vanished pod openstack/$old on node $node ($RUN): did a command reach compute1 after the delete?"
     elif ! grep -qF -- "replaced by pod openstack/$new" "$RUN/harness.log" "$RUN/commands.jsonl"; then
       failed "the run named the vanished pod but not its replacement openstack/$new ($RUN)"
+    elif ! grep -qF -- "pod openstack/$old on node $node vanished" "$RUN/results.json" 2>/dev/null; then
+      failed "harness.log names the vanished pod, but no check's reason nor error in results.json does ($RUN)"
     else
       ok "the run (exit $RC) named the vanished pod openstack/$old on $node ${took}s after the delete, and its replacement openstack/$new"
       grep -hF "was replaced by pod openstack/$new" "$RUN/harness.log" | head -n 1 | cut -c1-400 | sed 's/^/  /'
