@@ -51,13 +51,14 @@ start_run() {
 }
 
 # wait_checks ROW: until a hypervisor command of the checks went through the API server into an
-# OVS pod (a `tc` command whose target names a pod in commands.jsonl); 1 when the run ended first
+# OVS pod (a `tc -s` / `tc qdisc` of the checks, not the environment's `tc -V`, whose target names a
+# pod in commands.jsonl); 1 when the run ended first
 # or REACH_S passed.
 wait_checks() {
   local deadline=$(( $(date +%s) + REACH_S )) dir
   while [ "$(date +%s)" -lt "$deadline" ]; do
     dir=$(run_dir_of "$OUT/$1")
-    if [ -n "$dir" ] && grep -qE '"target":"hypervisor [^"]*\(pod [^"]*","cmd":"tc ' "$dir/commands.jsonl" 2>/dev/null; then
+    if [ -n "$dir" ] && grep -qE '"target":"hypervisor [^"]*\(pod [^"]*","cmd":"tc (-s|qdisc) ' "$dir/commands.jsonl" 2>/dev/null; then
       RUN=$dir
       return 0
     fi
