@@ -115,7 +115,7 @@ func (s *Session) ensureKube() error {
 	if s.kube != nil {
 		return nil
 	}
-	c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI)})
+	c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI), Logf: s.Logf})
 	if err != nil {
 		return err
 	}

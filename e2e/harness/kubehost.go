@@ -117,7 +117,7 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	defer stop()
 	k := s.Config.Hypervisors.Kubernetes
 	if c == nil {
-		kc, err := s.openCluster(kubeaccess.Options{API: s.Config.Interval(config.IntervalKubeAPI)})
+		kc, err := s.openCluster(kubeaccess.Options{API: s.Config.Interval(config.IntervalKubeAPI), Logf: s.Logf})
 		if err != nil {
 			return err
 		}

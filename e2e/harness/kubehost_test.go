@@ -369,6 +369,11 @@ func TestOpenCluster(t *testing.T) {
 	if gotK.Namespace != "openstack" || gotO.API != (config.Interval{Timeout: 7 * time.Second, Poll: time.Second}) {
 		t.Errorf("opened with %+v, %+v", gotK, gotO)
 	}
+	// The cluster logs to the run's log (client-go's klog among it), not
+	// to stderr.
+	if gotO.Logf == nil {
+		t.Error("opened without the run's log (Options.Logf)")
+	}
 	if !reflect.DeepEqual(c.in.Hypervisors, []kubeaccess.Target{{Hypervisor: "cmp-1"}}) {
 		t.Errorf("the opened cluster was asked %+v", c.in)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,26 +22,61 @@ import (
 
 // Runner runs commands in one pod's container. It implements remote.Runner
 // and is safe for concurrent use.
+//
+// The OVS pod of a node (Cluster.Runner) can vanish under a run: a
+// DaemonSet rollout or a drain deletes it and the DaemonSet creates another
+// on the same node, under another name. A command whose exec fails then is
+// not run again (its output would straddle an ovs-vswitchd restart); its
+// error, a kubeaccess.PodGoneError, names the pod that vanished, its node
+// and namespace, and the replacement found by the same label selector and
+// node, if any; the later commands run in the replacement, and the run's
+// log says "pod X on node Y was replaced by Z". So every replacement fails
+// exactly the command that found it, and the check whose evidence that
+// command was part of records it in its reason. A pod created again under
+// the same name between two commands is not seen (no exec fails); its UID
+// tells it apart when an exec fails. A debug pod (RunnerIn) is not
+// followed.
 type Runner struct {
-	c    *Cluster
+	c  *Cluster
+	hv string
+	// follow: the pod was found by the OVS selector and node, and its
+	// replacement is looked up the same way when it vanishes.
+	follow bool
+
+	mu   sync.Mutex
 	pod  kubeaccess.Pod
 	name string
 }
 
 var _ kubeaccess.PodRunner = (*Runner)(nil)
 
-// Name is "hypervisor <hv> (pod <ns>/<pod>, container <c>)".
-func (r *Runner) Name() string { return r.name }
+// Name is "hypervisor <hv> (pod <ns>/<pod>, container <c>)", the pod the
+// next command runs in.
+func (r *Runner) Name() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.name
+}
 
-// Pod is where the commands run.
-func (r *Runner) Pod() kubeaccess.Pod { return r.pod }
+// Pod is where the next command runs.
+func (r *Runner) Pod() kubeaccess.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pod
+}
+
+func (r *Runner) current() (kubeaccess.Pod, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pod, r.name
+}
 
 // Run runs cmd to completion or until ctx ends (then the command's process
 // group in the container is killed).
 func (r *Runner) Run(ctx context.Context, cmd string) (remote.Result, error) {
 	p, err := r.start(ctx, cmd, false)
 	if err != nil {
-		return remote.Result{Target: r.name, Cmd: cmd, ExitCode: -1}, err
+		return remote.Result{Target: r.Name(), Cmd: cmd, ExitCode: -1}, err
 	}
 	return p.Wait()
 }
@@ -51,11 +88,11 @@ func (r *Runner) Start(ctx context.Context, cmd string) (remote.Process, error) 
 
 // executor is kubectl's (v1.30+): WebSocket first, SPDY when the upgrade is
 // refused (an older API server, a proxy that does not pass WebSockets).
-func (r *Runner) executor(argv []string, stdin bool) (remotecommand.Executor, error) {
+func (r *Runner) executor(pod kubeaccess.Pod, argv []string, stdin bool) (remotecommand.Executor, error) {
 	u := r.c.client.CoreV1().RESTClient().Post().
-		Namespace(r.pod.Namespace).Resource("pods").Name(r.pod.Name).SubResource("exec").
+		Namespace(pod.Namespace).Resource("pods").Name(pod.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
-			Container: r.pod.Container, Command: argv,
+			Container: pod.Container, Command: argv,
 			Stdin: stdin, Stdout: true, Stderr: true,
 		}, scheme.ParameterCodec).URL()
 	return newExecutor(r.c, u)
@@ -82,16 +119,19 @@ func newExecutor(c *Cluster, u *url.URL) (remotecommand.Executor, error) {
 
 func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote.Process, error) {
 	startTime := time.Now()
+	pod, name := r.current()
 	fail := func(err error) (remote.Process, error) {
-		err = fmt.Errorf("%s: %q: %w", r.name, cmd, err)
-		r.c.log.Record(remote.Result{Target: r.name, Cmd: cmd, ExitCode: -1}, startTime, false, background, err)
+		err = fmt.Errorf("%s: %q: %w", name, cmd, err)
+		r.c.log.Record(remote.Result{Target: name, Cmd: cmd, ExitCode: -1}, startTime, false, background, err)
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("not started: %w", err))
 	}
-	w := remote.Wrap(podCommand(r.pod, cmd), r.c.grace)
-	ex, err := r.executor([]string{"sh", "-c", w.Line}, true)
+	marker := newTrailerMarker()
+	w := remote.Wrap(withTrailer(podCommand(pod, cmd), marker), r.c.grace)
+	stderr := newTrailerWriter(w.Stderr(), marker)
+	ex, err := r.executor(pod, []string{"sh", "-c", w.Line}, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -99,8 +139,10 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var stdout remote.Output
 	exited := make(chan error, 1)
+	t := &execTransport{r: r, ctx: ctx, pod: pod, name: name, stdin: stdinW, cancelStream: cancel}
 	go func() {
-		exited <- ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &stdout, Stderr: w.Stderr()})
+		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdinR, Stdout: &stdout, Stderr: stderr})
+		exited <- untrailed(err, stderr.end(), t.stopping.Load())
 		// The stream is over; client-go's stdin copy may still wait on
 		// the pipe. Ending it from the writer's side gives that copy an
 		// EOF, a clean end; closing the reader would fail its read with
@@ -108,49 +150,86 @@ func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote
 		// "Copying stdin failed" on every successful command.
 		stdinW.Close()
 	}()
+	via := r.c.via(pod)
 	return remote.Supervise(remote.Supervision{
-		Ctx: ctx, Target: r.name, Cmd: cmd, Start: startTime, Background: background, Log: r.c.log,
+		Ctx: ctx, Target: name, Cmd: cmd, Start: startTime, Background: background, Log: r.c.log,
 		Wrapped: w, Stdout: &stdout, Exited: exited,
-		Transport: &execTransport{r: r, stdin: stdinW, cancelStream: cancel},
+		Transport: t,
 		Grace:     r.c.grace, AfterKill: r.c.grace,
-		NoPGIDNote:  "the process group id was not reported within the grace period; relying on the watchdog in the container",
-		DroppedNote: "the exec stream did not end within %s after KILL; dropped it (the watchdog in the container ends the command when its stdin closes)",
-		NoExitErr:   errNoExit,
+		NoPGIDNote:     "the process group id was not reported within the grace period (" + via + "); relying on the watchdog in the container",
+		UnansweredNote: "the API server did not answer the signal's exec (" + via + "); dropped the exec stream (the watchdog in the container ends the command when its stdin closes)",
+		DroppedNote:    "the exec stream (" + via + ") did not end within %s after KILL; dropped it (the watchdog in the container ends the command when its stdin closes)",
+		NoExitErr:      fmt.Errorf("%w (%s)", errNoExit, via),
 	}), nil
+}
+
+// via names the way a command reaches pod: "exec through the API server
+// <URL> into pod <ns>/<name> on node <node>".
+func (c *Cluster) via(pod kubeaccess.Pod) string {
+	return fmt.Sprintf("exec through the API server %s into pod %s/%s on node %s", c.server(), pod.Namespace, pod.Name, pod.Node)
+}
+
+// server is the API server's URL.
+func (c *Cluster) server() string {
+	if c.rest == nil {
+		return "(none)"
+	}
+	return c.rest.Host
 }
 
 // execTransport is one command's exec stream, for the supervisor.
 type execTransport struct {
 	r            *Runner
+	ctx          context.Context // the command's
+	pod          kubeaccess.Pod  // where it runs
+	name         string
 	stdin        *io.PipeWriter
 	cancelStream context.CancelFunc
+	// stopping: the supervisor began to stop the command (a signal, the
+	// end of its stdin), so a KILL may end it without its trailer.
+	stopping atomic.Bool
 }
 
-func (t *execTransport) Signal(pgid int, signal string) error { return t.r.signalGroup(pgid, signal) }
-func (t *execTransport) Unanswered(error) bool                { return false }
-func (t *execTransport) EndStdin()                            { t.stdin.Close() }
-func (t *execTransport) Close()                               { t.cancelStream() }
-func (t *execTransport) ExitOf(err error) (int, string)       { return exitOf(err), "" }
+func (t *execTransport) Signal(pgid int, signal string) error {
+	t.stopping.Store(true)
+	return t.r.signalGroup(t.pod, t.name, pgid, signal)
+}
+
+// Unanswered: the signal's exec got no answer from the API server (no
+// connection, or none within the kill grace), so neither will the KILL's.
+func (t *execTransport) Unanswered(err error) bool { return unreachable(err) }
+func (t *execTransport) EndStdin() {
+	t.stopping.Store(true)
+	t.stdin.Close()
+}
+func (t *execTransport) Close() { t.cancelStream() }
+func (t *execTransport) ExitOf(err error) (int, string) {
+	return exitOf(err), ""
+}
+
+// NoExit is the error of a command whose exec stream ended without an
+// exit status: the pod that vanished (PodGoneError) when it did, else the
+// stream's error naming the API server, the pod and its node.
 func (t *execTransport) NoExit(streamErr error) error {
-	return fmt.Errorf("no exit status: %w", streamErr)
+	return t.r.explain(t.ctx, t.pod, fmt.Errorf("no exit status: %w", streamErr))
 }
 
-// signalGroup sends signal to a process group in the container through an
-// exec of its own, waiting at most the kill grace.
-func (r *Runner) signalGroup(pgid int, signal string) error {
+// signalGroup sends signal to a process group in the container of pod
+// through an exec of its own, waiting at most the kill grace.
+func (r *Runner) signalGroup(pod kubeaccess.Pod, name string, pgid int, signal string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.c.grace)
 	defer cancel()
 	start := time.Now()
 	line := remote.KillLine(pgid, signal)
 	var out remote.Output
-	ex, err := r.executor([]string{"sh", "-c", line}, false)
+	ex, err := r.executor(pod, []string{"sh", "-c", line}, false)
 	if err == nil {
 		err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
 	}
-	res := remote.Result{Target: r.name, Cmd: line, Stdout: out.Bytes(), Duration: time.Since(start)}
+	res := remote.Result{Target: name, Cmd: line, Stdout: out.Bytes(), Duration: time.Since(start)}
 	res.ExitCode = exitOf(err)
 	if err != nil && res.ExitCode == -1 {
-		err = fmt.Errorf("%s: sending %s to process group %d: %w", r.name, signal, pgid, err)
+		err = fmt.Errorf("%s: sending %s to process group %d (%s): %w", name, signal, pgid, r.c.via(pod), err)
 	} else {
 		err = nil
 	}

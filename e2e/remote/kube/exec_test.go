@@ -3,9 +3,11 @@ package kube
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,6 +23,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	utilexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -95,9 +102,17 @@ const testToken = "sekrit-bearer-token-0123456789"
 
 type apiServer struct {
 	srv  *httptest.Server
+	conn *connTracker
 	mu   sync.Mutex
 	seen []string // "websocket" / "spdy" per exec request
 	cmds [][]string
+	// execPods are the pods of the exec requests in cmds.
+	execPods []string
+	// pods, when set, are the pods of namespace openstack the server
+	// knows: get and list (label and node selectors) answer from them, and
+	// an exec into a pod not among them is answered NotFound, as the API
+	// server does. nil = every exec is served, nothing else is.
+	pods map[string]corev1.Pod
 }
 
 // commands are the command lines of the exec requests, WebSocket's refused
@@ -124,13 +139,21 @@ func newAPIServer(t *testing.T) *apiServer {
 		t.Fatal(err)
 	}
 	a := &apiServer{}
-	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+testToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if a.servePods(w, r) {
+			return
+		}
 		if !strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/openstack/pods/") || !strings.HasSuffix(r.URL.Path, "/exec") {
 			http.NotFound(w, r)
+			return
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/namespaces/openstack/pods/"), "/exec")
+		if !a.hasPod(name) {
+			writeStatus(w, apierrors.NewNotFound(corev1.Resource("pods"), name))
 			return
 		}
 		kind := "spdy"
@@ -144,6 +167,7 @@ func newAPIServer(t *testing.T) *apiServer {
 		if kind == "spdy" || len(wsProtocolsOf(r)) > 0 && !slices.Contains(wsProtocolsOf(r), "v5.channel.k8s.io") {
 			a.mu.Lock()
 			a.cmds = append(a.cmds, q["command"])
+			a.execPods = append(a.execPods, name)
 			a.mu.Unlock()
 		}
 		resp, err := ss.GetExec(&runtimeapi.ExecRequest{ContainerId: q.Get("container"), Cmd: q["command"],
@@ -160,8 +184,112 @@ func newAPIServer(t *testing.T) *apiServer {
 		r.URL.Path, r.URL.RawQuery, r.RequestURI = u.Path, "", u.Path
 		ss.ServeHTTP(w, r)
 	}))
+	a.conn = &connTracker{Listener: a.srv.Listener}
+	a.srv.Listener = a.conn
+	a.srv.StartTLS()
 	t.Cleanup(a.srv.Close)
 	return a
+}
+
+// connTracker is a listener that keeps every connection it accepted, so a
+// test can drop them all at once, the streams the HTTP server no longer
+// tracks (hijacked by exec) among them: what a killed API server does.
+type connTracker struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (l *connTracker) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.conns = append(l.conns, c)
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+// kill closes the listener and every connection: the port refuses from
+// now on.
+func (a *apiServer) kill() {
+	a.conn.Listener.Close()
+	a.conn.mu.Lock()
+	defer a.conn.mu.Unlock()
+	for _, c := range a.conn.conns {
+		c.Close()
+	}
+}
+
+func (a *apiServer) hasPod(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pods == nil {
+		return true
+	}
+	_, ok := a.pods[name]
+	return ok
+}
+
+// setPods replaces the pods the server knows.
+func (a *apiServer) setPods(pods ...corev1.Pod) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pods = map[string]corev1.Pod{}
+	for _, p := range pods {
+		a.pods[p.Name] = p
+	}
+}
+
+// servePods answers a get or a list of the pods of namespace openstack
+// when the server knows pods.
+func (a *apiServer) servePods(w http.ResponseWriter, r *http.Request) bool {
+	const prefix = "/api/v1/namespaces/openstack/pods"
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pods == nil || r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, prefix) || strings.HasSuffix(r.URL.Path, "/exec") {
+		return false
+	}
+	if name := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, prefix), "/"); name != "" {
+		p, ok := a.pods[name]
+		if !ok {
+			writeStatus(w, apierrors.NewNotFound(corev1.Resource("pods"), name))
+			return true
+		}
+		writeJSON(w, &p)
+		return true
+	}
+	sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+	if err != nil {
+		writeStatus(w, apierrors.NewBadRequest(err.Error()))
+		return true
+	}
+	fsel, err := fields.ParseSelector(r.URL.Query().Get("fieldSelector"))
+	if err != nil {
+		writeStatus(w, apierrors.NewBadRequest(err.Error()))
+		return true
+	}
+	list := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
+	for _, p := range a.pods {
+		if sel.Matches(labels.Set(p.Labels)) && fsel.Matches(fields.Set{"spec.nodeName": p.Spec.NodeName}) {
+			list.Items = append(list.Items, p)
+		}
+	}
+	writeJSON(w, &list)
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeStatus(w http.ResponseWriter, err *apierrors.StatusError) {
+	st := err.Status()
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(st.Code))
+	json.NewEncoder(w).Encode(&st)
 }
 
 // runner is a Runner on the test API server, logging to dir/commands.jsonl.

@@ -72,6 +72,8 @@ type Cluster struct {
 	api   config.Interval
 	log   *remote.CommandLog
 	grace time.Duration
+	// logf is the run's log (kubeaccess.Options.Logf); nil = none.
+	logf func(format string, args ...any)
 	// wsProtocols overrides the WebSocket subprotocols offered (tests:
 	// v4.channel.k8s.io exercises the WebSocket data path against a server
 	// that has no v5); nil = client-go's v5.
@@ -174,8 +176,11 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o kubeaccess.Optio
 	if debugNS == "" {
 		debugNS = k.Namespace
 	}
+	if o.Logf != nil {
+		routeClientLog(o.Logf)
+	}
 	return &Cluster{client: cs, namespace: k.Namespace, debugNS: debugNS, selector: k.PodSelector, container: k.Container, nodeNames: k.NodeNames,
-		api: o.API, log: o.Log, grace: o.KillGrace}
+		api: o.API, log: o.Log, grace: o.KillGrace, logf: o.Logf}
 }
 
 // FindPod finds the OVS pod on node: the one Running pod in the namespace
@@ -221,7 +226,7 @@ func (c *Cluster) pickPod(pods []corev1.Pod, node string) (kubeaccess.Pod, error
 		return kubeaccess.Pod{}, fmt.Errorf("kubernetes: %d Running OVS pods (%s), expected one: %s", len(running), where, describe(running))
 	}
 	p := running[0]
-	pod := kubeaccess.Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container}
+	pod := kubeaccess.Pod{Node: node, Namespace: p.Namespace, Name: p.Name, Container: c.container, UID: string(p.UID)}
 	if err := c.checkContainer(p, where); err != nil {
 		return kubeaccess.Pod{}, err
 	}
@@ -292,9 +297,15 @@ func (c *Cluster) Runner(ctx context.Context, t kubeaccess.Target) (kubeaccess.P
 	if err != nil {
 		return nil, m, err
 	}
-	return c.runnerFor(t.Hypervisor, pod), m, nil
+	r := c.runnerFor(t.Hypervisor, pod)
+	r.follow = true
+	return r, m, nil
 }
 
 func (c *Cluster) runnerFor(hv string, pod kubeaccess.Pod) *Runner {
-	return &Runner{c: c, pod: pod, name: fmt.Sprintf("hypervisor %s (%s)", hv, pod)}
+	return &Runner{c: c, hv: hv, pod: pod, name: runnerName(hv, pod)}
+}
+
+func runnerName(hv string, pod kubeaccess.Pod) string {
+	return fmt.Sprintf("hypervisor %s (%s)", hv, pod)
 }

@@ -52,6 +52,11 @@ type Options struct {
 	KillGrace time.Duration      // TERM → KILL; 0 = remote.DefaultKillGrace
 	// API bounds each API call (intervals.kube_api); zero = its default.
 	API config.Interval
+	// Logf, when set, is the run's log: a runner that moves to the
+	// replacement of a vanished OVS pod says so there, and client-go's own
+	// log (klog, its "Unhandled Error" reports among them) goes there
+	// instead of the process's stderr. nil = neither.
+	Logf func(format string, args ...any)
 }
 
 // PodRunner runs commands in one pod's container.
@@ -66,6 +71,9 @@ type Pod struct {
 	Node, Namespace, Name, Container string
 	// Image is the container's image (the pod's spec), as found.
 	Image string
+	// UID is the pod's metadata.uid as found ("" when not known): a pod
+	// deleted and created again under the same name has another.
+	UID string
 	// HostRoot, when set, is where the host's / is mounted in the
 	// container: every command runs under `chroot HostRoot`, so it runs
 	// the host's own programs (a debug pod of debug_image: auto).
@@ -219,3 +227,35 @@ type SweptPod struct {
 	Reason string `json:"reason,omitempty"` // "node <node>"
 	Error  string `json:"error,omitempty"`
 }
+
+// PodGoneError is a command that failed because its pod vanished: deleted
+// (the API server answers NotFound), being deleted, or deleted and created
+// again under the same name (another UID), as a DaemonSet rollout or a
+// node drain does to the OVS pod. The command is not run again: what it
+// would have observed straddles an ovs-vswitchd restart.
+type PodGoneError struct {
+	Hypervisor string
+	Old        Pod
+	How        string // "NotFound", "being deleted", "created again (uid A → B)"
+	Server     string // the API server's URL
+	// New is the pod that runs on Old.Node now with the same label
+	// selector (nil when none was found): later commands run there.
+	New *Pod
+	// NoNew says why there is no New (the lookup's error).
+	NoNew error
+	Err   error // the exec's own error
+}
+
+func (e *PodGoneError) Error() string {
+	s := fmt.Sprintf("kubernetes: pod %s/%s on node %s vanished (%s at the API server %s) under this command, which is not run again",
+		e.Old.Namespace, e.Old.Name, e.Old.Node, e.How, e.Server)
+	switch {
+	case e.New != nil:
+		s += fmt.Sprintf("; it was replaced by pod %s/%s (uid %s), where the later commands of hypervisor %s run", e.New.Namespace, e.New.Name, e.New.UID, e.Hypervisor)
+	case e.NoNew != nil:
+		s += fmt.Sprintf("; no replacement runs there yet (%v)", e.NoNew)
+	}
+	return s + fmt.Sprintf(" (exec: %v)", e.Err)
+}
+
+func (e *PodGoneError) Unwrap() error { return e.Err }
