@@ -29,6 +29,11 @@
 #      and measured; then one node's underlay rate-limited, and the fleet verdict must
 #      fail naming that node alone
 #   8. tear the lab down (always, also after a failure or Ctrl-C)
+# With LAB_BACKEND=ovn the lab runs ML2/OVN (OVN central, an ovn-controller per
+# hypervisor, Geneve) and every suite phase uses lab/harness-ovn.yaml; phase 4
+# (its reference config is the OVS agent's VXLAN lab), 3b and 7b (their configs
+# too) do not run on it, and the short job adds the fault matrix's rows that
+# touch the backend (LAB_OVN_FAULT_ROWS).
 # Exit status: non-zero when any spec failed or the negative run was not
 # refused. Every phase prints its time; a summary closes the run.
 #
@@ -40,7 +45,9 @@
 #      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
 #      (every phase before them runs on the usual two); LAB_K8S=1 adds the
 #      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
-#      its binaries from nothing first).
+#      its binaries from nothing first); LAB_BACKEND=ovs (default) | ovn: Neutron's
+#      backend (lab/up.sh); LAB_OVN_FAULT_ROWS: the matrix rows an OVN short job
+#      runs (a go test -run pattern; default the backend's rows, below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
@@ -52,6 +59,16 @@ export LAB_STATE
 LAB_DIR=$ROOT/lab
 export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
 export LAB_COMPUTES=2                     # the single-pair phases' lab; the fleet's is LAB_FLEET_COMPUTES
+export LAB_BACKEND=${LAB_BACKEND:-ovs}     # make lab names its backend; a lab of the other backend is taken down
+case $LAB_BACKEND in
+  ovs) HARNESS=$ROOT/lab/harness.yaml ;;
+  ovn) HARNESS=$ROOT/lab/harness-ovn.yaml
+       # the configs of these phases describe the OVS agent's VXLAN lab
+       if [ "${LAB_K8S:-0}" = 1 ] || [ "${LAB_FLEET_COMPUTES:-0}" != 0 ]; then
+         echo "make lab: LAB_BACKEND=ovn runs neither the Kubernetes phase (LAB_K8S=1) nor the fleet (LAB_FLEET_COMPUTES): their lab configs (lab/harness-kube.yaml, lab/harness-fleet.yaml) are the OVS backend's" >&2; exit 2
+       fi ;;
+  *) echo "make lab: LAB_BACKEND=$LAB_BACKEND: ovs or ovn" >&2; exit 2 ;;
+esac
 LAB_FLEET_COMPUTES=${LAB_FLEET_COMPUTES:-0}
 case $LAB_FLEET_COMPUTES in
   0|4) ;;
@@ -61,9 +78,9 @@ source lab/releases/select.sh
 LAB_JOB=${LAB_JOB:-full}
 case "$LAB_JOB" in full|short) ;; *) echo "LAB_JOB=$LAB_JOB: full or short" >&2; exit 2 ;; esac
 case "$LAB_RELEASE" in
-  epoxy) export ASAP2E2E_BUILD_LABEL="asap2lab (OpenStack Epoxy from Debian 13, OVS 3.5 userspace datapath)" ;;
+  epoxy) export ASAP2E2E_BUILD_LABEL="asap2lab (OpenStack Epoxy from Debian 13, $([ "$LAB_BACKEND" = ovn ] && echo 'ML2/OVN, ')OVS 3.5 userspace datapath)" ;;
 esac
-echo "make lab: release $LAB_RELEASE, job $LAB_JOB"
+echo "make lab: release $LAB_RELEASE, backend $LAB_BACKEND, job $LAB_JOB"
 
 t0=$(date +%s)
 declare -a SUMMARY=()
@@ -129,7 +146,7 @@ go build ./... || exit 1
 ginkgo_run() {
   local suite=$1 out=$2 junit=$3; shift 3
   mkdir -p "$out"
-  ASAP2E2E_CONFIG=$ROOT/lab/harness.yaml ASAP2E2E_OUTPUT_DIR=$out \
+  ASAP2E2E_CONFIG=$HARNESS ASAP2E2E_OUTPUT_DIR=$out \
     go tool ginkgo -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
 }
 
@@ -145,7 +162,7 @@ bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
 end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
 fi
 
-if [ "$LAB_JOB" = full ]; then
+if [ "$LAB_JOB" = full ] && [ "$LAB_BACKEND" = ovs ]; then
 begin "second reference: OVS internal port vs veth"
 ASAP2E2E_CONFIG=$ROOT/lab/plug-internal.yaml ASAP2E2E_OUTPUT_DIR=$OUT/internal \
   go tool ginkgo -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
@@ -226,6 +243,15 @@ if [ "$LAB_JOB" = full ]; then
 begin "fault matrix: signals, API faults, broken guests, vanishing data path, two runs at once, kill -9"
 bash suites/faults/run.sh "$OUT/faults"; rc=$?
 end $rc "fault matrix"; [ $rc = 0 ] || status=1
+elif [ "$LAB_BACKEND" = ovn ]; then
+# The rows whose fault goes through what OVN replaced: the data path cut by an OpenFlow drop in
+# br-int (ovn-controller's bridge) and by Neutron deleting the port (ML2/OVN deletes the logical
+# switch port), a hypervisor freezing during the checks, the checks interrupted, two runs at once.
+# The rest (API faults, guests, signals before the data path) do not meet the backend.
+rows=${LAB_OVN_FAULT_ROWS:-'TestFaults/(datapath|hypervisor|signal|concurrent)/(port-deleted|network-cut|ssh-frozen-in-checks|checks-SIGINT|two-runs)$'}
+begin "fault matrix, the backend's rows ($rows)"
+bash suites/faults/run.sh "$OUT/faults" "$rows"; rc=$?
+end $rc "fault matrix (backend rows)"; [ $rc = 0 ] || status=1
 fi
 
 if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then
