@@ -111,7 +111,26 @@ var (
 	extremeRE  = regexp.MustCompile(`^---> <?(MAX|MIN)>? observation =\s*([0-9.]+)$`)
 	pctRE      = regexp.MustCompile(`^---> percentile\s+([0-9.]+) =\s*([0-9.]+)$`)
 	serverNoRE = regexp.MustCompile(`^========= Printing statistics for Server No: (\d+)$`)
+	totalRunRE = regexp.MustCompile(`^\[Total Run\] RunTime=([0-9.]+) sec; Warm up time=(\d+) msec; SentMessages=(\d+); ReceivedMessages=(\d+)$`)
 )
+
+// lostInWarmup explains a ping-pong without a valid observation from its
+// [Total Run] line (m: runtime, warm-up ms, sent, received): when a message
+// went unanswered, ping-pong (which waits for each reply and resends
+// nothing over UDP) measured nothing after it. "" when the line is missing
+// or says something else.
+func lostInWarmup(m []string) string {
+	if m == nil {
+		return ""
+	}
+	sent, errS := strconv.ParseInt(m[3], 10, 64)
+	recv, errR := strconv.ParseInt(m[4], 10, 64)
+	if errS != nil || errR != nil || sent <= recv {
+		return ""
+	}
+	return fmt.Sprintf(": of the %d messages it sent in %s s, %d were answered, all within its %s ms warm-up; a message or its reply was lost, and ping-pong waits for every reply and resends nothing, so the rest of the run measured nothing: the data path dropped a packet of the pair's flow",
+		sent, m[1], recv, m[2])
+}
 
 // Parse reads a sockperf ping-pong or under-load client's output (stdout
 // and stderr together: sockperf 3.7 writes its errors to stdout). It fails
@@ -124,6 +143,7 @@ func Parse(data []byte) (Result, error) {
 	var r Result
 	var seen struct{ valid, avg, counts, total, max, min bool }
 	var problems []string
+	var total []string // the [Total Run] line's fields, for a run with no valid observation
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -132,8 +152,14 @@ func Parse(data []byte) (Result, error) {
 		switch {
 		case strings.HasPrefix(line, "ERROR:"):
 			return r, fmt.Errorf("sockperf: %s", line)
-		case strings.HasPrefix(line, "No messages were received"), strings.HasPrefix(line, "No valid observations found"):
+		case strings.HasPrefix(line, "No messages were received"):
 			return r, fmt.Errorf("sockperf: %s", line)
+		case strings.HasPrefix(line, "No valid observations found"):
+			return r, fmt.Errorf("sockperf: %s%s", line, lostInWarmup(total))
+		}
+		if m := totalRunRE.FindStringSubmatch(line); m != nil {
+			total = m
+			continue
 		}
 		if m := versionRE.FindStringSubmatch(line); m != nil && r.Version == "" {
 			r.Version = m[1]
