@@ -10,7 +10,8 @@
 #      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
 #      (tools/checkrun same-verdicts); the preflight against the real server
 #      must refuse a Role without pods/exec (naming the verb) before any VM
-#      exists, and a PodSecurity restricted namespace for the debug pod
+#      exists, and a PodSecurity restricted namespace for the debug pod; then its fault
+#      rows (lab/kube/faults.sh): kube-apiserver stopped under the checks, an OVS pod replaced
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
@@ -166,6 +167,12 @@ if [ "${LAB_K8S:-0}" = 1 ]; then
 begin "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)"
 bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
 end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
+# The Kubernetes path's faults: kube-apiserver stopped under the checks (the commands fail at their
+# bound naming the API server; it is started again), the OVS pod of compute1 deleted and created
+# again under a new name (the run names the vanished pod and its replacement).
+begin "Kubernetes faults: the API server stopped, an OVS pod replaced (lab/kube/faults.sh)"
+bash lab/kube/faults.sh "$OUT/kube-faults"; rc=$?
+end $rc "Kubernetes faults"; [ $rc = 0 ] || status=1
 fi
 
 if [ "$LAB_JOB" = full ] && [ "$LAB_BACKEND" = ovs ]; then
@@ -316,7 +323,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

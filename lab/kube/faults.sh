@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two fault rows for the Kubernetes path (issue 26), against a lab whose Kubernetes control plane is
-# up (LAB_K8S=1 make lab-up, or bash lab/kube/up.sh); not part of job.sh yet:
+# up (LAB_K8S=1 make lab-up, or bash lab/kube/up.sh); lab/job.sh runs it in its LAB_K8S=1 phase:
 #   sudo bash lab/kube/faults.sh OUT
 #   1. apiserver: the offload checks over Kubernetes (lab/harness-kube.yaml, --label-filter offload);
 #      once a hypervisor command went through the API server into an OVS pod (the first `tc` of the
