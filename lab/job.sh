@@ -210,9 +210,15 @@ refused "negative run" negative "the lab"
 # security group, so the lab's Neutron OVS firewall (LAB_FIREWALL_DRIVER=openvswitch, up.sh's
 # default) sends every packet through OVS's userspace conntrack. The run measures the path the
 # baseline measured, and every check, the conntrack check with them, must read software.
+# On OVN without the connection-scale profile: under OVN's ACLs its 1000 connections crashed hv1's
+# ovs-vswitchd 3.1.0 once in two runs (userspace conntrack: "lib/conntrack.c:1063: assertion
+# conn->conn_type == CT_CONN_TYPE_DEFAULT failed in conn_update_state()", 2026-12-04), which took
+# that hypervisor's data path and every later phase with it (lab/README.md "What differed on OVN").
+PS_LABELS='offload || tcp-p1 || udp-b0-p1 || connections'
+[ "$LAB_BACKEND" = ovn ] && PS_LABELS='offload || tcp-p1 || udp-b0-p1'
 begin "port security on: conntrack on every packet, the checks read software"
 ASAP2E2E_DATA_PORT_PORT_SECURITY=1 ginkgo_run ./suites/perf "$OUT/port-security" junit-port-security.xml \
-  --label-filter='offload || tcp-p1 || udp-b0-p1 || connections'
+  --label-filter="$PS_LABELS"
 rc=$?
 end $rc "port security on"; [ $rc = 0 ] || status=1
 
