@@ -37,8 +37,9 @@ func latencyBudget(cfg *config.Config) (time.Duration, string) {
 	for _, p := range SelectedLatency(cfg) {
 		switch p.Kind {
 		case results.LatencyPingPong:
-			total += 2*cmd + listen + l.Duration + l.Grace
-			rules = append(rules, p.ID+": 2 × command (versions) + iperf_server + latency.duration + latency.grace")
+			// twice the ping-pong: once more after a message lost in its warm-up (sockperf.Run)
+			total += 2*cmd + listen + 2*(l.Duration+l.Grace)
+			rules = append(rules, p.ID+": 2 × command (versions) + iperf_server + 2 × (latency.duration + latency.grace)")
 		case results.LatencyUnderLoad:
 			load := loadDuration(l)
 			total += 2*cmd + listen + l.Duration + l.Grace + 2*cmd + listen + load + listen

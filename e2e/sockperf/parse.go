@@ -114,22 +114,30 @@ var (
 	totalRunRE = regexp.MustCompile(`^\[Total Run\] RunTime=([0-9.]+) sec; Warm up time=(\d+) msec; SentMessages=(\d+); ReceivedMessages=(\d+)$`)
 )
 
+// LostMessageError is a ping-pong that measured nothing because a message
+// went unanswered in its warm-up: ping-pong waits for every reply and
+// resends nothing over UDP, so one lost packet ends its observations.
+type LostMessageError struct {
+	Msg            string
+	Sent, Received int64
+}
+
+func (e *LostMessageError) Error() string { return e.Msg }
+
 // lostInWarmup explains a ping-pong without a valid observation from its
-// [Total Run] line (m: runtime, warm-up ms, sent, received): when a message
-// went unanswered, ping-pong (which waits for each reply and resends
-// nothing over UDP) measured nothing after it. "" when the line is missing
-// or says something else.
-func lostInWarmup(m []string) string {
+// [Total Run] line (m: runtime, warm-up ms, sent, received); nil when the
+// line is missing or every message was answered.
+func lostInWarmup(m []string) *LostMessageError {
 	if m == nil {
-		return ""
+		return nil
 	}
 	sent, errS := strconv.ParseInt(m[3], 10, 64)
 	recv, errR := strconv.ParseInt(m[4], 10, 64)
 	if errS != nil || errR != nil || sent <= recv {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf(": of the %d messages it sent in %s s, %d were answered, all within its %s ms warm-up; a message or its reply was lost, and ping-pong waits for every reply and resends nothing, so the rest of the run measured nothing: the data path dropped a packet of the pair's flow",
-		sent, m[1], recv, m[2])
+	return &LostMessageError{Sent: sent, Received: recv, Msg: fmt.Sprintf(": of the %d messages it sent in %s s, %d were answered, all within its %s ms warm-up; a message or its reply was lost, and ping-pong waits for every reply and resends nothing, so the rest of the run measured nothing: the data path dropped a packet of the pair's flow",
+		sent, m[1], recv, m[2])}
 }
 
 // Parse reads a sockperf ping-pong or under-load client's output (stdout
@@ -155,7 +163,11 @@ func Parse(data []byte) (Result, error) {
 		case strings.HasPrefix(line, "No messages were received"):
 			return r, fmt.Errorf("sockperf: %s", line)
 		case strings.HasPrefix(line, "No valid observations found"):
-			return r, fmt.Errorf("sockperf: %s%s", line, lostInWarmup(total))
+			if lost := lostInWarmup(total); lost != nil {
+				lost.Msg = "sockperf: " + line + lost.Msg
+				return r, lost
+			}
+			return r, fmt.Errorf("sockperf: %s", line)
 		}
 		if m := totalRunRE.FindStringSubmatch(line); m != nil {
 			total = m

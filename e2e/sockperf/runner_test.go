@@ -243,3 +243,37 @@ func TestFirstPacket(t *testing.T) {
 		t.Fatalf("missing ping: %v", err)
 	}
 }
+
+// A ping-pong that lost one message in its warm-up (recorded on the lab)
+// runs once more against the same server; the result says so. A second
+// loss fails with the lost counts.
+func TestRunAgainAfterALostMessage(t *testing.T) {
+	in := input()
+	g := newGuests(t, &in, nil, 0)
+	lost, good := sample(t, "v3.7-lab-pp-udp-novalid.txt"), sample(t, "v3.7-pp-udp-m64-t2.txt")
+	g.client.On(ClientCommand(in.ServerAddr, in.Port, in.MessageSize, in.Duration), fakeremote.Reply{Stdout: lost}, fakeremote.Reply{Stdout: good})
+	m, err := Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Result.Observations != 53272 || len(m.Warnings) == 0 || !strings.Contains(m.Warnings[0], "28 of its 29 messages were answered") {
+		t.Fatalf("observations %d, warnings %q", m.Result.Observations, m.Warnings)
+	}
+	if !strings.Contains(string(m.ClientOutput), "SentMessages=29; ReceivedMessages=28") || !strings.Contains(string(m.ClientOutput), "it ran once more") {
+		t.Errorf("the evidence lacks the lost run:\n%s", m.ClientOutput)
+	}
+	g.allStopped(t)
+	if len(g.started) != 1 {
+		t.Errorf("%d servers started, want the same server for both runs", len(g.started))
+	}
+
+	in = input()
+	g = newGuests(t, &in, nil, 0)
+	g.client.On(ClientCommand(in.ServerAddr, in.Port, in.MessageSize, in.Duration), fakeremote.Reply{Stdout: lost}, fakeremote.Reply{Stdout: lost})
+	_, err = Run(context.Background(), in)
+	var le *LostMessageError
+	if !errors.As(err, &le) || le.Sent != 29 || le.Received != 28 {
+		t.Fatalf("two losses gave %v", err)
+	}
+	g.allStopped(t)
+}
