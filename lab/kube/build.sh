@@ -5,7 +5,7 @@
 #   bash lab/kube/build.sh              build what is missing or stale into $LAB_KUBE_CACHE/bin
 #   bash lab/kube/build.sh --rebuild    (or LAB_KUBE_REBUILD=1) delete the cache, build all from nothing
 #   bash lab/kube/build.sh etcd kwok    only these (etcd, kube-apiserver, kwok)
-# Idempotent: a binary whose stamp ($LAB_KUBE_CACHE/stamp/NAME) names today's pinned version
+# Idempotent: a binary whose stamp ($LAB_KUBE_CACHE/stamp/NAME) names today's pinned version and recipe
 # is kept. Each build runs in a throw-away module under $LAB_KUBE_CACHE/src/NAME with its own
 # GOCACHE (deleted afterwards: the cache keeps binaries only), niced (LAB_KUBE_NICE, default 10),
 # and writes the binary to bin/NAME.new, renamed over bin/NAME only when the build succeeded.
@@ -35,12 +35,21 @@ done
 mkdir -p "$LAB_KUBE_CACHE"/{bin,stamp,src}
 NICE=${LAB_KUBE_NICE:-10}
 
+# stamp_of NAME: what a cached binary must have been built from to be kept — the pinned
+# version and the recipe: a hash of the functions that write its module and build it (this
+# file's src_NAME, newmod, build_one). A change to either rebuilds that binary from nothing,
+# so the cache only ever holds binaries that the recipe in this tree built (a stamp is written
+# only after its build succeeded): CI, which takes the binaries from the cache, runs what
+# today's build.sh produces, and a recipe that does not build cannot stay green unnoticed.
 stamp_of() {
+  local v fn=src_${1//-/_}
   case $1 in
-    etcd) echo "$KUBE_ETCD_MODULE@$KUBE_ETCD_VERSION" ;;
-    kube-apiserver) echo "$KUBE_K8S_MODULE@$KUBE_K8S_VERSION staging@$KUBE_STAGING_VERSION" ;;
-    kwok) echo "$KUBE_KWOK_MODULE@$KUBE_KWOK_VERSION +exec-exit-status" ;;
+    etcd) v="$KUBE_ETCD_MODULE@$KUBE_ETCD_VERSION" ;;
+    kube-apiserver) v="$KUBE_K8S_MODULE@$KUBE_K8S_VERSION staging@$KUBE_STAGING_VERSION" ;;
+    kwok) v="$KUBE_KWOK_MODULE@$KUBE_KWOK_VERSION" ;;
+    *) die "stamp_of: unknown binary $1" ;;
   esac
+  echo "$v recipe $(declare -f "$fn" newmod build_one | sha256sum | cut -c1-12)"
 }
 
 # newmod NAME: a fresh module directory for NAME; prints its path.
