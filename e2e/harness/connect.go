@@ -110,12 +110,14 @@ func (s *Session) ensureDialer() error {
 }
 
 // ensureKube opens the Kubernetes cluster of hypervisors.access:
-// kubernetes once (the dialer first: the cluster logs in its command log).
+// kubernetes once (the dialer first: the cluster logs in its command log);
+// its runners' moves to replacement pods come to podReplaced.
 func (s *Session) ensureKube() error {
 	if s.kube != nil {
 		return nil
 	}
-	c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI), Logf: s.Logf})
+	c, err := s.openCluster(kubeaccess.Options{Log: s.dialer.Log, KillGrace: s.dialer.KillGrace, API: s.Config.Interval(config.IntervalKubeAPI),
+		Logf: s.Logf, Replaced: s.podReplaced})
 	if err != nil {
 		return err
 	}
@@ -243,6 +245,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
 		env.NetworkType, env.SegmentationID = r.Environment.NetworkType, r.Environment.SegmentationID
 		r.Environment = env
+		s.recordPodMoves(r)
 		for _, p := range problems {
 			r.Errors = append(r.Errors, "environment: "+p)
 		}
@@ -277,11 +280,11 @@ func (s *Session) hypervisorFacts(ctx context.Context, srv fixtures.Server, back
 	h = results.Hypervisor{Name: srv.Hypervisor, Kernel: run(hvr, "uname -r"), Transport: config.HypervisorAccessSSH,
 		OVSCommandPrefix: s.Config.Hypervisors.OVSCommandPrefix}
 	if pod, ok := s.hvPods[srv.Hypervisor]; ok {
-		h.Transport, h.Pod, h.Container = config.HypervisorAccessKubernetes, pod.Namespace+"/"+pod.Name, pod.Container
+		h.Transport, h.Pod, h.Container = config.HypervisorAccessKubernetes, podRef(pod), pod.Container
 		ht := s.hvTools[srv.Hypervisor]
 		h.OVSContainerTools = ht.inOVS
 		if ht.debug != nil {
-			h.HostToolsPod, h.HostToolsContainer = ht.debug.Namespace+"/"+ht.debug.Name, ht.debug.Container
+			h.HostToolsPod, h.HostToolsContainer = podRef(*ht.debug), ht.debug.Container
 		}
 	}
 	if out := run(hvr, "ovs-vsctl --version"); out != "" {

@@ -329,6 +329,7 @@ func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
 		env.NetworkType, env.SegmentationID = r.Environment.NetworkType, r.Environment.SegmentationID
 		env.ComputeMaxMicroversion = r.Environment.ComputeMaxMicroversion
 		r.Environment = env
+		f.recordPodMoves(r)
 		for _, p := range problems {
 			r.Errors = append(r.Errors, "environment: "+p)
 		}

@@ -68,6 +68,10 @@ type Session struct {
 	openKube kubeaccess.Open
 	// hvTools is where each hypervisor's host tools ran (access kubernetes).
 	hvTools map[string]hostTools
+	// podMoves are each hypervisor's moves to the replacement of its
+	// vanished OVS pod, in order (podmoves.go; the root session's).
+	podMu    sync.Mutex
+	podMoves map[string][]results.PodReplacement
 	// cleaner is the run's (Provision's): a node debug pod registers its
 	// delete with it.
 	cleaner fixtures.Cleaner

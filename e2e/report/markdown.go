@@ -484,7 +484,9 @@ func backendCell(e results.Environment) string {
 // hvJoin shows one value when both hypervisors agree, else "hv1: a; hv2: b".
 // accessCell is how a hypervisor's commands ran: "ssh" (also a file
 // written before the transport was recorded), or "kubernetes: pod NS/NAME,
-// container C" and the node debug pod the host tools ran in, if any.
+// container C" (the pod found at connect), each replacement of a pod that
+// vanished ("NS/A → NS/B at 12:01:03 UTC (pod vanished: NotFound)"), and
+// the node debug pod the host tools ran in, if any.
 func accessCell(h results.Hypervisor) string {
 	if h.Transport == "" || h.Transport == "ssh" {
 		return "ssh"
@@ -492,6 +494,9 @@ func accessCell(h results.Hypervisor) string {
 	c := h.Transport
 	if h.Pod != "" {
 		c += ": pod " + h.Pod + ", container " + orDash(h.Container)
+	}
+	for _, m := range h.PodReplacements {
+		c += fmt.Sprintf("; %s → %s at %s UTC (%s)", m.From, m.To, m.At.UTC().Format(time.TimeOnly), m.Reason)
 	}
 	if h.HostToolsPod != "" {
 		c += "; host tools in pod " + h.HostToolsPod + ", container " + orDash(h.HostToolsContainer)

@@ -93,6 +93,9 @@ func Validate(r *Results) error {
 	if r.Environment.MTU < 0 {
 		add("environment.mtu: must be >= 0, got %d", r.Environment.MTU)
 	}
+	for i, h := range r.Environment.Hypervisors {
+		validatePodReplacements(fmt.Sprintf("environment.hypervisors[%d]", i), h, add)
+	}
 	seen := map[string]int{}
 	for i, pr := range r.Profiles {
 		k := fmt.Sprintf("profiles[%d]", i)
@@ -169,5 +172,33 @@ func checkVerdicts(key string, cs []CheckResult, add func(string, ...any)) {
 		default:
 			add("%s[%d].verdict: must be offloaded, software or inconclusive, got %q", key, i, c.Verdict)
 		}
+	}
+}
+
+// validatePodReplacements checks that h's pod replacements are a chain:
+// each names both pods, the node, when and why, and moves from where the
+// commands ran (pod, then the previous replacement's to).
+func validatePodReplacements(key string, h Hypervisor, add func(string, ...any)) {
+	if len(h.PodReplacements) > 0 && h.Pod == "" {
+		add("%s.pod_replacements: need the pod found at connect (%s.pod), which is not set", key, key)
+	}
+	from, fromKey := h.Pod, key+".pod"
+	for i, m := range h.PodReplacements {
+		k := fmt.Sprintf("%s.pod_replacements[%d]", key, i)
+		for _, f := range []struct{ name, v string }{{"from", m.From}, {"to", m.To}, {"node", m.Node}, {"reason", m.Reason}} {
+			if f.v == "" {
+				add("%s.%s: must be set", k, f.name)
+			}
+		}
+		if m.At.IsZero() {
+			add("%s.at: must be set", k)
+		}
+		if m.To != "" && m.To == m.From {
+			add("%s.to: must be another pod than from, got %q", k, m.To)
+		}
+		if from != "" && m.From != "" && m.From != from {
+			add("%s.from: must be %q (%s), where the commands ran, got %q", k, from, fromKey, m.From)
+		}
+		from, fromKey = m.To, k+".to"
 	}
 }

@@ -164,9 +164,15 @@ type Hypervisor struct {
 	// "kubernetes"; empty in files written before it was recorded (ssh).
 	Transport string `json:"transport,omitempty"`
 	// Pod is "<namespace>/<pod>" and Container the container the commands
-	// ran in, with transport kubernetes.
+	// ran in, with transport kubernetes: the pod found at connect.
 	Pod       string `json:"pod,omitempty"`
 	Container string `json:"container,omitempty"`
+	// PodReplacements are the moves of the hypervisor's commands from a
+	// pod that vanished under the run to its replacement, in order: the
+	// first from Pod, each next from the last one's To (transport
+	// kubernetes). Absent when Pod served the whole run, and in files
+	// written before they were recorded.
+	PodReplacements []PodReplacement `json:"pod_replacements,omitempty"`
 	// TCVersion is the iproute2 build of the tc the checks ran (`tc -V`,
 	// envinfo.TCVersion.String: "iproute2-6.1.0, libbpf 1.3.0").
 	TCVersion string `json:"tc_version,omitempty"`
@@ -178,6 +184,20 @@ type Hypervisor struct {
 	// OVSContainerTools are the host tools found in the OVS container by
 	// the probe (transport kubernetes): the ones missing ran in the debug pod.
 	OVSContainerTools []string `json:"ovs_container_tools,omitempty"`
+}
+
+// PodReplacement is one move of a hypervisor's commands: the pod From
+// vanished (a DaemonSet rollout, a drain) and the later commands ran in To,
+// the pod of the same selector on the same node.
+type PodReplacement struct {
+	From string    `json:"from"` // "<namespace>/<pod>"
+	To   string    `json:"to"`   // "<namespace>/<pod>"
+	Node string    `json:"node"`
+	At   time.Time `json:"at"` // when the commands moved
+	// Reason is how From vanished: "pod vanished: NotFound", "pod
+	// vanished: being deleted", "pod vanished: created again under the
+	// same name, uid A → B".
+	Reason string `json:"reason"`
 }
 
 // Guest is one instance.

@@ -167,6 +167,10 @@ func clone(r Results) Results {
 	out.Config.Profiles = slices.Clone(r.Config.Profiles)
 	out.Config.Checks = slices.Clone(r.Config.Checks)
 	out.Environment.Hypervisors = slices.Clone(r.Environment.Hypervisors)
+	for i, h := range out.Environment.Hypervisors {
+		out.Environment.Hypervisors[i].PodReplacements = slices.Clone(h.PodReplacements)
+		out.Environment.Hypervisors[i].OVSContainerTools = slices.Clone(h.OVSContainerTools)
+	}
 	out.Environment.Guests = slices.Clone(r.Environment.Guests)
 	out.Environment.NetworkAgents = slices.Clone(r.Environment.NetworkAgents)
 	if r.Profiles != nil {

@@ -15,7 +15,8 @@
 #      deleted (kube_setup.py delete-pod) and created again with the same labels under a new name, as
 #      the DaemonSet would (kube_setup.py objects creates what is missing). The run's harness.log or
 #      commands.jsonl must name the pod that vanished ("pod openstack/OLD on node compute1 vanished")
-#      and its replacement ("replaced by pod openstack/NEW"), and results.json the vanished pod.
+#      and its replacement ("replaced by pod openstack/NEW"), and results.json the vanished pod
+#      and the move (environment.hypervisors[].pod_replacements: OLD → NEW on the node).
 # Exit status: non-zero when either did not hold. Each row prints "ok:" or "FAILED:".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -160,6 +161,15 @@ else
       failed "the run named the vanished pod but not its replacement openstack/$new ($RUN)"
     elif ! grep -qF -- "pod openstack/$old on node $node vanished" "$RUN/results.json" 2>/dev/null; then
       failed "harness.log names the vanished pod, but no check's reason nor error in results.json does ($RUN)"
+    elif ! python3 - "$RUN/results.json" "$node" "openstack/$old" "openstack/$new" <<'PY'
+import json, sys
+path, node, old, new = sys.argv[1:]
+hvs = json.load(open(path))["environment"].get("hypervisors") or []
+moves = [m for h in hvs for m in h.get("pod_replacements") or []]
+sys.exit(0 if any(m["from"] == old and m["to"] == new and m["node"] == node for m in moves) else 1)
+PY
+    then
+      failed "results.json does not record the move from openstack/$old to openstack/$new on $node (environment.hypervisors[].pod_replacements) ($RUN)"
     else
       ok "the run (exit $RC) named the vanished pod openstack/$old on $node ${took}s after the delete, and its replacement openstack/$new"
       grep -hF "was replaced by pod openstack/$new" "$RUN/harness.log" | head -n 1 | cut -c1-400 | sed 's/^/  /'

@@ -35,7 +35,8 @@ import (
 // command was part of records it in its reason. A pod created again under
 // the same name between two commands is not seen (no exec fails); its UID
 // tells it apart when an exec fails. A debug pod (RunnerIn) is not
-// followed.
+// followed. Each move is told to kubeaccess.Options.Replaced, so that the
+// run's results name every pod its commands ran in.
 type Runner struct {
 	c  *Cluster
 	hv string
@@ -46,6 +47,10 @@ type Runner struct {
 	mu   sync.Mutex
 	pod  kubeaccess.Pod
 	name string
+	// moveMu is held from a move to the end of its report (log and
+	// Options.Replaced), so that the reports of two moves come in the
+	// order of the moves.
+	moveMu sync.Mutex
 }
 
 var _ kubeaccess.PodRunner = (*Runner)(nil)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,7 +22,8 @@ import (
 // already) tells a pod that vanished — NotFound, being deleted, or another
 // UID under the same name — from an API server that does not answer and
 // from a pod that is still there. A vanished OVS pod's replacement is
-// looked up by the selector and node, and the runner moves to it.
+// looked up by the selector and node, and the runner moves to it, telling
+// the run's log and kubeaccess.Options.Replaced.
 func (r *Runner) explain(ctx context.Context, pod kubeaccess.Pod, err error) error {
 	via := r.c.via(pod)
 	gctx, cancel := r.c.apiCall(ctx)
@@ -56,15 +58,23 @@ func (r *Runner) explain(ctx context.Context, pod kubeaccess.Pod, err error) err
 		return gone
 	}
 	gone.New = &next
+	r.moveMu.Lock()
+	defer r.moveMu.Unlock()
 	r.mu.Lock()
 	moved := r.pod == pod
 	if moved {
 		r.pod, r.name = next, runnerName(r.hv, next)
 	}
 	r.mu.Unlock()
-	if moved && r.c.logf != nil {
+	if !moved {
+		return gone
+	}
+	if r.c.logf != nil {
 		r.c.logf("kubernetes: pod %s/%s on node %s was replaced by pod %s/%s (%s); the later commands of hypervisor %s run there",
 			pod.Namespace, pod.Name, pod.Node, next.Namespace, next.Name, how, r.hv)
+	}
+	if r.c.replaced != nil {
+		r.c.replaced(kubeaccess.PodReplacement{Hypervisor: r.hv, Old: pod, New: next, How: how, At: time.Now()})
 	}
 	return gone
 }

@@ -40,10 +40,24 @@ func ovsPodOn(name, uid, node string) corev1.Pod {
 	}
 }
 
-// logLines is a kubeaccess.Options.Logf that keeps its lines.
+// logLines is a kubeaccess.Options.Logf that keeps its lines, and an
+// Options.Replaced that keeps the moves it is told of.
 type logLines struct {
 	mu    sync.Mutex
 	lines []string
+	moves []kubeaccess.PodReplacement
+}
+
+func (l *logLines) replaced(m kubeaccess.PodReplacement) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.moves = append(l.moves, m)
+}
+
+func (l *logLines) replacements() []kubeaccess.PodReplacement {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]kubeaccess.PodReplacement(nil), l.moves...)
 }
 
 func (l *logLines) logf(format string, args ...any) {
@@ -69,7 +83,7 @@ func (a *apiServer) hvRunner(t *testing.T, dir string, logs *logLines) *Runner {
 	t.Cleanup(func() { log.Close() })
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
 	rc := &rest.Config{Host: a.srv.URL, BearerToken: testToken, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
-	c, err := newCluster(rc, mosk, kubeaccess.Options{Log: log, KillGrace: 500 * time.Millisecond, Logf: logs.logf})
+	c, err := newCluster(rc, mosk, kubeaccess.Options{Log: log, KillGrace: 500 * time.Millisecond, Logf: logs.logf, Replaced: logs.replaced})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +98,9 @@ func (a *apiServer) hvRunner(t *testing.T, dir string, logs *logLines) *Runner {
 // The OVS pod of cmp-1 is deleted and the DaemonSet's replacement runs
 // there between two commands: the command that finds it gone fails naming
 // the pod that vanished, its node and namespace and the replacement; the
-// run's log says the runner moved; the next command runs in the new pod.
+// run's log says the runner moved, and Options.Replaced is told of the
+// move once, before the command returns; the next command runs in the new
+// pod.
 func TestPodReplacedBetweenCommands(t *testing.T) {
 	const oldPod, newPod = "openvswitch-vswitchd-default-aaaaa", "openvswitch-vswitchd-default-bbbbb"
 	a := newAPIServer(t)
@@ -97,8 +113,13 @@ func TestPodReplacedBetweenCommands(t *testing.T) {
 		t.Fatalf("first command: %q, %v", res.Stdout, err)
 	}
 
+	if m := logs.replacements(); len(m) != 0 {
+		t.Fatalf("moves told before any pod vanished: %+v", m)
+	}
 	a.setPods(ovsPodOn(newPod, "uid-2", "cmp-1"), ovsPodOn("openvswitch-vswitchd-default-zzzzz", "uid-9", "cmp-2"))
+	before := time.Now()
 	res, err := r.Run(ctx, "echo two")
+	after := time.Now()
 	var gone *kubeaccess.PodGoneError
 	if !errors.As(err, &gone) {
 		t.Fatalf("second command: exit %d, %v; want a PodGoneError", res.ExitCode, err)
@@ -115,9 +136,22 @@ func TestPodReplacedBetweenCommands(t *testing.T) {
 		t.Errorf("the run's log lacks %q:\n%s", want, logs.String())
 	}
 
+	moves := logs.replacements()
+	if len(moves) != 1 {
+		t.Fatalf("Options.Replaced was told %d moves, want 1: %+v", len(moves), moves)
+	}
+	if m := moves[0]; m.Hypervisor != "hv-1" || m.Old.Name != oldPod || m.Old.UID != "uid-1" || m.Old.Node != "cmp-1" ||
+		m.New.Name != newPod || m.New.UID != "uid-2" || m.New.Namespace != "openstack" || m.How != "NotFound" ||
+		m.At.Before(before) || m.At.After(after) {
+		t.Errorf("move told %+v; want hv-1 from %s (uid-1, cmp-1) to openstack/%s (uid-2), NotFound, between %s and %s", m, oldPod, newPod, before, after)
+	}
+
 	res, err = r.Run(ctx, "echo three")
 	if err != nil || string(res.Stdout) != "three\n" {
 		t.Fatalf("third command: %q, %v", res.Stdout, err)
+	}
+	if m := logs.replacements(); len(m) != 1 {
+		t.Errorf("a command in the replacement told another move: %+v", m)
 	}
 	if !strings.Contains(res.Target, newPod) || r.Pod().Name != newPod {
 		t.Errorf("third command ran as %q (runner's pod %s), want in %s", res.Target, r.Pod().Name, newPod)
@@ -134,6 +168,47 @@ func TestPodReplacedBetweenCommands(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "vanished") {
 		t.Errorf("the command log does not record the vanished pod:\n%s", data)
+	}
+}
+
+// Commands started together in a pod that vanished each fail naming it (a
+// late one may start in the replacement already, and pass), and the move
+// to the replacement is told once.
+func TestPodReplacedUnderConcurrentCommands(t *testing.T) {
+	const oldPod, newPod = "openvswitch-vswitchd-default-aaaaa", "openvswitch-vswitchd-default-bbbbb"
+	a := newAPIServer(t)
+	a.setPods(ovsPodOn(oldPod, "uid-1", "cmp-1"))
+	var logs logLines
+	r := a.hvRunner(t, t.TempDir(), &logs)
+	a.setPods(ovsPodOn(newPod, "uid-2", "cmp-1"))
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := r.Run(context.Background(), "true")
+			errs <- err
+		}()
+	}
+	failed := 0
+	for range n {
+		err := <-errs
+		if err == nil {
+			continue
+		}
+		failed++
+		var gone *kubeaccess.PodGoneError
+		if !errors.As(err, &gone) || gone.Old.Name != oldPod || gone.New == nil || gone.New.Name != newPod {
+			t.Errorf("got %v; want a PodGoneError from %s to %s", err, oldPod, newPod)
+		}
+	}
+	if failed == 0 {
+		t.Error("no command found the pod gone")
+	}
+	if m := logs.replacements(); len(m) != 1 || m[0].Old.Name != oldPod || m[0].New.Name != newPod {
+		t.Errorf("moves told %+v; want one, from %s to %s", m, oldPod, newPod)
+	}
+	if r.Pod().Name != newPod {
+		t.Errorf("runner in %s, want %s", r.Pod().Name, newPod)
 	}
 }
 
@@ -206,12 +281,18 @@ func TestPodGoneWithoutReplacement(t *testing.T) {
 	if r.Pod().Name != oldPod {
 		t.Errorf("runner moved to %s without a Running replacement", r.Pod().Name)
 	}
+	if m := logs.replacements(); len(m) != 0 {
+		t.Errorf("a move was told without a replacement: %+v", m)
+	}
 	a.setPods(ovsPodOn(newPod, "uid-2", "cmp-1"))
 	if _, err := r.Run(ctx, "true"); !errors.As(err, &gone) || gone.New == nil || gone.New.Name != newPod {
 		t.Fatalf("second try: %v; want the replacement found", err)
 	}
 	if res, err := r.Run(ctx, "echo ok"); err != nil || string(res.Stdout) != "ok\n" {
 		t.Fatalf("in the replacement: %q, %v", res.Stdout, err)
+	}
+	if m := logs.replacements(); len(m) != 1 || m[0].Old.Name != oldPod || m[0].New.Name != newPod {
+		t.Errorf("moves told %+v; want the one from %s to %s", m, oldPod, newPod)
 	}
 }
 

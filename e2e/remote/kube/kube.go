@@ -74,6 +74,9 @@ type Cluster struct {
 	grace time.Duration
 	// logf is the run's log (kubeaccess.Options.Logf); nil = none.
 	logf func(format string, args ...any)
+	// replaced is told of every runner's move to a replacement pod
+	// (kubeaccess.Options.Replaced); nil = nobody.
+	replaced func(kubeaccess.PodReplacement)
 	// wsProtocols overrides the WebSocket subprotocols offered (tests:
 	// v4.channel.k8s.io exercises the WebSocket data path against a server
 	// that has no v5); nil = client-go's v5.
@@ -180,7 +183,7 @@ func clusterFor(cs kubernetes.Interface, k config.Kubernetes, o kubeaccess.Optio
 		routeClientLog(o.Logf)
 	}
 	return &Cluster{client: cs, namespace: k.Namespace, debugNS: debugNS, selector: k.PodSelector, container: k.Container, nodeNames: k.NodeNames,
-		api: o.API, log: o.Log, grace: o.KillGrace, logf: o.Logf}
+		api: o.API, log: o.Log, grace: o.KillGrace, logf: o.Logf, replaced: o.Replaced}
 }
 
 // FindPod finds the OVS pod on node: the one Running pod in the namespace

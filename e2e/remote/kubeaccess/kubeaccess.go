@@ -57,6 +57,22 @@ type Options struct {
 	// log (klog, its "Unhandled Error" reports among them) goes there
 	// instead of the process's stderr. nil = neither.
 	Logf func(format string, args ...any)
+	// Replaced, when set, is told of every move of a runner
+	// (Cluster.Runner's) to the replacement of its vanished OVS pod: once
+	// per move, in the order of a runner's moves, before the command whose
+	// exec found the pod gone returns its PodGoneError. It must not call
+	// back into the runner. nil = nobody is told (the log still is).
+	Replaced func(PodReplacement)
+}
+
+// PodReplacement is a runner's move from the OVS pod that vanished under a
+// command (PodGoneError) to the pod the DaemonSet put in its place, where
+// the later commands of the hypervisor run.
+type PodReplacement struct {
+	Hypervisor string
+	Old, New   Pod
+	How        string    // PodGoneError.How: "NotFound", "being deleted", …
+	At         time.Time // when the runner moved
 }
 
 // PodRunner runs commands in one pod's container.

@@ -1,0 +1,58 @@
+package harness
+
+import (
+	"slices"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+// podReplaced is the cluster's kubeaccess.Options.Replaced: hypervisor
+// rp.Hypervisor's commands moved from the OVS pod that vanished to its
+// replacement. The move joins the run's history and, once the environment
+// is recorded, results.json (environment.hypervisors[].pod_replacements),
+// so that the file names every pod the commands ran in, not only the one
+// found at connect. A pair of a fleet records in the fleet's run, whose
+// results hold the environment.
+func (s *Session) podReplaced(rp kubeaccess.PodReplacement) {
+	if s.parent != nil {
+		s.parent.podReplaced(rp)
+		return
+	}
+	s.podMu.Lock()
+	if s.podMoves == nil {
+		s.podMoves = map[string][]results.PodReplacement{}
+	}
+	s.podMoves[rp.Hypervisor] = append(s.podMoves[rp.Hypervisor], results.PodReplacement{
+		From: podRef(rp.Old), To: podRef(rp.New), Node: rp.Old.Node, At: rp.At.UTC(), Reason: "pod vanished: " + rp.How,
+	})
+	s.podMu.Unlock()
+	if s.Results == nil {
+		return
+	}
+	if err := s.Results.Update(s.recordPodMoves); err != nil {
+		s.Logf("WARNING: %s: the move from pod %s to %s is not in %s: %v", rp.Hypervisor, podRef(rp.Old), podRef(rp.New), ResultsFile, err)
+	}
+}
+
+// recordPodMoves puts every move so far into the pod_replacements of r's
+// hypervisors that are recorded. It runs in each update of the
+// environment, so that a move told before the environment was collected,
+// or while it was, is not lost.
+func (s *Session) recordPodMoves(r *results.Results) {
+	if s.parent != nil {
+		s.parent.recordPodMoves(r)
+		return
+	}
+	s.podMu.Lock()
+	defer s.podMu.Unlock()
+	for i := range r.Environment.Hypervisors {
+		h := &r.Environment.Hypervisors[i]
+		if moves := s.podMoves[h.Name]; len(moves) > 0 {
+			h.PodReplacements = slices.Clone(moves)
+		}
+	}
+}
+
+// podRef is "<namespace>/<pod>", how results.json names a pod.
+func podRef(p kubeaccess.Pod) string { return p.Namespace + "/" + p.Name }
