@@ -18,11 +18,17 @@
 #      ovsdb-servers, ovn-northd) on the controller, ovn-controller beside each hypervisor's OVS
 #      instead of the Neutron OVS agent, ML2/OVN with Geneve tenant networks (lab/conf/
 #      ml2_conf-ovn.ini); a lab up with the other backend is taken down first,
+#      LAB_HV_DOMAIN (empty, the default, or a domain such as asap2lab.test): Nova's hypervisor
+#      names become computeN.<domain> (each nova-compute's node; the service host stays
+#      computeN), as on a MOSK cloud with FQDN hypervisor_hostnames; for the Kubernetes checks
+#      (lab/kube/job.sh), not for configs keyed by hypervisor name; a lab up with another
+#      domain is taken down first,
 #      LAB_K8S=1: also the lab's Kubernetes control plane (lab/kube/up.sh: etcd, kube-apiserver, a
 #      kwok inside each hypervisor; binaries built once into /var/cache/asap2lab/kube), on a fresh
 #      lab and on one already up.
 set -euo pipefail
 LAB_COMPUTES=${LAB_COMPUTES:-2}   # up.sh's own default: the number of the lab that is up does not decide it
+LAB_HV_DOMAIN=${LAB_HV_DOMAIN:-}  # the same: no domain unless asked for
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 [ "$(id -u)" = 0 ] || { echo "up.sh: must run as root" >&2; exit 1; }
 FIREWALL_DRIVER=${LAB_FIREWALL_DRIVER:-openvswitch}
@@ -88,6 +94,7 @@ healthy() {
   [ "$(cat "$LAB_STATE/release" 2>/dev/null)" = "$LAB_RELEASE" ] || return 1
   [ "$(cat "$LAB_STATE/computes" 2>/dev/null || echo 2)" = "$LAB_COMPUTES" ] || return 1
   [ "$(cat "$LAB_STATE/backend" 2>/dev/null || echo ovs)" = "$LAB_BACKEND" ] || return 1
+  [ "$(cat "$LAB_STATE/hv_domain" 2>/dev/null)" = "$LAB_HV_DOMAIN" ] || return 1
   local f
   for f in "$PIDS"/*.pid; do
     [ -e "$f" ] || return 1
@@ -128,7 +135,8 @@ chmod 700 "$LAB_STATE"
 echo "$LAB_RELEASE" >"$LAB_STATE/release"
 echo "$LAB_COMPUTES" >"$LAB_STATE/computes"
 echo "$LAB_BACKEND" >"$LAB_STATE/backend"
-say "backend $LAB_BACKEND; release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}"
+echo "$LAB_HV_DOMAIN" >"$LAB_STATE/hv_domain"
+say "backend $LAB_BACKEND; release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}${LAB_HV_DOMAIN:+; hypervisor names compute*.$LAB_HV_DOMAIN}"
 rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-20; }  # no early-closing reader: pipefail-safe
 ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
 DB="mysql+pymysql://os:$DB_PW@$CTL_IP:$DB_PORT"
@@ -508,7 +516,8 @@ do_hypervisors() {
     sshd_start "$n"
     echo "$(hv_ctlip "$n") $(cut -d' ' -f1-2 "$SSHD/hv$n-host-ed25519.pub")" >>"$SSHD/known_hosts"
     start "nova-compute-$(hv_host "$n")" env \
-      ASAP2LAB_HOST="$(hv_host "$n")" ASAP2LAB_HV_NETNS="$(hv_ns "$n")" ASAP2LAB_OVS_RUNDIR="$(hv_rundir "$n")" \
+      ASAP2LAB_HOST="$(hv_host "$n")" ASAP2LAB_NODENAME="$(hv_node "$n")" \
+      ASAP2LAB_HV_NETNS="$(hv_ns "$n")" ASAP2LAB_OVS_RUNDIR="$(hv_rundir "$n")" \
       ASAP2LAB_STATE="$LAB_STATE" ASAP2LAB_LOG_DIR="$LOGS" ASAP2LAB_MGMT_BRIDGE="$MGMT_BR" \
       ASAP2LAB_DRIVER_DIR="$DRIVER_DIR" ASAP2LAB_GUESTCTL_PREFIX="$guestctl" \
       ASAP2LAB_GUEST_EXEC="$LAB_GUEST_EXEC" ASAP2LAB_GUEST_KEEP="$LAB_GUEST_KEEP" \
@@ -547,11 +556,11 @@ do_ready() {
   export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
   if [ "$LAB_BACKEND" = ovn ]; then ovn_chassis_compat; fi
   ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') ASAP2LAB_BACKEND=$LAB_BACKEND \
-    rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
+    ASAP2LAB_HV_DOMAIN=$LAB_HV_DOMAIN rx python3 "$LAB_DIR/lib/cloud_setup.py" wait "${LAB_READY_TIMEOUT:-240}"
   # up is not "services running" but "a build can be scheduled on both hosts" (issue 25): each host
   # in Placement with allocation candidates, mapped to the cell, with its PCI pool of fake VFs
   LAB_DB_URL=$DB ASAP2LAB_HOSTS=$(for n in $HVS; do hv_host "$n"; done | tr '\n' ' ') \
-    rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
+    ASAP2LAB_HV_DOMAIN=$LAB_HV_DOMAIN rx python3 "$LAB_DIR/lib/cloud_setup.py" schedulable "${LAB_READY_TIMEOUT:-240}"
   # the agent has built br-int / br-tun (ovn-controller: br-int and a Geneve port to every other
   # chassis); SSH with stock tools sees this hypervisor's OVS
   local peers

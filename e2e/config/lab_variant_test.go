@@ -140,6 +140,18 @@ func TestLabKubernetesVariant(t *testing.T) {
 	if k.Namespace != "openstack" || k.Preset != KubePresetOVS || !strings.HasSuffix(k.Kubeconfig, "harness.kubeconfig") || len(h.Hosts) != 0 {
 		t.Errorf("lab/harness-kube.yaml: namespace %q, preset %q, kubeconfig %q, %d hosts", k.Namespace, k.Preset, k.Kubeconfig, len(h.Hosts))
 	}
+	// The lab's OVS containers lack tcpdump (lab/kube/up.sh): the run needs a
+	// debug pod, of a named image (kwok pulls nothing; auto would chroot into
+	// a /host kwok's exec does not have) in the OVS pods' namespace.
+	if k.DebugImage == "" || k.DebugImage == DebugImageAuto || k.DebugNamespace != "" {
+		t.Errorf("lab/harness-kube.yaml: debug_image %q, debug_namespace %q; want a named image in the OVS pods' namespace", k.DebugImage, k.DebugNamespace)
+	}
+	// No placement.hosts: the pair is spread by anti-affinity and each
+	// hypervisor is mapped to its node by Nova's service host, so the same
+	// file runs on a lab whose hypervisor names are FQDNs (LAB_HV_DOMAIN).
+	if len(variant.Placement.Hosts) != 0 || len(k.NodeNames) != 0 {
+		t.Errorf("lab/harness-kube.yaml: placement.hosts %v, node_names %v; want neither (LAB_HV_DOMAIN)", variant.Placement.Hosts, k.NodeNames)
+	}
 	// Everything but the hypervisors block and the label must be the same.
 	strip := func(c *Config) string {
 		cp := *c

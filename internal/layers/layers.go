@@ -92,7 +92,7 @@ var Layers = []Layer{
 		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/iperf3", "e2e/remote/kubeaccess", "e2e/report", "fixtures"},
 			Note: "it renders the reports as the run's last final step"},
 		{Path: "tools/report", Imports: []string{"e2e/fleet", "e2e/report", "e2e/results", "tools/internal/cli"}},
-		{Path: "tools/checkrun", Imports: []string{"e2e/results", "tools/internal/cli"}},
+		{Path: "tools/checkrun", Imports: []string{"e2e/offload", "e2e/remote", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},

@@ -11,7 +11,17 @@
 #      (no provisioning in its timings, no "created" line in its harness.log, no server of its
 #      run in Nova);
 #   3. a debug pod in a PodSecurity "restricted" namespace: kubecheck's server-side dry run is
-#      refused by the API server's admission, and says so.
+#      refused by the API server's admission, and says so;
+#   4. a killed run: the offload checks started again, SIGKILLed (the whole ginkgo process group)
+#      once its debug pod exists in the API (the admin's view, not the hypervisors'); the sweeper
+#      with the run id must find and delete that pod and the run's OpenStack leftovers, and no
+#      debug pod may remain.
+# Step 1 also holds the debug pod: the lab's OVS containers lack tcpdump (lab/kube/up.sh), so the
+# run must say so, run tcpdump in a node debug pod per node (tools/checkrun debug-pod: harness.log,
+# results.json's host_tools_pod, commands.jsonl) and leave no pod with the harness's debug labels.
+# On a lab with LAB_HV_DOMAIN ($LAB_STATE/hv_domain: Nova's hypervisor names are
+# computeN.<domain>) step 1 also asserts the node mapping (tools/checkrun node-mapping: every
+# hypervisor is such an FQDN, its pod on node computeN, matched by Nova's service host).
 # Exit status: non-zero when any of them did not hold. Each step prints "ok:" or "FAILED:".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,6 +34,8 @@ KSTATE=$LAB_STATE/kube
 export OS_CLIENT_CONFIG_FILE=${OS_CLIENT_CONFIG_FILE:-$LAB_STATE/clouds.yaml}
 LAB_DIR=$ROOT/lab
 source lab/releases/select.sh   # rx: the release's openstack CLI
+HV_DOMAIN=$(cat "$LAB_STATE/hv_domain" 2>/dev/null || true)   # lab/up.sh LAB_HV_DOMAIN
+KILL_REACH_S=${KUBE_KILL_REACH_S:-600}   # step 4: start to the debug pod (create, boot, connect)
 for f in harness noexec; do
   [ -r "$KSTATE/$f.kubeconfig" ] || { echo "lab/kube/job.sh: $KSTATE/$f.kubeconfig missing: bash lab/kube/up.sh (or LAB_K8S=1 make lab-up)" >&2; exit 2; }
 done
@@ -50,6 +62,35 @@ ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/kube \
 rc=$?
 kube_run=$(run_dir_of "$OUT/kube")
 if [ $rc != 0 ]; then failed "the perf suite over Kubernetes (exit $rc; $OUT/kube)"; else ok "the perf suite over Kubernetes passed"; fi
+# debug_pods: the harness's node debug pods in the API (admin), "NS/NAME NODE RUN-ID" lines.
+debug_pods() {
+  KUBE_SERVER=$(awk '/server:/ {print $2; exit}' "$KSTATE/admin.kubeconfig") KUBE_CA=$KSTATE/pki/ca.crt \
+    KUBE_TOKEN_FILE=$KSTATE/etc/admin.token python3 lab/kube/kube_setup.py debug-pods "$@" 2>/dev/null
+}
+if [ -z "$kube_run" ]; then
+  failed "no run directory in $OUT/kube"
+else
+  if go run ./tools/checkrun debug-pod "$kube_run"; then
+    ok "the OVS containers lacked tcpdump and it ran in a node debug pod per node (harness.log, results.json, commands.jsonl)"
+  else
+    failed "the run over Kubernetes did not run tcpdump in a node debug pod ($kube_run)"
+  fi
+  left=$(debug_pods); rc=$?
+  if [ $rc != 0 ]; then
+    failed "could not list the debug pods (kube_setup.py debug-pods, exit $rc)"
+  elif [ -n "$left" ]; then
+    failed "debug pods left after the run: $left"
+  else
+    ok "no pod with the harness's debug labels is left after the run"
+  fi
+  if [ -n "$HV_DOMAIN" ]; then
+    if go run ./tools/checkrun node-mapping "$kube_run" "$HV_DOMAIN"; then
+      ok "every hypervisor is an FQDN in $HV_DOMAIN, mapped to its node by Nova's service host"
+    else
+      failed "the hypervisors are not FQDNs in $HV_DOMAIN mapped by service host ($kube_run)"
+    fi
+  fi
+fi
 if [ -n "$SSH_OUT" ]; then
   ssh_run=$(run_dir_of "$SSH_OUT")
   if [ -z "$ssh_run" ] || [ -z "$kube_run" ]; then
@@ -96,12 +137,68 @@ fi
 
 # ------------------------------------------------------------------ 3. PodSecurity restricted
 echo "== preflight: the debug pod in a PodSecurity restricted namespace (asap2lab-restricted)"
-cfg=$(variant restricted -e 's#^    preset: ovs#    preset: ovs\n    debug_image: auto\n    debug_namespace: asap2lab-restricted#')
+cfg=$(variant restricted -e 's#^    preset: ovs#    preset: ovs\n    debug_namespace: asap2lab-restricted#')
 out=$(go run ./tools/kubecheck "$cfg" 2>&1); rc=$?
 echo "$out" | sed 's/^/  kubecheck: /'
 if [ $rc = 1 ] && grep -q 'FAIL.*debug pod.*refused.*PodSecurity "restricted' <<<"$out"; then
   ok "the API server's PodSecurity admission refused the debug pod at the dry run, and kubecheck said so"
 else
   failed "kubecheck with debug_namespace asap2lab-restricted: exit $rc, want 1 and the debug pod refused by PodSecurity \"restricted\""
+fi
+# ------------------------------------------------------------------ 4. a killed run, swept
+echo "== a run killed once its debug pod exists; the sweeper finds and deletes what it left"
+mkdir -p "$OUT/killed"
+ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/killed \
+  setsid go tool ginkgo -v --timeout=30m --output-dir="$OUT/killed" --label-filter=offload ./suites/perf \
+  >"$OUT/killed/ginkgo.out" 2>&1 </dev/null &
+kpid=$!
+t0=$(date +%s); pods=
+while [ $(( $(date +%s) - t0 )) -lt "$KILL_REACH_S" ] && kill -0 "$kpid" 2>/dev/null; do
+  k_run=$(run_dir_of "$OUT/killed")
+  if [ -n "$k_run" ]; then
+    pods=$(debug_pods | grep -F " $(basename "$k_run")" || true)
+    [ -n "$pods" ] && break
+  fi
+  sleep 1
+done
+if [ -z "$pods" ]; then
+  failed "no debug pod of the run appeared within ${KILL_REACH_S}s (or the run ended first: $OUT/killed/ginkgo.out)"
+  kill -0 "$kpid" 2>/dev/null && kill -KILL -- "-$kpid"
+  wait "$kpid" 2>/dev/null
+else
+  kid=$(basename "$k_run")
+  kill -KILL -- "-$kpid"; wait "$kpid" 2>/dev/null
+  echo "  run $kid SIGKILLed $(( $(date +%s) - t0 ))s after its start, its debug pod(s) in the API:"
+  echo "$pods" | sed 's/^/    /'
+  t1=$(date +%s)
+  go run ./tools/sweeper --config "$ROOT/lab/harness-kube.yaml" --run-id "$kid" --delete \
+    >"$OUT/killed/sweep.json" 2>"$OUT/killed/sweep.err"; rc=$?
+  sed 's/^/  sweeper: /' "$OUT/killed/sweep.err" | head -n 20
+  verdict=$(python3 - "$OUT/killed/sweep.json" "$pods" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+want = {line.split()[0] for line in sys.argv[2].splitlines() if line.strip()}
+res = rep.get('resources') or []
+pods = {r['id'] for r in res if r['kind'] == 'kubernetes pod' and r['action'] == 'deleted'}
+other = sorted('%s %s' % (r['kind'], r['name']) for r in res if r['kind'] != 'kubernetes pod' and r['action'] == 'deleted')
+problems = []
+if want - pods:
+    problems.append('debug pod(s) %s not deleted by the sweeper' % sorted(want - pods))
+if not other:
+    problems.append('no OpenStack leftover of the run deleted')
+if rep.get('left'):
+    problems.append('%d selected resource(s) left' % rep['left'])
+print(('FAILED ' + '; '.join(problems)) if problems else
+      'ok deleted debug pod(s) %s and %d OpenStack leftover(s): %s' % (sorted(pods), len(other), ', '.join(other)))
+PY
+)
+  left=$(debug_pods)
+  if [ $rc != 0 ] || [ "${verdict%% *}" != ok ]; then
+    failed "the sweeper after the killed run $kid (exit $rc): ${verdict#* } ($OUT/killed/sweep.json)"
+  elif [ -n "$left" ]; then
+    failed "debug pods left after the sweep: $left"
+  else
+    ok "the sweeper (exit 0, $(( $(date +%s) - t1 ))s) ${verdict#ok }; no debug pod remains"
+  fi
 fi
 exit $status

@@ -8,6 +8,14 @@ API server's REST API with the lab admin's token (no kubectl).
   python3 kube_setup.py wait HOSTS TIMEOUT  every Node Ready and every lab pod Running, ready
   python3 kube_setup.py token NS SA SECONDS a service-account token (TokenRequest), on stdout
   python3 kube_setup.py delete-pod NS NAME  delete a pod (grace 0) and wait until it is gone
+  python3 kube_setup.py debug-pods [--delete]
+                                            the harness's node debug pods in every namespace (its
+                                            labels: DEBUG_SELECTOR), one "NS/NAME NODE RUN-ID" line
+                                            each; --delete deletes them and waits until they are gone
+  python3 kube_setup.py toolfarm DIR TOOL...  DIR: a symlink to every program of the bin directories
+                                            (TOOL_DIRS, first one wins as on a PATH) but TOOL...; no
+                                            API server, no environment (lab/kube/up.sh runs it where
+                                            kwok runs, so the links are that root's programs)
 
 HOSTS is a comma-separated list of NODE=IP (Nova's service host = the node's name, and the
 hypervisor's control address, where its kwok serves the kubelet API).
@@ -17,10 +25,12 @@ Idempotent: an object that exists is left as it is.
 import copy
 import json
 import os
+import shutil
 import ssl
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import yaml
@@ -43,6 +53,57 @@ OVN_PRESET = {'labels': {'application': 'openvswitch_ovn', 'component': 'control
               'daemonset': 'ovn-controller-default', 'containers': ['controller', 'vswitchd']}
 # Never pulled: kwok runs no container. A name of the shape MOSK's images have.
 LAB_IMAGE = 'asap2lab.invalid/openstack/openvswitch:lab'
+
+# The labels of the harness's node debug pods (e2e/remote/kube/debug.go: LabelManagedBy,
+# LabelRole): what the leak check and the sweeper select them by.
+DEBUG_SELECTOR = 'app.kubernetes.io/managed-by=asap2-e2e,asap2-e2e/role=node-debug'
+
+# Where a PATH finds programs on the lab's roots (Debian 12 and 13: merged /usr, /bin and /sbin
+# are links to usr/bin and usr/sbin, so tcpdump, in /usr/bin, is also /bin/tcpdump). A farm made
+# of all of them less a tool lacks that tool under every name a PATH lookup could use.
+TOOL_DIRS = ('/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin')
+# What the OVS-shaped pods' containers lack (lab/kube/up.sh: their exec's PATH is a farm without
+# them), so the harness runs them in a node debug pod.
+OVS_CONTAINER_LACKS = ('tcpdump',)
+
+
+def tool_farm(dest, dirs=TOOL_DIRS, without=OVS_CONTAINER_LACKS):
+    """Make dest a directory of symlinks, one per program name found in dirs (the first
+    directory holding a name wins, as on a PATH; the link points to the path in that directory),
+    none for the names in without. Built beside dest and renamed over it, so a PATH naming dest
+    never sees half a farm. Returns (links made, names left out that some directory has)."""
+    dest = os.path.abspath(dest)
+    tmp = dest + '.new'
+    if os.path.lexists(tmp):
+        shutil.rmtree(tmp)
+    os.makedirs(tmp)
+    made, left_out = 0, set()
+    for d in dirs:
+        try:
+            names = sorted(os.listdir(d))
+        except FileNotFoundError:
+            continue
+        for name in names:
+            path = os.path.join(d, name)
+            if not os.access(path, os.X_OK) or os.path.isdir(path):
+                continue
+            if name in without:
+                left_out.add(name)
+                continue
+            link = os.path.join(tmp, name)
+            if not os.path.lexists(link):
+                os.symlink(path, link)
+                made += 1
+    if os.path.lexists(dest):
+        old = dest + '.old'
+        if os.path.lexists(old):
+            shutil.rmtree(old)
+        os.rename(dest, old)
+        os.rename(tmp, dest)
+        shutil.rmtree(old)
+    else:
+        os.rename(tmp, dest)
+    return made, sorted(left_out)
 
 
 def parse_hosts(spec):
@@ -275,9 +336,33 @@ def delete_pod(api, ns, name, timeout=60):
         time.sleep(0.5)
 
 
+def debug_pods(api, delete=False, timeout=60):
+    """The harness's node debug pods in every namespace, as (ns, name, node, run id); deleted
+    (and waited for) with delete."""
+    sel = urllib.parse.quote(DEBUG_SELECTOR, safe='=,')
+    out = []
+    for p in api.list('/api/v1/pods?labelSelector=' + sel):
+        md = p['metadata']
+        out.append((md['namespace'], md['name'], p['spec'].get('nodeName', ''),
+                    md.get('labels', {}).get('asap2-e2e/run-id', '')))
+    if delete:
+        for ns, name, _, _ in out:
+            delete_pod(api, ns, name, timeout)
+    return out
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ('objects', 'wait', 'token', 'delete-pod'):
+    if len(argv) < 2 or argv[1] not in ('objects', 'wait', 'token', 'delete-pod', 'debug-pods', 'toolfarm'):
         sys.exit(__doc__)
+    if argv[1] == 'toolfarm':
+        if len(argv) < 4:
+            sys.exit(__doc__)
+        made, left_out = tool_farm(argv[2], without=tuple(argv[3:]))
+        missing = sorted(set(argv[3:]) - set(left_out))
+        print('kube_setup: %s: %d programs linked, left out %s%s' % (
+            argv[2], made, ', '.join(left_out) or 'nothing',
+            ('; not found in %s anyway: %s' % (':'.join(TOOL_DIRS), ', '.join(missing))) if missing else ''))
+        return
     missing = [k for k in ('KUBE_SERVER', 'KUBE_CA', 'KUBE_TOKEN_FILE') if not os.environ.get(k)]
     if missing:
         sys.exit('kube_setup: environment %s not set' % ', '.join(missing))
@@ -292,6 +377,12 @@ def main(argv):
         token(api, *args)
     elif cmd == 'delete-pod' and len(args) == 2:
         delete_pod(api, *args)
+    elif cmd == 'debug-pods' and args in ([], ['--delete']):
+        pods = debug_pods(api, delete=bool(args))
+        for ns, name, node_name, run_id in pods:
+            print('%s/%s %s %s%s' % (ns, name, node_name or '-', run_id or '-', ' deleted' if args else ''))
+        print('kube_setup: %d debug pod(s) (%s)%s' % (len(pods), DEBUG_SELECTOR, ', deleted' if args and pods else ''),
+              file=sys.stderr)
     else:
         sys.exit(__doc__)
 

@@ -3,6 +3,7 @@ KUBE_STATE=$LAB_STATE/kube      # under $LAB_STATE: lab/down.sh removes it with 
 KUBE_PIDS=$KUBE_STATE/pids      # not $PIDS: lab/up.sh's health check stays about OpenStack
 KUBE_PKI=$KUBE_STATE/pki
 KUBE_ETC=$KUBE_STATE/etc
+KUBE_TOOLFARM=$KUBE_STATE/toolfarm   # the OVS containers' PATH: every program but tcpdump (up.sh)
 KUBE_ETCD_PORT=12379            # 127.0.0.1 only
 KUBE_ETCD_PEER_PORT=12380
 KUBE_API_PORT=16443             # on $CTL_IP, the lab's control address

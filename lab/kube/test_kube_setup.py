@@ -1,7 +1,10 @@
 """Unit tests of kube_setup's pure parts: python3 -m unittest lab/kube/test_kube_setup.py."""
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -98,6 +101,70 @@ class HostsTest(unittest.TestCase):
                          '/apis/rbac.authorization.k8s.io/v1/clusterroles')
         with self.assertRaisesRegex(ValueError, 'kind Deployment'):
             kube_setup.collection_path({'kind': 'Deployment', 'metadata': {'name': 'x'}})
+
+
+class DebugSelectorTest(unittest.TestCase):
+    def test_the_harness_labels(self):
+        """DEBUG_SELECTOR is e2e/remote/kube's debug pod labels (managed-by, role)."""
+        with open(os.path.join(ROOT, 'e2e', 'remote', 'kube', 'debug.go')) as f:
+            consts = dict(re.findall(r'^\s*(\w+)\s*=\s*"([^"]*)"', f.read(), re.M))
+        want = '%s=%s,%s=%s' % (consts['LabelManagedBy'], consts['ManagedBy'], consts['LabelRole'], consts['RoleNodeDebug'])
+        self.assertEqual(kube_setup.DEBUG_SELECTOR, want)
+
+
+class ToolFarmTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='asap2lab-t-farm-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def prog(self, d, name, mode=0o755):
+        os.makedirs(os.path.join(self.tmp, d), exist_ok=True)
+        path = os.path.join(self.tmp, d, name)
+        with open(path, 'w') as f:
+            f.write('#!/bin/sh\n')
+        os.chmod(path, mode)
+        return path
+
+    def test_first_directory_wins_and_the_tools_are_left_out(self):
+        a1 = self.prog('a', 'sh')
+        self.prog('b', 'sh')
+        b_tc = self.prog('b', 'tc')
+        self.prog('a', 'tcpdump')
+        self.prog('b', 'tcpdump')
+        self.prog('b', 'README', 0o644)
+        os.makedirs(os.path.join(self.tmp, 'b', 'subdir'))
+        dirs = [os.path.join(self.tmp, d) for d in ('a', 'missing', 'b')]
+        farm = os.path.join(self.tmp, 'farm')
+        made, left = kube_setup.tool_farm(farm, dirs, ('tcpdump',))
+        self.assertEqual((made, left), (2, ['tcpdump']))
+        self.assertEqual(sorted(os.listdir(farm)), ['sh', 'tc'])
+        self.assertEqual(os.readlink(os.path.join(farm, 'sh')), a1)
+        self.assertEqual(os.readlink(os.path.join(farm, 'tc')), b_tc)
+        # made again over the old one (a program gone, one new): nothing of the old farm is left
+        os.remove(b_tc)
+        self.prog('b', 'ip')
+        self.assertEqual(kube_setup.tool_farm(farm, dirs, ('tcpdump',)), (2, ['tcpdump']))
+        self.assertEqual(sorted(os.listdir(farm)), ['ip', 'sh'])
+        self.assertEqual(sorted(os.listdir(self.tmp)), ['a', 'b', 'farm'])
+
+    def test_a_path_of_the_farm_lacks_tcpdump_for_real(self):
+        """On this machine's own bin directories: tcpdump is 'not found' (exit 127) through the
+        farm, and the other programs run."""
+        if not shutil.which('tcpdump', path=':'.join(kube_setup.TOOL_DIRS)):
+            self.skipTest('no tcpdump on this machine: nothing to leave out')
+        farm = os.path.join(self.tmp, 'farm')
+        kube_setup.tool_farm(farm)
+        env = dict(os.environ, PATH=farm)
+        r = subprocess.run(['/bin/sh', '-c', 'tcpdump --version'], env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 127, r.stderr)
+        self.assertIn('not found', r.stderr)
+        r = subprocess.run(['/bin/sh', '-c', 'timeout -s INT 5 true && ls --version && setsid true'],
+                           env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # the host's own PATH still has it
+        r = subprocess.run(['/bin/sh', '-c', 'tcpdump --version'], capture_output=True, text=True,
+                           env=dict(os.environ, PATH=':'.join(kube_setup.TOOL_DIRS)))
+        self.assertEqual(r.returncode, 0, r.stderr)
 
 
 if __name__ == '__main__':

@@ -11,6 +11,8 @@
 # and the objects (kube_setup.py): namespace openstack with its default service account, a Node per
 # hypervisor named as Nova's service host (computeN), an OVS DaemonSet-shaped pod (rockoon's labels,
 # container openvswitch-vswitchd) and an OVN-shaped one (ovn-controller, container vswitchd) on each,
+# whose containers' exec finds no tcpdump (a PATH of $KUBE_TOOLFARM: every program but tcpdump), so
+# the harness runs it in a node debug pod (the debug container keeps every tool),
 # docs/kubernetes-rbac.yaml as written plus its no-pods/exec variant, a PodSecurity restricted
 # namespace, and kubeconfigs in $KUBE_STATE: harness.kubeconfig (the docs' service account),
 # noexec.kubeconfig, admin.kubeconfig.
@@ -138,13 +140,23 @@ kwok_config() {
     done
     cat <<EOF
 ---
-# exec into a pod of $(hv_host "$n"): a local process of this kwok (inside hypervisor $n)
+# exec into a pod of $(hv_host "$n"): a local process of this kwok (inside hypervisor $n). The
+# OVS-shaped pods' containers (rockoon's openvswitch-vswitchd; ovn-controller's controller and
+# vswitchd) find their programs through $KUBE_TOOLFARM only, which has every program of the
+# root but tcpdump, like an OVS image without it: the harness must run tcpdump in a node debug
+# pod. Any other container (the debug pod's "debug") has kwok's own PATH, every tool.
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: ClusterExec
 metadata:
   name: asap2lab-hv$n-local
 spec:
   execs:
+  - containers: [openvswitch-vswitchd, controller, vswitchd]
+    local:
+      workDir: /
+      envs:
+      - name: PATH
+        value: $KUBE_TOOLFARM
   - local:
       workDir: /
 EOF
@@ -165,8 +177,14 @@ current-context: asap2lab
 EOF
   chmod 600 "$KUBE_ETC/kwok-hv$n.kubeconfig"
 }
+# toolfarm: $KUBE_TOOLFARM, made where kwok runs (through the release's LAB_CMD, so on Epoxy of
+# its root's programs), less what the OVS containers lack (kube_setup.py OVS_CONTAINER_LACKS).
+toolfarm() {
+  "${LAB_CMD[@]}" python3 "$LAB_DIR/kube/kube_setup.py" toolfarm "$KUBE_TOOLFARM" tcpdump
+}
 kwoks() {
   local n
+  toolfarm
   for n in $HVS; do
     kwok_config "$n"
     # HOME: kwok reads ~/.kwok/kwok.yaml as its default config; the lab's own only. Through the

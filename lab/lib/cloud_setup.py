@@ -1,6 +1,7 @@
 """asap2lab: wait until the cloud is usable, then create the lab's shared resources.
 
-  python3 cloud_setup.py wait TIMEOUT_S    every hypervisor in Nova, its nova-compute service up, its
+  python3 cloud_setup.py wait TIMEOUT_S    every hypervisor in Nova (<host>.ASAP2LAB_HV_DOMAIN with a
+                                           domain), its nova-compute service up, its
                                            L2 agent alive (Open vSwitch agent, or OVN Controller agent with ASAP2LAB_BACKEND=ovn; the hosts: ASAP2LAB_HOSTS,
                                            space-separated, from lab/up.sh; default compute1 compute2)
   python3 cloud_setup.py schedulable TIMEOUT_S
@@ -21,6 +22,15 @@ import sys
 import time
 
 HOSTS = tuple(os.environ.get('ASAP2LAB_HOSTS', 'compute1 compute2').split())
+# LAB_HV_DOMAIN (lab/up.sh): each host's nova-compute names its node (the hypervisor, the
+# Placement resource provider) <host>.<domain>; the service host, the L2 agent's host, the cell's
+# host mapping and compute_nodes.host stay <host>.
+HV_DOMAIN = os.environ.get('ASAP2LAB_HV_DOMAIN', '')
+
+
+def node_of(host, domain=HV_DOMAIN):
+    """Nova's hypervisor name (the compute node's) of service host host."""
+    return '%s.%s' % (host, domain) if domain else host
 # Neutron's L2 agent on each host by the lab's backend (ASAP2LAB_BACKEND): ML2/OVN lists each
 # chassis's ovn-controller as an agent of this type
 L2_AGENT = {'ovs': 'Open vSwitch agent', 'ovn': 'OVN Controller agent'}[os.environ.get('ASAP2LAB_BACKEND', 'ovs')]
@@ -38,7 +48,7 @@ def wait(conn, timeout):
                           if s.state == 'up' and s.status == 'enabled')
             agents = sorted(a.host for a in conn.network.agents(agent_type=L2_AGENT) if a.is_alive)
             state = 'hypervisors=%s nova-compute=%s %s=%s' % (hvs, svcs, L2_AGENT, agents)
-            if all(h in hvs and h in svcs and h in agents for h in HOSTS):
+            if all(node_of(h) in hvs and h in svcs and h in agents for h in HOSTS):
                 print('cloud_setup: ready: ' + state)
                 return
         except Exception as e:  # noqa: BLE001 - the SDK's errors, a refused connection: look again
@@ -98,7 +108,7 @@ def schedulable_state(conn, db_url):
     mapped = sorted(r[0] for r in db_rows(db_url, 'SELECT host FROM nova_api.host_mappings'))
     vfs = {r[0]: pci_vfs(r[1]) for r in db_rows(
         db_url, 'SELECT host, pci_stats FROM nova.compute_nodes WHERE deleted = 0')}
-    ready = all(h in with_cands and h in mapped and vfs.get(h, 0) > 0 for h in HOSTS)
+    ready = all(node_of(h) in with_cands and h in mapped and vfs.get(h, 0) > 0 for h in HOSTS)
     return ready, 'placement candidates=%s cell host mappings=%s free %s:%s VFs=%s' % (
         with_cands, mapped, PCI_VENDOR, PCI_PRODUCT, {h: vfs.get(h, 0) for h in HOSTS})
 

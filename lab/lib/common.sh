@@ -30,6 +30,16 @@ case $LAB_BACKEND in
   ovs|ovn) ;;
   *) echo "LAB_BACKEND=$LAB_BACKEND: must be ovs (ML2/OVS, the default) or ovn (ML2/OVN)" >&2; exit 2 ;;
 esac
+# LAB_HV_DOMAIN (opt-in, e.g. asap2lab.test): Nova's name of each hypervisor (its nova-compute's
+# node, hypervisor_hostname) is computeN.<domain>, as on a MOSK cloud whose libvirt reports FQDNs,
+# while the compute service host, the OVS agent's host and the Kubernetes Node stay computeN.
+# Configs keyed by hypervisor name (lab/harness.yaml's hypervisors.hosts) do not match then: it is
+# for lab/harness-kube.yaml (lab/kube/job.sh). Recorded in $LAB_STATE/hv_domain like the backend.
+if [ -z "${LAB_HV_DOMAIN+set}" ] && [ -r "$LAB_STATE/hv_domain" ]; then LAB_HV_DOMAIN=$(cat "$LAB_STATE/hv_domain"); fi
+LAB_HV_DOMAIN=${LAB_HV_DOMAIN:-}
+if [ -n "$LAB_HV_DOMAIN" ] && ! [[ $LAB_HV_DOMAIN =~ ^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$ ]]; then
+  echo "LAB_HV_DOMAIN=$LAB_HV_DOMAIN: must be a DNS domain in lower case (e.g. asap2lab.test), or empty" >&2; exit 2
+fi
 # the tenant network a run gets and its MTU on the 9000-byte underlay (Neutron: path_mtu minus the
 # encapsulation, VXLAN 50, Geneve 38 + 20; e2e/results EncapOverhead)
 case $LAB_BACKEND in
@@ -49,7 +59,8 @@ LOGS=$LAB_STATE/logs
 SSHD=$LAB_STATE/ssh       # lab key, host keys, known_hosts
 
 hv_ns()    { echo asap2lab-hv$1; }
-hv_host()  { echo compute$1; }
+hv_host()  { echo compute$1; }   # the compute service host, OVS agent host, Kubernetes Node
+hv_node()  { echo "compute$1${LAB_HV_DOMAIN:+.$LAB_HV_DOMAIN}"; }   # Nova's hypervisor name (LAB_HV_DOMAIN)
 hv_ctlip() { echo 198.18.0.1$1; }
 hv_ulip()  { echo 198.18.1.1$1; }
 hv_rundir(){ echo $LAB_STATE/hv$1/ovs; }

@@ -22,6 +22,12 @@ def recorded_rows():
     return rows
 
 
+class NodeOfTest(unittest.TestCase):
+    def test_domain(self):
+        self.assertEqual(cloud_setup.node_of('compute1', ''), 'compute1')
+        self.assertEqual(cloud_setup.node_of('compute1', 'asap2lab.test'), 'compute1.asap2lab.test')
+
+
 class PciVfsTest(unittest.TestCase):
     def test_recorded_epoxy_pools(self):
         rows = recorded_rows()

@@ -20,7 +20,10 @@
 # Optional: ASAP2LAB_VFS (fake VFs per compute, default 8), ASAP2LAB_GUESTCTL (path to guestctl.py),
 #   ASAP2LAB_GUESTCTL_PREFIX (space-separated command guestctl.py runs with, default /usr/bin/python3;
 #   a nova-compute chrooted into a release root escapes to the host with it, see README.md),
-#   ASAP2LAB_GUEST_EXEC (passed as guestctl --guest-exec: prefix the guests' sshd runs through).
+#   ASAP2LAB_GUEST_EXEC (passed as guestctl --guest-exec: prefix the guests' sshd runs through),
+#   ASAP2LAB_NODENAME (the compute node's name, i.e. Nova's hypervisor_hostname, e.g.
+#   compute1.asap2lab.test; default FakeDriver's: the service host, CONF.host; lab/up.sh
+#   LAB_HV_DOMAIN).
 # nova-compute must run as root (network namespaces, OVS, mounts).
 #
 # Works with Zed's Nova 26 and Epoxy's Nova 31: where their driver API differs, it branches on
@@ -30,6 +33,7 @@ import inspect
 import ipaddress
 import json
 import os
+import re
 import shutil
 
 from oslo_concurrency import processutils
@@ -54,6 +58,8 @@ PYTHON = '/usr/bin/python3'
 # Nova 31 (not Zed) passes share_info (virtiofs shares) to power_on (positionally) and reboot.
 POWER_ON_SHARE_INFO = 'share_info' in inspect.signature(fake.FakeDriver.power_on).parameters
 PLUG_MODES = ('veth', 'internal')
+# ASAP2LAB_NODENAME: a host name, dotted labels of letters, digits and inner hyphens
+NODENAME_RE = re.compile(r'^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$')
 
 # Fake NIC: one ConnectX-6 Dx port in switchdev mode at 0000:81:00.0 with its VFs from 81:00.2 on.
 PF_ADDR = '0000:81:00.0'
@@ -181,6 +187,7 @@ class Asap2LabDriver(fake.FakeDriver):
         self.guestctl = env.get('ASAP2LAB_GUESTCTL') or GUESTCTL_DEFAULT
         self.guestctl_prefix = (env.get('ASAP2LAB_GUESTCTL_PREFIX') or PYTHON).split()
         self.guest_exec = env.get('ASAP2LAB_GUEST_EXEC')
+        self.nodename = env.get('ASAP2LAB_NODENAME', '')
         vfs = env.get('ASAP2LAB_VFS', str(DEFAULT_VFS))
         try:
             self.num_vfs = int(vfs)
@@ -191,6 +198,9 @@ class Asap2LabDriver(fake.FakeDriver):
                           ('ASAP2LAB_STATE', self.state_dir)):
             if not val:
                 problems.append('%s is not set' % name)
+        if self.nodename and (len(self.nodename) > 253 or not NODENAME_RE.match(self.nodename)):
+            problems.append('ASAP2LAB_NODENAME must be a host name (e.g. compute1.asap2lab.test), got %r'
+                            % self.nodename)
         if not 0 <= self.num_vfs <= MAX_VFS:
             problems.append('ASAP2LAB_VFS must be an integer in 0..%d, got %r' % (MAX_VFS, vfs))
         if not os.path.isfile(self.guestctl):
@@ -206,6 +216,11 @@ class Asap2LabDriver(fake.FakeDriver):
         if self._config_problems:
             raise exception.NovaException('asap2lab driver misconfigured: ' + '; '.join(self._config_problems))
         super().init_host(host)
+        if self.nodename:
+            # FakeDriver's one node is named as the service host (CONF.host); a hypervisor whose
+            # libvirt reports an FQDN has its compute node, hypervisor_hostname and resource
+            # provider under that name, the service host staying the short one.
+            self._set_nodes([self.nodename])
         self._adopt_guests()
 
     def _adopt_guests(self):

@@ -23,7 +23,12 @@ Checks, each printed as ok/FAIL:
     VIF on a jumbo network: guests answer ping and SSH with the keypair, get_console_output has the
     host key block, power_off/power_on/reboot work; the recorded guest pid is sshd leading its
     process group; iperf3 --version over SSH is DRIVERTEST_IPERF3 (the release's tools);
-  - destroy leaves nothing; destroy and cleanup again do not fail.
+  - destroy leaves nothing; destroy and cleanup again do not fail;
+  - ASAP2LAB_NODENAME (lab/up.sh LAB_HV_DOMAIN): the node, its hypervisor_hostname and (Nova
+    >= 27) get_nodenames_by_uuid are that FQDN while the service host stays compute1; a bad
+    name stops init_host naming the variable.
+`drivertest.py nodename` runs the last group alone: no hypervisor, no root, only Debian's nova
+(python3 lab/nova/drivertest.py nodename; on Epoxy through lab/epoxy/rootfs-exec /usr/bin/python3).
 """
 import inspect
 import json
@@ -122,6 +127,67 @@ def ssh_cmd(key, ip, command, ns):
     return sh('ssh', '-i', key, '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5',
               '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR',
               'root@' + ip, command, ns=ns)
+
+
+def nodename_checks():
+    """ASAP2LAB_NODENAME: Nova's name of the hypervisor (an FQDN) apart from its service host."""
+    fqdn = 'compute1.asap2lab.test'
+    saved = os.environ.get('ASAP2LAB_NODENAME')
+    try:
+        os.environ['ASAP2LAB_NODENAME'] = fqdn
+        drv = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+        drv.init_host('compute1')
+        res = drv.get_available_resource(fqdn)
+        check('ASAP2LAB_NODENAME: the one node is the FQDN, not the service host',
+              drv.get_available_nodes() == [fqdn] and drv.get_available_resource('compute1') == {},
+              str(drv.get_available_nodes()))
+        check('ASAP2LAB_NODENAME: hypervisor_hostname is the FQDN, with the fake VFs',
+              res.get('hypervisor_hostname') == fqdn
+              and len(json.loads(res.get('pci_passthrough_devices') or '[]')) == 9,
+              str({k: res.get(k) for k in ('hypervisor_hostname', 'host_hostname')}))
+        if hasattr(virt_driver.ComputeDriver, 'get_nodenames_by_uuid') and \
+                'get_nodenames_by_uuid' in type(drv).__dict__:
+            names = drv.get_nodenames_by_uuid()
+            check('ASAP2LAB_NODENAME: get_nodenames_by_uuid names the FQDN', list(names.values()) == [fqdn],
+                  str(names))
+        os.environ['ASAP2LAB_NODENAME'] = 'compute1 .asap2lab.test'
+        drv = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+        try:
+            drv.init_host('compute1')
+            check('a bad ASAP2LAB_NODENAME stops init_host', False)
+        except exception.NovaException as e:
+            check('a bad ASAP2LAB_NODENAME stops init_host, naming it', 'ASAP2LAB_NODENAME' in str(e), str(e))
+    finally:
+        if saved is None:
+            os.environ.pop('ASAP2LAB_NODENAME', None)
+        else:
+            os.environ['ASAP2LAB_NODENAME'] = saved
+
+
+def main_nodename():
+    """drivertest.py nodename: the ASAP2LAB_NODENAME checks alone, in a temporary state_path."""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix='asap2lab-t-drv-')
+    try:
+        CONF([], project='nova', default_config_files=[])
+        CONF.set_override('state_path', tmp)
+        objects.register_all()
+        # what init_host checks is set (nothing is run: no guest is made)
+        os.environ.update({'ASAP2LAB_HV_NETNS': 'asap2lab-t-none', 'ASAP2LAB_OVS_RUNDIR': tmp,
+                           'ASAP2LAB_STATE': tmp})
+        # the default: the node is the service host
+        os.environ.pop('ASAP2LAB_NODENAME', None)
+        drv = virt_driver.load_compute_driver(fake.FakeVirtAPI(), 'asap2lab_driver.Asap2LabDriver')
+        drv.init_host('compute1')
+        check('no ASAP2LAB_NODENAME: the node is the service host',
+              drv.get_available_nodes() == ['compute1']
+              and drv.get_available_resource('compute1').get('hypervisor_hostname') == 'compute1')
+        nodename_checks()
+    finally:
+        shutil.rmtree(tmp)
+    print('drivertest nodename: %s' % ('PASS' if not FAILS else '%d FAILED: %s' % (len(FAILS), FAILS)))
+    return 1 if FAILS else 0
 
 
 def main():
@@ -233,6 +299,9 @@ def main():
               node_uuid == stored and drv_r.get_available_resource('compute1').get('uuid') == stored
               and drv_r.get_nodenames_by_uuid() == {stored: 'compute1'},
               '%s vs %s, %s' % (node_uuid, stored, drv_r.get_nodenames_by_uuid()))
+
+    # ---- Nova's hypervisor name apart from the service host (lab/up.sh LAB_HV_DOMAIN)
+    nodename_checks()
 
     # ---- spawn: A default (veth), B flavor says internal, C flavor says internal but metadata veth
     servers = []
@@ -370,4 +439,4 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(main_nodename() if sys.argv[1:] == ['nodename'] else main())

@@ -15,6 +15,16 @@
 //	                                 Kubernetes (pod and container recorded), the
 //	                                 first over SSH, and every check verdict and
 //	                                 profile path of the second equals the first's
+//	checkrun debug-pod KUBE_RUN_DIR  over Kubernetes, each hypervisor's OVS container
+//	                                 lacked tcpdump (its probe: exit 127) and the
+//	                                 captures ran in a node debug pod, which
+//	                                 results.json names (host_tools_pod) and
+//	                                 harness.log says
+//	checkrun node-mapping KUBE_RUN_DIR DOMAIN
+//	                                 each hypervisor is an FQDN in DOMAIN (Nova's
+//	                                 hypervisor_hostname) and its commands ran in
+//	                                 the pod of the node named as its short name,
+//	                                 matched by Nova's service host
 //
 // It exits 0 when the assertion holds, 1 when it does not (each reason is
 // printed), 2 on bad usage or unreadable input.
@@ -34,7 +44,7 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n       checkrun nova-filled RUN_DIR\n       checkrun same-verdicts SSH_RUN_DIR KUBE_RUN_DIR\n"
+const usage = "usage: checkrun refused RUN_DIR JUNIT_XML\n       checkrun nova-filled RUN_DIR\n       checkrun same-verdicts SSH_RUN_DIR KUBE_RUN_DIR\n       checkrun debug-pod KUBE_RUN_DIR\n       checkrun node-mapping KUBE_RUN_DIR DOMAIN\n"
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && cli.IsHelp(args[0]) {
@@ -45,6 +55,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		lines, problems, err := sameVerdicts(args[1], args[2])
 		return verdict(stdout, stderr, lines, problems, err, "DIFFERENT",
 			"ok: the run over kubernetes reached the verdicts of the run over ssh")
+	}
+	if len(args) == 2 && args[0] == "debug-pod" {
+		lines, problems, err := debugPod(args[1])
+		return verdict(stdout, stderr, lines, problems, err, "NO DEBUG POD",
+			fmt.Sprintf("ok: run %s ran tcpdump in a node debug pod, the OVS containers lacking it", filepath.Base(args[1])))
+	}
+	if len(args) == 3 && args[0] == "node-mapping" {
+		lines, problems, err := nodeMapping(args[1], args[2])
+		return verdict(stdout, stderr, lines, problems, err, "NOT MAPPED BY SERVICE HOST",
+			fmt.Sprintf("ok: run %s: every hypervisor is an FQDN in %s, mapped to the node of its service host", filepath.Base(args[1]), args[2]))
 	}
 	if len(args) == 2 && args[0] == "nova-filled" {
 		lines, problems, err := novaFilled(args[1])
