@@ -61,7 +61,7 @@ case $cmd in
       echo "waited $(( $(date +%s) - t ))s for it"
     fi
     rc=$(cat "$rcf")
-    grep 'built in\|cache ' "$log" || true
+    grep -E '^\[kube-build [^]]*\] ([0-9TZ:-]+ [a-z-]+ .* built in |cache )' "$log" || true
     [ "$rc" = 0 ] || die "lab/kube/build.sh --rebuild failed (exit $rc); the end of $log:
 $(tail -n 20 "$log")"
     problems=()
