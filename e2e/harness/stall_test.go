@@ -376,6 +376,25 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 	if len(pr.Runs) != 1 || pr.Runs[0].Error != strings.TrimPrefix(want, "tcp-p1 repeat 1: ") {
 		t.Errorf("runs = %+v", pr.Runs)
 	}
+	// The look asked both hypervisors' ovs-vswitchd (they answer: nothing
+	// added), once each, only after the client's window had closed.
+	_, ends := wd.world.Clients()
+	if len(ends) != 1 {
+		t.Fatalf("client returns %v, want one", ends)
+	}
+	var asked []string
+	for _, e := range wd.world.Log() {
+		if strings.HasPrefix(e.Cmd, "ovs-appctl --timeout=") {
+			asked = append(asked, e.Runner)
+			if e.At.Before(ends[0]) {
+				t.Errorf("%s was asked about ovs-vswitchd at %s, before the window closed (%s)", e.Runner, e.At.Format("15:04:05.000"), ends[0].Format("15:04:05.000"))
+			}
+		}
+	}
+	slices.Sort(asked)
+	if !slices.Equal(asked, []string{"hypervisor " + hvNames[0], "hypervisor " + hvNames[1]}) {
+		t.Errorf("asked %q about ovs-vswitchd, want both hypervisors once", asked)
+	}
 	if !strings.Contains(wd.console.String(), "tcp-p1: repeats 2..3 not run: the topology is damaged") {
 		t.Errorf("log: %s", wd.console.String())
 	}

@@ -41,6 +41,7 @@ type pair struct {
 	hvs     [2]*fakeremote.Runner
 	console bytes.Buffer
 	witness *fakeWitness
+	world   *fakeremote.World // the fakes' command log
 }
 
 func newPair(t *testing.T) *pair {
@@ -57,7 +58,8 @@ func newPair(t *testing.T) *pair {
 	wd.topo = fakeremote.PairTopology()
 	wd.witness = healthyWitness(wd.topo)
 	links := string(readFile(t, filepath.Join("testdata", "ip-o-link-addr.txt")))
-	wd.guests, wd.hvs = fakeremote.PairRunners(t, fakeremote.NewWorld(), wd.topo, filepath.Join("..", "offload", "testdata"), links)
+	wd.world = fakeremote.NewWorld()
+	wd.guests, wd.hvs = fakeremote.PairRunners(t, wd.world, wd.topo, filepath.Join("..", "offload", "testdata"), links)
 	return wd
 }
 
