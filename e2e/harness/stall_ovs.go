@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,10 +71,11 @@ type Vswitchd struct {
 }
 
 // ParseVswitchd reads VswitchdCommand's output. An output without its
-// exit line (the command did not run to its end) is an error.
+// exit line (the command did not run to its end) is an error, and so is
+// every line it does not know: the error names them all.
 func ParseVswitchd(out string) (Vswitchd, error) {
 	var v Vswitchd
-	var appctl, logLines []string
+	var appctl, logLines, bad []string
 	exit, inLog := -1, false
 	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		rest, marked := strings.CutPrefix(line, vswitchdMarker)
@@ -85,7 +87,7 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 				appctl = append(appctl, strings.TrimSpace(line))
 			}
 		case !marked:
-			return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: unexpected line %q", line)
+			bad = append(bad, fmt.Sprintf("unexpected line %q", line))
 		default:
 			key, val, _ := strings.Cut(rest, " ")
 			val = strings.TrimSpace(val)
@@ -93,7 +95,8 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 			case "exit":
 				n, err := strconv.Atoi(val)
 				if err != nil {
-					return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: exit status %q is not a number", val)
+					bad = append(bad, fmt.Sprintf("exit status %q is not a number", val))
+					continue
 				}
 				exit = n
 			case "pidfile":
@@ -102,7 +105,8 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 				if pid != "" {
 					n, err := strconv.Atoi(pid)
 					if err != nil || n <= 0 {
-						return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: pidfile %s holds %q, not a pid", path, pid)
+						bad = append(bad, fmt.Sprintf("pidfile %s holds %q, not a pid", path, pid))
+						continue
 					}
 					v.PID = n
 				}
@@ -111,12 +115,19 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 			case "log":
 				v.Log, inLog = val, true
 			default:
-				return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: unknown line %q", line)
+				bad = append(bad, fmt.Sprintf("unknown line %q", line))
 			}
 		}
 	}
-	if exit < 0 {
-		return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: no exit line in %q", out)
+	if exit < 0 && !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, "exit status ") }) {
+		shown := out
+		if len(shown) > 300 {
+			shown = shown[:300] + "..."
+		}
+		bad = append(bad, fmt.Sprintf("no exit line in %q", shown))
+	}
+	if len(bad) > 0 {
+		return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: %s", strings.Join(bad, "; "))
 	}
 	if exit == 0 {
 		v.Answers = true

@@ -91,6 +91,10 @@ func TestParseVswitchdRejects(t *testing.T) {
 		{"== exit 1\n== pidfile /run/openvswitch/ovs-vswitchd.pid abc\n", `pidfile /run/openvswitch/ovs-vswitchd.pid holds "abc", not a pid`},
 		{"== exit 1\n== core dumped\n", `unknown line "== core dumped"`},
 		{"== exit 1\nsomething else\n", `unexpected line "something else"`},
+		// Every problem at once.
+		{"== exit 1\n== pidfile /run/openvswitch/ovs-vswitchd.pid abc\n== core dumped\n",
+			`ovs-vswitchd look: pidfile /run/openvswitch/ovs-vswitchd.pid holds "abc", not a pid; unknown line "== core dumped"`},
+		{strings.Repeat("x", 400), `no exit line in "` + strings.Repeat("x", 300) + `..."`},
 	} {
 		_, err := ParseVswitchd(tc.out)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -111,4 +115,25 @@ func TestAppctlSecs(t *testing.T) {
 	if got := VswitchdCommand(15); !strings.HasPrefix(got, "ovs-appctl --timeout=15 -t ovs-vswitchd version 2>&1; ") {
 		t.Errorf("VswitchdCommand: %q", got)
 	}
+}
+
+// ParseVswitchd takes whatever a hypervisor printed: it never panics, and
+// what it accepts is either an answer (no finding) or a finding that
+// names ovs-appctl's error.
+func FuzzParseVswitchd(f *testing.F) {
+	for _, name := range []string{"ovs-3.1-answering.txt", "ovs-3.1-sigstop.txt", "ovs-3.1-sigabrt-log-emer.txt", "ovs-3.1-sigterm.txt"} {
+		f.Add(string(readFile(f, filepath.Join("testdata", "vswitchd", name))))
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		v, err := ParseVswitchd(out)
+		if err != nil {
+			return
+		}
+		switch finding := v.Finding(); {
+		case v.Answers && finding != "":
+			t.Errorf("%q: answers, yet the finding %q", out, finding)
+		case !v.Answers && !strings.HasPrefix(finding, "ovs-vswitchd does not answer ("+v.Appctl):
+			t.Errorf("%q: finding %q lacks ovs-appctl's error %q", out, finding, v.Appctl)
+		}
+	})
 }
