@@ -408,3 +408,53 @@ func TestFleetDriftMarksTheOddNode(t *testing.T) {
 		t.Errorf("other_config read %d times, want once per node", n)
 	}
 }
+
+// A pair whose repeats fail in a concurrent fleet looks after each of them,
+// and asks its hypervisors' ovs-vswitchd (shared with the other pair, which
+// measures on them) only once every pair's window of that repeat has
+// closed: no look-up lands inside any window.
+func TestConcurrentFleetLooksAfterTheWindow(t *testing.T) {
+	nodes := []string{"compute1", "compute2"}
+	ok, cut := iperfJSON(t, "v3.12-tcp-p1.json"), stallJSON(t, "v3.12-tcp-p1-path-cut.json")
+	ff := newFakeFleet(t, nodes, config.FleetConcurrent, func(p fleet.Pair) []byte {
+		if p.Sender == "compute1" {
+			return cut
+		}
+		return ok
+	}, func(fleet.Pair) time.Duration { return 0 })
+	cmd := VswitchdCommand(appctlSecs(ff.f.Config.Interval(config.IntervalCommand).Timeout))
+	for _, n := range nodes {
+		ff.hvs[n].On(cmd, fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-answering.txt"))})
+	}
+	err := ff.f.RunProfile(context.Background(), tcpP1(t))
+	if err == nil || !strings.Contains(err.Error(), "after the window: ") {
+		t.Fatalf("RunProfile: %v, want the failed pair's repeats explained", err)
+	}
+	windows := ff.f.lastGate.Windows()
+	if len(windows) != 2 {
+		t.Fatalf("windows %+v, want one per repeat", windows)
+	}
+	var asked int
+	for _, e := range ff.w.Log() {
+		if e.Cmd != cmd {
+			continue
+		}
+		asked++
+		for _, w := range windows {
+			if !e.At.Before(w.Open) && !e.At.After(w.Close) {
+				t.Errorf("%s was asked about ovs-vswitchd at %s, inside window %s (%s..%s)", e.Runner, e.At.Format("15:04:05.000"), w.Key,
+					w.Open.Format("15:04:05.000"), w.Close.Format("15:04:05.000"))
+			}
+		}
+	}
+	// The failed pair's two hypervisors, after each of its two repeats.
+	if asked != 4 {
+		t.Errorf("ovs-vswitchd asked %d times, want 4", asked)
+	}
+	if u := ff.w.Unexpected(); len(u) > 0 {
+		t.Errorf("unexpected commands: %q", u)
+	}
+	if t.Failed() {
+		ff.w.Dump(t)
+	}
+}

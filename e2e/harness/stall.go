@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
@@ -20,9 +22,11 @@ import (
 // is over (never during it: nothing may poll guests or hypervisors while
 // measured traffic runs), the harness looks once at what changed — each
 // server's status and host, each guest port's status and binding, each
-// guest's management path — and reads from the client's own JSON when the
-// data stopped. Only what is abnormal goes into the failure; when nothing
-// is, the failure says what was looked at.
+// guest's management path, and whether ovs-vswitchd answers on each of the
+// pair's hypervisors the session has a runner for (stall_ovs.go) — and
+// reads from the client's own JSON when the data stopped. Only what is
+// abnormal goes into the failure; when nothing is, the failure says what
+// was looked at.
 
 // errGone is what a witness returns for a resource the cloud answers 404 for.
 var errGone = errors.New("no longer exists")
@@ -56,6 +60,14 @@ type guestLook struct {
 	reached bool
 }
 
+// hvLook is what the look found about one hypervisor's ovs-vswitchd; err
+// means the look-up itself failed (the runner, the prefix, the parse).
+type hvLook struct {
+	name string
+	v    Vswitchd
+	err  error
+}
+
 type portLook struct {
 	role, name, id string // role: "data" or "management"
 	now            fixtures.PortState
@@ -64,6 +76,7 @@ type portLook struct {
 
 // look is everything the look found, for explainLook.
 type look struct {
+	hvs    []hvLook
 	guests []guestLook
 	// bound is the look's bound (intervals.command) and cut whether it
 	// passed before every answer came.
@@ -77,10 +90,14 @@ type look struct {
 // window:": the abnormal findings, then what could not be read, then the
 // iperf3 client's stop time. damage lists the findings that say the
 // topology itself is no longer what the run built (a port gone, DOWN or
-// unbound, a server not ACTIVE or moved, a guest not answering): later
-// windows cannot succeed.
+// unbound, a server not ACTIVE or moved, a guest not answering, a
+// hypervisor's ovs-vswitchd not answering): later windows cannot succeed.
+// A hypervisor's finding comes first: it names the cause of the guests'.
 func explainLook(l look) (why string, damage []string) {
 	f := findings{cut: l.cut}
+	for _, h := range l.hvs {
+		f.vswitchd(h)
+	}
 	for _, g := range l.guests {
 		f.server(g)
 		for _, p := range g.ports {
@@ -130,6 +147,15 @@ func (f *findings) read(what string, err error) bool {
 		f.failed = append(f.failed, fmt.Sprintf("could not read %s: %v", what, err))
 	}
 	return false
+}
+
+func (f *findings) vswitchd(h hvLook) {
+	if !f.read("ovs-vswitchd on hypervisor "+h.name, h.err) {
+		return
+	}
+	if why := h.v.Finding(); why != "" {
+		f.found = append(f.found, fmt.Sprintf("hypervisor %s: %s", h.name, why))
+	}
 }
 
 func (f *findings) server(g guestLook) {
@@ -235,8 +261,16 @@ func (s *Session) afterWindow(ctx context.Context, what, after string, m iperf3.
 	if w == nil {
 		w = s.cloudWitness()
 	}
-	l := look{bound: bound, guests: make([]guestLook, len(s.Topology.Servers))}
+	l := look{bound: bound, guests: make([]guestLook, len(s.Topology.Servers)), hvs: s.lookHypervisors()}
 	var wg sync.WaitGroup
+	for i := range l.hvs {
+		h := &l.hvs[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.v, h.err = askVswitchd(lctx, s.Hypervisors[h.name], bound)
+		}()
+	}
 	for i, srv := range s.Topology.Servers {
 		g := &l.guests[i]
 		g.srv = srv
@@ -280,6 +314,43 @@ func (s *Session) afterWindow(ctx context.Context, what, after string, m iperf3.
 		s.damage = fmt.Sprintf("%s (%s)", what, strings.Join(damage, "; "))
 	}
 	return why
+}
+
+// lookHypervisors are the pair's hypervisors the look asks about, in the
+// servers' order, once each: those the session has a runner for (with no
+// hypervisor access configured, none).
+func (s *Session) lookHypervisors() []hvLook {
+	var hvs []hvLook
+	for _, srv := range s.Topology.Servers {
+		if srv.Hypervisor == "" || s.Hypervisors[srv.Hypervisor] == nil ||
+			slices.ContainsFunc(hvs, func(h hvLook) bool { return h.name == srv.Hypervisor }) {
+			continue
+		}
+		hvs = append(hvs, hvLook{name: srv.Hypervisor})
+	}
+	return hvs
+}
+
+// askVswitchd runs VswitchdCommand on a hypervisor (through its runner:
+// hypervisors.ovs_command_prefix, or its OVS pod) and reads its answer.
+// The command itself ends with status 0: another status is the prefix's
+// or the transport's failure, named with its stderr.
+func askVswitchd(ctx context.Context, r remote.Runner, bound time.Duration) (Vswitchd, error) {
+	res, err := r.Run(ctx, VswitchdCommand(appctlSecs(bound)))
+	if err != nil {
+		return Vswitchd{}, err
+	}
+	if res.ExitCode != 0 {
+		msg := strings.TrimSpace(string(res.Stderr))
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		if msg == "" {
+			msg = "no output on stderr"
+		}
+		return Vswitchd{}, fmt.Errorf("exit %d: %s", res.ExitCode, msg)
+	}
+	return ParseVswitchd(string(res.Stdout))
 }
 
 // portName is a port's name as the run created it (Topology.Resources), or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -375,6 +376,25 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 	if len(pr.Runs) != 1 || pr.Runs[0].Error != strings.TrimPrefix(want, "tcp-p1 repeat 1: ") {
 		t.Errorf("runs = %+v", pr.Runs)
 	}
+	// The look asked both hypervisors' ovs-vswitchd (they answer: nothing
+	// added), once each, only after the client's window had closed.
+	_, ends := wd.world.Clients()
+	if len(ends) != 1 {
+		t.Fatalf("client returns %v, want one", ends)
+	}
+	var asked []string
+	for _, e := range wd.world.Log() {
+		if strings.HasPrefix(e.Cmd, "ovs-appctl --timeout=") {
+			asked = append(asked, e.Runner)
+			if e.At.Before(ends[0]) {
+				t.Errorf("%s was asked about ovs-vswitchd at %s, before the window closed (%s)", e.Runner, e.At.Format("15:04:05.000"), ends[0].Format("15:04:05.000"))
+			}
+		}
+	}
+	slices.Sort(asked)
+	if !slices.Equal(asked, []string{"hypervisor " + hvNames[0], "hypervisor " + hvNames[1]}) {
+		t.Errorf("asked %q about ovs-vswitchd, want both hypervisors once", asked)
+	}
 	if !strings.Contains(wd.console.String(), "tcp-p1: repeats 2..3 not run: the topology is damaged") {
 		t.Errorf("log: %s", wd.console.String())
 	}
@@ -429,5 +449,110 @@ func TestExplainWaitNamesAStoppedServer(t *testing.T) {
 	}
 	if !strings.Contains(console.String(), "] after the wait: ") || s.damage == "" {
 		t.Errorf("log %q, damage %q: want a line of its own and a damaged topology", console.String(), s.damage)
+	}
+}
+
+// The look also asks each of the pair's hypervisors the session has a
+// runner for whether its ovs-vswitchd answers (VswitchdCommand, replayed
+// from testdata/vswitchd): one that does not is named first, as damage;
+// one whose runner fails is a look-up that could not be read; one with no
+// runner is not asked.
+func TestAfterWindowAsksVswitchd(t *testing.T) {
+	vm0 := "asap2e2e-20261202t155700-3fa2-vm0"
+	healthy := "servers ACTIVE on their hosts, ports ACTIVE and bound, both guests answer SSH"
+	const pidfile = "/tmp/vsw/run/ovs-vswitchd.pid"
+	crashed := `hypervisor compute1: ovs-vswitchd does not answer (ovs-appctl: cannot read pidfile "` + pidfile +
+		`" (No such process); no ovs-vswitchd process (pid 16445 in ` + pidfile + ` is gone))`
+	answering := fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-answering.txt"))}
+	for _, tc := range []struct {
+		name string
+		// hv1, hv2: the hypervisors' answers; nil = no runner for it.
+		hv1, hv2 *fakeremote.Reply
+		// sameHost puts both servers on compute1.
+		sameHost  bool
+		guestDown bool
+		want      string
+		damaged   bool
+		asked     []string // runners that received the command
+	}{
+		{name: "both answer", hv1: &answering, hv2: &answering, want: healthy, asked: []string{"hypervisor compute1", "hypervisor compute2"}},
+		{name: "compute1's vswitchd crashed, its guest with it", guestDown: true,
+			hv1: &fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-sigabrt.txt"))}, hv2: &answering,
+			want:    crashed + "; guest " + vm0 + " does not answer on its management address " + vm0Access + ": connection refused",
+			damaged: true, asked: []string{"hypervisor compute1", "hypervisor compute2"}},
+		{name: "compute1's vswitchd stopped",
+			hv1: &fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-sigstop.txt"))}, hv2: &answering,
+			want:    "hypervisor compute1: ovs-vswitchd does not answer (ovs-appctl: terminating with signal 14 (Alarm clock); ovs-vswitchd pid 16445 (from " + pidfile + ") is stopped (state T))",
+			damaged: true, asked: []string{"hypervisor compute1", "hypervisor compute2"}},
+		{name: "SSH to compute1 lost", hv1: &fakeremote.Reply{Err: errors.New("ssh: connection lost")}, hv2: &answering,
+			want:  "nothing abnormal in what could be read; could not read ovs-vswitchd on hypervisor compute1: ssh: connection lost",
+			asked: []string{"hypervisor compute1", "hypervisor compute2"}},
+		{name: "the OVS prefix fails on compute2", hv1: &answering,
+			hv2:   &fakeremote.Reply{Exit: 1, Stderr: []byte("crictl: no container found\n")},
+			want:  "nothing abnormal in what could be read; could not read ovs-vswitchd on hypervisor compute2: exit 1: crictl: no container found",
+			asked: []string{"hypervisor compute1", "hypervisor compute2"}},
+		{name: "compute2 answers past the bound", hv1: &answering, hv2: &fakeremote.Reply{Sleep: time.Hour},
+			want:  "nothing abnormal in what could be read; the look stopped at its bound (intervals.command, 200ms) with no answer about ovs-vswitchd on hypervisor compute2",
+			asked: []string{"hypervisor compute1", "hypervisor compute2"}},
+		{name: "no hypervisor access", want: healthy},
+		{name: "a runner for compute2 only", hv2: &fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-sigterm.txt"))},
+			want: `hypervisor compute2: ovs-vswitchd does not answer (ovs-appctl: cannot read pidfile "` + pidfile +
+				`" (No such file or directory); no ovs-vswitchd process (no pidfile at ` + pidfile + `))`,
+			damaged: true, asked: []string{"hypervisor compute2"}},
+		{name: "both servers on compute1: asked once", sameHost: true, hv1: &answering, hv2: &answering,
+			want: healthy, asked: []string{"hypervisor compute1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := stallTopology()
+			if tc.sameHost {
+				topo.Servers[1].Hypervisor = "compute1"
+			}
+			f := healthyWitness(topo)
+			if tc.guestDown {
+				f.errs[vm0Access] = syscall.ECONNREFUSED
+			}
+			var console bytes.Buffer
+			s := stallSession(t, topo, f, &console)
+			world := fakeremote.NewWorld()
+			s.Hypervisors = map[string]remote.Runner{}
+			cmd := VswitchdCommand(1) // half of the 200ms bound, at least 1 s
+			for hv, r := range map[string]*fakeremote.Reply{"compute1": tc.hv1, "compute2": tc.hv2} {
+				if r != nil {
+					fr := fakeremote.New("hypervisor "+hv, world)
+					fr.On(cmd, *r)
+					s.Hypervisors[hv] = fr
+				}
+			}
+			orig := errors.New("iperf3 run tcp-p1: control socket has closed unexpectedly")
+			start := time.Now()
+			err := s.explainFailure(context.Background(), "tcp-p1 repeat 1", iperf3.Measurement{}, orig)
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the look took %s, bound 200ms", d)
+			}
+			want := orig.Error() + "; after the window: " + tc.want
+			if err == nil || err.Error() != want {
+				t.Errorf("got  %v\nwant %s", err, want)
+			}
+			if got := s.damage != ""; got != tc.damaged {
+				t.Errorf("damaged = %t, want %t (%q)", got, tc.damaged, s.damage)
+			}
+			if tc.damaged && !strings.HasPrefix(s.damage, "tcp-p1 repeat 1 (hypervisor compute") {
+				t.Errorf("damage %q: want the hypervisor first", s.damage)
+			}
+			var asked []string
+			for _, e := range world.Log() {
+				if e.Cmd != cmd {
+					t.Errorf("%s got %q", e.Runner, e.Cmd)
+				}
+				asked = append(asked, e.Runner)
+			}
+			slices.Sort(asked)
+			if !slices.Equal(asked, tc.asked) {
+				t.Errorf("asked %q, want %q", asked, tc.asked)
+			}
+			if u := world.Unexpected(); len(u) > 0 {
+				t.Errorf("unexpected commands: %q", u)
+			}
+		})
 	}
 }

@@ -41,6 +41,7 @@ type pair struct {
 	hvs     [2]*fakeremote.Runner
 	console bytes.Buffer
 	witness *fakeWitness
+	world   *fakeremote.World // the fakes' command log
 }
 
 func newPair(t *testing.T) *pair {
@@ -57,13 +58,20 @@ func newPair(t *testing.T) *pair {
 	wd.topo = fakeremote.PairTopology()
 	wd.witness = healthyWitness(wd.topo)
 	links := string(readFile(t, filepath.Join("testdata", "ip-o-link-addr.txt")))
-	wd.guests, wd.hvs = fakeremote.PairRunners(t, fakeremote.NewWorld(), wd.topo, filepath.Join("..", "offload", "testdata"), links)
+	wd.world = fakeremote.NewWorld()
+	wd.guests, wd.hvs = fakeremote.PairRunners(t, wd.world, wd.topo, filepath.Join("..", "offload", "testdata"), links)
 	return wd
 }
 
-// session builds the Session under test around the fakes.
+// session builds the Session under test around the fakes. Both
+// hypervisors' ovs-vswitchd answer the look after a failed window
+// (testdata/vswitchd), with ovs-appctl's wait from the config as it is now.
 func (wd *pair) session() *Session {
 	t := wd.t
+	answering := vswitchdRecording(t, "ovs-3.1-answering.txt")
+	for _, hv := range wd.hvs {
+		hv.On(VswitchdCommand(appctlSecs(wd.cfg.Interval(config.IntervalCommand).Timeout)), fakeremote.Reply{Stdout: []byte(answering)})
+	}
 	dir := t.TempDir()
 	runID, err := fixtures.NewRunID(time.Now())
 	if err != nil {
