@@ -44,7 +44,8 @@
 #      the port-security phases and the binding:profile phases only, for CI's
 #      second release; LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
 #      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
-#      (every phase before them runs on the usual two); LAB_K8S=1 adds the
+#      (every phase before them runs on the usual two); LAB_FLEET_RUNS: which of
+#      the fleet's three runs (default "isolated concurrent bad-node"); LAB_K8S=1 adds the
 #      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
 #      its binaries from nothing first); LAB_BACKEND=ovs (default) | ovn: Neutron's
 #      backend (lab/up.sh); LAB_OVN_FAULT_ROWS: the matrix rows an OVN short job
@@ -75,6 +76,18 @@ case $LAB_FLEET_COMPUTES in
   0|4) ;;
   *) echo "make lab: LAB_FLEET_COMPUTES=$LAB_FLEET_COMPUTES: must be 4 (the compute nodes lab/harness-fleet.yaml names) for the fleet phases, or 0 for none" >&2; exit 2 ;;
 esac
+# The fleet's runs (7b), any of: isolated (every pair's checks and tcp-p1), concurrent, bad-node.
+LAB_FLEET_RUNS=${LAB_FLEET_RUNS:-isolated concurrent bad-node}
+fleet_bad=()
+for r in $LAB_FLEET_RUNS; do
+  case $r in isolated|concurrent|bad-node) ;; *) fleet_bad+=("'$r'") ;; esac
+done
+if [ ${#fleet_bad[@]} -gt 0 ]; then
+  echo "make lab: LAB_FLEET_RUNS='$LAB_FLEET_RUNS': ${fleet_bad[*]}: not a fleet run; want one or more of isolated, concurrent, bad-node" >&2; exit 2
+elif [ -z "${LAB_FLEET_RUNS// /}" ]; then
+  echo "make lab: LAB_FLEET_RUNS is empty; want one or more of isolated, concurrent, bad-node (unset: all three)" >&2; exit 2
+fi
+fleet_wants() { case " $LAB_FLEET_RUNS " in *" $1 "*) return 0 ;; esac; return 1; }
 source lab/releases/select.sh
 LAB_JOB=${LAB_JOB:-full}
 case "$LAB_JOB" in full|short) ;; *) echo "LAB_JOB=$LAB_JOB: full or short" >&2; exit 2 ;; esac
@@ -292,12 +305,16 @@ fleet_run() {
 # pair after the other. Concurrent: tcp-p1 on every pair at once behind the start barrier; its
 # checks would be the isolated run's again (they run pair by pair in both modes), so it runs the
 # profile only.
+if fleet_wants isolated; then
 begin "fleet of $LAB_FLEET_COMPUTES, isolated: every node proven and measured"
 fleet_run fleet-isolated isolated; rc=$?
 end $rc "fleet (isolated)"; [ $rc = 0 ] || status=1
+fi
+if fleet_wants concurrent; then
 begin "fleet of $LAB_FLEET_COMPUTES, concurrent: every pair's window at once"
 fleet_run fleet-concurrent concurrent --label-filter=tcp-p1; rc=$?
 end $rc "fleet (concurrent)"; [ $rc = 0 ] || status=1
+fi
 
 # A node a real fleet has: its uplink negotiated down. compute3's underlay carries 100 Mbit/s each
 # way (tc tbf on its ul0, where its VXLAN leaves, and on the ToR's port to it, where it arrives), a
@@ -305,6 +322,7 @@ end $rc "fleet (concurrent)"; [ $rc = 0 ] || status=1
 # neighbours' low rates (compute2 sending to it, compute4 receiving from it) are explained by it.
 # Limited one way only, the ring cannot tell compute3's sending from compute4's receiving (one slow
 # pair, both ends named: seen on the lab), so the fault is the whole link's.
+if fleet_wants bad-node; then
 begin "fleet with a bad node: compute3's underlay at 100 Mbit/s must be named, alone"
 BAD_NS=asap2lab-hv3
 ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 100mbit burst 256kb latency 50ms &&
@@ -327,6 +345,7 @@ else
   fi
 fi
 end $rc "fleet bad node"; [ $rc = 0 ] || status=1
+fi
 fi
 fi
 
