@@ -28,22 +28,13 @@ func recordedKubeRun(t *testing.T, harnessLog, commands string) string {
 }
 
 func TestDebugPodRefusesARunWithoutOne(t *testing.T) {
-	dir := recordedKubeRun(t, "", "")
-	var out, errOut bytes.Buffer
-	if rc := run([]string{"debug-pod", dir}, &out, &errOut); rc != 1 {
-		t.Fatalf("exit %d, want 1; %s%s", rc, out.String(), errOut.String())
-	}
-	for _, want := range []string{
+	out := wantRun(t, 1, []string{
 		"NO DEBUG POD: hypervisor compute1: results.json: ovs_container_tools [tc tcpdump ethtool ip] has tcpdump",
 		"NO DEBUG POD: hypervisor compute1: results.json: host_tools_pod \"\"",
 		"NO DEBUG POD: hypervisor compute2: results.json: host_tools_pod \"\"",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	if strings.Contains(out.String(), "ok:") {
-		t.Errorf("ok line on a failed assertion:\n%s", out.String())
+	}, "debug-pod", recordedKubeRun(t, "", ""))
+	if strings.Contains(out, "ok:") {
+		t.Errorf("ok line on a failed assertion:\n%s", out)
 	}
 }
 
@@ -61,57 +52,51 @@ func TestDebugPodUnreadable(t *testing.T) {
 func TestNodeMappingRefusesShortNames(t *testing.T) {
 	// The recorded run's hypervisors are compute1, compute2 (the lab without
 	// LAB_HV_DOMAIN): not FQDNs of asap2lab.test.
-	dir := recordedKubeRun(t, "", "")
-	var out, errOut bytes.Buffer
-	if rc := run([]string{"node-mapping", dir, "asap2lab.test"}, &out, &errOut); rc != 1 {
-		t.Fatalf("exit %d, want 1; %s%s", rc, out.String(), errOut.String())
-	}
-	for _, want := range []string{
+	wantRun(t, 1, []string{
 		`NOT MAPPED BY SERVICE HOST: hypervisor "compute1": not a host name in domain asap2lab.test`,
 		`NOT MAPPED BY SERVICE HOST: hypervisor "compute2": not a host name in domain asap2lab.test`,
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
+	}, "node-mapping", recordedKubeRun(t, "", ""), "asap2lab.test")
 }
 
 const fqdnRun = "testdata/debug-pod-fqdn"
 
 func TestDebugPodRecordedRun(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if rc := run([]string{"debug-pod", fqdnRun}, &out, &errOut); rc != 0 {
-		t.Fatalf("exit %d, want 0:\n%s%s", rc, out.String(), errOut.String())
-	}
-	for _, want := range []string{
+	wantRun(t, 0, []string{
 		"hypervisor compute1.asap2lab.test: tcpdump not found in hypervisor compute1.asap2lab.test (pod openstack/openvswitch-vswitchd-default-ngsd7, container openvswitch-vswitchd) (probe exit 127); 2 capture(s) ran in hypervisor compute1.asap2lab.test (pod openstack/asap2e2e-20261204t200928-2e08-debug-compute1, container debug)",
 		"hypervisor compute2.asap2lab.test: tcpdump not found",
 		"ok: run debug-pod-fqdn ran tcpdump in a node debug pod",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
+	}, "debug-pod", fqdnRun)
 }
 
 // copyRun is the recorded run with edit applied to one of its files.
 func copyRun(t *testing.T, file string, edit func(string) string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"results.json", "harness.log", "commands.jsonl"} {
-		data, err := os.ReadFile(filepath.Join(fqdnRun, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body := string(data)
-		if name == file {
-			body = edit(body)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	copyTree(t, fqdnRun, dir)
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(edit(string(data))), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return dir
+}
+
+// wantRun runs checkrun with args and requires exit code rc and every one
+// of wants in its output; it returns the output.
+func wantRun(t *testing.T, rc int, wants []string, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if got := run(args, &out, &errOut); got != rc {
+		t.Fatalf("checkrun %s: exit %d, want %d:\n%s%s", strings.Join(args, " "), got, rc, out.String(), errOut.String())
+	}
+	for _, want := range wants {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("checkrun %s: output lacks %q:\n%s", strings.Join(args, " "), want, out.String())
+		}
+	}
+	return out.String()
 }
 
 func TestDebugPodEachEvidenceCounts(t *testing.T) {
@@ -134,38 +119,22 @@ func TestDebugPodEachEvidenceCounts(t *testing.T) {
 				}
 				return strings.ReplaceAll(s, tc.old, tc.new)
 			})
-			var out, errOut bytes.Buffer
-			if rc := run([]string{"debug-pod", dir}, &out, &errOut); rc != 1 || !strings.Contains(out.String(), tc.want) {
-				t.Errorf("exit %d, want 1 and %q:\n%s%s", rc, tc.want, out.String(), errOut.String())
-			}
+			wantRun(t, 1, []string{tc.want}, "debug-pod", dir)
 		})
 	}
 }
 
 func TestNodeMappingRecordedRun(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if rc := run([]string{"node-mapping", fqdnRun, "asap2lab.test"}, &out, &errOut); rc != 0 {
-		t.Fatalf("exit %d, want 0:\n%s%s", rc, out.String(), errOut.String())
-	}
-	for _, want := range []string{
+	wantRun(t, 0, []string{
 		"hypervisor compute1.asap2lab.test → node compute1 (service host), pod openstack/openvswitch-vswitchd-default-ngsd7",
 		"hypervisor compute2.asap2lab.test → node compute2 (service host), pod openstack/openvswitch-vswitchd-default-nwwkh",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	out.Reset()
-	if rc := run([]string{"node-mapping", fqdnRun, "cluster.local"}, &out, &errOut); rc != 1 ||
-		!strings.Contains(out.String(), `hypervisor "compute1.asap2lab.test": not a host name in domain cluster.local`) {
-		t.Errorf("another domain: exit %d:\n%s", rc, out.String())
-	}
+	}, "node-mapping", fqdnRun, "asap2lab.test")
+	// another domain
+	wantRun(t, 1, []string{`hypervisor "compute1.asap2lab.test": not a host name in domain cluster.local`},
+		"node-mapping", fqdnRun, "cluster.local")
 	// matched by another rule than the service host: refused
 	dir := copyRun(t, "harness.log", func(s string) string {
 		return strings.ReplaceAll(s, "(matched by service host)", "(matched by hypervisors.kubernetes.node_names)")
 	})
-	out.Reset()
-	if rc := run([]string{"node-mapping", dir, "asap2lab.test"}, &out, &errOut); rc != 1 || !strings.Contains(out.String(), "harness.log does not say") {
-		t.Errorf("mapped by node_names: exit %d:\n%s", rc, out.String())
-	}
+	wantRun(t, 1, []string{"harness.log does not say"}, "node-mapping", dir, "asap2lab.test")
 }

@@ -12,12 +12,7 @@ import (
 // The recorded runs of testdata/same-verdicts (README.md there): the lab's
 // offload checks and tcp-p1 over Kubernetes and over SSH.
 func TestSameVerdictsOfRecordedRuns(t *testing.T) {
-	var out, errOut bytes.Buffer
-	code := run([]string{"same-verdicts", "testdata/same-verdicts/ssh", "testdata/same-verdicts/kube"}, &out, &errOut)
-	if code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s%s", code, out.String(), errOut.String())
-	}
-	for _, want := range []string{
+	wantRun(t, 0, []string{
 		"hypervisor compute1: over kubernetes, pod openstack/openvswitch-vswitchd-default-bgf4m, container openvswitch-vswitchd",
 		"hypervisor compute2: over kubernetes, pod openstack/openvswitch-vswitchd-default-4dnh5, container openvswitch-vswitchd",
 		"offload: check tc (udp flow): [software software] in both",
@@ -25,39 +20,23 @@ func TestSameVerdictsOfRecordedRuns(t *testing.T) {
 		`profile "TCP 1 stream (-P1)": path baseline in both`,
 		"run 20261204t125837-04cb (testdata/same-verdicts/kube) over kubernetes, run 20261204t130414-7304 (testdata/same-verdicts/ssh) over ssh",
 		"ok: the run over kubernetes reached the verdicts of the run over ssh",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
+	}, "same-verdicts", "testdata/same-verdicts/ssh", "testdata/same-verdicts/kube")
 }
 
 // A flaked SSH run (its tcp flow's iperf3 lost its control socket) has
 // other verdicts: every difference is named, the missing udp checks too.
 func TestSameVerdictsNamesEveryDifference(t *testing.T) {
-	var out, errOut bytes.Buffer
-	code := run([]string{"same-verdicts", "testdata/same-verdicts/ssh-flaked", "testdata/same-verdicts/kube"}, &out, &errOut)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1:\n%s%s", code, out.String(), errOut.String())
-	}
-	for _, want := range []string{
+	out := wantRun(t, 1, []string{
 		"DIFFERENT: offload: check tc (tcp flow) says [software software] over kubernetes, [inconclusive inconclusive] over ssh",
 		"DIFFERENT: offload: check dpctl (tcp flow) says [software software] over kubernetes, [inconclusive inconclusive] over ssh",
 		"DIFFERENT: offload: check counters (udp flow) ran over kubernetes only",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	if strings.Contains(out.String(), "ok: ") {
-		t.Errorf("says ok:\n%s", out.String())
+	}, "same-verdicts", "testdata/same-verdicts/ssh-flaked", "testdata/same-verdicts/kube")
+	if strings.Contains(out, "ok: ") {
+		t.Errorf("says ok:\n%s", out)
 	}
 	// The other way round: what ran over ssh only is a difference too.
-	out.Reset()
-	if code := run([]string{"same-verdicts", "testdata/same-verdicts/kube", "testdata/same-verdicts/ssh-flaked"}, &out, &errOut); code != 1 ||
-		!strings.Contains(out.String(), "check counters (udp flow) ran over ssh but left no verdict over kubernetes") {
-		t.Errorf("kube vs flaked ssh the wrong way round: exit %d:\n%s", code, out.String())
-	}
+	wantRun(t, 1, []string{"check counters (udp flow) ran over ssh but left no verdict over kubernetes"},
+		"same-verdicts", "testdata/same-verdicts/kube", "testdata/same-verdicts/ssh-flaked")
 }
 
 // The transport is part of the claim: two SSH runs are not "the same
