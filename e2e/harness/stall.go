@@ -341,10 +341,7 @@ func askVswitchd(ctx context.Context, r remote.Runner, bound time.Duration) (Vsw
 		return Vswitchd{}, err
 	}
 	if res.ExitCode != 0 {
-		msg := strings.TrimSpace(string(res.Stderr))
-		if len(msg) > 300 {
-			msg = msg[:300] + "..."
-		}
+		msg := clip(strings.TrimSpace(string(res.Stderr)))
 		if msg == "" {
 			msg = "no output on stderr"
 		}

@@ -120,11 +120,7 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 		}
 	}
 	if exit < 0 && !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, "exit status ") }) {
-		shown := out
-		if len(shown) > 300 {
-			shown = shown[:300] + "..."
-		}
-		bad = append(bad, fmt.Sprintf("no exit line in %q", shown))
+		bad = append(bad, fmt.Sprintf("no exit line in %q", clip(out)))
 	}
 	if len(bad) > 0 {
 		return Vswitchd{}, fmt.Errorf("ovs-vswitchd look: %s", strings.Join(bad, "; "))
@@ -142,6 +138,14 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 	}
 	v.LogLevel, v.LogLine = lastSevere(logLines)
 	return v, nil
+}
+
+// clip is s cut to the 300 bytes a look's message quotes at most.
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
 }
 
 // appctlError is ovs-appctl's failure in one line: its own "ovs-appctl:"
