@@ -9,6 +9,11 @@
 #                                                stages to be byte-identical to $LAB_KUBE_CACHE's, the
 #                                                ones the lab ran; exit 1 naming each that differs or
 #                                                a build that failed (its log's tail)
+#   bash lab/kube/ci-from-nothing.sh adopt DIR   on a machine with no cache ($LAB_KUBE_CACHE lacks a binary):
+#                                                wait for that build (at normal priority) and copy its binaries,
+#                                                stamps and kwok stages into $LAB_KUBE_CACHE, so a fresh
+#                                                machine builds them once, not twice; with a full cache it
+#                                                only says so. check then has nothing to compare and says that
 #   bash lab/kube/ci-from-nothing.sh stop DIR    end the build if it still runs (its process group)
 #
 # Why: building from nothing costs about 15 minutes of this machine's two cores (build-times.log),
@@ -24,8 +29,29 @@ KUBE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$KUBE_DIR/versions.sh"
 die() { echo "lab/kube/ci-from-nothing.sh: $*" >&2; exit 1; }
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|check|stop DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|adopt|check|stop DIR"
 log=$dir/build.log pidf=$dir/build.pid rcf=$dir/build.rc
+
+# wait_build: wait for the background build (its priority back to normal: what waits for it
+# wants the cores) and require it to have succeeded.
+wait_build() {
+  [ -r "$pidf" ] || die "$dir: no build was started (ci-from-nothing.sh start $dir)"
+  local pid t p rc
+  pid=$(cat "$pidf") t=$(date +%s)
+  if [ ! -e "$rcf" ]; then
+    echo "waiting for the build from nothing (pid $pid) ..."
+    for p in $(pgrep -g "$pid" 2>/dev/null); do chrt -o -p 0 "$p" 2>/dev/null || true; done
+    while [ ! -e "$rcf" ]; do
+      kill -0 "$pid" 2>/dev/null || [ -e "$rcf" ] || die "the build (pid $pid) ended without a status; $log: $(tail -n 5 "$log" 2>/dev/null)"
+      sleep 2
+    done
+    echo "waited $(( $(date +%s) - t ))s for it"
+  fi
+  rc=$(cat "$rcf")
+  grep -E '^\[kube-build [^]]*\] ([0-9TZ:-]+ [a-z-]+ .* built in |cache )' "$log" || true
+  [ "$rc" = 0 ] || die "lab/kube/build.sh --rebuild failed (exit $rc); the end of $log:
+$(tail -n 20 "$log")"
+}
 
 case $cmd in
   start)
@@ -47,23 +73,28 @@ case $cmd in
       kill -KILL -- "-$pid" 2>/dev/null || true
     fi
     ;;
-  check)
-    [ -r "$pidf" ] || die "$dir: no build was started (ci-from-nothing.sh start $dir)"
-    pid=$(cat "$pidf") t=$(date +%s)
-    if [ ! -e "$rcf" ]; then
-      echo "waiting for the build from nothing (pid $pid) ..."
-      # its priority back to normal: nothing else runs now that would want the cores
-      for p in $(pgrep -g "$pid" 2>/dev/null); do chrt -o -p 0 "$p" 2>/dev/null || true; done
-      while [ ! -e "$rcf" ]; do
-        kill -0 "$pid" 2>/dev/null || [ -e "$rcf" ] || die "the build (pid $pid) ended without a status; $log: $(tail -n 5 "$log" 2>/dev/null)"
-        sleep 2
-      done
-      echo "waited $(( $(date +%s) - t ))s for it"
+  adopt)
+    cached=1
+    for b in etcd kube-apiserver kwok; do [ -x "$LAB_KUBE_CACHE/bin/$b" ] && [ -s "$LAB_KUBE_CACHE/stamp/$b" ] || cached=0; done
+    if [ "$cached" = 1 ]; then
+      echo "$LAB_KUBE_CACHE holds all three binaries: the lab takes them from there (lab/kube/build.sh keeps or rebuilds each by its stamp), and check compares the build from nothing with them"
+      exit 0
     fi
-    rc=$(cat "$rcf")
-    grep -E '^\[kube-build [^]]*\] ([0-9TZ:-]+ [a-z-]+ .* built in |cache )' "$log" || true
-    [ "$rc" = 0 ] || die "lab/kube/build.sh --rebuild failed (exit $rc); the end of $log:
-$(tail -n 20 "$log")"
+    wait_build
+    mkdir -p "$LAB_KUBE_CACHE"
+    rm -rf "$LAB_KUBE_CACHE/bin" "$LAB_KUBE_CACHE/stamp" "$LAB_KUBE_CACHE/kwok-stages"
+    cp -a "$dir/cache/bin" "$dir/cache/stamp" "$LAB_KUBE_CACHE/"
+    [ -d "$dir/cache/kwok-stages" ] && cp -a "$dir/cache/kwok-stages" "$LAB_KUBE_CACHE/"
+    [ -f "$dir/cache/build-times.log" ] && cat "$dir/cache/build-times.log" >>"$LAB_KUBE_CACHE/build-times.log"
+    echo "adopted" >"$dir/adopted"
+    echo "$LAB_KUBE_CACHE was empty: it now holds the binaries built from nothing by this run (built once, not twice)"
+    ;;
+  check)
+    if [ -e "$dir/adopted" ]; then
+      echo "the cache was empty at the start of this run and holds the build from nothing itself: nothing to compare on this machine (the next run, with a cache, compares a new build from nothing with it)"
+      exit 0
+    fi
+    wait_build
     problems=()
     for b in etcd kube-apiserver kwok; do
       new=$dir/cache/bin/$b old=$LAB_KUBE_CACHE/bin/$b
@@ -85,5 +116,5 @@ $(tail -n 20 "$log")"
       exit 1
     fi
     ;;
-  *) die "unknown command '$cmd' (start, check, stop)" ;;
+  *) die "unknown command '$cmd' (start, adopt, check, stop)" ;;
 esac
