@@ -421,7 +421,8 @@ func clientBound(in RunInput, streams int) (time.Duration, string) {
 	switch {
 	case in.Profile.Protocol == TCP:
 		bound += SetupAllowance(streams)
-		why += fmt.Sprintf(" + the setup allowance %s (%d connections × TCP's initial retransmission timeout %s)", SetupAllowance(streams), streams+1, TCPInitialRTO)
+		// No parentheses: the why goes inside the BoundError's.
+		why += fmt.Sprintf(" + the setup allowance of %d connections × TCP's initial retransmission timeout %s", streams+1, TCPInitialRTO)
 	case in.Profile.Protocol == UDP && bound <= UDPSetupReplyWait:
 		bound = UDPSetupReplyWait + in.ListenTimeout
 		why = fmt.Sprintf("iperf3's UDP stream-setup wait %s (-t %s + -O %s + the iperf_server interval %s would not reach it) + the iperf_server interval",

@@ -497,7 +497,7 @@ func TestRunClientBoundIsDurationOmitAndGrace(t *testing.T) {
 	_, err := Run(context.Background(), in)
 	var be *remote.BoundError
 	if !errors.As(err, &be) || be.Bound != 3200*time.Millisecond ||
-		!strings.Contains(be.Why, "iperf3 -t 1s + -O 0s + the iperf_server interval 200ms + the setup allowance 2s (2 connections × TCP's initial retransmission timeout 1s)") {
+		!strings.Contains(be.Error(), "(iperf3 -t 1s + -O 0s + the iperf_server interval 200ms + the setup allowance of 2 connections × TCP's initial retransmission timeout 1s)") {
 		t.Fatalf("Run: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
