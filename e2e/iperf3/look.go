@@ -28,14 +28,14 @@ const (
 )
 
 // LookCommand is the look: `ss -tan` (netstat -tan where ss is missing),
-// /proc/loadavg, and one line "PID STATE WCHAN CMDLINE" per iperf3 process
-// (from /proc: STATE is /proc/PID/stat's, WCHAN "-" when empty). Every part
-// may fail alone; ParseLook reads what came.
+// /proc/loadavg, and one line "PID STATE WCHAN CMDLINE" per process whose
+// program is iperf3 (from /proc: STATE is /proc/PID/stat's, WCHAN "-" when
+// empty). Every part may fail alone; ParseLook reads what came.
 const LookCommand = `echo '` + lookSockets + `'; ss -tan 2>/dev/null || netstat -tan 2>&1; ` +
 	`echo '` + lookLoad + `'; cat /proc/loadavg 2>&1; ` +
 	`echo '` + lookClients + `'; for d in /proc/[0-9]*; do ` +
 	`c=$( { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null); ` +
-	`case "$c" in iperf3' '*|*/iperf3' '*) ` +
+	`case "${c%% *}" in iperf3|*/iperf3) ` +
 	`s=$( { cut -d' ' -f1,3 "$d/stat"; } 2>/dev/null); w=$( { cat "$d/wchan"; } 2>/dev/null); ` +
 	`echo "$s ${w:--} $c";; esac; done`
 
@@ -211,25 +211,30 @@ func (l Look) Client(server string, port int) (LookProcess, bool) {
 func (l Look) Words(server string, port, streams int, after time.Duration) string {
 	addr, _ := netip.ParseAddr(server)
 	c := l.Counts(addr, port)
-	est, syn := c["ESTAB"], c["SYN-SENT"]
+	up, syn := 0, c["SYN-SENT"]
+	for st, n := range c {
+		if handshaken[st] {
+			up += n
+		}
+	}
 	p, running := l.Client(server, port)
 	var phase string
 	switch {
-	case est == 0 && syn == 0 && l.HasProcesses && !running:
+	case up == 0 && syn == 0 && l.HasProcesses && !running:
 		phase = fmt.Sprintf("gone: no iperf3 client and no connection toward port %d on the guest", port)
-	case est == 0 && syn == 0:
+	case up == 0 && syn == 0:
 		phase = fmt.Sprintf("not connected: no connection toward port %d open", port)
-	case est == 0:
+	case up == 0:
 		phase = fmt.Sprintf("stuck connecting its control connection (%d SYN-SENT)", syn)
-	case est-1 < streams:
-		// The first established connection is the control connection.
-		phase = fmt.Sprintf("stuck in connection setup: %d of %d streams established, %d SYN-SENT", est-1, streams, syn)
+	case up-1 < streams:
+		// The first connection up is the control connection.
+		phase = fmt.Sprintf("stuck in connection setup: %d of %d streams established, %d SYN-SENT", up-1, streams, syn)
 	default:
-		phase = fmt.Sprintf("past connection setup (%d of %d streams and the control connection established): in its test or its end", min(est-1, streams), streams)
+		phase = fmt.Sprintf("past connection setup (%d of %d streams and the control connection established): in its test or its end", min(up-1, streams), streams)
 	}
 	parts := []string{phase + " after " + after.String()}
 	if other := otherStates(c); other != "" {
-		parts = append(parts, "also "+other+" toward the port")
+		parts = append(parts, "not ESTAB: "+other)
 	}
 	if l.HasLoad {
 		parts = append(parts, fmt.Sprintf("guest load %.2f", l.Load1))
@@ -247,8 +252,14 @@ func (l Look) Words(server string, port, streams int, after time.Duration) strin
 	return strings.Join(parts, "; ")
 }
 
+// handshaken are the states of a connection whose handshake completed
+// (TIME-WAIT left out: it outlives its process, an earlier run's leftover).
+// A CLOSE-WAIT stream is one the server closed, not one still connecting.
+var handshaken = map[string]bool{"ESTAB": true, "CLOSE-WAIT": true, "FIN-WAIT-1": true, "FIN-WAIT-2": true, "LAST-ACK": true, "CLOSING": true}
+
 // otherStates names the counts of c other than ESTAB, SYN-SENT and
-// TIME-WAIT (earlier runs' leftovers), e.g. "2 FIN-WAIT-1, 1 CLOSE-WAIT".
+// TIME-WAIT, e.g. "2 FIN-WAIT-1, 60 CLOSE-WAIT" (CLOSE-WAIT: the peer
+// closed them).
 func otherStates(c map[string]int) string {
 	var names []string
 	for s := range c {

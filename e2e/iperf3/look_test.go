@@ -38,6 +38,10 @@ func TestParseLookRecorded(t *testing.T) {
 		// port 5204's client of that run had already exited
 		{"look-v3.12-8x125-syn-loss.txt", 5204, 125, 0, 0, 8.82,
 			"gone: no iperf3 client and no connection toward port 5204 on the guest after 40s; guest load 8.82; no iperf3 process with -c 198.19.250.1 -p 5204"},
+		// the harness's own look at its bound (2m1s): the server had given
+		// up after 120 s without a message and closed its side
+		{"look-v3.12-server-gone.txt", 5201, 100, 0, 1, 0.02,
+			"stuck in connection setup: 59 of 100 streams established, 1 SYN-SENT after 40s; not ESTAB: 60 CLOSE-WAIT; guest load 0.02; iperf3 pid 30080 state S in wait_woken"},
 		// the same sockets read as 10 streams: past setup
 		{"look-v3.12-setup-stuck.txt", 5203, 10, 61, 1, 8.56,
 			"past connection setup (10 of 10 streams and the control connection established): in its test or its end after 40s; guest load 8.56; iperf3 pid 5195 state S in wait_woken"},
@@ -73,7 +77,7 @@ func TestLookWordsPartial(t *testing.T) {
 	out = "== tcp sockets\nESTAB 0 0 [::ffff:10.0.0.9]:40000 [::ffff:10.0.0.5]:5201\nFIN-WAIT-1 0 1 10.0.0.9:40001 10.0.0.5:5201\n" +
 		"ESTAB 0 0 10.0.0.9:40002 10.0.0.6:5201\n== iperf3 clients\n"
 	got := ParseLook([]byte(out)).Words("10.0.0.5", 5201, 3, time.Second)
-	want := "stuck in connection setup: 0 of 3 streams established, 0 SYN-SENT after 1s; also 1 FIN-WAIT-1 toward the port; no iperf3 process with -c 10.0.0.5 -p 5201"
+	want := "stuck in connection setup: 1 of 3 streams established, 0 SYN-SENT after 1s; not ESTAB: 1 FIN-WAIT-1; no iperf3 process with -c 10.0.0.5 -p 5201"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
