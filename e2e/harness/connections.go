@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -184,7 +185,9 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	// can starve past a short TCP_USER_TIMEOUT (the lab, 2026-12-04: N=100
 	// in one iperf3 3.12 process failed "Connection timed out" at
 	// traffic.stall_timeout's 5 s and passed without it). A run that stalls
-	// is still ended by its bound (-t + -O + intervals.iperf_server).
+	// is still ended by its bound (-t + -O + intervals.iperf_server + the
+	// setup allowance for its streams, iperf3.SetupAllowance), after a look
+	// at the client's guest that the error and the evidence keep.
 	in.StallTimeout = 0
 
 	var (
@@ -252,6 +255,7 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	stop()
 	wg.Wait()
 	cr.EvidenceFile = s.saveIperfEvidence("iperf3/"+id, m)
+	s.saveClientLooks("iperf3/"+id, m)
 	for _, w := range m.Warnings {
 		s.Logf("%s: %s", id, w)
 	}
@@ -269,6 +273,23 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 		err = werr
 	}
 	return cr, err
+}
+
+// saveClientLooks keeps, beside each process's JSON (saveIperfEvidence's
+// names), the look at its client taken at its bound before the kill
+// (iperf3.LookCommand's raw output), and says where it is.
+func (s *Session) saveClientLooks(base string, m iperf3.Measurement) {
+	for i, pr := range m.Processes {
+		if pr.ClientLook == nil {
+			continue
+		}
+		name := fmt.Sprintf("%s-p%d-client-look.txt", base, i+1)
+		if rel, err := s.SaveArtifact(name, pr.ClientLook); err != nil {
+			s.Logf("saving %s: %v", name, err)
+		} else {
+			s.Logf("%s: the look at client %d of %d (port %d) at its bound: %s", base, i+1, len(m.Processes), pr.Port, rel)
+		}
+	}
 }
 
 // capWords is the log's words for a per-connection cap ("" when unlimited).
@@ -349,7 +370,10 @@ func connectionLine(cr results.ConnectionResult) string {
 }
 
 // addConnectionsBudget adds the connection-scale profiles to a run's
-// budget: each N at its omit period, measured seconds and the listen wait.
+// budget: each N at its omit period, measured seconds and the listen wait;
+// and, because a client that cannot connect its streams runs to its bound
+// (iperf3's setup allowance on top of those), that allowance once for the
+// largest process of the largest N.
 func addConnectionsBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
 	cc := cfg.Connections
 	if len(cc.Counts) == 0 {
@@ -357,4 +381,8 @@ func addConnectionsBudget(cfg *config.Config, listen time.Duration, add func(ste
 	}
 	add("measure the connection scale", time.Duration(len(cc.Counts))*(cc.OffloadWait+cc.Duration+listen),
 		"%d connection count(s) × (connections.offload_wait + connections.duration + iperf_server)", len(cc.Counts))
+	split, _ := iperf3.SplitStreams(slices.Max(cc.Counts), config.StreamsPerProcess, 0, iperf3.MultiThreadedSince)
+	streams := slices.Max(split)
+	add("a connection count cut at its bound", iperf3.SetupAllowance(streams),
+		"iperf3's setup allowance for a client of %d streams (connections.counts %d)", streams, slices.Max(cc.Counts))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -22,6 +23,12 @@ import (
 // connections (e2e/conntrack/testdata/hw, its addresses rewritten to the
 // pair's: the stream and its control connection), every command logged.
 func connPair(t *testing.T, portSecurity bool) (*Session, string) {
+	s, path, _ := connPairFakes(t, portSecurity)
+	return s, path
+}
+
+// connPairFakes is connPair with its fakes.
+func connPairFakes(t *testing.T, portSecurity bool) (*Session, string, *pair) {
 	wd := newPair(t)
 	wd.cfg.Traffic.Port = 5001
 	wd.cfg.DataPort.PortSecurity = portSecurity
@@ -53,7 +60,7 @@ func connPair(t *testing.T, portSecurity bool) (*Session, string) {
 	t.Cleanup(func() { log.Close() })
 	s.Guests = []remote.Runner{logged{wd.guests[0], log}, logged{wd.guests[1], log}}
 	s.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
-	return s, path
+	return s, path, wd
 }
 
 // With port security every table read runs inside the omit period: by
@@ -178,6 +185,46 @@ func TestConnectionsCapEachConnection(t *testing.T) {
 		if clients == 0 {
 			t.Errorf("cap %d: no iperf3 client command ran", cap)
 		}
+	}
+}
+
+// Issue 32: a client that cannot connect is cut at its bound (-t + -O +
+// iperf_server + iperf3's setup allowance), after one look at its guest:
+// the result's error names the client, its port and what the look saw
+// (here the recorded look of a control connection whose SYNs go
+// unanswered), and the look is kept beside the client's JSON.
+func TestConnectionsClientAtItsBoundIsLookedAt(t *testing.T) {
+	s, _, wd := connPairFakes(t, false)
+	s.Config.Intervals[config.IntervalIperfServer] = wait.Interval{Timeout: 200 * time.Millisecond, Poll: 20 * time.Millisecond}
+	s.Config.Connections.OffloadWait = time.Second
+	wd.guests[1].Play.Client = func(ctx context.Context, _ int, _ bool) (remote.Result, error) {
+		<-ctx.Done()
+		return remote.Result{ExitCode: -1}, ctx.Err()
+	}
+	server := wd.topo.Servers[0].DataIP
+	look := strings.NewReplacer(":5204 ", ":5001 ", "-p 5204 ", "-p 5001 ", "198.19.250.1", server).
+		Replace(string(readFile(t, filepath.Join("..", "iperf3", "testdata", "look-v3.12-control-stuck.txt"))))
+	wd.guests[1].On(iperf3.LookCommand, fakeremote.Reply{Stdout: []byte(look)})
+	s.Guests[1] = remote.Bounded(s.Guests[1], time.Hour, "intervals.command")
+	cr, err := s.RunConnections(context.Background(), 1)
+	want := "iperf3 client 1 of 1 (port 5001) stuck connecting its control connection (1 SYN-SENT) after 4.2s; guest load 8.16; iperf3 pid 6359 state S in poll_schedule_timeout.constprop.0: "
+	if err == nil || !strings.Contains(cr.Error, want) || !strings.Contains(cr.Error, "the setup allowance of 2 connections") {
+		t.Fatalf("RunConnections: %v\nresult error %q\nwant it to contain %q", err, cr.Error, want)
+	}
+	kept := readFile(t, filepath.Join(s.Dir, "iperf3", "connections-1-p1-client-look.txt"))
+	if string(kept) != look {
+		t.Errorf("the look kept:\n%s\nwant the look's output", kept)
+	}
+}
+
+// The budget allows one connection count to run to its bound: the setup
+// allowance of the largest client (128 streams of 10000) on top.
+func TestConnectionsBudgetAllowsOneBound(t *testing.T) {
+	cfg := budgetConfig()
+	cfg.Connections = config.Connections{Counts: []int{1, 100, 10000}, Duration: 10 * time.Second, OffloadWait: 15 * time.Second}
+	l, ok := budgetLine(RunBudget(cfg), "a connection count cut at its bound")
+	if !ok || l.Bound != iperf3.SetupAllowance(127) || !strings.Contains(l.Rule, "127 streams") {
+		t.Errorf("bound step %+v", l)
 	}
 }
 

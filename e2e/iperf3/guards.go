@@ -12,6 +12,11 @@ import (
 //
 //   - --connect-timeout ms (3.2, #216): the client gives up setting up its
 //     control connection (src/iperf_client_api.c netdial with the timeout).
+//     Its streams it does not bound: 3.12 .. 3.21 connect each with a
+//     blocking connect() of its own (iperf_tcp_connect), so a stream whose
+//     SYNs go unanswered waits out the kernel's SYN retries (about 2 min);
+//     only --snd-timeout below, or the harness's bound, ends it sooner
+//     (SetupAllowance, LookCommand).
 //   - --rcv-timeout ms (3.10, #1101/#1125): the receiving side ends a running
 //     test with "idle timeout for receiving data" (IENOMSG) when nothing
 //     arrived for that long; the server's default is 120000 ms. A client that
@@ -125,6 +130,6 @@ func (f GuardFlags) warning() string {
 	if len(f.Missing) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("iperf3 guards missing for the version: %s; a dead peer there is caught only by the harness's bound (-t + -O + the iperf_server interval)",
+	return fmt.Sprintf("iperf3 guards missing for the version: %s; a dead peer there is caught only by the harness's bound (-t + -O + the iperf_server interval, + the setup allowance for TCP)",
 		strings.Join(f.Missing, ", "))
 }

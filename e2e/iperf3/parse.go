@@ -151,7 +151,8 @@ type rawDoc struct {
 }
 
 type rawStart struct {
-	Version   string `json:"version"`
+	Version   string            `json:"version"`
+	Connected []json.RawMessage `json:"connected"` // one per stream connected
 	Timestamp *struct {
 		Timesecs int64 `json:"timesecs"`
 	} `json:"timestamp"`

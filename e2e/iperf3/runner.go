@@ -113,6 +113,11 @@ type ProcessRun struct {
 	ServerExit   int    `json:"server_exit"`
 	Result       Result `json:"result"`
 	Error        string `json:"error,omitempty"`
+	// ClientLook is LookCommand's output on the client's guest, taken when
+	// the client reached its bound, just before it was killed (nil when it
+	// was not); ClientLookError is why the look failed, if it did.
+	ClientLook      []byte `json:"-"`
+	ClientLookError string `json:"client_look_error,omitempty"`
 }
 
 // Measurement is the outcome of Run: the summed Result plus everything
@@ -364,7 +369,11 @@ func runAttempt(ctx context.Context, in RunInput, prs []ProcessRun) (failed int,
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bound, why := clientBound(in)
+	most := 0
+	for _, pr := range prs {
+		most = max(most, pr.Streams)
+	}
+	bound, why := clientBound(in, most)
 	if in.ClientsStarting != nil {
 		in.ClientsStarting(time.Now())
 	}
@@ -374,9 +383,14 @@ func runAttempt(ctx context.Context, in RunInput, prs []ProcessRun) (failed int,
 		wg.Add(1)
 		go func(pr *ProcessRun, i int) {
 			defer wg.Done()
-			errs[i] = runClient(cctx, in.Client, pr, bound, why)
-			if errs[i] != nil {
-				cancel() // one failed process spoils the sum: stop the others now
+			errs[i] = runClient(cctx, in, pr, clientOf{i + 1, len(prs)}, bound, why)
+			// One failed process spoils the sum: stop the others now. Not
+			// for one cut at its bound: every client started together with
+			// that bound, so any still running is at its own and gets its
+			// own look before its kill.
+			var be *remote.BoundError
+			if errs[i] != nil && !errors.As(errs[i], &be) {
+				cancel()
 			}
 		}(&prs[i], i)
 	}
@@ -385,27 +399,76 @@ func runAttempt(ctx context.Context, in RunInput, prs []ProcessRun) (failed int,
 		in.ClientsDone(time.Now())
 	}
 	if i := firstRealError(errs); i >= 0 {
-		return i, errs[i]
+		return i, joinRealErrors(errs, i)
 	}
 	clientsOK = true
 	return -1, nil
 }
 
-// clientBound is the harness's own bound on a client, and why. A client
-// ends by itself after -t + -O; past that plus the grace the servers get
-// (the iperf_server interval) it is stuck on a dead peer. A UDP client can
-// also sit UDPSetupReplyWait in stream setup before it fails with its own
-// error (the one a setup retry needs): when -t + -O + the grace would not
-// even reach that wait, the bound is the wait plus the grace.
-func clientBound(in RunInput) (time.Duration, string) {
+// clientBound is the harness's own bound on a client of up to streams
+// streams, and why. A client ends by itself after -t + -O counted from its
+// test's start, which comes once its control connection and every stream
+// are connected; past that plus the grace the servers get (the
+// iperf_server interval) it is stuck on a dead peer. A TCP client also gets
+// SetupAllowance for its connections: iperf3 connects them one after
+// another, so every lost SYN delays its start. A UDP client can sit
+// UDPSetupReplyWait in stream setup before it fails with its own error (the
+// one a setup retry needs): when -t + -O + the grace would not even reach
+// that wait, the bound is the wait plus the grace.
+func clientBound(in RunInput, streams int) (time.Duration, string) {
 	bound := in.Duration + in.Omit + in.ListenTimeout
 	why := fmt.Sprintf("iperf3 -t %s + -O %s + the iperf_server interval %s", in.Duration, in.Omit, in.ListenTimeout)
-	if in.Profile.Protocol == UDP && bound <= UDPSetupReplyWait {
+	switch {
+	case in.Profile.Protocol == TCP:
+		bound += SetupAllowance(streams)
+		// No parentheses: the why goes inside the BoundError's.
+		why += fmt.Sprintf(" + the setup allowance of %d connections × TCP's initial retransmission timeout %s", streams+1, TCPInitialRTO)
+	case in.Profile.Protocol == UDP && bound <= UDPSetupReplyWait:
 		bound = UDPSetupReplyWait + in.ListenTimeout
 		why = fmt.Sprintf("iperf3's UDP stream-setup wait %s (-t %s + -O %s + the iperf_server interval %s would not reach it) + the iperf_server interval",
 			UDPSetupReplyWait, in.Duration, in.Omit, in.ListenTimeout)
 	}
 	return bound, why
+}
+
+// TCPInitialRTO is TCP's initial retransmission timeout (RFC 6298 2.1;
+// Linux TCP_TIMEOUT_INIT): how long a connect waits before it sends a lost
+// SYN again (then 2, 4, 8, 16 s more).
+const TCPInitialRTO = time.Second
+
+// SetupAllowance is the time a TCP client of streams streams may take to
+// connect, beyond its test: each of its streams+1 connections (the control
+// connection first) may lose one SYN and wait TCPInitialRTO for the second.
+//
+// iperf3 3.12 .. 3.21 connects its streams one after another, each a
+// blocking connect() with no timeout of its own (iperf_create_streams,
+// iperf_tcp_connect; --connect-timeout bounds the control connection only),
+// and starts its -t and -O once the last one is up. So a path that drops
+// SYNs delays the start by about 1 s per lost SYN, added up over the
+// streams: measured on a 2-core machine with 8 clients of 125 streams and 20%
+// of SYNs dropped, the clients took 21–55 s to connect (0.17–0.44 s per
+// stream, e2e/iperf3/testdata/README.md), past the 30 s grace that was
+// their whole allowance before (issue 32). A SYN lost again costs 2 s more;
+// one stream whose SYNs are all lost is still cut at the bound, after
+// the look that names it (LookCommand).
+func SetupAllowance(streams int) time.Duration {
+	return time.Duration(streams+1) * TCPInitialRTO
+}
+
+// joinRealErrors is errs[first], joined by every other error that did not
+// come from the cancellation (more clients cut at their bound, each with
+// its look).
+func joinRealErrors(errs []error, first int) error {
+	all := []error{errs[first]}
+	for i, e := range errs {
+		if i != first && e != nil && !errors.Is(e, context.Canceled) {
+			all = append(all, e)
+		}
+	}
+	if len(all) == 1 {
+		return all[0]
+	}
+	return errors.Join(all...)
 }
 
 // firstRealError is the index of the error that caused a cancellation,
@@ -442,13 +505,35 @@ func remoteVersion(ctx context.Context, r remote.Runner) (Version, error) {
 	return v, nil
 }
 
-func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun, bound time.Duration, why string) error {
-	res, err := c.Run(remote.WithBound(ctx, bound, why), pr.ClientCmd)
+// clientOf is a client's place among a run's clients: client i of n.
+type clientOf struct{ i, n int }
+
+func (o clientOf) String() string { return fmt.Sprintf("iperf3 client %d of %d", o.i, o.n) }
+
+func runClient(ctx context.Context, in RunInput, pr *ProcessRun, who clientOf, bound time.Duration, why string) error {
+	c := in.Client
+	// At its bound, before it is killed: one look at the client's guest.
+	look := func(ctx context.Context) {
+		r, err := c.Run(remote.WithBound(ctx, in.ListenTimeout, "the iperf_server interval (the look at a client at its bound)"), LookCommand)
+		pr.ClientLook = r.Stdout
+		if err != nil {
+			pr.ClientLookError = err.Error()
+		}
+	}
+	res, err := c.Run(remote.WithBoundLook(ctx, bound, why, look), pr.ClientCmd)
 	pr.ClientJSON, pr.ClientStderr, pr.ClientExit = res.Stdout, res.Stderr, res.ExitCode
 	if err != nil {
+		var be *remote.BoundError
+		if errors.As(err, &be) {
+			err = fmt.Errorf("%s (port %d) %s: %w", who, pr.Port, pr.lookWords(in.ServerAddr, be.Bound), err)
+		} else {
+			pr.ClientLook, pr.ClientLookError = nil, "" // it ended during the look: not at its bound
+			err = fmt.Errorf("%s: port %d: %q: %w", c.Name(), pr.Port, pr.ClientCmd, err)
+		}
 		pr.Error = err.Error()
-		return fmt.Errorf("%s: port %d: %q: %w", c.Name(), pr.Port, pr.ClientCmd, err)
+		return err
 	}
+	pr.ClientLook, pr.ClientLookError = nil, ""
 	r, perr := Parse(res.Stdout)
 	pr.Result = r
 	switch {
@@ -470,10 +555,26 @@ func runClient(ctx context.Context, c remote.Runner, pr *ProcessRun, bound time.
 	if err != nil && (bytes.Contains(res.Stderr, []byte(tmpFullMessage)) || bytes.Contains(res.Stdout, []byte(tmpFullMessage))) {
 		err = fmt.Errorf("%w (iperf3 keeps each stream's send buffer, -l bytes, in a file it creates in the guest's TMPDIR, /tmp, maps and fills from /dev/urandom: %q needs room there for one buffer per stream, and the read fails with EFAULT when /tmp, a tmpfs too small, has none left)", err, pr.ClientCmd)
 	}
+	if n, ok := StreamsConnected(res.Stdout); err != nil && ok {
+		err = fmt.Errorf("%s (port %d) failed before its test began, %d of %d streams connected: %w", who, pr.Port, n, pr.Streams, err)
+	}
 	if err != nil {
 		pr.Error = err.Error()
 	}
 	return err
+}
+
+// lookWords are the words of the look at the client at its bound, or why
+// there are none.
+func (pr *ProcessRun) lookWords(server string, after time.Duration) string {
+	if pr.ClientLook == nil && pr.ClientLookError != "" {
+		return fmt.Sprintf("at its bound of %s (the look at its guest failed: %s)", after, pr.ClientLookError)
+	}
+	w := ParseLook(pr.ClientLook).Words(server, pr.Port, pr.Streams, after)
+	if pr.ClientLookError != "" {
+		w += " (the look: " + pr.ClientLookError + ")"
+	}
+	return w
 }
 
 // tmpFullMessage is iperf3's error when a stream's buffer cannot be filled:

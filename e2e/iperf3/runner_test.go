@@ -26,6 +26,7 @@ type fakeGuest struct {
 	versionExit int
 	neverListen bool
 	lookHangs   bool                                              // `ss -ltn` never answers (until its ctx ends)
+	look        func(ctx context.Context) remote.Result           // LookCommand's answer (nil: exit 127)
 	serverDies  []byte                                            // stdout of a server that exits at start
 	client      func(ctx context.Context, port int) remote.Result // client behaviour per port
 
@@ -75,6 +76,10 @@ func (g *fakeGuest) Run(ctx context.Context, cmd string) (remote.Result, error) 
 	case cmd == "iperf3 --version":
 		return remote.Result{Cmd: cmd, Stdout: []byte(g.version), ExitCode: g.versionExit,
 			Stderr: []byte(map[bool]string{true: "sh: 1: iperf3: not found"}[g.versionExit != 0])}, nil
+	case cmd == LookCommand && g.look != nil:
+		r := g.look(ctx)
+		r.Cmd = cmd
+		return r, nil
 	case strings.HasPrefix(cmd, "ss ") && g.lookHangs:
 		<-ctx.Done()
 		return remote.Result{Cmd: cmd, ExitCode: -1}, ctx.Err()
@@ -478,8 +483,8 @@ func TestRunClientsStartingMarksTheClientLaunch(t *testing.T) {
 }
 
 // A client stuck on a dead peer is cut at -t + -O + the iperf_server
-// interval, not at the runner's default bound (issue 14): the error says
-// which bound and why.
+// interval + the setup allowance, not at the runner's default bound (issue
+// 14): the error says which bound and why.
 func TestRunClientBoundIsDurationOmitAndGrace(t *testing.T) {
 	s, c := pair(v312, v312, func(ctx context.Context, port int) remote.Result {
 		<-ctx.Done() // the peer never answers
@@ -491,7 +496,8 @@ func TestRunClientBoundIsDurationOmitAndGrace(t *testing.T) {
 	start := time.Now()
 	_, err := Run(context.Background(), in)
 	var be *remote.BoundError
-	if !errors.As(err, &be) || be.Bound != 1200*time.Millisecond || !strings.Contains(be.Why, "iperf3 -t 1s + -O 0s + the iperf_server interval 200ms") {
+	if !errors.As(err, &be) || be.Bound != 3200*time.Millisecond ||
+		!strings.Contains(be.Error(), "(iperf3 -t 1s + -O 0s + the iperf_server interval 200ms + the setup allowance of 2 connections × TCP's initial retransmission timeout 1s)") {
 		t.Fatalf("Run: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -661,25 +667,117 @@ func TestRunCancelledDuringUDPSetupBackoff(t *testing.T) {
 // A UDP client may wait UDPSetupReplyWait for its stream-setup reply before
 // iperf3 reports the loss itself (the error a setup retry needs): a bound
 // that would not reach that wait is raised to it plus the grace; otherwise
-// (and for TCP) it is -t + -O + the grace.
-func TestClientBoundCoversUDPSetupWait(t *testing.T) {
+// it is -t + -O + the grace. A TCP client connects its control connection
+// and its streams one after another before its -t and -O start: it gets
+// TCP's initial retransmission timeout per connection on top (issue 32:
+// 125 streams, the lab's -t 5 -O 5 and 30 s grace, 166 s instead of 40 s).
+func TestClientBound(t *testing.T) {
 	tcp, _ := Lookup("tcp-p1")
 	udp, _ := Lookup("udp-b0-p1")
 	cases := []struct {
 		p                  Profile
+		streams            int
 		t, o, listen, want time.Duration
 	}{
-		{tcp, 5 * time.Second, 0, 10 * time.Second, 15 * time.Second},
-		{udp, 5 * time.Second, time.Second, 10 * time.Second, UDPSetupReplyWait + 10*time.Second},
-		{udp, 5 * time.Second, 0, 30 * time.Second, 35 * time.Second}, // the lab's: already past the wait
-		{udp, 40 * time.Second, 2 * time.Second, 30 * time.Second, 72 * time.Second},
+		{tcp, 1, 5 * time.Second, 0, 10 * time.Second, 17 * time.Second},
+		{tcp, 125, 5 * time.Second, 5 * time.Second, 30 * time.Second, 166 * time.Second},
+		{udp, 1, 5 * time.Second, time.Second, 10 * time.Second, UDPSetupReplyWait + 10*time.Second},
+		{udp, 1, 5 * time.Second, 0, 30 * time.Second, 35 * time.Second}, // the lab's: already past the wait
+		{udp, 30, 40 * time.Second, 2 * time.Second, 30 * time.Second, 72 * time.Second},
 	}
 	for _, c := range cases {
-		got, why := clientBound(RunInput{Profile: c.p, Duration: c.t, Omit: c.o, ListenTimeout: c.listen})
-		if got != c.want || !strings.Contains(why, "iperf_server interval") {
-			t.Errorf("%s -t %s -O %s grace %s: bound %s (%s), want %s", c.p.ID, c.t, c.o, c.listen, got, why, c.want)
+		got, why := clientBound(RunInput{Profile: c.p, Duration: c.t, Omit: c.o, ListenTimeout: c.listen}, c.streams)
+		if got != c.want || !strings.Contains(why, "iperf_server interval") || (c.p.Protocol == TCP) != strings.Contains(why, "setup allowance") {
+			t.Errorf("%s × %d -t %s -O %s grace %s: bound %s (%s), want %s", c.p.ID, c.streams, c.t, c.o, c.listen, got, why, c.want)
 		}
 	}
+}
+
+// Issue 32: of 3 clients, one stuck in connection setup past its bound.
+// Before it is killed, its guest is looked at once (LookCommand, the
+// client still running); the error names the client, its port and what
+// the look saw, and keeps the bound's error; the look is kept for the
+// evidence. The clients that finished are not looked at.
+func TestRunClientAtItsBoundIsLookedAtBeforeTheKill(t *testing.T) {
+	const stuck = 5202
+	var killedBeforeLook atomic.Bool
+	stuckCtx := make(chan context.Context, 1)
+	s, c := pair(v312, v312, func(ctx context.Context, port int) remote.Result {
+		if port != stuck {
+			return remote.Result{Stdout: load(t, "v3.12-tcp-p1.json")}
+		}
+		stuckCtx <- ctx
+		<-ctx.Done()
+		return remote.Result{ExitCode: -1}
+	})
+	var looks atomic.Int32
+	c.look = func(context.Context) remote.Result {
+		looks.Add(1)
+		if (<-stuckCtx).Err() != nil {
+			killedBeforeLook.Store(true)
+		}
+		return remote.Result{Stdout: oneStreamLook(t, stuck)}
+	}
+	in := input(s, c, "tcp-p1")
+	in.Profile.Streams, in.MaxStreamsPerProcess = 3, 1
+	in.Duration, in.ListenTimeout, in.StallTimeout = time.Second, 100*time.Millisecond, 0
+	in.Client = remote.Bounded(c, time.Hour, "intervals.command")
+	start := time.Now()
+	m, err := Run(context.Background(), in)
+	var be *remote.BoundError
+	if !errors.As(err, &be) || be.Bound != 3100*time.Millisecond {
+		t.Fatalf("Run: %v", err)
+	}
+	want := "iperf3 client 2 of 3 (port 5202) stuck in connection setup: 0 of 1 streams established, 1 SYN-SENT after 3.1s; guest load 8.56; iperf3 pid 5195 state S in wait_woken: "
+	if !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "iperf3 client") != 1 {
+		t.Errorf("error:\n %v\nwant it to contain\n %s", err, want)
+	}
+	if looks.Load() != 1 || killedBeforeLook.Load() {
+		t.Errorf("%d looks (killed before the look: %v), want one before the kill", looks.Load(), killedBeforeLook.Load())
+	}
+	for _, pr := range m.Processes {
+		if (pr.Port == stuck) != (len(pr.ClientLook) > 0) || pr.ClientLookError != "" {
+			t.Errorf("port %d: look of %d bytes (%q)", pr.Port, len(pr.ClientLook), pr.ClientLookError)
+		}
+	}
+	if d := time.Since(start); d < be.Bound {
+		t.Errorf("Run returned after %s, before the bound", d)
+	}
+	assertNoOrphans(t, s)
+}
+
+// A client that fails by itself before its test began says how many of its
+// streams were up (start.connected), beside iperf3's own words.
+func TestRunClientFailedInSetupCountsItsStreams(t *testing.T) {
+	s, c := pair(v312, v312, recorded(t, map[int]string{5201: "v3.12-tcp-killed-in-setup.json"}))
+	in := input(s, c, "tcp-p1")
+	in.Profile.Streams, in.MaxStreamsPerProcess = 125, 125
+	_, err := Run(context.Background(), in)
+	want := "iperf3 client 1 of 1 (port 5201) failed before its test began, 60 of 125 streams connected: "
+	var ie *IperfError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v\nwant it to contain %q", err, want)
+	}
+}
+
+// oneStreamLook is the recorded look of testdata/look-v3.12-setup-stuck.txt
+// cut to a client of one stream: its control connection up, its stream's
+// SYN unanswered; the client's port is port, the server the fake's.
+func oneStreamLook(t *testing.T, port int) []byte {
+	var keep []string
+	est := 0
+	for _, l := range strings.Split(string(load(t, "look-v3.12-setup-stuck.txt")), "\n") {
+		if strings.HasPrefix(l, "ESTAB") {
+			if est++; est > 1 {
+				continue
+			}
+		}
+		keep = append(keep, l)
+	}
+	out := strings.Join(keep, "\n")
+	out = strings.ReplaceAll(out, ":5203 ", fmt.Sprintf(":%d ", port))
+	out = strings.ReplaceAll(out, "-p 5203 ", fmt.Sprintf("-p %d ", port))
+	return []byte(strings.ReplaceAll(out, "198.19.250.1", "198.18.10.5"))
 }
 
 // iperf3's own words when its stream buffers found no room in the guest's

@@ -91,3 +91,22 @@ func UDPSetupFailure(clientJSON []byte) (reason string, ok bool) {
 	}
 	return "", false
 }
+
+// StreamsConnected reads a client's -J output that ended before its test
+// began (an error, no start.test_start, which iperf3 writes when every
+// stream is up): how many of its streams had connected (start.connected
+// lists each as its connect returns; the control connection is not in it).
+// ok is false for output that is not such a client's. Recorded: a client
+// stopped (TERM) in its 61st stream's connect lists 60
+// (testdata/v3.12-tcp-killed-in-setup.json; its one interval is the TERM
+// handler's, with a bogus 1503 s length); a client whose only stream timed
+// out lists none (testdata/v3.12-tcp-stream-connect-timeout.json). It is
+// pure and never panics.
+func StreamsConnected(clientJSON []byte) (n int, ok bool) {
+	clean, _ := sanitizeNonFinite(clientJSON)
+	var doc rawDoc
+	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || doc.Start == nil || doc.Start.TestStart != nil {
+		return 0, false
+	}
+	return len(doc.Start.Connected), true
+}

@@ -91,3 +91,32 @@ func FuzzUDPSetupFailure(f *testing.F) {
 		}
 	})
 }
+
+// How far a client that ended before its test got with its streams.
+func TestStreamsConnected(t *testing.T) {
+	cases := []struct {
+		file string
+		n    int
+		ok   bool
+	}{
+		// TERM (the harness's kill) in the 61st stream's connect
+		{"v3.12-tcp-killed-in-setup.json", 60, true},
+		// its only stream's SYNs unanswered past --snd-timeout
+		{"v3.12-tcp-stream-connect-timeout.json", 0, true},
+		// the control connection refused: no stream either
+		{"v3.12-refused.json", 0, true},
+		// a test that began (test_start), then failed or was stopped
+		{"v3.12-interrupted.json", 0, false},
+		{"v3.12-tcp-snd-timeout.json", 0, false},
+		// a successful run
+		{"v3.12-tcp-p15.json", 0, false},
+	}
+	for _, c := range cases {
+		if n, ok := StreamsConnected(load(t, c.file)); n != c.n || ok != c.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", c.file, n, ok, c.n, c.ok)
+		}
+	}
+	if _, ok := StreamsConnected([]byte("not json")); ok {
+		t.Error("garbage read as a client")
+	}
+}

@@ -46,8 +46,9 @@ func (e *BoundError) Unwrap() error { return context.DeadlineExceeded }
 type boundKey struct{}
 
 type bound struct {
-	d   time.Duration
-	why string
+	d    time.Duration
+	why  string
+	look func(context.Context)
 }
 
 // WithBound gives the commands run with ctx their own bound instead of the
@@ -55,7 +56,17 @@ type bound struct {
 // client runs -t + -O, plus a grace) says so here, why names the source of
 // the number for the error message.
 func WithBound(ctx context.Context, d time.Duration, why string) context.Context {
-	return context.WithValue(ctx, boundKey{}, bound{d: d, why: why})
+	return WithBoundLook(ctx, d, why, nil)
+}
+
+// WithBoundLook is WithBound with a look: when a command Run with ctx
+// reaches its bound, look runs first (the command still running) and the
+// command is killed once it returns, so that what the command was doing
+// can be read before it is gone. look gets ctx (which has not ended) and
+// must bound its own commands (WithBound: that also drops this look). The
+// kill waits for it: the BoundError follows the bound by the look's time.
+func WithBoundLook(ctx context.Context, d time.Duration, why string, look func(context.Context)) context.Context {
+	return context.WithValue(ctx, boundKey{}, bound{d: d, why: why, look: look})
 }
 
 // Bounded wraps r so that no command runs without a deadline: Run gets the
@@ -81,10 +92,10 @@ func (b *bounded) Run(ctx context.Context, cmd string) (Result, error) {
 	if bd.d <= 0 {
 		return b.r.Run(ctx, cmd)
 	}
-	bctx, cancel := context.WithTimeout(ctx, bd.d)
-	defer cancel()
+	bctx, stop := b.boundCtx(ctx, bd)
 	res, err := b.r.Run(bctx, cmd)
-	if err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+	stop()
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), context.DeadlineExceeded) {
 		be := &BoundError{Target: b.r.Name(), Cmd: cmd, Bound: bd.d, Why: bd.why, LastSeen: lastLine(res.Stdout, res.Stderr)}
 		var se *StopError
 		if errors.As(err, &se) {
@@ -93,6 +104,27 @@ func (b *bounded) Run(ctx context.Context, cmd string) (Result, error) {
 		err = be
 	}
 	return res, err
+}
+
+// boundCtx is ctx ended at bd's bound, after bd's look when it has one;
+// stop releases it and, when the look has begun, waits for its end.
+func (b *bounded) boundCtx(ctx context.Context, bd bound) (context.Context, func()) {
+	if bd.look == nil {
+		return context.WithTimeout(ctx, bd.d)
+	}
+	bctx, cancel := context.WithCancelCause(ctx)
+	looked := make(chan struct{})
+	t := time.AfterFunc(bd.d, func() {
+		defer close(looked)
+		bd.look(ctx)
+		cancel(context.DeadlineExceeded)
+	})
+	return bctx, func() {
+		if !t.Stop() {
+			<-looked
+		}
+		cancel(nil)
+	}
 }
 
 func (b *bounded) Start(ctx context.Context, cmd string) (Process, error) {

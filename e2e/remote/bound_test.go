@@ -119,3 +119,57 @@ func TestBoundedRunKillsTheRemoteCommand(t *testing.T) {
 	}
 	expectGone(t, pid, gone, "after its bound")
 }
+
+// A bound with a look (issue 32) runs the look when the bound is reached,
+// while the command still runs, and kills the command only after it: the
+// look's own commands get their own bound and no look of their own. A
+// command that ends before its bound is never looked at, and a caller's
+// cancellation is not a bound (no look either).
+func TestBoundedRunLooksBeforeTheKill(t *testing.T) {
+	h := &hangRunner{out: "connecting\n"}
+	r := Bounded(h, time.Hour, "intervals.command")
+	var looks int
+	var stillRunning bool
+	var lookErr error
+	look := func(ctx context.Context) {
+		looks++
+		stillRunning = ctx.Err() == nil
+		// the look's own command: its bound, no look of its own
+		_, lookErr = r.Run(WithBound(ctx, 20*time.Millisecond, "the look's bound"), "ss -tan")
+	}
+	start := time.Now()
+	_, err := r.Run(WithBoundLook(context.Background(), 50*time.Millisecond, "iperf3 -t 0 + grace", look), "iperf3 -c x")
+	var be *BoundError
+	if !errors.As(err, &be) || be.Bound != 50*time.Millisecond || be.LastSeen != "connecting" {
+		t.Fatalf("err = %v, want the BoundError of 50ms", err)
+	}
+	if looks != 1 || !stillRunning {
+		t.Fatalf("looks = %d (ctx alive %v), want one look before the kill", looks, stillRunning)
+	}
+	if !errors.As(lookErr, &be) || be.Bound != 20*time.Millisecond {
+		t.Errorf("the look's command: %v, want its own bound", lookErr)
+	}
+	if d := time.Since(start); d < 70*time.Millisecond {
+		t.Errorf("killed after %s: before the look (20ms) had ended", d)
+	}
+
+	// A command that ends before its bound: no look.
+	ok := runnerFunc(func(ctx context.Context, cmd string) (Result, error) { return Result{Cmd: cmd}, nil })
+	looks = 0
+	if _, err := Bounded(ok, time.Hour, "x").Run(WithBoundLook(context.Background(), time.Second, "y", look), "true"); err != nil || looks != 0 {
+		t.Errorf("a command within its bound: err %v, %d looks", err, looks)
+	}
+	// The caller's cancellation: no look, no BoundError.
+	cctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	if _, err := r.Run(WithBoundLook(cctx, time.Second, "y", look), "sleep 9"); !errors.Is(err, context.Canceled) || errors.As(err, &be) || looks != 0 {
+		t.Errorf("cancelled by the caller: %v, %d looks", err, looks)
+	}
+}
+
+// runnerFunc is a Runner whose Run is the function.
+type runnerFunc func(ctx context.Context, cmd string) (Result, error)
+
+func (f runnerFunc) Name() string                                        { return "func" }
+func (f runnerFunc) Run(ctx context.Context, cmd string) (Result, error) { return f(ctx, cmd) }
+func (f runnerFunc) Start(context.Context, string) (Process, error)      { return nil, errors.New("unused") }
