@@ -34,6 +34,8 @@ type fakeCloud struct {
 	t       *testing.T
 	server  th.FakeServer
 	novaMax string
+	// noPlacement leaves Placement out of the catalog.
+	noPlacement bool
 
 	mu     sync.Mutex
 	calls  map[string]int // "METHOD path" -> count
@@ -73,6 +75,16 @@ func newFakeCloud(t *testing.T) *fakeCloud {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusMultipleChoices)
 		fmt.Fprintf(w, `{"versions": [{"id": "v2.17", "status": "CURRENT", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}, {"id": "v2.16", "status": "SUPPORTED", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}]}`, f.url())
+	})
+	// Placement's root (placement api-ref "API Versions", samples/root/get-root.json).
+	f.server.Mux.HandleFunc("/placement/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/placement/" {
+			http.NotFound(w, r)
+			return
+		}
+		f.count(r)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"versions": [{"id": "v1.0", "max_version": "1.39", "min_version": "1.0", "status": "CURRENT", "links": [{"rel": "self", "href": ""}]}]}`)
 	})
 	return f
 }
@@ -130,14 +142,17 @@ func (f *fakeCloud) auth(w http.ResponseWriter, r *http.Request) {
 	ep := func(typ, path string) string {
 		return fmt.Sprintf(`{"type": %q, "name": %q, "endpoints": [{"interface": "public", "region": "RegionOne", "region_id": "RegionOne", "url": "%s%s"}]}`, typ, typ, base, path)
 	}
+	catalog := []string{ep("compute", "/compute/v2.1"), ep("network", "/network"), ep("image", "/image")}
+	if !f.noPlacement {
+		catalog = append(catalog, ep("placement", "/placement"))
+	}
 	w.Header().Set("X-Subject-Token", token)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"token": {"methods": ["password"], "expires_at": "2099-01-01T00:00:00.000000Z", "issued_at": "2025-01-01T00:00:00.000000Z",
 	  "user": {"id": "u-%s", "name": %q, "domain": {"id": "default", "name": "Default"}},
 	  "project": {"id": "p-%s", "name": %q, "domain": {"id": "default", "name": "Default"}},
-	  "catalog": [%s, %s, %s]}}`, u.Name, u.Name, u.Name, u.Name,
-		ep("compute", "/compute/v2.1"), ep("network", "/network"), ep("image", "/image"))
+	  "catalog": [%s]}}`, u.Name, u.Name, u.Name, u.Name, strings.Join(catalog, ", "))
 }
 
 // writeCloudsYAML writes clouds.yaml (no password) and secure.yaml (the
