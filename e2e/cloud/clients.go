@@ -13,6 +13,7 @@ package cloud
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -43,6 +44,11 @@ type Set struct {
 	Compute *gophercloud.ServiceClient
 	Network *gophercloud.ServiceClient
 	Image   *gophercloud.ServiceClient
+	// Placement is the admin Set's Placement, nil in the tenant's and when
+	// the entry's catalog has no placement endpoint: it is read only to
+	// say why a server never leaves BUILD (the host the scheduler claimed
+	// for it, before nova-compute there records it).
+	Placement *gophercloud.ServiceClient
 	// ComputeMaxMicroversion is the highest microversion Nova announced.
 	ComputeMaxMicroversion string
 	// ProjectID and ProjectName are the project the entry's token is
@@ -121,18 +127,21 @@ func NewClients(ctx context.Context, cfg config.Cloud, opts ...Option) (*Clients
 	}
 	c := &Clients{Redactor: NewRedactor()}
 	var err error
-	if c.Tenant, err = newSet(ctx, cfg.Tenant, cfg.Region, c.Redactor, o); err != nil {
+	if c.Tenant, err = newSet(ctx, cfg.Tenant, cfg.Region, c.Redactor, o, false); err != nil {
 		return nil, fmt.Errorf("cloud: tenant entry %q: %w", cfg.Tenant, err)
 	}
 	if cfg.Admin != "" {
-		if c.Admin, err = newSet(ctx, cfg.Admin, cfg.Region, c.Redactor, o); err != nil {
+		if c.Admin, err = newSet(ctx, cfg.Admin, cfg.Region, c.Redactor, o, true); err != nil {
 			return nil, fmt.Errorf("cloud: admin entry %q: %w", cfg.Admin, err)
 		}
 	}
 	return c, nil
 }
 
-func newSet(ctx context.Context, name, region string, red *Redactor, o options) (*Set, error) {
+// newSet authenticates entry name and builds its clients; withPlacement
+// adds Placement (the admin's: Placement's policy lets only an admin read
+// allocations).
+func newSet(ctx context.Context, name, region string, red *Redactor, o options, withPlacement bool) (*Set, error) {
 	popts := []clouds.ParseOption{clouds.WithCloudName(name)}
 	// gophercloud searches secure.yaml in the default places even when
 	// $OS_CLIENT_CONFIG_FILE names clouds.yaml; like openstacksdk, look
@@ -185,6 +194,17 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options) 
 	}
 	if s.Image, err = openstack.NewImageV2(provider, eo); err != nil {
 		return nil, fmt.Errorf("image endpoint: %w", err)
+	}
+	if withPlacement {
+		// Like the others, the endpoint is discovered (a GET of its root):
+		// an endpoint that does not answer fails here; one the catalog
+		// lacks leaves Placement nil.
+		switch pl, err := openstack.NewPlacementV1(provider, eo); {
+		case err == nil:
+			s.Placement = pl
+		case !errors.As(err, new(*gophercloud.ErrEndpointNotFound)):
+			return nil, fmt.Errorf("placement endpoint: %w", err)
+		}
 	}
 	if s.ComputeMaxMicroversion, err = checkMicroversion(ctx, s.Compute, o.microversion); err != nil {
 		return nil, err

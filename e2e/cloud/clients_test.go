@@ -43,6 +43,7 @@ func TestNewClientsFromCloudsYAML(t *testing.T) {
 		{"compute endpoint", c.Tenant.Compute.Endpoint, f.url() + "/compute/v2.1/"},
 		{"network endpoint", c.Tenant.Network.Endpoint, f.url() + "/network/"},
 		{"image endpoint", c.Admin.Image.Endpoint, f.url() + "/image/"},
+		{"admin placement endpoint", c.Admin.Placement.Endpoint, f.url() + "/placement/"},
 		{"compute microversion", c.Tenant.Compute.Microversion, DefaultComputeMicroversion},
 		{"admin compute microversion", c.Admin.Compute.Microversion, DefaultComputeMicroversion},
 		{"nova max", c.Tenant.ComputeMaxMicroversion, "2.95"},
@@ -55,6 +56,9 @@ func TestNewClientsFromCloudsYAML(t *testing.T) {
 		if ch.got != ch.want {
 			t.Errorf("%s: got %q, want %q", ch.what, ch.got, ch.want)
 		}
+	}
+	if c.Tenant.Placement != nil || f.callsTo("GET", "/placement/") != 1 {
+		t.Errorf("placement: tenant client %v, %d discoveries; want the admin's alone", c.Tenant.Placement, f.callsTo("GET", "/placement/"))
 	}
 	// The request log saw the auth POST bodies and the token headers; none
 	// of the secrets may be in it.
@@ -78,6 +82,20 @@ func TestNewClientsWithoutAdmin(t *testing.T) {
 	}
 	if c.HasAdmin() || c.Admin != nil {
 		t.Error("admin clients built without cloud.admin")
+	}
+}
+
+// Placement is optional: an admin catalog without it builds the rest.
+func TestNewClientsAdminWithoutPlacement(t *testing.T) {
+	f := newFakeCloud(t)
+	f.noPlacement = true
+	writeCloudsYAML(t, f.url())
+	c, err := NewClients(context.Background(), config.Cloud{Tenant: "lab", Admin: "lab-admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Admin.Placement != nil {
+		t.Errorf("admin placement client %q from a catalog without placement", c.Admin.Placement.Endpoint)
 	}
 }
 

@@ -34,6 +34,8 @@ type fakeCloud struct {
 	t       *testing.T
 	server  th.FakeServer
 	novaMax string
+	// noPlacement leaves Placement out of the catalog.
+	noPlacement bool
 
 	mu     sync.Mutex
 	calls  map[string]int // "METHOD path" -> count
@@ -45,39 +47,41 @@ func newFakeCloud(t *testing.T) *fakeCloud {
 	f := &fakeCloud{t: t, server: th.SetupHTTP(), novaMax: "2.95", calls: map[string]int{}}
 	t.Cleanup(f.server.Teardown)
 	f.server.Mux.HandleFunc("/v3/auth/tokens", f.auth)
-	f.server.Mux.HandleFunc("/compute/v2.1/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/compute/v2.1/" {
-			http.NotFound(w, r)
-			return
-		}
-		f.count(r)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"version": {"id": "v2.1", "status": "CURRENT", "version": %q, "min_version": "2.1", "updated": "2013-07-23T11:33:21Z"}}`, f.novaMax)
+	f.root("/compute/v2.1/", http.StatusOK, func() string {
+		return fmt.Sprintf(`{"version": {"id": "v2.1", "status": "CURRENT", "version": %q, "min_version": "2.1", "updated": "2013-07-23T11:33:21Z"}}`, f.novaMax)
 	})
 	// Unversioned catalogue endpoints are discovered by gophercloud; the
-	// documents are the ones Neutron and Glance serve at their roots
-	// (api-ref/network "List API versions", api-ref/image "List API versions").
-	f.server.Mux.HandleFunc("/network/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/network/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"versions": [{"id": "v2.0", "status": "CURRENT", "links": [{"href": "%s/network/v2.0/", "rel": "self"}]}]}`, f.url())
+	// documents are the ones Neutron, Glance and Placement serve at their
+	// roots (api-ref/network "List API versions", api-ref/image "List API
+	// versions", placement api-ref "API Versions" samples/root/get-root.json).
+	f.root("/network/", http.StatusOK, func() string {
+		return fmt.Sprintf(`{"versions": [{"id": "v2.0", "status": "CURRENT", "links": [{"href": "%s/network/v2.0/", "rel": "self"}]}]}`, f.url())
 	})
-	f.server.Mux.HandleFunc("/image/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/image/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusMultipleChoices)
-		fmt.Fprintf(w, `{"versions": [{"id": "v2.17", "status": "CURRENT", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}, {"id": "v2.16", "status": "SUPPORTED", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}]}`, f.url())
+	f.root("/image/", http.StatusMultipleChoices, func() string {
+		return fmt.Sprintf(`{"versions": [{"id": "v2.17", "status": "CURRENT", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}, {"id": "v2.16", "status": "SUPPORTED", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}]}`, f.url())
+	})
+	f.root("/placement/", http.StatusOK, func() string {
+		return `{"versions": [{"id": "v1.0", "max_version": "1.39", "min_version": "1.0", "status": "CURRENT", "links": [{"rel": "self", "href": ""}]}]}`
 	})
 	return f
 }
 
 func (f *fakeCloud) url() string { return f.server.Server.URL }
+
+// root serves a service's version document at path (and nothing below
+// it), counting the calls.
+func (f *fakeCloud) root(path string, status int, body func() string) {
+	f.server.Mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		f.count(r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, body())
+	})
+}
 
 func (f *fakeCloud) count(r *http.Request) int {
 	f.mu.Lock()
@@ -130,14 +134,17 @@ func (f *fakeCloud) auth(w http.ResponseWriter, r *http.Request) {
 	ep := func(typ, path string) string {
 		return fmt.Sprintf(`{"type": %q, "name": %q, "endpoints": [{"interface": "public", "region": "RegionOne", "region_id": "RegionOne", "url": "%s%s"}]}`, typ, typ, base, path)
 	}
+	catalog := []string{ep("compute", "/compute/v2.1"), ep("network", "/network"), ep("image", "/image")}
+	if !f.noPlacement {
+		catalog = append(catalog, ep("placement", "/placement"))
+	}
 	w.Header().Set("X-Subject-Token", token)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"token": {"methods": ["password"], "expires_at": "2099-01-01T00:00:00.000000Z", "issued_at": "2025-01-01T00:00:00.000000Z",
 	  "user": {"id": "u-%s", "name": %q, "domain": {"id": "default", "name": "Default"}},
 	  "project": {"id": "p-%s", "name": %q, "domain": {"id": "default", "name": "Default"}},
-	  "catalog": [%s, %s, %s]}}`, u.Name, u.Name, u.Name, u.Name,
-		ep("compute", "/compute/v2.1"), ep("network", "/network"), ep("image", "/image"))
+	  "catalog": [%s]}}`, u.Name, u.Name, u.Name, u.Name, strings.Join(catalog, ", "))
 }
 
 // writeCloudsYAML writes clouds.yaml (no password) and secure.yaml (the
