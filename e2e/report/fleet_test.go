@@ -232,3 +232,39 @@ func TestFleetReportMarksDataPathDrift(t *testing.T) {
 		t.Error("chart marks compute001, which has no drift")
 	}
 }
+
+// The offload checks' rounds: each round's pairs, its flows' windows and
+// its start skew against the goal, a failed pair named in its round; a
+// file without rounds (written before them) has no such section.
+func TestFleetReportRounds(t *testing.T) {
+	r := syntheticFleet(t, 4, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, nil, "", "")
+	if md, _ := render(t, r); strings.Contains(md, "Offload check rounds") {
+		t.Error("a file without rounds shows them")
+	}
+	at := func(sec float64) time.Time {
+		return time.Date(2026, 12, 4, 1, 10, 0, 0, time.UTC).Add(time.Duration(sec * float64(time.Second)))
+	}
+	end := func(sec float64) *time.Time { t := at(sec); return &t }
+	r.Fleet.Rounds = []results.FleetRound{
+		{Round: 1, Shard: "1/1", Pairs: []string{"compute001→compute002", "compute003→compute004"}, FlowSeconds: 20, SkewSeconds: 0.004,
+			Windows: []results.FleetRoundWindow{
+				{Flow: "tcp", Start: at(3), End: end(23.25), Pairs: []string{"compute001→compute002", "compute003→compute004"}, SkewSeconds: 0.004},
+				{Flow: "udp", Start: at(27), End: end(47.1), Pairs: []string{"compute001→compute002", "compute003→compute004"}, SkewSeconds: 0.002}}},
+		{Round: 2, Shard: "1/1", Pairs: []string{"compute002→compute003", "compute004→compute001"}, FlowSeconds: 20, SkewSeconds: 2.5,
+			Error: "pair p04 compute004→compute001: the sustained tcp flow of the offload checks: iperf3 reported: control socket has closed unexpectedly",
+			Windows: []results.FleetRoundWindow{
+				{Flow: "tcp", Start: at(52), End: end(72.5), Pairs: []string{"compute002→compute003", "compute004→compute001"}, SkewSeconds: 2.5},
+				{Flow: "udp", Start: at(76), Pairs: []string{"compute002→compute003"}}}},
+	}
+	if err := results.Validate(r); err != nil {
+		t.Fatal(err)
+	}
+	md, html := render(t, r)
+	inOrder(t, md, "### Configuration drift", "### Offload check rounds",
+		"The checks of 4 pair(s) ran in 2 round(s) of pairs that share no node",
+		"| Round | Pairs | Flow windows (UTC) | Start skew | Failed |",
+		"| 1 | compute001→compute002, compute003→compute004 | tcp 01:10:03.000–01:10:23.250 (2 pair(s), skew 4 ms); udp 01:10:27.000–01:10:47.100 (2 pair(s), skew 2 ms) | 4 ms (goal 2 s) | — |",
+		"| 2 | compute002→compute003, compute004→compute001 | tcp 01:10:52.000–01:11:12.500 (2 pair(s), skew 2.5 s); udp 01:11:16.000–not closed (1 pair(s), skew 0 ms) | **2.5 s, over the goal 2 s** | pair p04 compute004→compute001: the sustained tcp flow",
+		"## Results")
+	inOrder(t, html, "<h3>Configuration drift</h3>", "<h3>Offload check rounds</h3>", "<h2>Results</h2>")
+}
