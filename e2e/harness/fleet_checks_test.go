@@ -158,6 +158,7 @@ func TestFleetChecksRunInRounds(t *testing.T) {
 				t.Errorf("round %d window %d: %+v, want the %s flow of both pairs", r.Round, i, w, []string{"tcp", "udp"}[i])
 			}
 		}
+		t.Logf("round %d: start skew %.1f ms", r.Round, 1000*r.SkewSeconds)
 		if r.SkewSeconds > goal || r.SkewSeconds > 0.1 {
 			t.Errorf("round %d: start skew %v s (goal %v s)", r.Round, r.SkewSeconds, goal)
 		}
