@@ -6,6 +6,9 @@
 // "checks outlasted the flow" downgrade and the window run again after a UDP
 // stream-setup failure. It works over remote.Runner alone: the harness
 // builds a Window (config, guests, hypervisors, the lookups, the iperf3 run,
-// where evidence files and verdicts go, the look after a failed flow) and
-// calls Run; its tests use fake runners and no harness Session.
+// where evidence files and verdicts go, the look after a failed flow; in a
+// fleet's round of checks a Barrier, so each flow's window opens and
+// closes with the other pairs' of the round and the look waits until it
+// is over) and calls Run; its tests use fake runners and no harness
+// Session.
 package evidence

@@ -70,6 +70,27 @@ type Window struct {
 	// directory) and returns the path it is known by.
 	Save Saver
 	Logf func(format string, args ...any)
+	// Barrier, when set, runs each flow's window together with other
+	// pairs' (a fleet's round of checks over pairs that share no node:
+	// the harness's Gate); nil, the pair runs alone.
+	Barrier Barrier
+}
+
+// Barrier holds a pair's flow windows to those of the other pairs of its
+// round, flow by flow ("tcp", "udp"). Start is called once the flow's
+// servers listen and its clients are built, and returns when every pair
+// of the round is there (or has left): the clients start then, and the
+// settle counts from then. Done is called once the flow's clients have
+// returned, and returns when every pair's have: nothing of the pair runs
+// after its window (stopping the servers, the look after a failure) while
+// another pair's still does. Leave says the pair runs no (further) window
+// of the flow, and returns once the round's window of it is over: it comes
+// before the look after a failed flow. Each returns an error only when ctx
+// ends.
+type Barrier interface {
+	Start(ctx context.Context, flow string) error
+	Done(ctx context.Context, flow string) error
+	Leave(ctx context.Context, flow string) error
 }
 
 // Saver writes one evidence file and returns its path relative to the run
@@ -261,9 +282,27 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		// The measured runs are over (they run one after the other and stop
 		// their servers), so the evidence flow can use the same ports.
 		in := w.Iperf(p, oc.FlowDuration)
-		in.ClientsStarting = func(t time.Time) { started <- t }
-		in.ClientsDone = func(t time.Time) { trafficEnded <- t }
+		var barrierErr error
+		in.ClientsStarting = func(t time.Time) {
+			if w.Barrier != nil {
+				// The round's other pairs: their clients start with these.
+				barrierErr = w.Barrier.Start(flowCtx, flow)
+				t = time.Now()
+			}
+			started <- t
+		}
+		in.ClientsDone = func(t time.Time) {
+			trafficEnded <- t // this pair's traffic, not the round's
+			if w.Barrier != nil {
+				if err := w.Barrier.Done(flowCtx, flow); err != nil && barrierErr == nil {
+					barrierErr = err
+				}
+			}
+		}
 		m, err := iperf3.Run(flowCtx, in)
+		if err == nil {
+			err = barrierErr
+		}
 		done <- flowResult{m, err}
 	}()
 
@@ -282,7 +321,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		if se, ok := setupFailure(p, r.m, r.err); ok {
 			return nil, se
 		}
-		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, w.Explain(ctx, "the sustained "+flow+" flow", r.m, orFinished(r.err)))
+		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, w.explain(ctx, flow, r.m, orFinished(r.err)))
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -293,7 +332,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		if se, ok := setupFailure(p, r.m, r.err); ok {
 			return nil, se
 		}
-		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, w.Explain(ctx, "the sustained "+flow+" flow", r.m, orFinished(r.err)))
+		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, w.explain(ctx, flow, r.m, orFinished(r.err)))
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -415,7 +454,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 	}
 	if fr.err != nil {
 		// Once, now that the flow and the checks are over: what changed.
-		fr.err = w.Explain(ctx, "the sustained "+flow+" flow", fr.m, fr.err)
+		fr.err = w.explain(ctx, flow, fr.m, fr.err)
 	}
 	ran := fr.err == nil && fr.m.Result.BytesReceived > 0
 	what := fmt.Sprintf("the sustained %s flow delivered %s", flow, results.FormatBps(fr.m.Result.DeliveredBps))
@@ -517,6 +556,18 @@ func (w Window) pairFlows(portSecurity bool, fcs []FlowCheck) map[string][]offlo
 		}
 	}
 	return out
+}
+
+// explain is the look after a failed flow (Explain), taken once the
+// round's window of the flow is over (Barrier.Leave): the look polls the
+// pair's guests and hypervisors.
+func (w Window) explain(ctx context.Context, flow string, m iperf3.Measurement, err error) error {
+	if w.Barrier != nil {
+		if lerr := w.Barrier.Leave(ctx, flow); lerr != nil {
+			return fmt.Errorf("%w; not looked at: %v", err, lerr)
+		}
+	}
+	return w.Explain(ctx, "the sustained "+flow+" flow", m, err)
 }
 
 func orFinished(err error) error {

@@ -118,7 +118,9 @@ func AllShards(n int) string { return fmt.Sprintf("all/%d", n) }
 // without a fleet section, shards of different run ids, configurations,
 // modes or outlier rules, of different shard counts, a shard given twice
 // or missing, a node measured in two shards (or measured in one and
-// skipped in another). Files are named by label (their paths).
+// skipped in another). Files are named by label (their paths). The
+// shards' checks rounds are kept shard by shard (each round names its
+// shard): the shards ran at once, their rounds side by side.
 func Merge(labels []string, files []*results.Results) (*results.Results, error) {
 	if len(files) == 0 || len(files) != len(labels) {
 		return nil, fmt.Errorf("fleet merge: want one label per file, got %d file(s) and %d label(s)", len(files), len(labels))
@@ -243,6 +245,7 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 		fl.Results = append(fl.Results, f.Fleet.Results...)
 		fl.Checks = append(fl.Checks, f.Fleet.Checks...)
 		fl.Drift = append(fl.Drift, f.Fleet.Drift...)
+		fl.Rounds = append(fl.Rounds, f.Fleet.Rounds...)
 	}
 	if !finished {
 		out.FinishedAt = nil

@@ -40,6 +40,13 @@ func shardFile(t *testing.T, nodes []string, s Shard, slow string) *results.Resu
 		}
 		prs = append(prs, PairResult{Pair: p, Profile: "tcp-p1", BPS: bps})
 	}
+	for k, round := range RoundPairs(pairs, Rounds(pairs)) {
+		r := results.FleetRound{Round: k + 1, Shard: s.String(), FlowSeconds: 20}
+		for _, p := range round {
+			r.Pairs = append(r.Pairs, PairID(p))
+		}
+		f.Rounds = append(f.Rounds, r)
+	}
 	v, err := Judge(prs, rule)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +77,14 @@ func TestMerge(t *testing.T) {
 	f := m.Fleet
 	if f.Shard != "all/2" || len(f.Pairs) != 8 || len(f.Results) != 8 || len(f.Checks) != 16 {
 		t.Fatalf("merged shard %s, %d pairs, %d results, %d checks", f.Shard, len(f.Pairs), len(f.Results), len(f.Checks))
+	}
+	// Each shard's rounds, shard by shard: the shards ran at once.
+	var rounds []string
+	for _, r := range f.Rounds {
+		rounds = append(rounds, fmt.Sprintf("%s#%d %v", r.Shard, r.Round, r.Pairs))
+	}
+	if want := "[1/2#1 [c1→c2 c3→c4] 1/2#2 [c2→c3 c4→c1] 2/2#1 [c5→c6 c7→c8] 2/2#2 [c6→c7 c8→c5]]"; fmt.Sprint(rounds) != want {
+		t.Errorf("merged rounds %v, want %s", rounds, want)
 	}
 	if len(f.Nodes) != 9 || f.Nodes[8].Name != "down9" || !f.Nodes[8].Skipped {
 		t.Errorf("nodes %+v: want c1..c8 and down9 skipped once", f.Nodes)

@@ -49,12 +49,14 @@ func RunBudget(cfg *config.Config) Budget {
 		b.Total += d
 	}
 	// A fleet (suites/fleet) does per pair what the single run does once:
-	// builds pairs fleet.concurrency at a time, reaches and checks them one
-	// after another, measures them one after another (isolated) or together
-	// (concurrent), and records each node once.
-	pairs, batches, measured, fleetRule := 1, 1, 1, ""
+	// builds pairs fleet.concurrency at a time, reaches them one after
+	// another, checks them in rounds of pairs that share no node (a round
+	// costs one pair's window), measures them one after another (isolated)
+	// or together (concurrent), and records each node once.
+	pairs, batches, measured, rounds, fleetRule, roundRule := 1, 1, 1, 1, "", ""
 	if f := cfg.Fleet; f != nil {
 		pairs, fleetRule = fleetPairs(f)
+		rounds, roundRule = fleetRounds(f)
 		batches = (pairs + max(f.Concurrency, 1) - 1) / max(f.Concurrency, 1)
 		if f.Mode != config.FleetConcurrent {
 			measured = pairs
@@ -71,8 +73,11 @@ func RunBudget(cfg *config.Config) Budget {
 	add("record the environment", time.Duration(pairs)*cmd, "%s", per(pairs, "intervals.command"))
 	if len(cfg.Offload.Checks) > 0 {
 		flows := time.Duration(len(evidence.Flows))
-		add("prove the path (offload checks)", time.Duration(pairs)*(cmd+flows*(cfg.Offload.FlowDuration+cfg.Traffic.Omit+listen)),
-			"%s", per(pairs, fmt.Sprintf("command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidence.Flows))))
+		rule := fmt.Sprintf("command (flood ping) + %d evidence flows × (offload.flow_duration + traffic.omit + iperf_server)", len(evidence.Flows))
+		if roundRule != "" {
+			rule = fmt.Sprintf("%d × (%s); %s", rounds, rule, roundRule)
+		}
+		add("prove the path (offload checks)", time.Duration(rounds)*(cmd+flows*(cfg.Offload.FlowDuration+cfg.Traffic.Omit+listen)), "%s", rule)
 	}
 	profiles := SelectedProfiles(cfg)
 	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
@@ -98,6 +103,31 @@ func RunBudget(cfg *config.Config) Budget {
 	add("one step at its bound", longest, "%s", which)
 	add("margin", budgetMargin, "process start, suite compilation, reports")
 	return b
+}
+
+// fleetRounds is how many rounds of offload checks a fleet config's pairs
+// take (fleet.Rounds over this shard's pairs), and the rule. A ring over
+// a zone, an aggregate or all: 3, the most a ring ever takes.
+func fleetRounds(f *config.Fleet) (int, string) {
+	sh, err := fleet.ParseShard(f.Shard)
+	if err != nil {
+		sh = fleet.Shard{Index: 1, Count: 1}
+	}
+	var pairs []fleet.Pair
+	switch {
+	case f.Pairs == config.PairsExplicit:
+		pairs, err = fleet.ShardPairs(f.ExplicitPairs, sh)
+	case len(f.Nodes) > 0:
+		pairs, err = fleet.ShardRing(f.Nodes, sh)
+	default:
+		return 3, "3 round(s) of pairs that share no node: a ring over Nova's nodes takes 2 or 3"
+	}
+	if err != nil || len(pairs) == 0 {
+		n, _ := fleetPairs(f)
+		return n, fmt.Sprintf("%d round(s): one a pair, the pairs not planned (%v)", n, err)
+	}
+	n := len(fleet.Rounds(pairs))
+	return n, fmt.Sprintf("%d round(s) of pairs that share no node (fleet.Rounds over %d pair(s))", n, len(pairs))
 }
 
 // fleetPairs is how many pairs a fleet config measures, as far as the

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -98,18 +99,19 @@ func TestRunBudgetConnections(t *testing.T) {
 }
 
 // A fleet's allowance grows with its pairs: built fleet.concurrency at a
-// time, reached and checked one after another, measured one after another
-// when isolated and together when concurrent.
+// time, reached one after another, checked in rounds of pairs that share
+// no node (3 for the 5-node ring, 2 for its 2-node second shard),
+// measured one after another when isolated and together when concurrent.
 func TestRunBudgetOfAFleet(t *testing.T) {
 	single := RunBudget(budgetConfig())
 	for _, tc := range []struct {
-		mode            string
-		shard           string
-		pairs, measured int
+		mode                    string
+		shard                   string
+		pairs, rounds, measured int
 	}{
-		{config.FleetIsolated, "", 5, 5},
-		{config.FleetConcurrent, "", 5, 1},
-		{config.FleetIsolated, "2/2", 3, 3},
+		{config.FleetIsolated, "", 5, 3, 5},
+		{config.FleetConcurrent, "", 5, 3, 1},
+		{config.FleetIsolated, "2/2", 3, 2, 3},
 	} {
 		cfg := budgetConfig()
 		cfg.Fleet = &config.Fleet{Nodes: []string{"c1", "c2", "c3", "c4", "c5"}, Pairs: config.PairsRing, Mode: tc.mode, Shard: tc.shard, Concurrency: 2}
@@ -117,7 +119,7 @@ func TestRunBudgetOfAFleet(t *testing.T) {
 		for step, n := range map[string]int{
 			"build the topology":              (tc.pairs + 1) / 2,
 			"reach guests and hypervisors":    tc.pairs,
-			"prove the path (offload checks)": tc.pairs,
+			"prove the path (offload checks)": tc.rounds,
 			"measure the profiles":            tc.measured,
 		} {
 			one, _ := budgetLine(single, step)
@@ -125,6 +127,22 @@ func TestRunBudgetOfAFleet(t *testing.T) {
 			if !ok || got.Bound != time.Duration(n)*one.Bound {
 				t.Errorf("%s %s: %s = %s (%s), want %d × %s", tc.mode, tc.shard, step, got.Bound, got.Rule, n, one.Bound)
 			}
+		}
+	}
+	// Explicit pairs as the run plans them; a ring over Nova's nodes at
+	// most 3 rounds.
+	one, _ := budgetLine(single, "prove the path (offload checks)")
+	for _, tc := range []struct {
+		fleet  config.Fleet
+		rounds int
+	}{
+		{config.Fleet{Nodes: []string{"a", "b", "h"}, Pairs: config.PairsExplicit, ExplicitPairs: []fleet.Pair{{Sender: "h", Receiver: "a"}, {Sender: "a", Receiver: "h"}, {Sender: "h", Receiver: "b"}, {Sender: "b", Receiver: "h"}}}, 4},
+		{config.Fleet{AvailabilityZone: "az1", Pairs: config.PairsRing}, 3},
+	} {
+		cfg := budgetConfig()
+		cfg.Fleet = &tc.fleet
+		if got, ok := budgetLine(RunBudget(cfg), "prove the path (offload checks)"); !ok || got.Bound != time.Duration(tc.rounds)*one.Bound {
+			t.Errorf("%+v: checks %s (%s), want %d × %s", tc.fleet, got.Bound, got.Rule, tc.rounds, one.Bound)
 		}
 	}
 }

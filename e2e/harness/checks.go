@@ -37,7 +37,13 @@ func (s *Session) representor(ctx context.Context, hv, portID string) (string, e
 // file. The returned error is for failures to run the window (transport,
 // cancellation); the verdicts are judged by the caller with
 // offload.ExpectPath.
-func (s *Session) RunOffloadChecks(ctx context.Context) (_ []evidence.FlowCheck, err error) {
+func (s *Session) RunOffloadChecks(ctx context.Context) ([]evidence.FlowCheck, error) {
+	return s.runOffloadChecks(ctx, nil)
+}
+
+// runOffloadChecks is RunOffloadChecks with each flow's window held to
+// barrier's (a fleet's round of checks; nil: alone).
+func (s *Session) runOffloadChecks(ctx context.Context, barrier evidence.Barrier) (_ []evidence.FlowCheck, err error) {
 	ctx, end, err := s.guard(ctx)
 	if err != nil {
 		return nil, err
@@ -45,7 +51,9 @@ func (s *Session) RunOffloadChecks(ctx context.Context) (_ []evidence.FlowCheck,
 	defer func() { err = end(err) }()
 	stop := s.Timings.Track(results.PhaseChecks)
 	defer stop()
-	return evidence.Run(ctx, s.evidenceWindow())
+	w := s.evidenceWindow()
+	w.Barrier = barrier
+	return evidence.Run(ctx, w)
 }
 
 // evidenceWindow is the evidence window's input: this session's pair, its

@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
-	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
@@ -455,82 +453,6 @@ func (f *Fleet) guestOn(node string) (*FleetPair, fixtures.Server) {
 	return nil, fixtures.Server{}
 }
 
-// RunOffloadChecks runs each reached pair's evidence window
-// (Session.RunOffloadChecks) one pair after the other, in both modes: a
-// window's checks read the hypervisors while its flows run, so no other
-// pair's traffic may share it. Each verdict goes into the fleet section
-// attributed to the node it was taken on, the file is rewritten after each
-// pair, and a line says the pair is done. The error joins the pairs'
-// failures to run their windows; the verdicts are judged by CheckVerdict.
-func (f *Fleet) RunOffloadChecks(ctx context.Context) error {
-	stop := f.Timings.Track(results.PhaseChecks)
-	defer stop()
-	var errs []error
-	for _, p := range f.Pairs {
-		if p.Broken != nil {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			break
-		}
-		fcs, err := p.Session.RunOffloadChecks(ctx)
-		f.addChecks(p, fcs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.Session.label, err))
-		}
-		if werr := f.write(); werr != nil {
-			errs = append(errs, werr)
-		}
-		line := checkSummary(fcs)
-		if err != nil {
-			line += "; the window FAILED: " + err.Error()
-		}
-		f.Logf("%s checks done: %s", f.progress(p), line)
-	}
-	return errors.Join(errs...)
-}
-
-// addChecks records pair p's verdicts, each on the node it was taken on.
-func (f *Fleet) addChecks(p *FleetPair, fcs []evidence.FlowCheck) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, fc := range fcs {
-		f.section.Checks = append(f.section.Checks, results.FleetCheck{
-			Node: fc.Hypervisor, Pair: p.ID, Check: fc.Check.Name, Flow: fc.Flow, Verdict: fc.Check.Verdict, Reason: fc.Check.Reason,
-		})
-	}
-}
-
-// checkSummary counts verdicts per node: "compute1 6 offloaded; compute2
-// 4 offloaded, 2 software".
-func checkSummary(fcs []evidence.FlowCheck) string {
-	counts := map[string]map[results.Verdict]int{}
-	var nodes []string
-	for _, fc := range fcs {
-		if counts[fc.Hypervisor] == nil {
-			counts[fc.Hypervisor] = map[results.Verdict]int{}
-			nodes = append(nodes, fc.Hypervisor)
-		}
-		counts[fc.Hypervisor][fc.Check.Verdict]++
-	}
-	if len(nodes) == 0 {
-		return "no verdict"
-	}
-	sort.Strings(nodes)
-	var parts []string
-	for _, n := range nodes {
-		var vs []string
-		for _, v := range []results.Verdict{results.VerdictOffloaded, results.VerdictSoftware, results.VerdictInconclusive} {
-			if c := counts[n][v]; c > 0 {
-				vs = append(vs, fmt.Sprintf("%d %s", c, v))
-			}
-		}
-		parts = append(parts, n+" "+strings.Join(vs, ", "))
-	}
-	return strings.Join(parts, "; ")
-}
-
 // RunProfile measures profile p on every reached pair: with fleet.mode
 // isolated one pair after the other; with concurrent every pair at once,
 // each repeat's window opened together by a Gate and closed when every
@@ -562,46 +484,49 @@ func (f *Fleet) RunProfile(ctx context.Context, p iperf3.Profile) error {
 
 // runTogether is RunProfile's concurrent mode.
 func (f *Fleet) runTogether(ctx context.Context, p iperf3.Profile, live []*FleetPair) error {
-	parties := make([]string, len(live))
-	for i, fp := range live {
-		parties[i] = fp.Session.party
-	}
-	g := NewGate(parties)
-	for _, fp := range live {
-		fp.Session.gate = g
-	}
-	defer func() {
-		for _, fp := range live {
-			fp.Session.gate = nil
-		}
-	}()
 	f.Logf("%s: %d pairs start each repeat together (fleet.mode concurrent)", p.ID, len(live))
 	errs := make([]error, len(live))
-	var wg sync.WaitGroup
-	for i, fp := range live {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pr, err := fp.Session.RunProfile(ctx, p)
-			// Repeats it did not run (the topology damaged, cancelled):
-			// the others no longer wait for it.
-			for rep := 1; rep <= f.Config.Traffic.Repeats; rep++ {
-				if lerr := g.Leave(ctx, roundKey(p.ID, rep), fp.Session.party); lerr != nil && err == nil {
-					err = lerr
-				}
-			}
-			errs[i] = f.pairDone(fp, p, pr, err)
-		}()
-	}
-	wg.Wait()
+	g := atOnce(live, func(g *Gate, i int, fp *FleetPair) {
+		fp.Session.gate = g
+		defer func() { fp.Session.gate = nil }()
+		pr, err := fp.Session.RunProfile(ctx, p)
+		// Repeats it did not run (the topology damaged, cancelled): the
+		// others no longer wait for it.
+		if qerr := g.Quit(ctx, fp.Session.party); qerr != nil && err == nil {
+			err = qerr
+		}
+		errs[i] = f.pairDone(fp, p, pr, err)
+	})
 	f.mu.Lock()
 	f.lastGate = g
 	f.mu.Unlock()
 	for _, w := range g.Windows() {
-		f.Logf("%s: window of %d pairs (%s) from %s to %s", w.Key, len(w.Pairs), strings.Join(w.Pairs, ", "),
-			w.Open.UTC().Format("15:04:05.000"), w.Close.UTC().Format("15:04:05.000"))
+		f.Logf("%s: window of %d pairs (%s) from %s to %s, start skew %s", w.Key, len(w.Pairs), strings.Join(w.Pairs, ", "),
+			w.Open.UTC().Format("15:04:05.000"), w.Close.UTC().Format("15:04:05.000"), w.Skew().Round(time.Millisecond))
 	}
 	return errors.Join(errs...)
+}
+
+// atOnce runs do for every pair at once, each in its own goroutine, with
+// one Gate of their parties, and returns the gate once every do has
+// returned: how a concurrent profile's repeats and a round of checks run
+// their pairs together.
+func atOnce(pairs []*FleetPair, do func(g *Gate, i int, fp *FleetPair)) *Gate {
+	parties := make([]string, len(pairs))
+	for i, fp := range pairs {
+		parties[i] = fp.Session.party
+	}
+	g := NewGate(parties)
+	var wg sync.WaitGroup
+	for i, fp := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do(g, i, fp)
+		}()
+	}
+	wg.Wait()
+	return g
 }
 
 // pairDone records pair fp's result in profile p in the fleet section,
@@ -670,6 +595,10 @@ func cloneFleet(s results.Fleet) results.Fleet {
 	c := s
 	c.Nodes, c.Pairs, c.Results = slices.Clone(s.Nodes), slices.Clone(s.Pairs), slices.Clone(s.Results)
 	c.Checks, c.Rates, c.Notes = slices.Clone(s.Checks), slices.Clone(s.Rates), slices.Clone(s.Notes)
+	c.Rounds = slices.Clone(s.Rounds)
+	for i, r := range c.Rounds {
+		c.Rounds[i].Pairs, c.Rounds[i].Windows = slices.Clone(r.Pairs), slices.Clone(r.Windows)
+	}
 	c.Drift = make([]results.FleetNodeDrift, len(s.Drift))
 	for i, d := range s.Drift {
 		c.Drift[i] = results.FleetNodeDrift{Node: d.Node, Values: map[string]string{}, Differs: slices.Clone(d.Differs)}

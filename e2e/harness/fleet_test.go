@@ -106,12 +106,15 @@ func newFakeFleet(t *testing.T, nodes []string, mode string, out func(p fleet.Pa
 	ff.f = newFleet(s, fleet.Resolved{Nodes: rn}, fleet.Shard{Index: 1, Count: 1}, pairs)
 	links := string(readFile(t, filepath.Join("testdata", "ip-o-link-addr.txt")))
 	for i, p := range pairs {
-		// As ProvisionFleet builds it: servers [sender, receiver].
+		// As ProvisionFleet builds it: servers [sender, receiver]. Every
+		// pair's guests have the MACs of the recorded evidence
+		// (fakeremote.MACClient, MACServer), which the replayed dpctl
+		// samples of the checks name; each node's fake is its own.
 		topo := &fixtures.Topology{RunID: runID, Prefix: "asap2e2e", Network: fixtures.Network{MTU: 8950}, Servers: []fixtures.Server{
 			{ID: fmt.Sprintf("srv-%d-0", i), Name: fmt.Sprintf("asap2e2e-%s-%svm0", runID, fixtures.PairRole(i)), Hypervisor: p.Sender,
-				DataPortID: fmt.Sprintf("port-%d-0", i), DataMAC: fmt.Sprintf("02:00:c6:12:%02x:01", i), DataIP: fmt.Sprintf("198.18.210.%d", 10+2*i)},
+				DataPortID: fmt.Sprintf("port-%d-0", i), DataMAC: fakeremote.MACClient, DataIP: fmt.Sprintf("198.18.210.%d", 10+2*i)},
 			{ID: fmt.Sprintf("srv-%d-1", i), Name: fmt.Sprintf("asap2e2e-%s-%svm1", runID, fixtures.PairRole(i)), Hypervisor: p.Receiver,
-				DataPortID: fmt.Sprintf("port-%d-1", i), DataMAC: fmt.Sprintf("02:00:c6:12:%02x:02", i), DataIP: fmt.Sprintf("198.18.210.%d", 11+2*i)},
+				DataPortID: fmt.Sprintf("port-%d-1", i), DataMAC: fakeremote.MACServer, DataIP: fmt.Sprintf("198.18.210.%d", 11+2*i)},
 		}}
 		fp, err := ff.f.newPair(fixtures.PairTopology{Index: i, Pair: p, Topology: topo})
 		if err != nil {

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -27,15 +29,34 @@ type Gate struct {
 	mu      sync.Mutex
 	rounds  map[string]*round
 	windows []Window
+	// quit are the parties that take part in no further round (Quit).
+	quit map[string]bool
 }
 
 // Window is one round's measured window: opened when the last pair
 // reached the start, closed when the last pair's clients returned; Pairs
-// are the pairs whose clients ran in it.
+// are the pairs whose clients ran in it, Starts when each of them was let
+// go (its Start returned, its clients launched right after).
 type Window struct {
 	Key         string
 	Open, Close time.Time
 	Pairs       []string
+	Starts      map[string]time.Time
+}
+
+// Skew is the spread of the pairs' starts in the window: the last one let
+// go against the first (0 for one pair or none).
+func (w Window) Skew() time.Duration {
+	var first, last time.Time
+	for _, at := range w.Starts {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last.Sub(first)
 }
 
 type round struct {
@@ -57,6 +78,9 @@ func (g *Gate) round(key string) *round {
 	if !ok {
 		r = &round{started: map[string]bool{}, done: map[string]bool{}, left: map[string]bool{},
 			open: make(chan struct{}), closed: make(chan struct{}), over: make(chan struct{}), window: -1}
+		for p := range g.quit {
+			r.left[p] = true
+		}
 		g.rounds[key] = r
 	}
 	return r
@@ -89,7 +113,7 @@ func (g *Gate) settle(key string, r *round) {
 		}
 		sort.Strings(pairs)
 		r.window = len(g.windows)
-		g.windows = append(g.windows, Window{Key: key, Open: g.now(), Pairs: pairs})
+		g.windows = append(g.windows, Window{Key: key, Open: g.now(), Pairs: pairs, Starts: map[string]time.Time{}})
 		close(r.open)
 	}
 	select {
@@ -120,6 +144,15 @@ func (g *Gate) Start(ctx context.Context, key, party string) error {
 	g.mu.Unlock()
 	select {
 	case <-r.open:
+		g.mu.Lock()
+		// A start after the window closed (a pair running a window again
+		// on its own) is not the window's.
+		if w := &g.windows[r.window]; w.Close.IsZero() {
+			if _, ok := w.Starts[party]; !ok {
+				w.Starts[party] = g.now()
+			}
+		}
+		g.mu.Unlock()
 		return nil
 	case <-ctx.Done():
 		g.leave(key, party)
@@ -166,6 +199,38 @@ func (g *Gate) Leave(ctx context.Context, key, party string) error {
 	}
 }
 
+// Quit says party takes part in no further round of the gate: every
+// round not over yet, and every later one, no longer waits for it. It
+// returns once every round under way is over, or ctx ends: a pair that
+// stopped early (its window refused, its flood ping failed) is done only
+// when no window of its round runs.
+func (g *Gate) Quit(ctx context.Context, party string) error {
+	if err := g.known(party); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if g.quit == nil {
+		g.quit = map[string]bool{}
+	}
+	g.quit[party] = true
+	var waits []<-chan struct{}
+	for _, key := range slices.Sorted(maps.Keys(g.rounds)) {
+		r := g.rounds[key]
+		r.left[party] = true
+		g.settle(key, r)
+		waits = append(waits, r.over)
+	}
+	g.mu.Unlock()
+	for _, over := range waits {
+		select {
+		case <-over:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the other pairs' windows to close: %w", context.Cause(ctx))
+		}
+	}
+	return nil
+}
+
 func (g *Gate) leave(key, party string) *round {
 	if g.known(party) != nil {
 		return nil
@@ -183,7 +248,15 @@ func (g *Gate) leave(key, party string) *round {
 func (g *Gate) Windows() []Window {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]Window(nil), g.windows...)
+	out := append([]Window(nil), g.windows...)
+	for i, w := range out {
+		out[i].Pairs = append([]string(nil), w.Pairs...)
+		out[i].Starts = make(map[string]time.Time, len(w.Starts))
+		for p, at := range w.Starts {
+			out[i].Starts[p] = at
+		}
+	}
+	return out
 }
 
 // roundKey names a measured window of profile id, repeat rep.

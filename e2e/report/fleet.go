@@ -14,8 +14,8 @@ import (
 // The fleet section (issue 21): outliers first, then the nodes whose
 // offload proof failed, the verdict by node, a heat map of every node's
 // rate against the fleet median, the per-node table with its drift marks,
-// and the configuration drift table. A set without a fleet section renders
-// exactly as before.
+// the configuration drift table, and the offload checks' rounds. A set
+// without a fleet section renders exactly as before.
 
 // fleetFiles are the set's files with a fleet section.
 func fleetFiles(s *Set) []*results.Results {
@@ -274,6 +274,64 @@ func fleetTail(f *results.Fleet) string {
 	return b.String()
 }
 
+// fleetRounds is the offload checks' rounds: each round's pairs, its
+// flows' windows and its start skew against the goal; "" for a file
+// written before the checks ran in rounds.
+func fleetRounds(f *results.Fleet) string {
+	if len(f.Rounds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### Offload check rounds\n\n")
+	pairs := 0
+	for _, r := range f.Rounds {
+		pairs += len(r.Pairs)
+	}
+	fmt.Fprintf(&b, "The checks of %d pair(s) ran in %d round(s) of pairs that share no node (a window reads only its own pair's two hypervisors), one round after the other; "+
+		"each evidence flow's window opened for every pair of its round at once and closed when the last pair's clients returned. "+
+		"Start skew is the spread of the pairs' client starts in a window; the goal is max(1 s, 10 %% of the flow).\n\n", pairs, len(f.Rounds))
+	merged := strings.HasPrefix(f.Shard, "all/")
+	var rows [][]string
+	for _, r := range f.Rounds {
+		round := strconv.Itoa(r.Round)
+		if merged {
+			round += " (shard " + r.Shard + ")"
+		}
+		var ws []string
+		for _, w := range r.Windows {
+			end := "not closed"
+			if w.End != nil {
+				end = w.End.UTC().Format("15:04:05.000")
+			}
+			ws = append(ws, fmt.Sprintf("%s %s–%s (%d pair(s), skew %s)", w.Flow, w.Start.UTC().Format("15:04:05.000"), end, len(w.Pairs), skewText(w.SkewSeconds)))
+		}
+		windows := strings.Join(ws, "; ")
+		if len(ws) == 0 {
+			windows = "none opened"
+		}
+		goal := results.SkewGoal(r.FlowSeconds)
+		skew := skewText(r.SkewSeconds) + " (goal " + skewText(goal) + ")"
+		if r.SkewSeconds > goal {
+			skew = "**" + skewText(r.SkewSeconds) + ", over the goal " + skewText(goal) + "**"
+		}
+		if len(r.Windows) == 0 {
+			skew = results.Dash
+		}
+		rows = append(rows, []string{round, strings.Join(r.Pairs, ", "), windows, skew, orDash(r.Error)})
+	}
+	b.WriteString(mdTable([]string{"Round", "Pairs", "Flow windows (UTC)", "Start skew", "Failed"}, rows))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// skewText is a start skew in seconds as milliseconds below 1 s.
+func skewText(s float64) string {
+	if s < 1 {
+		return strconv.FormatFloat(s*1000, 'f', 0, 64) + " ms"
+	}
+	return fmtTick(s) + " s"
+}
+
 // driftKnown is the prefix of keys that are DriftKeys.
 func driftKnown(keys []string) []string {
 	i := 0
@@ -288,6 +346,7 @@ func writeFleet(b *strings.Builder, s *Set) {
 	for _, f := range fleetFiles(s) {
 		b.WriteString(fleetHead(f))
 		b.WriteString(fleetTail(f.Fleet))
+		b.WriteString(fleetRounds(f.Fleet))
 	}
 }
 
@@ -297,7 +356,7 @@ func writeFleetHTML(b *strings.Builder, s *Set) {
 		b.WriteString(mdToHTML(fleetHead(f)))
 		b.WriteString(fleetHeatMap(f.Fleet))
 		b.WriteString("\n")
-		b.WriteString(mdToHTML(fleetTail(f.Fleet)))
+		b.WriteString(mdToHTML(fleetTail(f.Fleet) + fleetRounds(f.Fleet)))
 	}
 }
 

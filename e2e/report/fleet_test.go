@@ -1,7 +1,10 @@
 package report
 
 import (
+	"encoding/xml"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +233,102 @@ func TestFleetReportMarksDataPathDrift(t *testing.T) {
 	}
 	if strings.Contains(html, "compute001 ≠") {
 		t.Error("chart marks compute001, which has no drift")
+	}
+}
+
+// The offload checks' rounds: each round's pairs, its flows' windows and
+// its start skew against the goal, a failed pair named in its round; a
+// file without rounds (written before them) has no such section.
+func TestFleetReportRounds(t *testing.T) {
+	r := syntheticFleet(t, 4, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, nil, "", "")
+	if md, _ := render(t, r); strings.Contains(md, "Offload check rounds") {
+		t.Error("a file without rounds shows them")
+	}
+	at := func(sec float64) time.Time {
+		return time.Date(2026, 12, 4, 1, 10, 0, 0, time.UTC).Add(time.Duration(sec * float64(time.Second)))
+	}
+	end := func(sec float64) *time.Time { t := at(sec); return &t }
+	r.Fleet.Rounds = []results.FleetRound{
+		{Round: 1, Shard: "1/1", Pairs: []string{"compute001→compute002", "compute003→compute004"}, FlowSeconds: 20, SkewSeconds: 0.004,
+			Windows: []results.FleetRoundWindow{
+				{Flow: "tcp", Start: at(3), End: end(23.25), Pairs: []string{"compute001→compute002", "compute003→compute004"}, SkewSeconds: 0.004},
+				{Flow: "udp", Start: at(27), End: end(47.1), Pairs: []string{"compute001→compute002", "compute003→compute004"}, SkewSeconds: 0.002}}},
+		{Round: 2, Shard: "1/1", Pairs: []string{"compute002→compute003", "compute004→compute001"}, FlowSeconds: 20, SkewSeconds: 2.5,
+			Error: "pair p04 compute004→compute001: the sustained tcp flow of the offload checks: iperf3 reported: control socket has closed unexpectedly",
+			Windows: []results.FleetRoundWindow{
+				{Flow: "tcp", Start: at(52), End: end(72.5), Pairs: []string{"compute002→compute003", "compute004→compute001"}, SkewSeconds: 2.5},
+				{Flow: "udp", Start: at(76), Pairs: []string{"compute002→compute003"}}}},
+	}
+	if err := results.Validate(r); err != nil {
+		t.Fatal(err)
+	}
+	md, html := render(t, r)
+	inOrder(t, md, "### Configuration drift", "### Offload check rounds",
+		"The checks of 4 pair(s) ran in 2 round(s) of pairs that share no node",
+		"| Round | Pairs | Flow windows (UTC) | Start skew | Failed |",
+		"| 1 | compute001→compute002, compute003→compute004 | tcp 01:10:03.000–01:10:23.250 (2 pair(s), skew 4 ms); udp 01:10:27.000–01:10:47.100 (2 pair(s), skew 2 ms) | 4 ms (goal 2 s) | — |",
+		"| 2 | compute002→compute003, compute004→compute001 | tcp 01:10:52.000–01:11:12.500 (2 pair(s), skew 2.5 s); udp 01:11:16.000–not closed (1 pair(s), skew 0 ms) | **2.5 s, over the goal 2 s** | pair p04 compute004→compute001: the sustained tcp flow",
+		"## Results")
+	inOrder(t, html, "<h3>Configuration drift</h3>", "<h3>Offload check rounds</h3>", "<h2>Results</h2>")
+}
+
+// The fleet as JUnit, one test case per node: a failed node carries every
+// reason, each node its verdicts, its pairs' results and its rates; a
+// skipped node is a skipped case; WriteRun writes it beside the reports.
+func TestFleetJUnitByNode(t *testing.T) {
+	r := syntheticFleet(t, 4, fleet.Rule{Kind: fleet.RuleRatio, Ratio: 0.8}, map[string]float64{"compute004": 0.25}, "compute002", "")
+	dir := t.TempDir()
+	files, err := WriteRun(dir, *r)
+	if err != nil || len(files) != 3 || filepath.Base(files[2]) != FleetJUnitFile {
+		t.Fatalf("WriteRun: %v, %v", files, err)
+	}
+	data, err := os.ReadFile(files[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju junitSuites
+	if err := xml.Unmarshal(data, &ju); err != nil {
+		t.Fatalf("not JUnit XML: %v\n%s", err, data)
+	}
+	if ju.Tests != 5 || ju.Failures != 3 || ju.Skipped != 1 || len(ju.Suites) != 1 {
+		t.Fatalf("tests %d failures %d skipped %d suites %d, want 5 (4 nodes and the skipped one), 3, 1, 1", ju.Tests, ju.Failures, ju.Skipped, len(ju.Suites))
+	}
+	cases := map[string]junitCase{}
+	var names []string
+	for _, c := range ju.Suites[0].Cases {
+		cases[c.Name] = c
+		names = append(names, c.Name)
+	}
+	if fmt.Sprint(names) != "[compute001 compute002 compute003 compute004 compute999]" {
+		t.Errorf("cases %v: want one per node, the skipped one last", names)
+	}
+	v := FleetVerdictOf(r)
+	for _, fl := range v.Failures {
+		c := cases[fl.Node]
+		if c.Failure == nil || c.Failure.Text != strings.Join(fl.Reasons, "\n") || !strings.HasPrefix(c.Failure.Message, fl.Node+" failed: ") {
+			t.Errorf("%s: failure %+v, want its reasons %q", fl.Node, c.Failure, fl.Reasons)
+		}
+	}
+	if c := cases["compute003"]; c.Failure != nil || c.Skipped != nil {
+		t.Errorf("compute003 passed: %+v", c)
+	}
+	out := cases["compute002"].SystemOut
+	for _, want := range []string{
+		"check tc (tcp) in pair compute001→compute002: software: not_in_hw",
+		"check tc (tcp) in pair compute002→compute003: software: not_in_hw",
+		"profile tcp-p1 in pair compute001→compute002 as receiver: delivered 16.4 Gbit/s over 1 repeat(s)",
+		"profile udp-p1 in pair compute002→compute003 as sender: delivered 9.50 Gbit/s over 1 repeat(s)",
+		"rate compute002: tcp-p1 16.4 Gbit/s as sender, 1.00× the fleet median 16.4",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compute002's output lacks %q:\n%s", want, out)
+		}
+	}
+	if c := cases["compute999"]; c.Skipped == nil || c.Skipped.Message != "skipped: status disabled" {
+		t.Errorf("compute999: %+v", c)
+	}
+	// A single pair's run writes no JUnit by node.
+	if files, err := WriteRun(t.TempDir(), *seedResults(results.PathASAP2)); err != nil || len(files) != 2 {
+		t.Errorf("single pair: %v, %v", files, err)
 	}
 }

@@ -21,7 +21,8 @@ func WriteFiles(dir, name string, s *Set, opt Options) (md, html string, err err
 }
 
 // WriteRun renders one run's results as report.md and report.html in dir,
-// the run's directory: the last of a run's final steps, after the results
+// the run's directory, and a fleet run's verdict as JUnit by node
+// (FleetJUnitFile): the last of a run's final steps, after the results
 // file is closed.
 func WriteRun(dir string, r results.Results) ([]string, error) {
 	s, err := NewSet(&r)
@@ -32,5 +33,17 @@ func WriteRun(dir string, r results.Results) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{md, html}, nil
+	files := []string{md, html}
+	if r.Fleet != nil {
+		data, err := FleetJUnit(&r)
+		if err != nil {
+			return files, err
+		}
+		ju := filepath.Join(dir, FleetJUnitFile)
+		if err := results.WriteFileAtomic(ju, data, 0o644); err != nil {
+			return files, err
+		}
+		files = append(files, ju)
+	}
+	return files, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Fleet is a fleet sweep's section of the results file (issue 21; schema
@@ -28,7 +29,50 @@ type Fleet struct {
 	Rates   []FleetNodeRate  `json:"rates"`
 	Notes   []string         `json:"notes,omitempty"`
 	Drift   []FleetNodeDrift `json:"drift,omitempty"`
+	// Rounds are the offload checks' rounds (fleet.Rounds): pairs that
+	// share no node, whose evidence windows ran together. Absent in files
+	// written before the checks ran in rounds (they ran pair by pair) and
+	// in a run whose checks did not run.
+	Rounds []FleetRound `json:"rounds,omitempty"`
 }
+
+// FleetRound is one round of the offload checks: pairs that share no
+// node, whose evidence windows ran together, each evidence flow's
+// window opened for all of them at once by the start barrier.
+type FleetRound struct {
+	// Round counts from 1 within Shard's file.
+	Round int    `json:"round"`
+	Shard string `json:"shard"`
+	// Pairs are the pair ids planned into the round.
+	Pairs []string `json:"pairs"`
+	// FlowSeconds is offload.flow_duration, each flow window's length
+	// (SkewGoal's base).
+	FlowSeconds float64 `json:"flow_seconds"`
+	// Windows are its flows' windows in the order they opened (none when
+	// no pair's flow started).
+	Windows []FleetRoundWindow `json:"windows,omitempty"`
+	// SkewSeconds is the largest of its windows' start skews.
+	SkewSeconds float64 `json:"skew_seconds"`
+	// Error joins the round's pairs' failures, each led by its pair.
+	Error string `json:"error,omitempty"`
+}
+
+// FleetRoundWindow is one evidence flow's window in a round: opened when
+// the last pair's servers listened (Start), closed when the last pair's
+// clients returned (End, absent when it never closed).
+type FleetRoundWindow struct {
+	Flow  string     `json:"flow"`
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"`
+	// Pairs are the pair ids whose clients ran in it.
+	Pairs []string `json:"pairs"`
+	// SkewSeconds is the spread of those pairs' client starts.
+	SkewSeconds float64 `json:"skew_seconds"`
+}
+
+// SkewGoal is the start skew a round of windows of flowSeconds each
+// should keep within: max(1 s, 10 % of the window).
+func SkewGoal(flowSeconds float64) float64 { return max(1, flowSeconds/10) }
 
 // Fleet traffic modes (config fleet.mode).
 const (
@@ -479,5 +523,69 @@ func validateFleet(f *Fleet, add func(string, ...any)) {
 	}
 	for i, d := range f.Drift {
 		measured(fmt.Sprintf("fleet.drift[%d].node", i), d.Node)
+	}
+	validateRounds(f, add, nonNeg)
+}
+
+// validateRounds: each round numbered once per shard, its pairs pairs of
+// the file, in no other round, sharing no node; its windows' pairs its
+// own; the numbers finite and >= 0.
+func validateRounds(f *Fleet, add func(string, ...any), nonNeg func(string, float64)) {
+	byID := map[string]FleetPair{}
+	for _, p := range f.Pairs {
+		byID[p.ID] = p
+	}
+	numbered := map[string]int{}
+	inRound := map[string]string{}
+	for i, r := range f.Rounds {
+		k := fmt.Sprintf("fleet.rounds[%d]", i)
+		name := fmt.Sprintf("round %d of shard %s", r.Round, r.Shard)
+		if r.Round < 1 {
+			add("%s.round: must be >= 1, got %d", k, r.Round)
+		}
+		if j, dup := numbered[r.Shard+"\x00"+fmt.Sprint(r.Round)]; dup {
+			add("%s: %s is also fleet.rounds[%d]", k, name, j)
+		} else {
+			numbered[r.Shard+"\x00"+fmt.Sprint(r.Round)] = i
+		}
+		if len(r.Pairs) == 0 {
+			add("%s.pairs: must name at least one pair", k)
+		}
+		node := map[string]string{}
+		for j, id := range r.Pairs {
+			pk := fmt.Sprintf("%s.pairs[%d]", k, j)
+			p, ok := byID[id]
+			if !ok {
+				add("%s: must be a pair id of fleet.pairs, got %q", pk, id)
+				continue
+			}
+			if other, dup := inRound[id]; dup {
+				add("%s: pair %s is also in %s", pk, id, other)
+			}
+			inRound[id] = name
+			for _, n := range []string{p.Sender, p.Receiver} {
+				if other, shared := node[n]; shared && other != id {
+					add("%s: pair %s shares node %s with pair %s in the same round", pk, id, n, other)
+				}
+				node[n] = id
+			}
+		}
+		nonNeg(k+".flow_seconds", r.FlowSeconds)
+		nonNeg(k+".skew_seconds", r.SkewSeconds)
+		for j, w := range r.Windows {
+			wk := fmt.Sprintf("%s.windows[%d]", k, j)
+			if w.Flow == "" {
+				add("%s.flow: must be set", wk)
+			}
+			if w.End != nil && w.End.Before(w.Start) {
+				add("%s.end: must not be before its start %s, got %s", wk, w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano))
+			}
+			nonNeg(wk+".skew_seconds", w.SkewSeconds)
+			for _, id := range w.Pairs {
+				if !slices.Contains(r.Pairs, id) {
+					add("%s.pairs: pair %q is not one of the round's %v", wk, id, r.Pairs)
+				}
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -49,6 +50,17 @@ func sampleFleet() *Fleet {
 		{Node: "compute4", Values: map[string]string{DriftNICFirmware: "22.39.1002"}},
 	}
 	MarkDrift(f.Drift)
+	at := func(sec float64) time.Time {
+		return time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec * float64(time.Second)))
+	}
+	end := func(sec float64) *time.Time { t := at(sec); return &t }
+	f.Rounds = []FleetRound{
+		{Round: 1, Shard: "1/1", Pairs: []string{"p01", "p03"}, FlowSeconds: 20, SkewSeconds: 0.004, Windows: []FleetRoundWindow{
+			{Flow: "tcp", Start: at(3), End: end(23.2), Pairs: []string{"p01", "p03"}, SkewSeconds: 0.004},
+			{Flow: "udp", Start: at(27), End: end(47.1), Pairs: []string{"p01", "p03"}, SkewSeconds: 0.002}}},
+		{Round: 2, Shard: "1/1", Pairs: []string{"p02", "p04"}, FlowSeconds: 20, Error: "pair p02 compute2→compute3: the sustained tcp flow failed",
+			Windows: []FleetRoundWindow{{Flow: "tcp", Start: at(52), End: end(72), Pairs: []string{"p04"}}}},
+	}
 	return f
 }
 
@@ -93,6 +105,11 @@ func TestFleetValidate(t *testing.T) {
 	f.Results = append(f.Results, FleetPairRate{Pair: "p99", Profile: "tcp-p1", LossPercent: 120})
 	f.Checks = append(f.Checks, FleetCheck{Node: "ghost", Check: "tc", Verdict: "maybe"})
 	f.Rates = append(f.Rates, FleetNodeRate{Node: "compute1", Role: "both", BPS: -1})
+	early := f.Rounds[0].Windows[0].Start.Add(-time.Second)
+	f.Rounds = append(f.Rounds,
+		FleetRound{Round: 1, Shard: "1/1", Pairs: []string{"p02", "p03", "p99"}, SkewSeconds: -1,
+			Windows: []FleetRoundWindow{{Start: f.Rounds[0].Windows[0].Start, End: &early, Pairs: []string{"p01"}}}},
+		FleetRound{Round: 0, Shard: "1/1"})
 	err := Validate(&Results{SchemaVersion: SchemaVersion, RunID: "x", Fleet: f})
 	for _, want := range []string{
 		`fleet.mode: must be isolated or concurrent, got "parallel"`,
@@ -107,6 +124,17 @@ func TestFleetValidate(t *testing.T) {
 		`fleet.checks[8].verdict: must be offloaded, software or inconclusive, got "maybe"`,
 		`fleet.rates[2].role: must be sender or receiver, got "both"`,
 		`fleet.rates[2].bps: must be a finite number >= 0, got -1`,
+		`fleet.rounds[2]: round 1 of shard 1/1 is also fleet.rounds[0]`,
+		`fleet.rounds[2].pairs[0]: pair p02 is also in round 2 of shard 1/1`,
+		`fleet.rounds[2].pairs[1]: pair p03 is also in round 1 of shard 1/1`,
+		`fleet.rounds[2].pairs[1]: pair p03 shares node compute3 with pair p02 in the same round`,
+		`fleet.rounds[2].pairs[2]: must be a pair id of fleet.pairs, got "p99"`,
+		`fleet.rounds[2].skew_seconds: must be a finite number >= 0, got -1`,
+		`fleet.rounds[2].windows[0].flow: must be set`,
+		`fleet.rounds[2].windows[0].end: must not be before its start`,
+		`fleet.rounds[2].windows[0].pairs: pair "p01" is not one of the round's [p02 p03 p99]`,
+		`fleet.rounds[3].round: must be >= 1, got 0`,
+		`fleet.rounds[3].pairs: must name at least one pair`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
@@ -181,5 +209,14 @@ func TestJudgeFleet(t *testing.T) {
 	}
 	if r := v.Failures[1].Reasons; len(r) != 2 || !strings.Contains(r[0], "no offload check") || !strings.Contains(r[1], "pair p01 (compute1→compute2) moved nothing in tcp-p1: iperf3: connect timed out") {
 		t.Errorf("compute2 reasons %q", r)
+	}
+}
+
+// A round's start skew should keep within max(1 s, 10 % of its window).
+func TestSkewGoal(t *testing.T) {
+	for _, tc := range []struct{ flow, want float64 }{{5, 1}, {10, 1}, {20, 2}, {45, 4.5}} {
+		if got := SkewGoal(tc.flow); got != tc.want {
+			t.Errorf("SkewGoal(%v) = %v, want %v", tc.flow, got, tc.want)
+		}
 	}
 }

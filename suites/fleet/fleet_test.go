@@ -13,14 +13,16 @@ import (
 
 // One Ordered container, in the methodology's order (BeforeSuite built,
 // reached and recorded every pair and node): each pair's offload evidence
-// window, one pair after the other in both modes; then each selected
+// window, in rounds of pairs that share no node (the pairs of a round at
+// once, each flow's window opened for all of them together) in both
+// modes; then each selected
 // profile on every pair (fleet.mode: isolated one pair after the other,
 // concurrent every pair's windows opened together); then the verdict by
 // node, in AfterAll so that it runs whatever labels selected the specs.
 // ContinueOnFailure: a failed step does not skip the ones after it.
 var _ = Describe("ASAP² Direct fleet sweep", Ordered, ContinueOnFailure, func() {
-	It("proves the data path on every node, pair by pair", Label("offload"), func(ctx SpecContext) {
-		By(fmt.Sprintf("running the offload evidence window of each of %d pairs in turn", len(run.Pairs)))
+	It("proves the data path on every node, in rounds of pairs that share no node", Label("offload"), func(ctx SpecContext) {
+		By(fmt.Sprintf("running the offload evidence windows of %d pairs, the pairs that share no node at once", len(run.Pairs)))
 		framework.ExpectNoError(run.RunOffloadChecks(ctx), "running the pairs' offload evidence windows")
 		By(fmt.Sprintf("judging each node's verdicts against the expected path %s", run.Config.Run.ExpectedPath))
 		v := run.CheckVerdict()
