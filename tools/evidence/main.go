@@ -2,13 +2,17 @@
 // archived outputs can be re-checked with the harness's own parsers:
 //
 //	go run ./tools/evidence iperf3 RESULT.json
-//	go run ./tools/evidence tc [--mac A,B] DUMP [DUMP2 ...]
+//	go run ./tools/evidence tc [--mac A,B] [--device DEV] [--with DEV2=DUMP,DUMP2 ...] DUMP [DUMP2 ...]
 //	go run ./tools/evidence dpctl [--mac A,B] [--type offloaded] [--all FULL1,FULL2] DUMP [DUMP2 ...]
 //	go run ./tools/evidence tcpdump [--mac A,B] [--first-packets N] [--window D] CAPTURE
 //	go run ./tools/evidence conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] [--iperf3 CLIENT.json ...] TABLE
 //
 // tc: `tc -s [-j] filter show dev DEV ingress` outputs (JSON or text), oldest
-// first. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
+// first; --device names DEV (the tunnel device's name says which tunnel
+// its decap rules belong to), and each --with is another device of the
+// same hypervisor with its own dumps (the harness saves
+// tc-<dev>-sampleN.json/.txt per device): the representor and the tunnel
+// device together hold both directions of the pair, and both are judged. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
 // --type offloaded says they came from `type=offloaded` (needed without -m,
 // where flows carry no offloaded:/dp: fields); --all names the full `-m`
 // dumps taken beside them (the harness saves dpctl-all-sampleN.txt next to
@@ -62,8 +66,10 @@ func main() {
 
 const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
-  tc      [--mac A,B] [--window D] FILE...
-                                    tc -s [-j] filter show dev DEV ingress, oldest first
+  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] FILE...
+                                    tc -s [-j] filter show dev DEV ingress, oldest first; --with adds
+                                    another device of the same hypervisor (the tunnel device beside
+                                    the representor): both directions of the pair judged across them
   dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] FILE...
                                     ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
   tcpdump [--mac A,B] [--first-packets N] [--window D] [--control GUEST_CAPTURE] FILE
@@ -151,6 +157,9 @@ func analyse(args []string) (any, error) {
 	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL] (repeatable)")
 	var iperfOut listFlag
 	fs.Var(&iperfOut, "iperf3", "conntrack: an iperf3 client's -J output (repeatable)")
+	device := fs.String("device", "(file)", "tc: the device the dumps are of")
+	var with listFlag
+	fs.Var(&with, "with", "tc: DEV=FILE[,FILE...]: another device of the same hypervisor and its dumps, oldest first (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, usageError{fmt.Sprintf("%s: %v", kind, err)}
 	}
@@ -181,7 +190,7 @@ func analyse(args []string) (any, error) {
 		}
 		return analyseIperf3(files[0])
 	case "tc":
-		return analyseTC(files, macList, *window)
+		return analyseTC(*device, files, with, macList, *window)
 	case "dpctl":
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
@@ -407,14 +416,27 @@ func oneSampleNote(n int, window time.Duration) []string {
 	return []string{fmt.Sprintf("one sample: offloaded only if its own last use falls inside --window %s (the harness always takes two)", window)}
 }
 
-func analyseTC(files, macs []string, window time.Duration) (any, error) {
+func analyseTC(device string, files, with, macs []string, window time.Duration) (any, error) {
 	dumps, err := parseAll(files, offload.ParseTC)
 	if err != nil {
 		return nil, err
 	}
 	out := tcOut{Kind: "tc", Files: files, Samples: dumps, Notes: oneSampleNote(len(dumps), window)}
-	obs := offload.TCObservation{Device: "(file)", Samples: dumps, Window: window}
-	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis([]offload.TCObservation{obs}, macs)
+	obs := []offload.TCObservation{{Device: device, Samples: dumps, Window: window}}
+	for _, w := range with {
+		dev, list, ok := strings.Cut(w, "=")
+		if !ok || dev == "" || list == "" {
+			return nil, usageError{fmt.Sprintf("tc: --with: want DEV=FILE[,FILE...], got %q", w)}
+		}
+		more := strings.Split(list, ",")
+		d, err := parseAll(more, offload.ParseTC)
+		if err != nil {
+			return nil, err
+		}
+		out.Files = append(out.Files, more...)
+		obs = append(obs, offload.TCObservation{Device: dev, Samples: d, Window: window})
+	}
+	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis(obs, macs)
 	return out, nil
 }
 
