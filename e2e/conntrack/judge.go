@@ -382,7 +382,7 @@ func reason(j Judgement, notes []string) string {
 		parts = append(parts, miss)
 	}
 	if j.Extra > 0 {
-		parts = append(parts, fmt.Sprintf("%d live connections of the run's ports, more than it opened: another window's or another client's, the count proves nothing", j.Found))
+		parts = append(parts, fmt.Sprintf("%d live connections of the run's ports, %d more than it opened as streams or control connections: another window's or another client's, the count proves nothing", j.Found, j.Extra))
 	}
 	if j.Stale > 0 {
 		parts = append(parts, fmt.Sprintf("%d closed entries not counted", j.Stale))
