@@ -72,6 +72,10 @@ type Entry struct {
 	Offload Offload
 	Zone    int // 0 when the line has none (old kernels, conntrack -L without zones)
 	Mark    uint64
+	// Counted: the line carries the per-direction counters (packets=,
+	// bytes=: nf_conntrack_acct is on), so Orig and Reply's Packets are
+	// what the kernel counted, not zeros for "unknown".
+	Counted bool
 }
 
 // Summary line of conntrack -L ("conntrack v1.4.6 (conntrack-tools): 12 flow
@@ -182,6 +186,7 @@ func parseLine(line string) (Entry, error) {
 			if err := setField(cur, k, v); err != nil {
 				return e, err
 			}
+			e.Counted = e.Counted || k == "packets"
 		case "zone":
 			z, err := strconv.Atoi(v)
 			if err != nil {

@@ -44,12 +44,14 @@ func TestParseDPCtlRecordedTCP(t *testing.T) {
 
 // The UDP window of the same recording: 2 UDP streams and the control
 // connection live, the TCP window's connections in TIME_WAIT (not counted).
+// The control connection, the test's only TCP connection, is named as such
+// and not judged (issue 33): the streams alone make it software.
 // The kernel's table of that namespace is empty: the userspace datapath
 // keeps its conntrack to itself, and the judge says so.
 func TestParseDPCtlRecordedUDPAndEmptyKernelTable(t *testing.T) {
 	es := parseDPCtlFile(t, "ovs/dump-conntrack-udp.txt")
 	j, _, err := Judge(es, IperfFlows(true, 2, recClient, recServer, 5201))
-	if err != nil || j.Offloaded || j.Found != 3 || j.Software != 3 || j.Stale != 5 {
+	if err != nil || j.Offloaded || j.Found != 3 || j.Software != 2 || j.Idle != 1 || j.Stale != 5 {
 		t.Errorf("udp window: %+v %v", j, err)
 	}
 	kernel := parseFile(t, "ovs/proc-nf_conntrack-hv.txt")

@@ -63,7 +63,51 @@ func FuzzParseJudge(f *testing.F) {
 		if j.Share < 0 || j.Share > float64(j.Found)/float64(j.Opened)+1e-9 {
 			t.Fatalf("share %v of %+v", j.Share, j)
 		}
+		// The same flow as iperf3's (issue 33): one of its connections is
+		// the control connection, unplaced, or placed by the client ports
+		// of the first connections as the streams'. Every connection found
+		// is counted once (hardware, judged not in hardware, an idle control
+		// connection, or one the table cannot place), and offloaded still
+		// means every data connection is in hardware and none is missing.
+		fl.Opened, fl.Control = int(opened)+1, 1
+		for _, dp := range [][]uint16{nil, firstPorts(conns, int(opened))} {
+			fl.DataPorts = dp
+			j, conns, err := Judge(es, []Flow{fl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Hardware+j.Flowtable+j.Software+j.Idle+j.Unsure != j.Found || j.Found != len(conns) {
+				t.Fatalf("counts %+v over %d connections (data ports %v)", j, len(conns), dp)
+			}
+			data := 0
+			for _, c := range conns {
+				if c.Role == RoleData {
+					data++
+					if j.Offloaded && c.Offload != OffloadHardware {
+						t.Fatalf("offloaded with data connection %d %q (data ports %v): %+v", c.ClientPort, c.Offload, dp, j)
+					}
+				}
+				if c.Role == RoleUnknown && c.Offload != OffloadHardware && j.Offloaded {
+					t.Fatalf("offloaded with an unplaced connection %d %q: %+v", c.ClientPort, c.Offload, j)
+				}
+			}
+			if j.Offloaded && (j.Missing != 0 || j.Extra != 0 || (dp != nil && data != int(opened))) {
+				t.Fatalf("offloaded with %+v, %d data connections (data ports %v)", j, data, dp)
+			}
+		}
 	})
+}
+
+// firstPorts are the client ports of the first n connections.
+func firstPorts(conns []Connection, n int) []uint16 {
+	var out []uint16
+	for _, c := range conns {
+		if len(out) == n {
+			break
+		}
+		out = append(out, c.ClientPort)
+	}
+	return out
 }
 
 // FuzzParseDPCtl: every entry has both tuples' addresses, is software

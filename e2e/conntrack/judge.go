@@ -19,19 +19,65 @@ type Flow struct {
 	Server     netip.Addr
 	ServerPort uint16
 	Opened     int
+	// Control is how many of Opened are control connections: iperf3's,
+	// which carries nothing while its test runs. The kernel hands a
+	// connection idle for nf_flowtable_tcp_timeout (30 s) back from the
+	// flowtable to software conntrack (nf_flow_table_core.c,
+	// flow_offload_teardown), and a kernel before 5.18 lets that software
+	// entry expire 120 s later: a control connection tracked in software,
+	// or gone, is expected, named in the reason and not judged.
+	Control int
+	// DataPorts are the client ports of the data connections when known
+	// (iperf3 -J: start.connected[].local_port, which lists the streams and
+	// never the control connection): any other live connection of the
+	// flow is a control connection. Without them the table tells a control
+	// connection apart only when the flow has no other kind (Control ==
+	// Opened: a UDP test's TCP connection) or by its own counters
+	// (nf_conntrack_acct: at most IdleMaxPackets).
+	DataPorts []uint16
 }
 
+// IdleMaxPackets bounds the packets, both directions together, of a
+// connection tracked in software that carried no measured traffic:
+// iperf3's control exchange before its test (the cookie, the parameters,
+// the state bytes and their ACKs) is a few dozen, a stream carrying the
+// flow in software counts thousands a second. Read only on entries not in
+// hardware, whose counters the kernel keeps for every packet it tracks.
+const IdleMaxPackets = 100
+
 // IperfFlows is what one iperf3 process of -P streams (UDP when udp) opens
-// from client to server's port.
+// from client to server's port; its control connection is marked (Flow.Control).
 func IperfFlows(udp bool, streams int, client, server netip.Addr, port uint16) []Flow {
 	if !udp {
-		return []Flow{{Proto: "tcp", Client: client, Server: server, ServerPort: port, Opened: streams + 1}}
+		return []Flow{{Proto: "tcp", Client: client, Server: server, ServerPort: port, Opened: streams + 1, Control: 1}}
 	}
 	return []Flow{
-		{Proto: "tcp", Client: client, Server: server, ServerPort: port, Opened: 1},
+		{Proto: "tcp", Client: client, Server: server, ServerPort: port, Opened: 1, Control: 1},
 		{Proto: "udp", Client: client, Server: server, ServerPort: port, Opened: streams},
 	}
 }
+
+// IperfStreams is IperfFlows for a process whose streams' client ports are
+// known (iperf3 -J: start.connected lists every stream and never the
+// control connection): len(ports) streams, and for TCP those ports are the
+// data connections (Flow.DataPorts), so that the control connection is
+// told apart for sure.
+func IperfStreams(udp bool, client, server netip.Addr, port uint16, ports []uint16) []Flow {
+	flows := IperfFlows(udp, len(ports), client, server, port)
+	if !udp {
+		flows[0].DataPorts = append([]uint16(nil), ports...)
+	}
+	return flows
+}
+
+// Roles of a connection of a flow (Connection.Role).
+const (
+	RoleData    = "data"
+	RoleControl = "control"
+	// RoleUnknown: a connection of a flow with a control connection that
+	// the table cannot place (no DataPorts, no counters).
+	RoleUnknown = ""
+)
 
 // Connection is one connection of a Flow as the table holds it: every
 // entry with its original tuple client:port -> server:ServerPort (one per
@@ -41,6 +87,11 @@ type Connection struct {
 	ClientPort uint16
 	Entries    []Entry
 	Offload    Offload
+	// Role is RoleData, RoleControl or RoleUnknown; RoleWhy says how the
+	// table told it ("" when there was nothing to tell: a flow without a
+	// control connection).
+	Role    string
+	RoleWhy string
 }
 
 // live reports whether an entry stands for a connection in use: any
@@ -55,18 +106,46 @@ func live(e Entry) bool {
 	return true
 }
 
+// packets is what the connection's entries counted, both directions, and
+// whether every entry carried its counters.
+func (c Connection) packets() (uint64, bool) {
+	var n uint64
+	for _, e := range c.Entries {
+		if !e.Counted {
+			return 0, false
+		}
+		n += e.Orig.Packets + e.Reply.Packets
+	}
+	return n, len(c.Entries) > 0
+}
+
 // Judgement is the conntrack proof of one hypervisor's table against the
-// run's flows. Offloaded holds only when every connection the run opened
-// is in the table, live, and [HW_OFFLOAD] in every zone it crossed, and no
-// other live connection of those flows is there.
+// run's flows. Offloaded holds only when every data connection the run
+// opened is in the table, live, and [HW_OFFLOAD] in every zone it crossed,
+// and no other live connection of those flows is there; a control
+// connection (Flow.Control) may be anywhere: in hardware, back in software
+// after its idle timeout, or gone.
 type Judgement struct {
-	Opened    int     `json:"opened"`    // connections the run opened (the flows' sum)
-	Found     int     `json:"found"`     // live connections of the flows in the table
-	Hardware  int     `json:"hardware"`  // of Found, [HW_OFFLOAD] in every entry
-	Flowtable int     `json:"flowtable"` // of Found, [OFFLOAD] somewhere (software flowtable)
-	Software  int     `json:"software"`  // of Found, tracked in software
-	Stale     int     `json:"stale"`     // entries of the flows not live (TIME_WAIT, CLOSE, ...), not counted
-	Share     float64 `json:"share"`     // Hardware / Opened
+	Opened    int `json:"opened"`    // connections the run opened (the flows' sum)
+	Found     int `json:"found"`     // live connections of the flows in the table
+	Hardware  int `json:"hardware"`  // of Found, [HW_OFFLOAD] in every entry
+	Flowtable int `json:"flowtable"` // of the judged connections found, [OFFLOAD] somewhere (software flowtable)
+	Software  int `json:"software"`  // of the judged connections found, tracked in software
+	// Control is how many of Opened are control connections; Idle of
+	// them are in the table but not in hardware, Gone not in the table
+	// (known to be theirs): expected, not judged.
+	Control int `json:"control,omitempty"`
+	Idle    int `json:"idle,omitempty"`
+	Gone    int `json:"gone,omitempty"`
+	// Unsure are connections not in hardware that may be an idle control
+	// connection or a data connection in software: the table cannot tell.
+	Unsure int `json:"unsure,omitempty"`
+	// Missing are connections not in the table that are not known to be
+	// control connections; Extra live ones beyond what the run opened.
+	Missing   int     `json:"missing,omitempty"`
+	Extra     int     `json:"extra,omitempty"`
+	Stale     int     `json:"stale"` // entries of the flows not live (TIME_WAIT, CLOSE, ...), not counted
+	Share     float64 `json:"share"` // Hardware / Opened
 	Offloaded bool    `json:"offloaded"`
 	Reason    string  `json:"reason"`
 }
@@ -76,10 +155,14 @@ type Judgement struct {
 // offloaded by design (the flood ping proves nothing here).
 func Judge(entries []Entry, flows []Flow) (Judgement, []Connection, error) {
 	var j Judgement
-	seen := map[Flow]bool{}
+	type flowKey struct {
+		proto          string
+		client, server netip.Addr
+		port           uint16
+	}
+	seen := map[flowKey]bool{}
 	for _, f := range flows {
-		key := f
-		key.Opened = 0
+		key := flowKey{f.Proto, f.Client, f.Server, f.ServerPort}
 		if seen[key] {
 			return j, nil, fmt.Errorf("conntrack: flow %s %s -> %s:%d given twice", f.Proto, f.Client, f.Server, f.ServerPort)
 		}
@@ -90,12 +173,17 @@ func Judge(entries []Entry, flows []Flow) (Judgement, []Connection, error) {
 		if f.Opened < 1 {
 			return j, nil, fmt.Errorf("conntrack: flow %s %s -> %s:%d opened %d connections: nothing to prove", f.Proto, f.Client, f.Server, f.ServerPort, f.Opened)
 		}
+		if f.Control < 0 || f.Control > f.Opened || len(f.DataPorts) > f.Opened-f.Control {
+			return j, nil, fmt.Errorf("conntrack: flow %s %s -> %s:%d: %d control connections and %d data ports do not fit the %d it opened", f.Proto, f.Client, f.Server, f.ServerPort, f.Control, len(f.DataPorts), f.Opened)
+		}
 		j.Opened += f.Opened
+		j.Control += f.Control
 	}
 	if len(flows) == 0 {
 		return j, nil, errors.New("conntrack: no flows to judge")
 	}
 	var conns []Connection
+	var notes []string
 	for _, f := range flows {
 		byPort := map[uint16]*Connection{}
 		for _, e := range entries {
@@ -119,25 +207,152 @@ func Judge(entries []Entry, flows []Flow) (Judgement, []Connection, error) {
 			ports = append(ports, int(p))
 		}
 		sort.Ints(ports)
+		fc := make([]Connection, 0, len(ports))
 		for _, p := range ports {
-			conns = append(conns, *byPort[uint16(p)])
+			fc = append(fc, *byPort[uint16(p)])
 		}
+		notes = append(notes, judgeFlow(&j, f, fc)...)
+		conns = append(conns, fc...)
 	}
+	j.Found = len(conns)
 	for _, c := range conns {
-		j.Found++
-		switch c.Offload {
-		case OffloadHardware:
+		if c.Offload == OffloadHardware {
 			j.Hardware++
-		case OffloadFlowtable:
-			j.Flowtable++
-		default:
-			j.Software++
 		}
 	}
 	j.Share = float64(j.Hardware) / float64(j.Opened)
-	j.Offloaded = j.Hardware == j.Opened && j.Found == j.Opened
-	j.Reason = reason(j)
+	j.Offloaded = j.Missing == 0 && j.Extra == 0 && j.Unsure == 0 && j.Software == 0 && j.Flowtable == 0
+	j.Reason = reason(j, notes)
 	return j, conns, nil
+}
+
+// judgeFlow gives each connection of f its role, counts what it judged
+// into j and returns the sentences that name the control connections.
+func judgeFlow(j *Judgement, f Flow, conns []Connection) []string {
+	data := map[uint16]bool{}
+	for _, p := range f.DataPorts {
+		data[p] = true
+	}
+	for i := range conns {
+		c := &conns[i]
+		switch {
+		case f.Control == 0:
+			c.Role = RoleData
+		case f.Control == f.Opened:
+			c.Role, c.RoleWhy = RoleControl, fmt.Sprintf("the only %s connection the test opens to port %d", strings.ToUpper(f.Proto), f.ServerPort)
+		case len(data) > 0 && data[c.ClientPort]:
+			c.Role, c.RoleWhy = RoleData, "a data stream's port in iperf3's output"
+		case len(data) > 0:
+			c.Role, c.RoleWhy = RoleControl, "not among the data streams' ports iperf3 reported"
+		case c.Offload != OffloadHardware:
+			if n, ok := c.packets(); ok && n <= IdleMaxPackets {
+				c.Role, c.RoleWhy = RoleControl, fmt.Sprintf("it counted %d packets in all, at most %d: iperf3's control exchange, no measured traffic", n, IdleMaxPackets)
+			}
+		}
+	}
+	var nData, nControl int
+	var unknownSW []*Connection
+	for i := range conns {
+		c := &conns[i]
+		switch c.Role {
+		case RoleData:
+			nData++
+			countOwner(j, c.Offload)
+		case RoleControl:
+			nControl++
+		default:
+			if c.Offload != OffloadHardware {
+				unknownSW = append(unknownSW, c)
+			}
+		}
+	}
+	var notes []string
+	identified := f.Control == 0 || f.Control == f.Opened || len(data) > 0
+	if identified {
+		j.Missing += max(0, f.Opened-f.Control-nData)
+		j.Extra += max(0, nData-(f.Opened-f.Control)) + max(0, nControl-f.Control)
+		if gone := max(0, f.Control-nControl); gone > 0 {
+			j.Gone += gone
+			notes = append(notes, fmt.Sprintf("iperf3's control connection to port %d is not in the table, as expected: idle while the test runs, it left the flowtable after nf_flowtable_tcp_timeout (30 s) and its software entry expired (kernels before 5.18 give it 120 s); not judged", f.ServerPort))
+		}
+	} else {
+		// The control connection(s) not placed: hardware connections are
+		// fine whatever they are; the others fit the control connections
+		// not yet placed, or some of them are data connections in software.
+		slots := max(0, f.Control-nControl)
+		if len(unknownSW) > slots {
+			// More than the control connections can be: data connections
+			// are among them, and the flow is in software whichever they are.
+			for _, c := range unknownSW {
+				countOwner(j, c.Offload)
+			}
+		} else if len(unknownSW) > 0 {
+			j.Unsure += len(unknownSW)
+			notes = append(notes, fmt.Sprintf("%s to port %d %s: iperf3's control connection, idle while the test runs and handed back from the flowtable after nf_flowtable_tcp_timeout (30 s), or a data stream in software; the table alone cannot tell (no list of the data streams' ports from iperf3's output, no per-connection counters: nf_conntrack_acct is off)",
+				connList(unknownSW), f.ServerPort, owners(unknownSW)))
+		}
+		if missing := f.Opened - len(conns); missing > 0 {
+			j.Missing += missing
+			notes = append(notes, fmt.Sprintf("of the connections to port %d not in the table, one may be iperf3's idle control connection, gone once it left the flowtable, or not: the table alone cannot tell", f.ServerPort))
+		} else if missing < 0 {
+			j.Extra -= missing
+		}
+	}
+	for i := range conns {
+		c := &conns[i]
+		if c.Role != RoleControl {
+			continue
+		}
+		if c.Offload == OffloadHardware {
+			continue
+		}
+		j.Idle++
+		notes = append(notes, fmt.Sprintf("iperf3's control connection (sport %d: %s) %s, as expected: it carries nothing while the test runs, and the kernel hands a connection idle for nf_flowtable_tcp_timeout (30 s) back from the flowtable; not judged",
+			c.ClientPort, c.RoleWhy, ownerWords(c.Offload)))
+	}
+	return notes
+}
+
+// countOwner counts a judged connection not in hardware.
+func countOwner(j *Judgement, o Offload) {
+	switch o {
+	case OffloadFlowtable:
+		j.Flowtable++
+	case OffloadNone:
+		j.Software++
+	}
+}
+
+func ownerWords(o Offload) string {
+	if o == OffloadFlowtable {
+		return "in the software flowtable ([OFFLOAD])"
+	}
+	return "tracked in software"
+}
+
+// connList names connections by their client ports: "1 connection (sport
+// 44142)", "2 connections (sport 44142, 44150)".
+func connList(cs []*Connection) string {
+	ports := make([]string, len(cs))
+	for i, c := range cs {
+		ports[i] = strconv.Itoa(int(c.ClientPort))
+	}
+	noun := "connections"
+	if len(cs) == 1 {
+		noun = "connection"
+	}
+	return fmt.Sprintf("%d %s (sport %s)", len(cs), noun, strings.Join(ports, ", "))
+}
+
+// owners says where connections are: "tracked in software", or with a
+// flowtable one among them "not in hardware".
+func owners(cs []*Connection) string {
+	for _, c := range cs {
+		if c.Offload != OffloadNone {
+			return "not in hardware"
+		}
+	}
+	return "tracked in software"
 }
 
 // weaker is the owner of a connection seen with a and b: hardware only if
@@ -150,7 +365,7 @@ func weaker(a, b Offload) Offload {
 	return a
 }
 
-func reason(j Judgement) string {
+func reason(j Judgement, notes []string) string {
 	parts := []string{fmt.Sprintf("%d of %d connections the run opened are [HW_OFFLOAD] (%.0f%%)", j.Hardware, j.Opened, 100*j.Share)}
 	if j.Flowtable > 0 {
 		parts = append(parts, fmt.Sprintf("%d [OFFLOAD]: the kernel's software flowtable, not hardware", j.Flowtable))
@@ -158,15 +373,16 @@ func reason(j Judgement) string {
 	if j.Software > 0 {
 		parts = append(parts, fmt.Sprintf("%d tracked in software", j.Software))
 	}
-	switch {
-	case j.Found < j.Opened:
-		miss := fmt.Sprintf("%d not in the table", j.Opened-j.Found)
+	parts = append(parts, notes...)
+	if j.Missing > 0 {
+		miss := fmt.Sprintf("%d not in the table", j.Missing)
 		if j.Found == 0 {
 			miss += " at all (this datapath may keep its conntrack elsewhere, e.g. OVS's userspace datapath: dpctl/dump-conntrack)"
 		}
 		parts = append(parts, miss)
-	case j.Found > j.Opened:
-		parts = append(parts, fmt.Sprintf("%d live connections of the run's ports, more than it opened: another window's or another client's, the count proves nothing", j.Found))
+	}
+	if j.Extra > 0 {
+		parts = append(parts, fmt.Sprintf("%d live connections of the run's ports, %d more than it opened as streams or control connections: another window's or another client's, the count proves nothing", j.Found, j.Extra))
 	}
 	if j.Stale > 0 {
 		parts = append(parts, fmt.Sprintf("%d closed entries not counted", j.Stale))

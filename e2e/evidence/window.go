@@ -512,7 +512,11 @@ func (w Window) judgeConntrack(flow, hv string, r conntrackRead, m iperf3.Measur
 }
 
 // conntrackFlows are the connections a flow's iperf3 processes opened
-// (conntrack.IperfFlows of each process's port and streams).
+// (conntrack.IperfFlows of each process's port and streams); when a
+// client's -J output lists its streams (iperf3.Connected) for this pair
+// and port, their client ports mark its TCP data connections
+// (conntrack.IperfStreams), so that the judge tells its idle control
+// connection apart for sure.
 func conntrackFlows(flow, client, server string, m iperf3.Measurement) ([]conntrack.Flow, error) {
 	c, err1 := netip.ParseAddr(client)
 	s, err2 := netip.ParseAddr(server)
@@ -524,7 +528,12 @@ func conntrackFlows(flow, client, server string, m iperf3.Measurement) ([]conntr
 		if pr.Port < 1 || pr.Port > 65535 || pr.Streams < 1 {
 			return nil, fmt.Errorf("iperf3 process on port %d with %d streams: cannot count its connections", pr.Port, pr.Streams)
 		}
-		out = append(out, conntrack.IperfFlows(flow == results.ProtoUDP, pr.Streams, c.Unmap(), s.Unmap(), uint16(pr.Port))...)
+		udp := flow == results.ProtoUDP
+		if st, err := iperf3.Connected(pr.ClientJSON); err == nil && st.Client == c.Unmap() && st.Server == s.Unmap() && int(st.ServerPort) == pr.Port && len(st.Ports) == pr.Streams {
+			out = append(out, conntrack.IperfStreams(udp, c.Unmap(), s.Unmap(), uint16(pr.Port), st.Ports)...)
+			continue
+		}
+		out = append(out, conntrack.IperfFlows(udp, pr.Streams, c.Unmap(), s.Unmap(), uint16(pr.Port))...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("the sustained %s flow ran no iperf3 process: no connection to look for", flow)

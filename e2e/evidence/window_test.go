@@ -548,6 +548,27 @@ func TestEvidenceWindow(t *testing.T) {
 			},
 		},
 		{
+			// Issue 33, class 3: the same hardware path once iperf3's
+			// control connection, idle while the test runs, has left the
+			// flowtable (ESTABLISHED [ASSURED], no [HW_OFFLOAD]): every
+			// data connection (the ports iperf3's client output lists)
+			// is [HW_OFFLOAD], so the check is offloaded and names the
+			// control connection as expected software. Old code: software.
+			name: "port security: iperf3's idle control connection left the flowtable",
+			setup: func(wd *window) {
+				wd.hardwarePath()
+				for i := range hvNames {
+					wd.conntrack(i, win(wd.t, "conntrack-hw-idle-tcp.txt"), win(wd.t, "conntrack-hw-idle-udp.txt"), nil, nil, win(wd.t, "dpctl-ct-sample1.txt"))
+				}
+			},
+			flows: bothFlows,
+			want:  with(all(results.VerdictOffloaded), results.CheckConntrack, results.VerdictOffloaded),
+			reasons: map[string][]string{
+				results.CheckConntrack: {"iperf3's control connection", "expected"},
+			},
+			asap2OK: true,
+		},
+		{
 			// Port security on, but the pair's datapath flows never cross
 			// ct( (a noop firewall driver): the kernel's [HW_OFFLOAD]
 			// entries prove nothing, the conntrack check says why and the

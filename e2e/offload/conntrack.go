@@ -161,9 +161,15 @@ func ModeFinding(portSecurity bool, flows map[string][]DpctlFlow, macs []string)
 // JudgeConntrack is the conntrack check's verdict from ReadConntrack's
 // files against the connections the run opened (flows) between the guests
 // (macs). The kernel's table decides (conntrack.Judge): offloaded only when
-// every connection is [HW_OFFLOAD]; software when any is tracked in
+// every data connection is [HW_OFFLOAD]; software when any is tracked in
 // software or by the software flowtable ([OFFLOAD]); inconclusive when
-// connections are missing or more than the run opened. When the kernel's
+// connections are missing or more than the run opened, or when a
+// connection not in hardware may be iperf3's idle control connection or a
+// stream and the table cannot tell which. iperf3's control connection
+// (conntrack.Flow.Control, told apart by the streams' ports of its -J
+// output) carries nothing while the test runs: back in software after the
+// flowtable's idle timeout, or gone, it is named in the reason and not
+// judged. When the kernel's
 // table holds none of them and the datapath is OVS's userspace one (its
 // flow dump has "flow-dump from" headers), OVS's own table
 // (dpctl/dump-conntrack) holding them makes it software: that conntrack is

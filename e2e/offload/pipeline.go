@@ -2,8 +2,12 @@ package offload
 
 import (
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
 // The tc and dpctl judges look at a pipeline, not at single rules. OVS
@@ -35,14 +39,16 @@ type stage struct {
 	table string // "0" is a first stage: tc chain, dpctl recirc_id
 	port  string // dpctl in_port; "" for tc (one device, one graph)
 	// src and dst are the MACs the stage matches exactly; "" when it
-	// matches any (wildcarded, partially masked, or no key).
-	src, dst string
-	decap    bool   // matches tunnel metadata (enc_* keys, tunnel())
-	notIP    bool   // matches a non-IP ethertype (dpctl, VLAN tags unwrapped)
-	next     string // the table it continues in (goto chain, recirc), "" none
-	nextName string // next as the tool prints it: "chain 1", "recirc_id(0x442)"
-	output   bool   // sends the packet out (mirred, an output port)
-	where    stageWhere
+	// matches any (wildcarded, partially masked, or no key). srcM and dstM
+	// are the matches as printed, masks included (setMACs).
+	src, dst   string
+	srcM, dstM macMatch
+	decap      bool   // matches tunnel metadata (enc_* keys, tunnel())
+	notIP      bool   // matches a non-IP ethertype (dpctl, VLAN tags unwrapped)
+	next       string // the table it continues in (goto chain, recirc), "" none
+	nextName   string // next as the tool prints it: "chain 1", "recirc_id(0x442)"
+	output     bool   // sends the packet out (mirred, an output port)
+	where      stageWhere
 	// hw and sw are the packets the stage counted in the observation:
 	// growth between the first and the last sample (hw on hardware
 	// counters, sw the rest), or with one sample its packets when it was
@@ -53,6 +59,10 @@ type stage struct {
 	// note says why growth was not counted (a stage absent from the
 	// first sample and too old to be new).
 	note string
+	// uncounted: its growth could not be read (dpctl: absent from the
+	// first sample, no used: time) though it holds packets: it may have
+	// carried traffic while sampled.
+	uncounted bool
 	// tunnel is the tunnel type the stage's own words name (tunnelShape:
 	// TunnelVXLAN, TunnelGeneve, tunnelConflict, "" none) and tunnelWhy
 	// those words.
@@ -232,7 +242,19 @@ func extend(p path, s *stage) (path, bool) {
 // direction. The rules are those of a single rule (TCFilter.role), applied
 // to the MACs of the whole pipeline.
 func pathRole(p path, set macSet) (role tcRole, dirKey string) {
-	if p.notIP || p.dst == "" {
+	if p.notIP {
+		return tcUnrelated, ""
+	}
+	if p.dst == "" {
+		// A decap pipeline matched by the inner source alone and, of the
+		// destination, at most its multicast bit (OVN without port
+		// security: eth(src=A,dst=00:00:00:00:00:00/01:00:00:00:00:00),
+		// tc dst_mac 00:00:00:00:00:00/01:00:00:00:00:00; ovn-org/ovn#160)
+		// belongs to the pair by that source when every stage's
+		// destination match admits the other guest.
+		if p.decap && p.src != "" && !isGroupMAC(p.src) && set.has(p.src) && p.dstAdmitsPeer(set) {
+			return tcPairInner, p.src + " -> (decap, by inner source only)"
+		}
 		return tcUnrelated, ""
 	}
 	if p.src == "" {
@@ -264,11 +286,15 @@ const (
 
 // direction is the judged pipelines of one direction.
 type direction struct {
-	key   string
-	inner bool // decap pipelines matched by the inner destination only
-	st    dirState
-	why   string
-	paths []path
+	key string
+	// src and dst are the guests the direction goes from and to, "" for
+	// the end its pipelines do not name (a decap pipeline matched by one
+	// inner MAC alone).
+	src, dst string
+	inner    bool // decap pipelines matched by one inner MAC alone (the destination, or the source)
+	st       dirState
+	why      string
+	paths    []path
 }
 
 // judgeOpts are the check's own rules.
@@ -436,7 +462,7 @@ func directions(paths []path, set macSet, o judgeOpts) (dirs []*direction, excep
 		}
 		d := byKey[key]
 		if d == nil {
-			d = &direction{key: key, inner: role == tcPairInner}
+			d = &direction{key: key, inner: role == tcPairInner, src: p.src, dst: p.dst}
 			byKey[key] = d
 			dirs = append(dirs, d)
 		}
@@ -559,4 +585,254 @@ func pairStages(dirs []*direction) []*stage {
 		}
 	}
 	return out
+}
+
+// macMatch is an Ethernet address match as tc and OVS print it: "A" (exact),
+// "A/48", "A/N" (a prefix of N bits), "A/M" (M a mask in MAC form:
+// "00:00:00:00:00:00/01:00:00:00:00:00" matches every unicast address), or
+// nothing (any address).
+type macMatch struct {
+	val, mask [6]byte
+	// bad: printed but not readable; it admits any address (it cannot
+	// rule one out) and names none.
+	bad bool
+}
+
+// parseMACMatch reads a match; "" is any address.
+func parseMACMatch(s string) macMatch {
+	var m macMatch
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return m
+	}
+	addr, mask, masked := strings.Cut(s, "/")
+	a, err := net.ParseMAC(addr)
+	if err != nil || len(a) != 6 {
+		return macMatch{bad: true}
+	}
+	copy(m.val[:], a)
+	switch bits, err := strconv.Atoi(mask); {
+	case !masked:
+		m.mask = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	case err == nil && bits >= 0 && bits <= 48:
+		for i := 0; i < bits; i++ {
+			m.mask[i/8] |= 0x80 >> (i % 8)
+		}
+	default:
+		mk, err := net.ParseMAC(mask)
+		if err != nil || len(mk) != 6 {
+			return macMatch{bad: true}
+		}
+		copy(m.mask[:], mk)
+	}
+	return m
+}
+
+// admits reports whether the match lets the normalized address mac through.
+func (m macMatch) admits(mac string) bool {
+	if m.bad {
+		return true
+	}
+	a, err := net.ParseMAC(mac)
+	if err != nil || len(a) != 6 {
+		return true
+	}
+	for i := range a {
+		if a[i]&m.mask[i] != m.val[i]&m.mask[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// admitsUnicast reports whether some unicast address gets through.
+func (m macMatch) admitsUnicast() bool {
+	return m.bad || m.mask[0]&1 == 0 || m.val[0]&1 == 0
+}
+
+// setMACs sets the stage's MACs from its src and dst matches as printed
+// (tc flower's src_mac / dst_mac keys, OVS's eth(src=,dst=)).
+func (s *stage) setMACs(src, dst string) {
+	s.src, _ = fullMaskMAC(src)
+	s.dst, _ = fullMaskMAC(dst)
+	s.srcM, s.dstM = parseMACMatch(src), parseMACMatch(dst)
+}
+
+// dstAdmitsPeer reports whether every stage's destination match is
+// readable and admits a guest other than the pipeline's source (with no
+// guests given, some unicast address).
+func (p path) dstAdmitsPeer(set macSet) bool {
+	for _, st := range p.stages {
+		if st.dstM.bad {
+			return false
+		}
+	}
+	for _, peer := range peers(set, p.src) {
+		ok := true
+		for _, st := range p.stages {
+			ok = ok && st.dstM.admits(peer)
+		}
+		if ok {
+			return true
+		}
+	}
+	if len(set) == 0 {
+		for _, st := range p.stages {
+			if !st.dstM.admitsUnicast() {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// peers are the guests of set other than mac, sorted.
+func peers(set macSet, mac string) []string {
+	var out []string
+	for m := range set {
+		if m != mac {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A direction that was not judged cannot be offloaded (issue 33). Both
+// directions of the pair's traffic cross every hypervisor that hosts one
+// of the guests; a verdict of offloaded must have judged each of them, or
+// seen that nothing went that way: no stage outside the pair's pipelines
+// whose own MAC match admits that direction counted a packet. Such a stage
+// that did count (a decap flow matching neither guest's MAC, an output in
+// a shape the pipelines do not follow) may be carrying the direction in
+// software or anywhere: the verdict is inconclusive and names them.
+
+// pairView is what a check saw of the pair on one hypervisor: the judged
+// directions of every device or dump, and the stages outside the pair's
+// and the exception pipelines (free), IP only.
+type pairView struct {
+	dirs []*direction
+	free []*stage
+}
+
+// add records one device's (or dump's) stages, its pair directions and
+// its exception pipelines; ip says whether stage i carries IP (nil: all).
+func (v *pairView) add(stages []*stage, dirs []*direction, exc []path, ip func(int) bool) {
+	if v == nil {
+		return
+	}
+	held := map[*stage]bool{}
+	for _, s := range pairStages(dirs) {
+		held[s] = true
+	}
+	for _, p := range exc {
+		for _, s := range p.stages {
+			held[s] = true
+		}
+	}
+	for i, s := range stages {
+		if !held[s] && !s.notIP && (ip == nil || ip(i)) {
+			v.free = append(v.free, s)
+		}
+	}
+	v.dirs = append(v.dirs, dirs...)
+}
+
+// wanted is a direction the verdict must account for; "" an end it does
+// not name.
+type wanted struct{ src, dst string }
+
+func (w wanted) String() string {
+	end := func(m string) string {
+		if m == "" {
+			return "(any)"
+		}
+		return m
+	}
+	return end(w.src) + " -> " + end(w.dst)
+}
+
+// wantedDirections are the directions of the pair: both ways between the
+// two guests; with another number of guests given, the reverse of every
+// judged direction.
+func (v *pairView) wantedDirections(set macSet) []wanted {
+	if len(set) == 2 {
+		ms := peers(set, "")
+		return []wanted{{ms[0], ms[1]}, {ms[1], ms[0]}}
+	}
+	var out []wanted
+	seen := map[wanted]bool{}
+	for _, d := range v.dirs {
+		w := wanted{d.dst, d.src}
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// covers reports whether judged direction d is a direction w wants.
+func covers(d *direction, w wanted, set macSet) bool {
+	src, dst := d.src, d.dst
+	if len(set) == 2 {
+		if src == "" && dst != "" {
+			src = peers(set, dst)[0]
+		}
+		if dst == "" && src != "" {
+			dst = peers(set, src)[0]
+		}
+	}
+	return (w.src == "" || src == "" || src == w.src) && (w.dst == "" || dst == "" || dst == w.dst)
+}
+
+// unjudged checks every wanted direction against the judged ones: one
+// that none covers is blocking when a free stage that admits it counted
+// packets (its sentence names them), and quiet otherwise (its sentence
+// says nothing went that way).
+func (v *pairView) unjudged(set macSet) (blocking, quiet []string) {
+	for _, w := range v.wantedDirections(set) {
+		judged := false
+		for _, d := range v.dirs {
+			judged = judged || covers(d, w, set)
+		}
+		if judged {
+			continue
+		}
+		var carriers []*stage
+		for _, s := range v.free {
+			if s.hw+s.sw == 0 && !s.uncounted {
+				continue
+			}
+			if (w.src == "" || s.srcM.admits(w.src)) && (w.dst == "" && s.dstM.admitsUnicast() || w.dst != "" && s.dstM.admits(w.dst)) {
+				carriers = append(carriers, s)
+			}
+		}
+		if len(carriers) > 0 {
+			blocking = append(blocking, fmt.Sprintf("direction %s not judged: no pipeline of it in a shape the judge understands, while stages that may carry it counted packets (%d): %s",
+				w, len(carriers), stageList(carriers)))
+			continue
+		}
+		quiet = append(quiet, fmt.Sprintf("direction %s: no pipeline of it, and nothing examined that could carry it counted a packet (none of its traffic crossed what was examined while sampled: a one-way UDP flow, or a device not examined)", w))
+	}
+	return blocking, quiet
+}
+
+// requireBoth is a check's verdict once both directions are accounted
+// for: an offloaded verdict with a blocking direction (unjudged) becomes
+// inconclusive, naming it first; quiet directions are named at the end.
+// Other verdicts stand.
+func (v *pairView) requireBoth(verdict results.Verdict, why string, set macSet) (results.Verdict, string) {
+	if verdict != results.VerdictOffloaded {
+		return verdict, why
+	}
+	blocking, quiet := v.unjudged(set)
+	if len(blocking) > 0 {
+		return results.VerdictInconclusive, strings.Join(blocking, "; ") + "; " + why
+	}
+	if len(quiet) > 0 {
+		why += "; " + strings.Join(quiet, "; ")
+	}
+	return verdict, why
 }

@@ -112,7 +112,9 @@ const (
 // exact src_mac and dst_mac of its rules together are two different guests
 // (post-conntrack rules often match no MAC at all, a firewall's first rule
 // only the source), or, for a decap pipeline (enc_* keys), when its inner
-// dst_mac alone is a guest. A guest's pipelines to multicast/broadcast
+// dst_mac alone is a guest, or its src_mac is and dst_mac matches at most
+// the multicast bit ("dst_mac 00:00:00:00:00:00/01:00:00:00:00:00": OVN
+// without port security). A guest's pipelines to multicast/broadcast
 // addresses are exception traffic, listed but not judged; every other
 // filter is unrelated and only counted by kind.
 //
@@ -141,7 +143,10 @@ const (
 // device's offloaded pipelines include one with both guests' MACs: a decap
 // rule matched by inner destination alone could carry a third host's
 // traffic to the guest, so on its own it cannot prove the pair; all
-// neutral or software is software.
+// neutral or software is software. An offloaded verdict must have judged
+// both directions of the pair across the devices (pairView in
+// pipeline.go): one without a pipeline while a flower rule outside the
+// pair's pipelines that admits it counted packets makes it inconclusive.
 func JudgeTC(obs []TCObservation, macs []string) (results.Verdict, string) {
 	v, why, _ := JudgeTCBasis(obs, macs)
 	return v, why
@@ -170,8 +175,9 @@ func JudgeTCNetwork(obs []TCObservation, macs []string, network string) (results
 	}
 	var reasons, basis []string
 	count := map[tcDeviceState]int{}
+	var pv pairView // both directions across the devices (pipeline.go)
 	for _, o := range obs {
-		st, why, b := judgeTCDevice(o, set, network)
+		st, why, b := judgeTCDevice(o, set, network, &pv)
 		count[st]++
 		reasons = append(reasons, o.Device+": "+why)
 		if len(b) == 0 {
@@ -180,6 +186,7 @@ func JudgeTCNetwork(obs []TCObservation, macs []string, network string) (results
 		basis = append(basis, b...)
 	}
 	v, why := tcOverall(count, strings.Join(reasons, "; "))
+	v, why = pv.requireBoth(v, why, set)
 	return v, why, basis
 }
 
@@ -197,7 +204,7 @@ func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, str
 	case count[tcOffloaded] > 0:
 		return results.VerdictOffloaded, reason
 	case count[tcOffloadedInner] > 0:
-		return results.VerdictInconclusive, "only decap rules matched by the inner destination alone are in hardware, no rule with both guests' MACs (a third host's traffic to the guest would look the same): " + reason
+		return results.VerdictInconclusive, "only decap rules matched by one inner MAC alone (the destination, or the source with at most the destination's multicast bit) are in hardware, no rule with both guests' MACs (a third host's traffic to the guest, or the guest's to a third, would look the same): " + reason
 	default:
 		return results.VerdictSoftware, reason
 	}
@@ -206,7 +213,7 @@ func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, str
 // judgeTCDevice follows the pipelines of one device (see pipeline.go):
 // every chain-0 rule through the chains its goto names, the pair's
 // directions from the MACs of each pipeline's rules together.
-func judgeTCDevice(o TCObservation, set macSet, network string) (tcDeviceState, string, []string) {
+func judgeTCDevice(o TCObservation, set macSet, network string, pv *pairView) (tcDeviceState, string, []string) {
 	if o.Problem != "" {
 		return tcUnsure, o.Problem, nil
 	}
@@ -218,6 +225,10 @@ func judgeTCDevice(o TCObservation, set macSet, network string) (tcDeviceState, 
 	opts.tunnel = network
 	paths, truncated := buildPaths(stages, set)
 	dirs, exc := directions(paths, set, opts)
+	pv.add(stages, dirs, exc, func(i int) bool {
+		f := last.Filters[i] // OVS's datapath flows are flower rules; ARP carries no IP
+		return f.Kind == "flower" && !strings.EqualFold(f.Protocol, "arp")
+	})
 	inPair := map[*stage]bool{}
 	for _, d := range dirs {
 		for _, p := range d.paths {
@@ -310,8 +321,7 @@ func tcStages(o TCObservation) ([]*stage, judgeOpts) {
 	for i, f := range last.Filters {
 		s := &stage{table: fmt.Sprint(f.Chain), decap: f.isDecap(), output: f.outputs()}
 		if f.Kind == "flower" {
-			s.src, _ = fullMaskMAC(f.Keys["src_mac"])
-			s.dst, _ = fullMaskMAC(f.Keys["dst_mac"])
+			s.setMACs(f.Keys["src_mac"], f.Keys["dst_mac"])
 		}
 		if c, ok := f.next(); ok {
 			s.next, s.nextName = fmt.Sprint(c), fmt.Sprintf("chain %d", c)

@@ -50,3 +50,43 @@ func TestConntrack(t *testing.T) {
 		t.Errorf("unparsable table: exit %d %s", code, stderr)
 	}
 }
+
+// Issue 33, class 3, offline: the tables of e2e/conntrack/testdata/hw
+// with the recorded iperf3 client outputs beside them (ovs/).
+// iperf3's client output (start.connected: the data streams'
+// ports) tells the idle control connection from the data streams; the
+// table is offloaded and the control connection named. Old code: exit 2
+// (no --iperf3).
+func TestConntrackIdleControlConnection(t *testing.T) {
+	for _, c := range []struct{ table, iperf string }{
+		{"proc-iperf3-tcp-p4-control-idle.txt", "iperf3-tcp-p4.json"},
+		{"proc-iperf3-tcp-p4-control-gone.txt", "iperf3-tcp-p4.json"},
+		{"proc-iperf3-udp-p2-control-idle.txt", "iperf3-udp-p2.json"},
+	} {
+		code, m, stderr := runCmd(t, "conntrack", "--iperf3", filepath.Join(ctTD, "ovs", c.iperf), filepath.Join(ctTD, "hw", c.table))
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", c.table, code, stderr)
+			continue
+		}
+		j, _ := m["judgement"].(map[string]any)
+		if j["offloaded"] != true || !strings.Contains(j["reason"].(string), "iperf3's control connection") {
+			t.Errorf("%s: %v", c.table, j)
+		}
+	}
+	// Without the client's output (--flow with its control connection
+	// counted) a TCP flow's idle control connection cannot be told from a
+	// data stream: inconclusive, never software.
+	code, m, _ := runCmd(t, "conntrack", "--flow", "tcp,198.18.212.1,198.18.212.2,5201,5,1", filepath.Join(ctTD, "hw", "proc-iperf3-tcp-p4-control-idle.txt"))
+	j, _ := m["judgement"].(map[string]any)
+	if code != 0 || j["offloaded"] != false || j["software"] != 0.0 {
+		t.Errorf("--flow alone: exit %d %v", code, j)
+	}
+	table := filepath.Join(ctTD, "hw", "proc-iperf3-tcp-p4-control-idle.txt")
+	if code, _, stderr := runCmd(t, "conntrack", "--flow", "tcp,198.18.212.1,198.18.212.2,5201,5,x", table); code != 2 || !strings.Contains(stderr, "OPENED[,CONTROL]") && !strings.Contains(stderr, `"x"`) {
+		t.Errorf("bad CONTROL: exit %d %s", code, stderr)
+	}
+	refused := filepath.Join(iperfTD, "v3.12-refused.json")
+	if code, _, stderr := runCmd(t, "conntrack", "--iperf3", refused, table); code != 1 || !strings.Contains(stderr, refused) || !strings.Contains(stderr, "no start.connected") {
+		t.Errorf("client output without streams: exit %d %s", code, stderr)
+	}
+}

@@ -2,13 +2,17 @@
 // archived outputs can be re-checked with the harness's own parsers:
 //
 //	go run ./tools/evidence iperf3 RESULT.json
-//	go run ./tools/evidence tc [--mac A,B] DUMP [DUMP2 ...]
+//	go run ./tools/evidence tc [--mac A,B] [--device DEV] [--with DEV2=DUMP,DUMP2 ...] DUMP [DUMP2 ...]
 //	go run ./tools/evidence dpctl [--mac A,B] [--type offloaded] [--all FULL1,FULL2] DUMP [DUMP2 ...]
 //	go run ./tools/evidence tcpdump [--mac A,B] [--first-packets N] [--window D] CAPTURE
-//	go run ./tools/evidence conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] TABLE
+//	go run ./tools/evidence conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] [--iperf3 CLIENT.json ...] TABLE
 //
 // tc: `tc -s [-j] filter show dev DEV ingress` outputs (JSON or text), oldest
-// first. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
+// first; --device names DEV (the tunnel device's name says which tunnel
+// its decap rules belong to), and each --with is another device of the
+// same hypervisor with its own dumps (the harness saves
+// tc-<dev>-sampleN.json/.txt per device): the representor and the tunnel
+// device together hold both directions of the pair, and both are judged. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
 // --type offloaded says they came from `type=offloaded` (needed without -m,
 // where flows carry no offloaded:/dp: fields); --all names the full `-m`
 // dumps taken beside them (the harness saves dpctl-all-sampleN.txt next to
@@ -23,8 +27,13 @@
 // the two guests' MACs; without it every flow is judged. conntrack: a hypervisor's
 // /proc/net/nf_conntrack, `conntrack -L` or `ovs-appctl dpctl/dump-conntrack`
 // (told apart by their lines); each --flow is one server port of the run and
-// the connections opened to it, and the run's connections are then judged
-// (e2e/conntrack.Judge: hardware only when all are [HW_OFFLOAD]).
+// the connections opened to it, each --iperf3 an iperf3 client's -J output
+// (the harness saves offload/<flow>/iperf3-pN-client.json) whose streams
+// and their client ports it lists, and the run's connections are then
+// judged (e2e/conntrack.Judge: hardware only when every data connection is
+// [HW_OFFLOAD]; iperf3's control connection, idle while the test runs, is
+// named and not judged, and only the client's output tells it from a TCP
+// stream for sure).
 //
 // Exit status: 0 printed, 1 a file could not be read or parsed (the message
 // names the file and what was wrong), 2 usage error.
@@ -57,8 +66,10 @@ func main() {
 
 const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
-  tc      [--mac A,B] [--window D] FILE...
-                                    tc -s [-j] filter show dev DEV ingress, oldest first
+  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] FILE...
+                                    tc -s [-j] filter show dev DEV ingress, oldest first; --with adds
+                                    another device of the same hypervisor (the tunnel device beside
+                                    the representor): both directions of the pair judged across them
   dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] FILE...
                                     ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
   tcpdump [--mac A,B] [--first-packets N] [--window D] [--control GUEST_CAPTURE] FILE
@@ -69,10 +80,13 @@ const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [fla
   counters [--max-rep-packets N] [--min-flow-packets N] [--cpuhit-before F --cpuhit-after F]
            REP_BEFORE REP_AFTER GUEST_BEFORE GUEST_AFTER
                                     ip -s -j link show of the representor and the guest's interface
-  conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] FILE
+  conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL] ...] [--iperf3 CLIENT.json ...] FILE
                                     /proc/net/nf_conntrack, conntrack -L or ovs-appctl dpctl/dump-conntrack
                                     of one hypervisor; with --flow (repeatable; iperf3 -P N opens N+1 TCP,
-                                    UDP N plus 1 TCP) the run's connections judged: [HW_OFFLOAD] or not
+                                    UDP N plus 1 TCP; CONTROL of them are control connections, idle while
+                                    the test runs: not judged) or --iperf3 (repeatable: an iperf3 client's
+                                    -J output, whose streams' ports tell its control connection apart for
+                                    sure) the run's connections judged: [HW_OFFLOAD] or not
 Every verdict comes from the harness's own judge functions (e2e/offload). tc and dpctl need two
 samples: one alone is inconclusive unless its own last use falls inside --window.
 `
@@ -140,7 +154,12 @@ func analyse(args []string) (any, error) {
 	cpuBefore := fs.String("cpuhit-before", "", "counters: ip -j stats ... cpu_hit of the representor, before")
 	cpuAfter := fs.String("cpuhit-after", "", "counters: the same, after")
 	var flows flowFlags
-	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED (repeatable)")
+	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL] (repeatable)")
+	var iperfOut listFlag
+	fs.Var(&iperfOut, "iperf3", "conntrack: an iperf3 client's -J output (repeatable)")
+	device := fs.String("device", "(file)", "tc: the device the dumps are of")
+	var with listFlag
+	fs.Var(&with, "with", "tc: DEV=FILE[,FILE...]: another device of the same hypervisor and its dumps, oldest first (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, usageError{fmt.Sprintf("%s: %v", kind, err)}
 	}
@@ -171,7 +190,7 @@ func analyse(args []string) (any, error) {
 		}
 		return analyseIperf3(files[0])
 	case "tc":
-		return analyseTC(files, macList, *window)
+		return analyseTC(*device, files, with, macList, *window)
 	case "dpctl":
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
@@ -198,7 +217,11 @@ func analyse(args []string) (any, error) {
 		if err := one(); err != nil {
 			return nil, err
 		}
-		return analyseConntrack(files[0], flows)
+		fl, err := iperfFlows(iperfOut)
+		if err != nil {
+			return nil, err
+		}
+		return analyseConntrack(files[0], append(flows, fl...))
 	}
 	return nil, usageError{fmt.Sprintf("unknown kind %q", kind)}
 }
@@ -210,18 +233,52 @@ func (f *flowFlags) String() string { return fmt.Sprint(len(*f)) }
 
 func (f *flowFlags) Set(v string) error {
 	p := strings.Split(v, ",")
-	if len(p) != 5 {
-		return fmt.Errorf("want PROTO,CLIENT,SERVER,PORT,OPENED, got %q", v)
+	if len(p) != 5 && len(p) != 6 {
+		return fmt.Errorf("want PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL], got %q", v)
 	}
 	c, err1 := netip.ParseAddr(p[1])
 	s, err2 := netip.ParseAddr(p[2])
 	port, err3 := strconv.ParseUint(p[3], 10, 16)
 	n, err4 := strconv.Atoi(p[4])
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	var ctl int
+	var err5 error
+	if len(p) == 6 {
+		ctl, err5 = strconv.Atoi(p[5])
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return fmt.Errorf("%q: %v", v, err)
 	}
-	*f = append(*f, conntrack.Flow{Proto: p[0], Client: c, Server: s, ServerPort: uint16(port), Opened: n})
+	*f = append(*f, conntrack.Flow{Proto: p[0], Client: c, Server: s, ServerPort: uint16(port), Opened: n, Control: ctl})
 	return nil
+}
+
+// listFlag is a repeatable flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// iperfFlows are the connections each iperf3 client output's process
+// opened, its streams by their client ports (iperf3.Connected,
+// conntrack.IperfStreams), as the harness judges them.
+func iperfFlows(files []string) ([]conntrack.Flow, error) {
+	var out []conntrack.Flow
+	for _, name := range files {
+		data, err := readFile(name)
+		if err != nil {
+			return nil, err
+		}
+		st, err := iperf3.Connected(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r, _ := iperf3.Parse(data)
+		if r.Protocol != iperf3.TCP && r.Protocol != iperf3.UDP {
+			return nil, fmt.Errorf("%s: no test_start.protocol: cannot tell TCP from UDP", name)
+		}
+		out = append(out, conntrack.IperfStreams(r.Protocol == iperf3.UDP, st.Client, st.Server, st.ServerPort, st.Ports)...)
+	}
+	return out, nil
 }
 
 type conntrackOut struct {
@@ -236,6 +293,7 @@ type conntrackOut struct {
 
 type connOut struct {
 	Proto      string `json:"proto"`
+	Role       string `json:"role,omitempty"` // data, control; empty when the table cannot tell
 	Client     string `json:"client"`
 	Server     string `json:"server"`
 	Owner      string `json:"owner"`
@@ -273,7 +331,7 @@ func analyseConntrack(file string, flows []conntrack.Flow) (any, error) {
 	for _, c := range conns {
 		out.Connections = append(out.Connections, connOut{Proto: c.Flow.Proto,
 			Client: netip.AddrPortFrom(c.Flow.Client, c.ClientPort).String(), Server: c.Flow.Server.String(), ServerPort: c.Flow.ServerPort,
-			Owner: string(c.Offload), Entries: len(c.Entries), FirstLine: c.Entries[0].Line})
+			Owner: string(c.Offload), Entries: len(c.Entries), FirstLine: c.Entries[0].Line, Role: c.Role})
 	}
 	return out, nil
 }
@@ -358,14 +416,27 @@ func oneSampleNote(n int, window time.Duration) []string {
 	return []string{fmt.Sprintf("one sample: offloaded only if its own last use falls inside --window %s (the harness always takes two)", window)}
 }
 
-func analyseTC(files, macs []string, window time.Duration) (any, error) {
+func analyseTC(device string, files, with, macs []string, window time.Duration) (any, error) {
 	dumps, err := parseAll(files, offload.ParseTC)
 	if err != nil {
 		return nil, err
 	}
 	out := tcOut{Kind: "tc", Files: files, Samples: dumps, Notes: oneSampleNote(len(dumps), window)}
-	obs := offload.TCObservation{Device: "(file)", Samples: dumps, Window: window}
-	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis([]offload.TCObservation{obs}, macs)
+	obs := []offload.TCObservation{{Device: device, Samples: dumps, Window: window}}
+	for _, w := range with {
+		dev, list, ok := strings.Cut(w, "=")
+		if !ok || dev == "" || list == "" {
+			return nil, usageError{fmt.Sprintf("tc: --with: want DEV=FILE[,FILE...], got %q", w)}
+		}
+		more := strings.Split(list, ",")
+		d, err := parseAll(more, offload.ParseTC)
+		if err != nil {
+			return nil, err
+		}
+		out.Files = append(out.Files, more...)
+		obs = append(obs, offload.TCObservation{Device: dev, Samples: d, Window: window})
+	}
+	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis(obs, macs)
 	return out, nil
 }
 

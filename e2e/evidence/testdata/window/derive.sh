@@ -74,11 +74,25 @@ sed -e "s/}]\$/,\"stats64\":$stats}]/" "$OFF/sw/ip-stats-cpuhit-rep-before.json"
 CT=../../../conntrack/testdata
 # [mlx5 2020] hardware listing: 1.1.1.17 -> 1.1.1.16:5001, two [HW_OFFLOAD].
 hw_ct() { sed -e 's/1\.1\.1\.17/198.18.210.1/g' -e 's/1\.1\.1\.16/198.18.210.2/g' -e 's/5001/5201/g' "$CT/hw/proc-hw-offload-mlx5-2020.txt"; }
-hw_ct >conntrack-hw-tcp.txt
+# The TCP flow opens one stream and iperf3's control connection: the
+# stream's client port becomes the one iperf3 reported for it
+# (OFF/sw/iperf3-tcp.json, start.connected: 45104), the other line is the
+# control connection.
+hw_ct | sed -e 's/56408/45104/g' >conntrack-hw-tcp.txt
 # The UDP flow opens iperf3's TCP control connection and one UDP stream: the
-# first line as it is, the second with its protocol made UDP (udp 17).
+# first line as it is, the second with its protocol made UDP (udp 17) and
+# its client port the stream's (OFF/sw/iperf3-udp.json: 54726).
 hw_ct | sed -n 1p >conntrack-hw-udp.txt
-hw_ct | sed -n 2p | sed -e 's/ tcp      6 / udp      17 /' >>conntrack-hw-udp.txt
+hw_ct | sed -n 2p | sed -e 's/ tcp      6 / udp      17 /' -e 's/56404/54726/g' >>conntrack-hw-udp.txt
+# Issue 33, class 3: the same tables once iperf3's idle control connection
+# has left the flowtable (nf_flowtable_tcp_timeout, 30 s without packets):
+# the kernel prints it with its timeout, its TCP state and [ASSURED]
+# instead of [HW_OFFLOAD] (nf_conntrack_standalone.c, ct_seq_show; the
+# timeout is the established one, 432000 s, less the 30 s of
+# flow_offload_fixup_ct, less 29 s idle since).
+idle() { sed -e "/sport=$1 /s/ tcp      6 / tcp      6 431941 ESTABLISHED /" -e "/sport=$1 /s/\[HW_OFFLOAD\] mark=0 zone=0 use=3/[ASSURED] mark=0 zone=0 use=2/"; }
+idle 56404 <conntrack-hw-tcp.txt >conntrack-hw-idle-tcp.txt
+idle 56408 <conntrack-hw-udp.txt >conntrack-hw-idle-udp.txt
 # The datapath flows of the tc ct pipeline ([sriov-op]): guest …:01 is the
 # client, …:02 the server.
 for n in 1 2; do
