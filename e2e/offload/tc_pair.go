@@ -62,7 +62,13 @@ func pairTC(first, last TCDump, span time.Duration) tcPairing {
 	spanKnown := span > 0
 	for i, f := range last.Filters {
 		was, ok := byKey[keys[i]]
-		if !ok {
+		switch {
+		case !ok:
+			continue
+		case f.Handle == "":
+			// Without a handle rules pair up by their order in the
+			// dump, which churn shifts: no place to compare them by.
+			p.matches[i].prev = &was
 			continue
 		}
 		place := fmt.Sprintf("chain %d pref %d handle %s", f.Chain, f.Pref, f.Handle)

@@ -159,7 +159,8 @@ func (a TCAction) packets() (hw, sw uint64, wrapped bool) {
 // counts are a filter's counters: the largest among its actions (tc
 // reports the same flow stats on each action that has them).
 type counts struct {
-	hw, sw           uint64 // packets
+	hw, sw           uint64 // packets (packets())
+	pkts, hwPrinted  uint64 // the total packets and the hardware packets as printed
 	hwBytes, swBytes uint64
 	bytes            uint64 // total
 	wrapped          bool   // some action's hardware packets were printed in 32 bits
@@ -169,7 +170,7 @@ func (f TCFilter) counts() counts {
 	var c counts
 	for _, a := range f.Actions {
 		hw, sw, w := a.packets()
-		c.hw, c.sw = max(c.hw, hw), max(c.sw, sw)
+		c.hw, c.sw, c.pkts, c.hwPrinted = max(c.hw, hw), max(c.sw, sw), max(c.pkts, a.Packets), max(c.hwPrinted, a.HWPackets)
 		c.hwBytes, c.swBytes, c.bytes = max(c.hwBytes, a.HWBytes), max(c.swBytes, a.swBytes()), max(c.bytes, a.Bytes)
 		c.wrapped = c.wrapped || w
 	}
@@ -183,37 +184,48 @@ func (f TCFilter) HWPackets() uint64 { return f.counts().hw }
 func (f TCFilter) SWPackets() uint64 { return f.counts().sw }
 
 // wrapNote names a hardware packet count printed in 32 bits.
-const wrapNote = "hardware packets printed in 32 bits (iproute2 before 6.15): read as the 64-bit total less the software packets"
+const wrapNote = "hardware packets printed in 32 bits (iproute2 before 6.15): counted from the 64-bit total less the software packets"
 
 // growth is what the filter counted since prev, the same rule in an
-// earlier sample. Software packets count only when the software bytes grew
-// (the bytes are 64-bit and exact: a hardware count printed in 32 bits
-// never reads as software); hardware packets that went down while the
-// hardware bytes grew wrapped past 2^32 in the printer and are counted
-// modulo 2^32 (fewer than 2^32 packets between two samples: 43 s at 100
-// Mpps).
+// earlier sample, on the premise that fewer than 2^32 packets of it went
+// by in between (43 s at 100 Mpps). Software packets count only when the
+// software bytes grew (the bytes are 64-bit and exact, so a hardware count
+// printed in 32 bits never reads as software); hardware packets are the
+// total's growth less the software's, which agrees with the printed
+// hardware packets modulo 2^32 whichever iproute2 printed them. Counters
+// that do not agree so (not tc's output) fall back on the printed hardware
+// packets.
 func (f TCFilter) growth(prev TCFilter) (hw, sw uint64, note string) {
 	now, was := f.counts(), prev.counts()
-	var notes []string
-	if now.wrapped || was.wrapped {
-		notes = append(notes, wrapNote)
-	}
-	switch {
-	case now.hw >= was.hw:
-		hw = now.hw - was.hw
-	case now.hwBytes > was.hwBytes:
-		hw = uint64(uint32(now.hw - was.hw))
-		notes = append(notes, "hardware packets printed in 32 bits wrapped past 2^32 between the samples (the 64-bit hardware bytes grew): counted modulo 2^32")
-	}
 	if now.swBytes > was.swBytes {
-		if now.sw >= was.sw {
-			sw = now.sw - was.sw
-		} else {
-			sw = uint64(uint32(now.sw - was.sw))
-		}
-		sw = max(sw, 1) // the bytes grew: at least one packet
+		sw = max(modDiff(now.sw, was.sw), 1) // the bytes grew: at least one packet
 	}
-	return hw, sw, strings.Join(notes, "; ")
+	total := modDiff(now.pkts, was.pkts)
+	if now.pkts < was.pkts && now.bytes <= was.bytes {
+		total = 0
+	}
+	printed := modDiff(now.hwPrinted, was.hwPrinted)
+	switch {
+	case total >= sw && uint32(total-sw) == uint32(printed):
+		hw = total - sw
+	case now.hwPrinted >= was.hwPrinted:
+		hw = now.hwPrinted - was.hwPrinted
+	case now.hwBytes > was.hwBytes:
+		hw = printed
+	}
+	if now.wrapped || was.wrapped || (now.hwPrinted < was.hwPrinted && hw > 0) {
+		note = wrapNote
+	}
+	return hw, sw, note
+}
+
+// modDiff is a - b for a counter that grew, modulo 2^32 when it went down
+// (printed in 32 bits, it wrapped).
+func modDiff(a, b uint64) uint64 {
+	if a >= b {
+		return a - b
+	}
+	return uint64(uint32(a - b))
 }
 
 // restarted reports whether the filter's counters are below prev's: a rule
