@@ -94,8 +94,9 @@ type TCObservation struct {
 	// checked against the span to tell the samples apart: pairTC).
 	Span time.Duration
 	// Blocks is what is known of the shared blocks the device's rules are
-	// on (LearnBlocks); a rule on a block that is not here is checked only
-	// against the highest in_hw_count of the block's other rules.
+	// on (ParseBlocks; CheckTC reads them when a rule is on one); a rule on
+	// a block that is not here is checked only against the highest
+	// in_hw_count of the block's other rules.
 	Blocks map[uint32]TCBlock
 }
 
@@ -128,9 +129,18 @@ const (
 // kernel); offloaded needs a pipeline from its chain-0 rule to the rule
 // that outputs with every rule in hardware (in_hw / in_hw_count > 0) and
 // its hardware packets grown between the first and last sample. Growth is
-// counted in packets only (TC offload byte counters leave out the Ethernet
-// header); a rule absent from the first sample counts only when its
-// "installed" age fits the sampling span (Span, else Window). A single
+// counted in packets (TC offload byte counters leave out the Ethernet
+// header), read so that what cannot wrap decides: software packets only
+// when the software bytes grew, hardware packets as the total's growth
+// less the software's (iproute2 before 6.15 prints the hardware packets in
+// 32 bits: TCFilter.growth); a rule absent from the first sample counts
+// only when its "installed" age fits the sampling span (Span, else
+// Window), and a rule replaced under its place since the first sample
+// (pairTC) on its own counters. Over two samples an in-hardware rule whose
+// software packets exceed SoftwareTolerance of its packets is mixed or
+// software, and one on a shared block in fewer devices' hardware than the
+// block has ports is mixed (blockPorts). Two samples whose rules are not
+// the same device's are refused as a pair (pairTC). A single
 // sample counts a rule's packets only when it was last used inside Window
 // (tc prints whole seconds rounded down, so "used N sec" counts only when
 // N+1 s fits), and then no software packet may sit on a hardware rule. An
@@ -499,7 +509,7 @@ func softwareShare(s *stage) string {
 // block's ports: in_hw_count is how many of the block's devices hold the
 // rule in hardware, and fewer than its ports means traffic arriving on the
 // others is forwarded by the kernel (half a VF-LAG bond in hardware). The
-// ports come from known (LearnBlocks), else only another rule of the same
+// ports come from known (TCObservation.Blocks), else only another rule of the same
 // block in more devices' hardware bounds them. A rule short of them makes
 // its stage mixed (wherePartial).
 func blockPorts(f TCFilter, d TCDump, known map[uint32]TCBlock, s *stage) string {
