@@ -190,15 +190,19 @@ const wrapNote = "hardware packets printed in 32 bits (iproute2 before 6.15): co
 // earlier sample, on the premise that fewer than 2^32 packets of it went
 // by in between (43 s at 100 Mpps). Software packets count only when the
 // software bytes grew (the bytes are 64-bit and exact, so a hardware count
-// printed in 32 bits never reads as software); hardware packets are the
+// printed in 32 bits never reads as software), or when neither sample has
+// any byte count (counters built without them); hardware packets are the
 // total's growth less the software's, which agrees with the printed
 // hardware packets modulo 2^32 whichever iproute2 printed them. Counters
 // that do not agree so (not tc's output) fall back on the printed hardware
 // packets.
 func (f TCFilter) growth(prev TCFilter) (hw, sw uint64, note string) {
 	now, was := f.counts(), prev.counts()
-	if now.swBytes > was.swBytes {
+	switch {
+	case now.swBytes > was.swBytes:
 		sw = max(modDiff(now.sw, was.sw), 1) // the bytes grew: at least one packet
+	case now.bytes == 0 && was.bytes == 0:
+		sw = sub(now.sw, was.sw) // no byte count at all (not tc's output): the packets alone
 	}
 	total := modDiff(now.pkts, was.pkts)
 	if now.pkts < was.pkts && now.bytes <= was.bytes {
