@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,6 +135,11 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs[i].Samples = append(obs[i].Samples, dump)
 		}
 	}
+	ev, err := learnBlocks(ctx, hv, obs)
+	c.Evidence = append(c.Evidence, ev...)
+	if err != nil {
+		return c, err
+	}
 	if in.Decap != nil {
 		for _, a := range in.Decap.Absent {
 			obs = append(obs, TCObservation{Device: a.Device, Problem: a.Why})
@@ -144,6 +150,32 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 		c.Reason += "; " + decapLabel(in.Decap, in.Network) + " decap: " + in.Decap.Summary
 	}
 	return c, nil
+}
+
+// learnBlocks reads the links once (LinkDetailsCommand) when a rule of some
+// device is on a shared block, so that the judge knows the block's ports
+// (ParseBlocks). A failed or unreadable listing leaves them unknown, which
+// the judge says, and its output is kept as evidence.
+func learnBlocks(ctx context.Context, hv remote.Runner, obs []TCObservation) ([]EvidenceFile, error) {
+	onBlock := func(o TCObservation) bool {
+		return slices.ContainsFunc(o.Samples, func(d TCDump) bool {
+			return slices.ContainsFunc(d.Filters, func(f TCFilter) bool { return f.Block != 0 })
+		})
+	}
+	if !slices.ContainsFunc(obs, onBlock) {
+		return nil, nil
+	}
+	r, err := hv.Run(ctx, LinkDetailsCommand)
+	if err != nil {
+		return nil, onTarget("tc check", hv, err)
+	}
+	ev := []EvidenceFile{evidence("ip-link-details.json", r)}
+	if b, perr := ParseBlocks(r.Stdout); r.OK() && perr == nil {
+		for i := range obs {
+			obs[i].Blocks = b
+		}
+	}
+	return ev, nil
 }
 
 // decapLabel names the tunnel whose decap side the tc check examined: the

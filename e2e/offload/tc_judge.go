@@ -3,6 +3,7 @@ package offload
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -89,8 +90,14 @@ type TCObservation struct {
 	Window time.Duration
 	// Span is the time from the first sample to the last, as measured; a
 	// rule absent from the first sample counts as new only when its age
-	// fits it. 0: unknown, Window is used instead.
+	// fits it. 0: unknown, Window is used instead (and no rule's age is
+	// checked against the span to tell the samples apart: pairTC).
 	Span time.Duration
+	// Blocks is what is known of the shared blocks the device's rules are
+	// on (ParseBlocks; CheckTC reads them when a rule is on one); a rule on
+	// a block that is not here is checked only against the highest
+	// in_hw_count of the block's other rules.
+	Blocks map[uint32]TCBlock
 }
 
 type tcDeviceState int
@@ -124,9 +131,18 @@ const (
 // kernel); offloaded needs a pipeline from its chain-0 rule to the rule
 // that outputs with every rule in hardware (in_hw / in_hw_count > 0) and
 // its hardware packets grown between the first and last sample. Growth is
-// counted in packets only (TC offload byte counters leave out the Ethernet
-// header); a rule absent from the first sample counts only when its
-// "installed" age fits the sampling span (Span, else Window). A single
+// counted in packets (TC offload byte counters leave out the Ethernet
+// header), read so that what cannot wrap decides: software packets only
+// when the software bytes grew, hardware packets as the total's growth
+// less the software's (iproute2 before 6.15 prints the hardware packets in
+// 32 bits: TCFilter.growth); a rule absent from the first sample counts
+// only when its "installed" age fits the sampling span (Span, else
+// Window), and a rule replaced under its place since the first sample
+// (pairTC) on its own counters. Over two samples an in-hardware rule whose
+// software packets exceed SoftwareTolerance of its packets is mixed or
+// software, and one on a shared block in fewer devices' hardware than the
+// block has ports is mixed (blockPorts). Two samples whose rules are not
+// the same device's are refused as a pair (pairTC). A single
 // sample counts a rule's packets only when it was last used inside Window
 // (tc prints whole seconds rounded down, so "used N sec" counts only when
 // N+1 s fits), and then no software packet may sit on a hardware rule. An
@@ -221,7 +237,11 @@ func judgeTCDevice(o TCObservation, set macSet, network string, pv *pairView) (t
 		return tcUnsure, "no tc sample", nil
 	}
 	last := o.Samples[len(o.Samples)-1]
-	stages, opts := tcStages(o)
+	pairing := pairTC(o.Samples[0], last, o.Span)
+	if len(o.Samples) > 1 && len(pairing.refused) > 0 {
+		return tcUnsure, "the first and the last sample are not samples of the same rules (another device or hypervisor?), refused as a pair: " + capList(pairing.refused), nil
+	}
+	stages, opts := tcStages(o, pairing)
 	opts.tunnel = network
 	paths, truncated := buildPaths(stages, set)
 	dirs, exc := directions(paths, set, opts)
@@ -291,10 +311,8 @@ func judgeTCDevice(o TCObservation, set macSet, network string, pv *pairView) (t
 // sampling span (Span, else Window): tc dumps are not atomic, and an older
 // rule is one the first dump missed, whose counters say nothing about the
 // span.
-func tcStages(o TCObservation) ([]*stage, judgeOpts) {
+func tcStages(o TCObservation, pairing tcPairing) ([]*stage, judgeOpts) {
 	last := o.Samples[len(o.Samples)-1]
-	keys, _ := keyedFilters(last)
-	_, prev := keyedFilters(o.Samples[0])
 	one := len(o.Samples) == 1
 	span := o.Span
 	if span <= 0 {
@@ -332,31 +350,50 @@ func tcStages(o TCObservation) ([]*stage, judgeOpts) {
 		case f.InHW || f.InHWCount > 0:
 			s.where = whereHW
 		}
-		switch p, inFirst := prev[keys[i]]; {
+		var notes []string
+		own := func() {
+			c := f.counts()
+			s.hw, s.sw = c.hw, c.sw
+			if c.wrapped {
+				notes = append(notes, wrapNote)
+			}
+		}
+		switch m := pairing.matches[i]; {
 		case one:
 			used, known := f.lastUsed()
 			switch {
 			case !known:
-				s.note = "tc printed no last-use time"
+				notes = append(notes, "tc printed no last-use time")
 			case o.Window <= 0 || used+1 > uint64(o.Window/time.Second):
-				s.note = fmt.Sprintf("last used %d s ago, not inside the window %s", used, o.Window)
+				notes = append(notes, fmt.Sprintf("last used %d s ago, not inside the window %s", used, o.Window))
 			default:
-				s.hw, s.sw = f.HWPackets(), f.SWPackets()
+				own()
 			}
-		case inFirst:
-			s.hw, s.sw = sub(f.HWPackets(), p.HWPackets()), sub(f.SWPackets(), p.SWPackets())
+		case m.prev != nil:
+			var note string
+			s.hw, s.sw, note = f.growth(*m.prev)
+			notes = append(notes, note)
+		case m.replaced != "":
+			own()
+			notes = append(notes, m.replaced)
 		default:
+			notes = append(notes, m.note)
 			age, known := f.installedAgo()
 			switch {
 			case !known:
-				s.note = "absent from the first sample and tc printed no installed time: not counted as growth"
+				notes = append(notes, "absent from the first sample and tc printed no installed time: not counted as growth")
 			case span <= 0 || age+1 > uint64(span/time.Second):
-				s.note = fmt.Sprintf("absent from the first sample but installed %d s ago, before the sampling span %s: a rule the first dump missed, its packets not counted as growth", age, span)
+				notes = append(notes, fmt.Sprintf("absent from the first sample but installed %d s ago, before the sampling span %s: a rule the first dump missed, its packets not counted as growth", age, span))
 			default:
-				s.hw, s.sw = f.HWPackets(), f.SWPackets()
-				s.note = fmt.Sprintf("new since the first sample, installed %d s ago", age)
+				own()
+				notes = append(notes, fmt.Sprintf("new since the first sample, installed %d s ago", age))
 			}
 		}
+		if !one {
+			notes = append(notes, softwareShare(s))
+		}
+		notes = append(notes, blockPorts(f, last, o.Blocks, s))
+		s.note = joinNotes(notes)
 		s.tunnel, s.tunnelWhy = tunnelShape(f.tunnelHints(o.Device))
 		s.label = f.stageLabel()
 		s.id = fmt.Sprintf("chain %d pref %d handle %s", f.Chain, f.Pref, f.Handle)
@@ -441,4 +478,77 @@ func sub(a, b uint64) uint64 {
 		return a - b
 	}
 	return 0
+}
+
+// SoftwareTolerance is the share of an in-hardware rule's packets over the
+// sampling span that may have gone through the kernel's copy of it (tc's
+// software counters, exact) without making the rule software: 0.1 %, a few
+// stragglers of a flow of millions. Above it the rule is mixed (hardware
+// packets grew too: some eswitch or path misses it, e.g. one port of a
+// VF-LAG bond whose eswitch lacks the rule) or software (no hardware growth),
+// whatever the hardware growth beside it; every reason states the share and
+// this tolerance. A single sample keeps its stricter rule: no software
+// packet at all.
+const SoftwareTolerance = 0.001
+
+// softwareShare applies SoftwareTolerance to an in-hardware stage seen over
+// two samples: it turns the stage mixed (wherePartial) or software and
+// says why, or names a share within the tolerance.
+func softwareShare(s *stage) string {
+	if s.where != whereHW || s.sw == 0 {
+		return ""
+	}
+	share := float64(s.sw) / (float64(s.hw) + float64(s.sw))
+	tol := fmt.Sprintf("the tolerance of %.1f %%", 100*SoftwareTolerance)
+	if share <= SoftwareTolerance {
+		return fmt.Sprintf("software packets %d of %d, within %s", s.sw, s.hw+s.sw, tol)
+	}
+	what := fmt.Sprintf("software packets %.1f %% of the rule's packets in the span, above %s", 100*share, tol)
+	if s.sw > s.hw {
+		what = "software packets grew more than hardware packets: " + what
+	}
+	if s.hw == 0 {
+		s.where = whereSW
+		return what + ": the kernel forwarded them all"
+	}
+	s.where = wherePartial
+	return "mixed: " + what + ": the NIC missed them (an eswitch or port without the rule?)"
+}
+
+// blockPorts checks an in-hardware rule on a shared block against the
+// block's ports: in_hw_count is how many of the block's devices hold the
+// rule in hardware, and fewer than its ports means traffic arriving on the
+// others is forwarded by the kernel (half a VF-LAG bond in hardware). The
+// ports come from known (TCObservation.Blocks), else only another rule of the same
+// block in more devices' hardware bounds them. A rule short of them makes
+// its stage mixed (wherePartial).
+func blockPorts(f TCFilter, d TCDump, known map[uint32]TCBlock, s *stage) string {
+	if f.Block == 0 || f.InHWCount <= 0 {
+		return ""
+	}
+	b, ok := known[f.Block]
+	need, from := len(b.Ports), b.From
+	if ok {
+		from = fmt.Sprintf("%s: %s", from, strings.Join(b.Ports, ", "))
+	}
+	for _, g := range d.Filters {
+		if g.Block == f.Block && g.InHWCount > need {
+			need, from = g.InHWCount, fmt.Sprintf("another rule of the block, %s, is in_hw_count %d", g.describe(), g.InHWCount)
+		}
+	}
+	switch {
+	case f.InHWCount >= need && !ok:
+		return fmt.Sprintf("the ports of block %d are not known: its in_hw_count %d is not checked against them", f.Block, f.InHWCount)
+	case f.InHWCount >= need:
+		return ""
+	}
+	if s.where == whereHW {
+		s.where = wherePartial
+	}
+	return fmt.Sprintf("in_hw_count %d, but block %d has %d ports (%s): the rule is not in every port's hardware, and what arrives on the others is forwarded by the kernel", f.InHWCount, f.Block, need, from)
+}
+
+// joinNotes joins the notes that say something.
+func joinNotes(notes []string) string {
+	return strings.Join(slices.DeleteFunc(notes, func(n string) bool { return n == "" }), "; ")
 }

@@ -24,6 +24,10 @@ type TCFilter struct {
 	Pref     uint32 `json:"pref"`
 	Kind     string `json:"kind"` // "flower", "matchall", "bpf", "u32", ...
 	Chain    uint32 `json:"chain"`
+	// Block is the shared block the filter is on ("filter block N ...":
+	// tc prints it instead of the device for a device bound to a shared
+	// block, as OVS binds a LAG and its members); 0 when none.
+	Block uint32 `json:"block,omitempty"`
 	// Handle as tc prints it: "0x1" (flower text), "1" (JSON), or u32's
 	// "fh" node id such as "800::800".
 	Handle  string            `json:"handle"`
@@ -63,6 +67,10 @@ type TCAction struct {
 	// same print_tm); HasInstalled is false when tc printed none.
 	Installed    uint64 `json:"installed,omitempty"`
 	HasInstalled bool   `json:"has_installed,omitempty"`
+	// FirstUsed is how long ago the action was first hit ("firstused N
+	// sec", JSON "first_used"); HasFirstUsed is false when tc printed none.
+	FirstUsed    uint64 `json:"first_used,omitempty"`
+	HasFirstUsed bool   `json:"has_first_used,omitempty"`
 	// GotoChain is the chain the action continues in ("goto chain N" as
 	// its control action: gact after OVS's ct, i.e. a recirculation in
 	// lib/netdev-offload-tc.c); nil when it does not jump.
@@ -100,28 +108,135 @@ type TCTunnelKey struct {
 	VXLANOpts string `json:"vxlan_opts,omitempty"`
 }
 
-// HWPackets is the hardware packet count of the filter: the largest among its
-// actions (tc reports the same flow stats on each action that has them).
-func (f TCFilter) HWPackets() uint64 {
-	var m uint64
-	for _, a := range f.Actions {
-		m = max(m, a.HWPackets)
+// The packets of an action. tc prints a total ("Sent N bytes M pkt": the
+// kernel's TCA_STATS_BASIC, its packets from the 64-bit TCA_STATS_PKT64
+// once they pass 2^32) and the hardware share ("Sent hardware": the
+// kernel's TCA_STATS_BASIC_HW); the software share is the rest. iproute2
+// before 6.15 (commit e7638a02 "tc_util: Add support for 64-bit hardware
+// packets counter", first in v6.15.0) prints the hardware packets as
+// TCA_STATS_BASIC_HW's 32-bit value, and the software line from the 32-bit
+// values of both, while every byte count is 64-bit: past 2^32 packets the
+// printed hardware packets are the true count less a multiple of 2^32, and
+// the total less them is not software. So the software share is read from
+// what cannot wrap, the bytes (the total's less the hardware's), and the
+// hardware packets are the total less the software packets whenever that
+// agrees with the printed value modulo 2^32.
+
+// hasHW reports whether tc printed hardware counters for the action (it
+// prints them only when they are not zero).
+func (a TCAction) hasHW() bool { return a.HWBytes > 0 || a.HWPackets > 0 }
+
+// swBytes is the software share of the action's bytes: the total's less the
+// hardware's (all of them when tc printed no hardware counters).
+func (a TCAction) swBytes() uint64 { return sub(a.Bytes, a.HWBytes) }
+
+// packets are the action's hardware and software packets (see above);
+// wrapped reports that the printed hardware packets were short of hw by a
+// multiple of 2^32 (a 32-bit printer).
+func (a TCAction) packets() (hw, sw uint64, wrapped bool) {
+	if !a.hasHW() {
+		return 0, max(a.Packets, a.SWPackets), false
 	}
-	return m
+	if a.Packets < a.HWPackets && a.HWPackets >= 1<<32 {
+		return a.HWPackets, a.SWPackets, false // a total below a 64-bit hardware count: not a printer's wrap
+	}
+	d := a.Packets - a.HWPackets // modulo 2^64 when the total is below (both printed in 32 bits)
+	switch {
+	case a.swBytes() == 0:
+		sw = 0
+	case a.Packets >= a.HWPackets && (d < 1<<32 || d <= a.swBytes()):
+		sw = d // fewer than 2^32, or as many as the software bytes allow
+	default:
+		sw = uint64(uint32(d)) // the 32-bit printer's difference
+	}
+	if a.Packets < sw || uint32(a.Packets-sw) != uint32(a.HWPackets) {
+		return a.HWPackets, sw, false
+	}
+	hw = a.Packets - sw
+	return hw, sw, hw != a.HWPackets
 }
 
-// SWPackets is the software-only packet count of the filter: packets minus
-// hardware packets, largest among actions.
-func (f TCFilter) SWPackets() uint64 {
-	var m uint64
+// counts are a filter's counters: the largest among its actions (tc
+// reports the same flow stats on each action that has them).
+type counts struct {
+	hw, sw           uint64 // packets (packets())
+	pkts, hwPrinted  uint64 // the total packets and the hardware packets as printed
+	hwBytes, swBytes uint64
+	bytes            uint64 // total
+	wrapped          bool   // some action's hardware packets were printed in 32 bits
+}
+
+func (f TCFilter) counts() counts {
+	var c counts
 	for _, a := range f.Actions {
-		sw := a.SWPackets
-		if sw == 0 && a.Packets > a.HWPackets {
-			sw = a.Packets - a.HWPackets
-		}
-		m = max(m, sw)
+		hw, sw, w := a.packets()
+		c.hw, c.sw, c.pkts, c.hwPrinted = max(c.hw, hw), max(c.sw, sw), max(c.pkts, a.Packets), max(c.hwPrinted, a.HWPackets)
+		c.hwBytes, c.swBytes, c.bytes = max(c.hwBytes, a.HWBytes), max(c.swBytes, a.swBytes()), max(c.bytes, a.Bytes)
+		c.wrapped = c.wrapped || w
 	}
-	return m
+	return c
+}
+
+// HWPackets is the hardware packet count of the filter (see counts).
+func (f TCFilter) HWPackets() uint64 { return f.counts().hw }
+
+// SWPackets is the software packet count of the filter (see counts).
+func (f TCFilter) SWPackets() uint64 { return f.counts().sw }
+
+// wrapNote names a hardware packet count printed in 32 bits.
+const wrapNote = "hardware packets printed in 32 bits (iproute2 before 6.15): counted from the 64-bit total less the software packets"
+
+// growth is what the filter counted since prev, the same rule in an
+// earlier sample, on the premise that fewer than 2^32 packets of it went
+// by in between (43 s at 100 Mpps). Software packets count only when the
+// software bytes grew (the bytes are 64-bit and exact, so a hardware count
+// printed in 32 bits never reads as software), or when neither sample has
+// any byte count (counters built without them); hardware packets are the
+// total's growth less the software's, which agrees with the printed
+// hardware packets modulo 2^32 whichever iproute2 printed them. Counters
+// that do not agree so (not tc's output) fall back on the printed hardware
+// packets.
+func (f TCFilter) growth(prev TCFilter) (hw, sw uint64, note string) {
+	now, was := f.counts(), prev.counts()
+	switch {
+	case now.swBytes > was.swBytes:
+		sw = max(modDiff(now.sw, was.sw), 1) // the bytes grew: at least one packet
+	case now.bytes == 0 && was.bytes == 0:
+		sw = sub(now.sw, was.sw) // no byte count at all (not tc's output): the packets alone
+	}
+	total := modDiff(now.pkts, was.pkts)
+	if now.pkts < was.pkts && now.bytes <= was.bytes {
+		total = 0
+	}
+	printed := modDiff(now.hwPrinted, was.hwPrinted)
+	switch {
+	case total >= sw && uint32(total-sw) == uint32(printed):
+		hw = total - sw
+	case now.hwPrinted >= was.hwPrinted:
+		hw = now.hwPrinted - was.hwPrinted
+	case now.hwBytes > was.hwBytes:
+		hw = printed
+	}
+	if now.wrapped || was.wrapped || (now.hwPrinted < was.hwPrinted && hw > 0) {
+		note = wrapNote
+	}
+	return hw, sw, note
+}
+
+// modDiff is a - b for a counter that grew, modulo 2^32 when it went down
+// (printed in 32 bits, it wrapped).
+func modDiff(a, b uint64) uint64 {
+	if a >= b {
+		return a - b
+	}
+	return uint64(uint32(a - b))
+}
+
+// restarted reports whether the filter's counters are below prev's: a rule
+// never counts down, so it is another one.
+func (f TCFilter) restarted(prev TCFilter) bool {
+	now, was := f.counts(), prev.counts()
+	return now.bytes < was.bytes || now.hwBytes < was.hwBytes || now.swBytes < was.swBytes
 }
 
 // lastUsed is the most recent use of the filter among its actions (each
@@ -200,6 +315,7 @@ type tcJSONFilter struct {
 	Pref     uint32         `json:"pref"`
 	Kind     string         `json:"kind"`
 	Chain    uint32         `json:"chain"`
+	Block    uint32         `json:"block"`
 	Options  *tcJSONOptions `json:"options"`
 }
 
@@ -222,6 +338,7 @@ type tcJSONAction struct {
 	ToDev     string  `json:"to_dev"`
 	LastUsed  *uint64 `json:"last_used"`
 	Installed *uint64 `json:"installed"`
+	FirstUsed *uint64 `json:"first_used"`
 	// tunnel_key (tc/m_tunnel_key.c): "mode", the addresses, "key_id",
 	// "dst_port", and the options as arrays of objects.
 	Mode       string          `json:"mode"`
@@ -368,7 +485,7 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 			continue // u32 hash table: holds nodes, matches nothing itself
 		}
 		f := TCFilter{
-			Protocol: r.Protocol, Pref: r.Pref, Kind: r.Kind, Chain: r.Chain,
+			Protocol: r.Protocol, Pref: r.Pref, Kind: r.Kind, Chain: r.Chain, Block: r.Block,
 			SkipSW: r.Options.SkipSW, SkipHW: r.Options.SkipHW,
 			InHW: r.Options.InHW, NotInHW: r.Options.NotInHW, InHWCount: -1,
 		}
@@ -419,6 +536,9 @@ func ParseTCJSON(data []byte) (TCDump, error) {
 			}
 			if a.Installed != nil {
 				act.Installed, act.HasInstalled = *a.Installed, true
+			}
+			if a.FirstUsed != nil {
+				act.FirstUsed, act.HasFirstUsed = *a.FirstUsed, true
 			}
 			if a.Control != nil && a.Control.Type == "goto" && a.Control.Chain != nil {
 				c := *a.Control.Chain
@@ -606,8 +726,24 @@ func parseTCFilterLine(fields []string) (f TCFilter, isHead bool, err error) {
 			i++
 			return fields[i], nil
 		}
+		// nextU32 reads the value of a numeric field (block, pref, chain).
+		nextU32 := func() (uint32, error) {
+			v, err := next()
+			if err != nil {
+				return 0, err
+			}
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return 0, fmt.Errorf("%s %q: %w", tok, v, err)
+			}
+			return uint32(n), nil
+		}
 		switch tok {
-		case "parent", "block", "hw_tc", "classid", "flowid":
+		case "block":
+			if f.Block, err = nextU32(); err != nil {
+				return f, false, err
+			}
+		case "parent", "hw_tc", "classid", "flowid":
 			if _, err := next(); err != nil {
 				return f, false, err
 			}
@@ -616,25 +752,13 @@ func parseTCFilterLine(fields []string) (f TCFilter, isHead bool, err error) {
 				return f, false, err
 			}
 		case "pref":
-			v, err := next()
-			if err != nil {
+			if f.Pref, err = nextU32(); err != nil {
 				return f, false, err
 			}
-			p, err := strconv.ParseUint(v, 10, 32)
-			if err != nil {
-				return f, false, fmt.Errorf("pref %q: %w", v, err)
-			}
-			f.Pref = uint32(p)
 		case "chain":
-			v, err := next()
-			if err != nil {
+			if f.Chain, err = nextU32(); err != nil {
 				return f, false, err
 			}
-			c, err := strconv.ParseUint(v, 10, 32)
-			if err != nil {
-				return f, false, fmt.Errorf("chain %q: %w", v, err)
-			}
-			f.Chain = uint32(c)
 		case "handle":
 			if f.Handle, err = next(); err != nil {
 				return f, false, err
@@ -734,7 +858,7 @@ func gotoChain(fields []string) *uint32 {
 
 // parseTCTimes reads the action's time line printed with -s, e.g.
 // "index 4 ref 1 bind 1 installed 434 sec used 0 sec [firstused 430 sec]",
-// keeping "installed N sec" and "used N sec". A value that is not a number
+// keeping "installed N sec", "used N sec" and "firstused N sec". A value that is not a number
 // is left unknown. A "goto chain N" control printed on a line of its own
 // (gact prints its control after the kind) is read too.
 func parseTCTimes(fields []string, a *TCAction) {
@@ -754,6 +878,8 @@ func parseTCTimes(fields []string, a *TCAction) {
 			a.LastUsed, a.HasLastUsed = n, true
 		case "installed":
 			a.Installed, a.HasInstalled = n, true
+		case "firstused":
+			a.FirstUsed, a.HasFirstUsed = n, true
 		}
 	}
 }

@@ -2,7 +2,7 @@
 // archived outputs can be re-checked with the harness's own parsers:
 //
 //	go run ./tools/evidence iperf3 RESULT.json
-//	go run ./tools/evidence tc [--mac A,B] [--device DEV] [--with DEV2=DUMP,DUMP2 ...] DUMP [DUMP2 ...]
+//	go run ./tools/evidence tc [--mac A,B] [--device DEV] [--with DEV2=DUMP,DUMP2 ...] [--span D] [--links FILE] DUMP [DUMP2 ...]
 //	go run ./tools/evidence dpctl [--mac A,B] [--type offloaded] [--all FULL1,FULL2] DUMP [DUMP2 ...]
 //	go run ./tools/evidence tcpdump [--mac A,B] [--first-packets N] [--window D] CAPTURE
 //	go run ./tools/evidence conntrack [--flow PROTO,CLIENT,SERVER,PORT,OPENED ...] [--iperf3 CLIENT.json ...] TABLE
@@ -12,7 +12,15 @@
 // its decap rules belong to), and each --with is another device of the
 // same hypervisor with its own dumps (the harness saves
 // tc-<dev>-sampleN.json/.txt per device): the representor and the tunnel
-// device together hold both directions of the pair, and both are judged. dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
+// device together hold both directions of the pair, and both are judged.
+// --span is the time from the first to the last (the harness
+// measures it; with it a rule's age tells a rule added since the first
+// sample from one that cannot be the same device's), --links the
+// hypervisor's `ip -j -d link show` (the ports of a LAG's shared block, so
+// that a rule in fewer ports' hardware is found). Two files the harness
+// saved for different devices or hypervisors (offload/FLOW/HV/tc-DEV-sampleN)
+// are refused as a pair, as are two samples whose rules say they are not
+// the same device's (e2e/offload pairTC). dpctl: `ovs-appctl dpctl/dump-flows [-m]` outputs, oldest first;
 // --type offloaded says they came from `type=offloaded` (needed without -m,
 // where flows carry no offloaded:/dp: fields); --all names the full `-m`
 // dumps taken beside them (the harness saves dpctl-all-sampleN.txt next to
@@ -49,6 +57,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,10 +77,12 @@ func main() {
 
 const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
-  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] FILE...
+  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] [--span D] [--links FILE] FILE...
                                     tc -s [-j] filter show dev DEV ingress, oldest first; --with adds
                                     another device of the same hypervisor (the tunnel device beside
-                                    the representor): both directions of the pair judged across them
+                                    the representor): both directions of the pair judged across them;
+                                    --span: the time from the first sample to the last; --links: ip -j
+                                    -d link show of the same hypervisor (a LAG's shared block and its ports)
   dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] FILE...
                                     ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
   tcpdump [--mac A,B] [--first-packets N] [--window D] [--control GUEST_CAPTURE] FILE
@@ -153,6 +166,8 @@ func analyse(args []string) (any, error) {
 	minFlow := fs.Uint64("min-flow-packets", offload.DefaultMinFlowPackets, "counters: the guest's interface must move at least this many (offload.counters_min_flow_packets)")
 	cpuBefore := fs.String("cpuhit-before", "", "counters: ip -j stats ... cpu_hit of the representor, before")
 	cpuAfter := fs.String("cpuhit-after", "", "counters: the same, after")
+	span := fs.Duration("span", 0, "tc: the time from the first sample to the last (0: unknown; rules' ages are then not checked against it)")
+	links := fs.String("links", "", "tc: ip -j -d link show of the hypervisor (the ports of a LAG's shared block)")
 	var flows flowFlags
 	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL] (repeatable)")
 	var iperfOut listFlag
@@ -190,7 +205,7 @@ func analyse(args []string) (any, error) {
 		}
 		return analyseIperf3(files[0])
 	case "tc":
-		return analyseTC(*device, files, with, macList, *window)
+		return analyseTC(*device, files, with, macList, *window, *span, *links)
 	case "dpctl":
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
@@ -416,13 +431,27 @@ func oneSampleNote(n int, window time.Duration) []string {
 	return []string{fmt.Sprintf("one sample: offloaded only if its own last use falls inside --window %s (the harness always takes two)", window)}
 }
 
-func analyseTC(device string, files, with, macs []string, window time.Duration) (any, error) {
+func analyseTC(device string, files, with, macs []string, window, span time.Duration, links string) (any, error) {
 	dumps, err := parseAll(files, offload.ParseTC)
 	if err != nil {
 		return nil, err
 	}
 	out := tcOut{Kind: "tc", Files: files, Samples: dumps, Notes: oneSampleNote(len(dumps), window)}
-	obs := []offload.TCObservation{{Device: device, Samples: dumps, Window: window}}
+	var blocks map[uint32]offload.TCBlock
+	if links != "" {
+		data, err := readFile(links)
+		if err != nil {
+			return nil, err
+		}
+		if blocks, err = offload.ParseBlocks(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", links, err)
+		}
+	}
+	if len(dumps) > 1 && span <= 0 {
+		out.Notes = append(out.Notes, "no --span: rules' ages are not checked against the time between the samples (the harness measures it)")
+	}
+	obs := []offload.TCObservation{{Device: device, Samples: dumps, Window: window, Span: span, Blocks: blocks}}
+	groups := [][]string{files}
 	for _, w := range with {
 		dev, list, ok := strings.Cut(w, "=")
 		if !ok || dev == "" || list == "" {
@@ -434,10 +463,49 @@ func analyseTC(device string, files, with, macs []string, window time.Duration) 
 			return nil, err
 		}
 		out.Files = append(out.Files, more...)
-		obs = append(obs, offload.TCObservation{Device: dev, Samples: d, Window: window})
+		groups = append(groups, more)
+		obs = append(obs, offload.TCObservation{Device: dev, Samples: d, Window: window, Span: span, Blocks: blocks})
+	}
+	for _, g := range groups {
+		if differ := harnessOrigins(g); differ != "" {
+			out.Verdict, out.Reason = results.VerdictInconclusive, "the files are not samples of the same device, refused as a pair: "+differ
+			return out, nil
+		}
 	}
 	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis(obs, macs)
 	return out, nil
+}
+
+// harnessFile is the name the harness gives a tc sample: tc-DEV-sampleN,
+// under offload/FLOW/HV/ in the run directory.
+var harnessFile = regexp.MustCompile(`^tc-(.+)-sample[0-9]+\.(json|txt)$`)
+
+// harnessOrigins names what differs between the files' devices, and
+// hypervisors when the files sit in a run directory's offload/FLOW/HV/;
+// "" when nothing does (or the names say nothing).
+func harnessOrigins(files []string) string {
+	var devs, hvs []string
+	for _, f := range files {
+		m := harnessFile.FindStringSubmatch(filepath.Base(f))
+		if m == nil {
+			return ""
+		}
+		devs = append(devs, m[1])
+		hv := filepath.Dir(f)
+		if filepath.Base(filepath.Dir(filepath.Dir(hv))) == "offload" {
+			hvs = append(hvs, filepath.Base(hv))
+		}
+	}
+	var differ []string
+	for _, d := range []struct {
+		what  string
+		names []string
+	}{{"device", devs}, {"hypervisor", hvs}} {
+		if len(d.names) == len(files) && len(slices.Compact(slices.Clone(d.names))) > 1 {
+			differ = append(differ, fmt.Sprintf("%s %s", d.what, strings.Join(d.names, ", ")))
+		}
+	}
+	return strings.Join(differ, "; ")
 }
 
 // parseAll reads and parses every file in order; an error names the file.
