@@ -246,16 +246,29 @@ func TestOpenSSHRealServer(t *testing.T) {
 			err     error
 			elapsed time.Duration
 		}
-		// The bound counts from the session's opening; on a loaded machine the command
-		// may not reach its first line within a short one. Such an attempt proves
-		// nothing about a frozen sshd: it is tried again with a longer bound.
+		// The bound counts from the session's opening. Each attempt proves something
+		// only if sshd is frozen before the bound runs out: else the TERM's session may
+		// open first and the freeze lands in the middle of the stop. On a loaded machine
+		// the command may not reach its first line, or the test may not freeze sshd,
+		// within a short bound: such an attempt is let finish and a longer bound tried.
 		var (
-			bound time.Duration
-			done  chan ran
-			pid   int
+			bound   time.Duration
+			done    chan ran
+			pid     int
+			mine    map[int]bool
+			resumed bool
 		)
+		resume := func() {
+			if !resumed {
+				resumed = true
+				for p := range mine {
+					syscall.Kill(p, syscall.SIGCONT)
+				}
+			}
+		}
+		t.Cleanup(func() { resume() }) // before the first SIGSTOP: a failing test must not leave a stopped sshd
 		for attempt, b := range []time.Duration{2 * time.Second, 8 * time.Second, 30 * time.Second} {
-			bound = b
+			bound, pid = b, 0
 			pidFIFO := filepath.Join(dir, fmt.Sprintf("pid%d.fifo", attempt))
 			if err := mkfifo(pidFIFO); err != nil {
 				t.Fatal(err)
@@ -277,34 +290,33 @@ func TestOpenSSHRealServer(t *testing.T) {
 			if pid, err = strconv.Atoi(strings.TrimSpace(line)); err != nil {
 				t.Fatalf("pid %q: %v", line, err)
 			}
+			// The sshd processes of this connection, read while its command
+			// runs: the authentication child has ended by now.
+			mine, resumed = sshdDescendants(listener), false
+			for p := range before {
+				delete(mine, p)
+			}
+			for p := range mine {
+				if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
+					delete(mine, p) // the authentication child, ended since the listing
+				}
+			}
+			if len(mine) == 0 {
+				t.Fatal("found no sshd process serving the new connection")
+			}
+			if frozen := time.Since(st); frozen >= bound {
+				resume()
+				r := <-done
+				t.Logf("sshd frozen %s after the command's start, not within its bound %s (the stop may have begun): trying a longer one; this attempt: %v",
+					frozen.Round(time.Millisecond), bound, r.err)
+				expectGone(t, pid, gone(pid), "after an attempt that froze sshd too late")
+				pid = 0
+				continue
+			}
 			break
 		}
 		if pid == 0 {
-			t.Fatalf("the command never started within a bound of %s", bound)
-		}
-		// The sshd processes of this connection, read while its command
-		// runs: the authentication child has ended by now.
-		mine := sshdDescendants(listener)
-		for p := range before {
-			delete(mine, p)
-		}
-		resumed := false
-		resume := func() {
-			if !resumed {
-				resumed = true
-				for p := range mine {
-					syscall.Kill(p, syscall.SIGCONT)
-				}
-			}
-		}
-		t.Cleanup(resume) // before the first SIGSTOP: a failing test must not leave a stopped sshd
-		for p := range mine {
-			if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
-				delete(mine, p) // the authentication child, ended since the listing
-			}
-		}
-		if len(mine) == 0 {
-			t.Fatal("found no sshd process serving the new connection")
+			t.Fatalf("no attempt froze sshd within the command's bound (last bound %s)", bound)
 		}
 		var r ran
 		select {
@@ -330,14 +342,7 @@ func TestOpenSSHRealServer(t *testing.T) {
 			t.Fatalf("remote sleep %d ended while sshd was frozen: the test froze the wrong processes", pid)
 		}
 		resume()
-		gone := make(chan struct{})
-		go func() {
-			for alive(pid) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			close(gone)
-		}()
-		expectGone(t, pid, gone, "after the frozen sshd ran again")
+		expectGone(t, pid, gone(pid), "after the frozen sshd ran again")
 	})
 
 	t.Run("dropped connection", func(t *testing.T) {
@@ -378,6 +383,18 @@ func readFIFOUnless[T any](path string, done <-chan T) (string, *T, error) {
 		}
 		return "", &v, nil
 	}
+}
+
+// gone is closed when the local process pid has ended.
+func gone(pid int) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		for alive(pid) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(c)
+	}()
+	return c
 }
 
 // sshdDescendants is every sshd process below pid (an sshd listener forks

@@ -16,7 +16,9 @@ import (
 //  2. TERM to the group by a command of its own, and the end of the
 //     command's stdin (the wrapper's watchdog then sends TERM too);
 //  3. KILL to the group when the command has not ended a grace period later;
-//  4. the session or stream dropped when even that goes unanswered.
+//  4. the session or stream dropped when even that goes unanswered: at once
+//     when the server did not open the signal's session (TERM's or KILL's),
+//     after AfterKill otherwise.
 //
 // Every step that does not go as planned is a note of the StopError; the
 // result goes to the command log.
@@ -188,6 +190,13 @@ func (p *supervised) kill() (error, []string) {
 	if ok {
 		if err := in.Transport.Signal(pgid, "KILL"); err != nil {
 			notes = append(notes, err.Error())
+			// The TERM got through (or its command opened and then went
+			// silent: the server stopped between the two), the KILL's found
+			// no one: the end would come only with the keepalive.
+			if in.Transport.Unanswered(err) {
+				in.Transport.Close()
+				return in.NoExitErr, append(notes, in.UnansweredNote)
+			}
 		}
 	}
 	last := time.NewTimer(in.AfterKill)
