@@ -45,6 +45,10 @@ const (
 	// ExitAfterFrozenHypervisor is ExitAfterFault for a frozen hypervisor:
 	// every command there lasts its bound plus the SSH keepalive's 60 s.
 	ExitAfterFrozenHypervisor = 8 * time.Minute
+	// ServiceBackUp bounds a lab service's return to "up" in Nova's service
+	// list after the matrix continued it: its next heartbeat (10 s report
+	// interval) on a loaded machine.
+	ServiceBackUp = 90 * time.Second
 	// ExitAfterKill bounds a SIGKILLed process's exit: nothing of it runs.
 	ExitAfterKill = time.Minute
 	// InterruptGrace is how long a row that failed waits for its harness's

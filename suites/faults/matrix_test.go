@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,9 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/lab/faultlab"
 )
+
+// fixturesServerGroup is the kind's word in harness.log's "created KIND NAME (ID)".
+const fixturesServerGroup = "server_group"
 
 const (
 	reProvisioning = `created network `
@@ -46,6 +50,41 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.FilesSearched.Store(0)
+
+	// Issue 32: one hypervisor's nova-compute hangs (SIGSTOP of its process
+	// group) just before the run creates its servers. The scheduler still
+	// sends a build there (Nova lists the service up for service_down_time,
+	// 60 s); the wait gives up at its bound and must name the service and
+	// the host, from Placement's allocation and Nova's service list, and
+	// the run must leave nothing. Not parallel: every build sent to that
+	// host would stall, the other rows' too (parallel rows wait until the
+	// sequential ones are done).
+	t.Run("nova/compute-frozen", func(t *testing.T) {
+		hv := env.Hypervisors[len(env.Hypervisors)-1]
+		host := faultlab.NovaComputeHost(hv)
+		row := matrix.Record(t, "nova-compute of "+host+" stops answering (SIGSTOP), before the servers are created", "provisioning: waiting for a host / ACTIVE")
+		r := env.Start(t, "nova-compute-frozen", faultlab.Spec{Suite: "smoke", Edit: func(c map[string]any) {
+			// Short of service_down_time: the cause must be named from the
+			// heartbeats before Nova lists the service down.
+			faultlab.Set(c, "intervals.server_active", map[string]any{"timeout": "45s", "poll": "2s"})
+		}})
+		r.WaitLog(`created `+fixturesServerGroup+` `, faultlab.ReachEarlyPhase)
+		frozen := env.FreezeNovaCompute(t, hv)
+		code := r.Wait(faultlab.RunToEnd)
+		frozen.Resume(t)
+		if err := env.WaitServiceUp(context.Background(), "nova-compute", host, faultlab.ServiceBackUp); err != nil {
+			t.Errorf("after the row: %v (the rows after this one would stall)", err)
+		}
+		log := r.Log() + r.Console()
+		if code == 0 {
+			t.Errorf("the run passed with nova-compute of %s stopped", host)
+		}
+		said := faultlab.MustContain(t, "harness output", log, `stays BUILD/[a-z_]+: the scheduler claimed host `+regexp.QuoteMeta(host)+
+			` \([^)]*\), whose nova-compute is (down in Nova's service list|up in Nova's service list \([^)]*\) but has not reported for \d+ s)`)
+		row.Outcome = fmt.Sprintf("exit %d; %s; teardown: %d deletes, %d failed", code, faultlab.Shorten(said, 260),
+			strings.Count(log, "teardown: "), len(faultlab.TeardownFailures(r.Log())))
+		faultlab.Ending(t, r, row)
+	})
 
 	signalRows := []struct {
 		name, phase, suite, labels, trigger string
