@@ -67,7 +67,7 @@ func podTarget(hv, pod, container string) string {
 // the debug pod, results.json names that pod and container
 // (host_tools_pod, host_tools_container) and not tcpdump among the OVS
 // container's tools,
-// and a capture (`tcpdump -nn`) ran there with exit 0.
+// and a capture (`tcpdump -nn`) ran there to its end (captureEnded).
 func debugPod(runDir string) (lines, problems []string, err error) {
 	a, err := loadRun(runDir)
 	if err != nil {
@@ -104,7 +104,7 @@ func debugPod(runDir string) (lines, problems []string, err error) {
 			switch {
 			case e.Target == ovs && e.Cmd == offload.ToolsProbeCommand:
 				probed = probed || strings.Contains(e.Stdout, "asap2e2e-probe tcpdump 127 ")
-			case e.Target == dbg && strings.Contains(e.Cmd, "tcpdump -nn") && e.ExitCode == 0 && e.Error == "":
+			case e.Target == dbg && strings.Contains(e.Cmd, "tcpdump -nn") && captureEnded(e):
 				captured++
 			}
 		}
@@ -112,7 +112,7 @@ func debugPod(runDir string) (lines, problems []string, err error) {
 			bad("commands.jsonl: no tools probe in %s found tcpdump missing (exit 127)", ovs)
 		}
 		if captured == 0 {
-			bad("commands.jsonl: no capture (tcpdump -nn) ran in %s with exit 0", dbg)
+			bad("commands.jsonl: no capture (tcpdump -nn) ran to its end in %s (exit 0 or timeout's 124, with tcpdump's summary)", dbg)
 		}
 		if probed && captured > 0 {
 			lines = append(lines, fmt.Sprintf("hypervisor %s: tcpdump not found in %s (probe exit 127); %d capture(s) ran in %s", h.Name, ovs, captured, dbg))
@@ -162,4 +162,13 @@ func nodeMapping(runDir, domain string) (lines, problems []string, err error) {
 		}
 	}
 	return lines, problems, nil
+}
+
+// captureEnded is a capture that ended as the representor check's captures
+// end (e2e/offload's representor.go): exit 0 when tcpdump reached its
+// packet count, 124 when timeout ended the window with SIGINT (at a rate
+// below count/window: a loaded machine, a slower flow) — either way with
+// tcpdump's own summary on stderr, and no error of the transport.
+func captureEnded(e remote.LogEntry) bool {
+	return (e.ExitCode == 0 || e.ExitCode == 124) && e.Error == "" && strings.Contains(e.Stderr, "packets captured")
 }

@@ -106,7 +106,9 @@ func TestDebugPodEachEvidenceCounts(t *testing.T) {
 		{"the probe found tcpdump", "commands.jsonl", "asap2e2e-probe tcpdump 127 ", "asap2e2e-probe tcpdump 0 ",
 			"no tools probe in hypervisor compute1.asap2lab.test (pod openstack/openvswitch-vswitchd-default-ngsd7, container openvswitch-vswitchd) found tcpdump missing"},
 		{"the captures failed", "commands.jsonl", `"exit_code":0`, `"exit_code":1`,
-			"no capture (tcpdump -nn) ran in hypervisor compute2.asap2lab.test (pod openstack/asap2e2e-20261204t200928-2e08-debug-compute2, container debug) with exit 0"},
+			"no capture (tcpdump -nn) ran to its end in hypervisor compute2.asap2lab.test (pod openstack/asap2e2e-20261204t200928-2e08-debug-compute2, container debug)"},
+		{"the captures printed no summary", "commands.jsonl", `packets captured`, `packets lost`,
+			"no capture (tcpdump -nn) ran to its end in hypervisor compute2.asap2lab.test"},
 		{"harness.log silent", "harness.log", "the OVS container lacks tcpdump", "the OVS container has it",
 			`harness.log does not say "compute1.asap2lab.test: the OVS container lacks tcpdump"`},
 		{"no pod recorded", "results.json", `"host_tools_pod": "openstack/asap2e2e-20261204t200928-2e08-debug-compute2"`, `"host_tools_pod": ""`,
@@ -137,4 +139,33 @@ func TestNodeMappingRecordedRun(t *testing.T) {
 		return strings.ReplaceAll(s, "(matched by service host)", "(matched by hypervisors.kubernetes.node_names)")
 	})
 	wantRun(t, 1, []string{"harness.log does not say"}, "node-mapping", dir, "asap2lab.test")
+}
+
+// A capture ended by its window (timeout's exit 124, tcpdump's summary
+// printed) is a capture that ran: on a loaded machine the 10,000-packet
+// count is not reached in 3 s (CI, 2026-12-05: compute1's both captures).
+func TestDebugPodWindowEndedCaptures(t *testing.T) {
+	wantRun(t, 0, []string{
+		"hypervisor compute1: tcpdump not found in hypervisor compute1 (pod openstack/openvswitch-vswitchd-default-mk6tx, container openvswitch-vswitchd) (probe exit 127); 2 capture(s) ran in hypervisor compute1 (pod openstack/asap2e2e-20261205t131007-4b9b-debug-compute1, container debug)",
+		"hypervisor compute2: tcpdump not found",
+		"ok: run debug-pod-window ran tcpdump in a node debug pod",
+	}, "debug-pod", "testdata/debug-pod-window")
+	// Killed by the transport instead (an error recorded): not a capture.
+	dir := t.TempDir()
+	copyTree(t, "testdata/debug-pod-window", dir)
+	data, err := os.ReadFile(filepath.Join(dir, "commands.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.Contains(l, "debug-compute1") && strings.Contains(l, "tcpdump -nn") {
+			l = strings.Replace(l, `"exit_code":124`, `"exit_code":124,"error":"stopped: context deadline exceeded"`, 1)
+		}
+		b.WriteString(l)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "commands.jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRun(t, 1, []string{"no capture (tcpdump -nn) ran to its end in hypervisor compute1 (pod openstack/asap2e2e-20261205t131007-4b9b-debug-compute1"}, "debug-pod", dir)
 }
