@@ -325,23 +325,27 @@ fleet_run fleet-concurrent concurrent --label-filter=tcp-p1; rc=$?
 end $rc "fleet (concurrent)"; [ $rc = 0 ] || status=1
 fi
 
-# A node a real fleet has: its uplink negotiated down. compute3's underlay carries 100 Mbit/s each
-# way (tc tbf on its ul0, where its VXLAN leaves, and on the ToR's port to it, where it arrives), a
-# tenth of the lab's path at best; the fleet must fail and name compute3, and only compute3: its ring
-# neighbours' low rates (compute2 sending to it, compute4 receiving from it) are explained by it.
-# Limited one way only, the ring cannot tell compute3's sending from compute4's receiving (one slow
-# pair, both ends named: seen on the lab), so the fault is the whole link's.
+# A node a real fleet has: its uplink negotiated down (10 Mbit/s, where a failed autonegotiation
+# lands). compute3's underlay carries 10 Mbit/s each way (tc tbf on its ul0, where its VXLAN leaves,
+# and on the ToR's port to it, where it arrives); the fleet must fail and name compute3, and only
+# compute3: its ring neighbours' low rates (compute2 sending to it, compute4 receiving from it) are
+# explained by it. Limited one way only, the ring cannot tell compute3's sending from compute4's
+# receiving (one slow pair, both ends named: seen on the lab), so the fault is the whole link's.
+# Why 10 and not 100: the rule (ratio 0.5 of the median of four nodes, two of whose pairs cross the
+# bad link) names the node only while the slowest healthy pair delivers more than three times the
+# bad link; on this 2-core machine, loaded, healthy pairs delivered 107-160 Mbit/s (CI, 2026-12-05),
+# and at 100 Mbit/s the fleet passed: the fault was inside the healthy range, not the rule wrong.
 if fleet_wants bad-node; then
-begin "fleet with a bad node: compute3's underlay at 100 Mbit/s must be named, alone"
+begin "fleet with a bad node: compute3's underlay at 10 Mbit/s must be named, alone"
 BAD_NS=asap2lab-hv3
-ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 100mbit burst 256kb latency 50ms &&
-  ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 100mbit burst 256kb latency 50ms
+ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 10mbit burst 64kb latency 50ms &&
+  ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms
 fleet_run fleet-bad-node isolated --label-filter=tcp-p1; rc=$?
 ip netns exec "$BAD_NS" tc qdisc del dev ul0 root 2>/dev/null || true
 ip netns exec asap2lab-tor tc qdisc del dev hv3 root 2>/dev/null || true
 bad_dir=$(find "$OUT/fleet-bad-node" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
 if [ $rc = 0 ]; then
-  echo "the fleet PASSED with compute3's underlay at 100 Mbit/s: the outlier rule cannot fail" >&2; rc=1
+  echo "the fleet PASSED with compute3's underlay at 10 Mbit/s: the outlier rule cannot fail" >&2; rc=1
 elif [ -z "$bad_dir" ]; then
   echo "no fleet run directory under $OUT/fleet-bad-node" >&2; rc=1
 else
