@@ -81,7 +81,10 @@ func TestFaults(t *testing.T) {
 		}
 		said := faultlab.MustContain(t, "harness output", log, `stays BUILD/[a-z_]+: the scheduler claimed host `+regexp.QuoteMeta(host)+
 			` \([^)]*\), whose nova-compute is (down in Nova's service list|up in Nova's service list \([^)]*\) but has not reported for \d+ s)`)
-		row.Outcome = fmt.Sprintf("exit %d; %s; teardown: %d deletes, %d failed", code, faultlab.Shorten(said, 260),
+		if i := strings.LastIndex(said, "; server "); i >= 0 { // the cause, not the wait's start
+			said = said[i+2:]
+		}
+		row.Outcome = fmt.Sprintf("exit %d; %s; teardown: %d deletes, %d failed", code, faultlab.Shorten(said, 320),
 			strings.Count(log, "teardown: "), len(faultlab.TeardownFailures(r.Log())))
 		faultlab.Ending(t, r, row)
 	})
