@@ -345,6 +345,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		errs       []error
 		wg         sync.WaitGroup
 	)
+	oneWay := w.oneWay(p)
 	portSecurity := w.Config.DataPort.PortSecurity
 	var ctReads [2]conntrackRead
 	for i, srv := range servers {
@@ -370,7 +371,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 				default:
 					c, cerr = w.runCheck(flowCtx, checkTarget{
 						hv: t.runner, name: name, rep: t.rep, portID: srv.PortID, localMAC: srv.MAC, peerMAC: peer.MAC,
-						flow: flow, guest: guest, guestName: srv.Name, guestIface: t.iface,
+						flow: flow, guest: guest, guestName: srv.Name, guestIface: t.iface, oneWay: oneWay,
 					})
 				}
 				if cerr != nil {
@@ -594,6 +595,26 @@ type checkTarget struct {
 	localMAC, peerMAC, flow string
 	guest                   remote.Runner
 	guestName, guestIface   string
+	// oneWay is the flow's direction when its measured traffic goes one
+	// way only (UDP), nil otherwise or when it cannot be told.
+	oneWay *offload.OneWay
+}
+
+// oneWay is the direction of a flow whose measured traffic goes one way
+// only: UDP, from the iperf3 client's guest to the server's (the server is
+// the guest whose data address the run input names). nil for TCP, and when
+// the server cannot be told (then both directions are judged, as before).
+func (w Window) oneWay(p iperf3.Profile) *offload.OneWay {
+	if p.Protocol != iperf3.UDP || w.Iperf == nil {
+		return nil
+	}
+	addr := w.Iperf(p, w.Config.Offload.FlowDuration).ServerAddr
+	for i, g := range w.Guests {
+		if addr != "" && g.DataIP == addr && w.Guests[1-i].DataIP != addr {
+			return &offload.OneWay{From: w.Guests[1-i].MAC, To: g.MAC}
+		}
+	}
+	return nil
 }
 
 // checkSamples is how many times tc and dpctl are read in one window: two,
@@ -605,7 +626,7 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 	macs := []string{t.localMAC, t.peerMAC}
 	switch t.name {
 	case results.CheckTC:
-		in := offload.TCInput{Devices: []string{t.rep}, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type}
+		in := offload.TCInput{Devices: []string{t.rep}, MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type, OneWay: t.oneWay}
 		switch dev := oc.DecapDevice(); dev {
 		case "":
 		case config.TunnelAuto:
@@ -627,7 +648,7 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 			Control: t.guest, ControlIface: t.guestIface, ControlSudo: w.Config.GuestAccess.User != "root",
 		})
 	case results.CheckDpctl:
-		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type})
+		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type, OneWay: t.oneWay})
 	case results.CheckCounters:
 		return offload.CheckCounters(ctx, t.hv, offload.CountersInput{
 			Representor: t.rep, Guest: t.guest, GuestIface: t.guestIface, GuestName: t.guestName,

@@ -77,6 +77,11 @@ type DpctlSamples struct {
 	// genev_sys_/vxlan_sys_ ports, the default UDP ports) and that counted
 	// packets makes its direction inconclusive; an idle one is left out.
 	Network string
+	// OneWay is the flow's direction when its measured traffic goes one
+	// way only (iperf3 UDP; see OneWay), nil for both ways: the pair's
+	// flows of the return direction that counted nothing are named idle,
+	// as expected, not "did not grow".
+	OneWay *OneWay
 }
 
 // keyedFlows gives every flow a key stable across samples: its ufid (or
@@ -146,7 +151,7 @@ func JudgeDpctlBasis(s DpctlSamples, macs []string) (results.Verdict, string, []
 		return results.VerdictInconclusive, "no dpctl sample", nil
 	}
 	stages, opts := dpctlStages(s)
-	opts.tunnel = s.Network
+	opts.tunnel, opts.oneWay, opts.pair = s.Network, s.OneWay, set
 	paths, truncated := buildPaths(stages, set)
 	if truncated {
 		return results.VerdictInconclusive, fmt.Sprintf("more than %d pipelines through the recirculations: not judged", maxPaths), nil
@@ -206,6 +211,8 @@ func judgeDpctlDirections(s DpctlSamples, set macSet, dirs []*direction, exc []p
 	switch {
 	case st == dirUnsure:
 		return results.VerdictInconclusive, why
+	case st == dirIdle:
+		return results.VerdictInconclusive, fmt.Sprintf("the only %s are the one-way flow's return direction, which carried nothing: no flow of the measured traffic was seen: %s", what, why)
 	case st == dirSoftware && nHW == 0:
 		tcNote := ""
 		if nTCSW > 0 {

@@ -282,7 +282,71 @@ const (
 	dirOffloaded dirState = iota
 	dirSoftware
 	dirUnsure
+	// dirIdle: the return direction of a one-way flow (OneWay) whose every
+	// stage is in hardware or in software and counted nothing while
+	// sampled: no traffic to carry, so neither judged nor unjudged. It
+	// never makes a verdict offloaded by itself.
+	dirIdle
 )
+
+// OneWay is a flow whose measured traffic goes one way only: iperf3 UDP
+// from its client's guest (From, a MAC) to its server's (To). The server
+// sends nothing back while the test runs (its TCP control connection
+// between the same guests is idle), so the pair's pipelines of the return
+// direction (To -> From) may stand with counters that did not grow on a
+// fully offloaded node. A return direction that counted nothing is then
+// named idle, as expected, instead of "did not grow"; one that counted a
+// packet is judged as any direction. nil: the flow's traffic goes both
+// ways (TCP), every direction is judged.
+type OneWay struct{ From, To string }
+
+// returnOf reports whether d is the return direction (To -> From) of the
+// one-way flow w among the pair set; an end d does not name is the other
+// guest's.
+func (w *OneWay) returnOf(d *direction, set macSet) bool {
+	if w == nil || len(set) != 2 {
+		return false
+	}
+	from, errF := normalizeMAC(w.From)
+	to, errT := normalizeMAC(w.To)
+	if errF != nil || errT != nil || from == to || !set[from] || !set[to] {
+		return false
+	}
+	src, dst := d.src, d.dst
+	if src == "" && dst != "" {
+		src = peers(set, dst)[0]
+	}
+	if dst == "" && src != "" {
+		dst = peers(set, src)[0]
+	}
+	return src == to && dst == from
+}
+
+// idleReturn marks d idle when it is the one-way flow's return direction
+// and none of its stages counted a packet (or could not be read), each in
+// hardware or in software: a stage partially offloaded or without
+// hardware information is still judged, as is any stage that counted.
+func idleReturn(d *direction, o judgeOpts) {
+	if !o.oneWay.returnOf(d, o.pair) {
+		return
+	}
+	var stages []*stage
+	seen := map[*stage]bool{}
+	for _, p := range d.paths {
+		for _, s := range p.stages {
+			if s.hw+s.sw > 0 || s.uncounted || (s.where != whereHW && s.where != whereSW) {
+				return
+			}
+			if !seen[s] {
+				seen[s] = true
+				stages = append(stages, s)
+			}
+		}
+	}
+	d.st = dirIdle
+	d.why = fmt.Sprintf("carried nothing %s, as expected: the return direction of a one-way UDP flow (%s -> %s; iperf3's server sends nothing back while the test runs), not judged: %s",
+		o.span, o.oneWay.From, o.oneWay.To, stageList(stages))
+}
 
 // direction is the judged pipelines of one direction.
 type direction struct {
@@ -312,6 +376,10 @@ type judgeOpts struct {
 	// "vxlan", "geneve", "vlan", ...): a pipeline of the pair over another
 	// tunnel (contradicts) is no proof for this run.
 	tunnel string
+	// oneWay is the flow's direction when its traffic goes one way only
+	// (OneWay); pair is the guests' MACs it is read against.
+	oneWay *OneWay
+	pair   macSet
 }
 
 // judgeDirection decides one direction from its pipelines:
@@ -512,6 +580,7 @@ func judgeTunnel(d *direction, o judgeOpts) bool {
 	}
 	d.paths = keep
 	judgeDirection(d, o)
+	idleReturn(d, o)
 	if len(idle) > 0 {
 		d.why += fmt.Sprintf("; idle pipelines over another tunnel than the run's %s, not judged: %s", o.tunnel, pathList(idle))
 	}
@@ -521,7 +590,7 @@ func judgeTunnel(d *direction, o judgeOpts) bool {
 // basis is one line per direction: what the verdict on it looked at (the
 // stages of each pipeline, first to last) and what it said.
 func basisLines(prefix string, dirs []*direction, span string) []string {
-	names := map[dirState]string{dirOffloaded: "offloaded", dirSoftware: "software", dirUnsure: "inconclusive"}
+	names := map[dirState]string{dirOffloaded: "offloaded", dirSoftware: "software", dirUnsure: "inconclusive", dirIdle: "idle (the one-way flow's return)"}
 	var out []string
 	for _, d := range dirs {
 		var ps []string
@@ -545,7 +614,9 @@ func basisLines(prefix string, dirs []*direction, span string) []string {
 // combineDirections is the verdict of several directions: any inconclusive
 // one, or offloaded next to software ("mixed": one direction in hardware,
 // the other not), is inconclusive; all software is software; all offloaded
-// is offloaded, innerOnly when none of them names both guests' MACs.
+// is offloaded, innerOnly when none of them names both guests' MACs. An
+// idle direction (the one-way flow's return, OneWay) is named and left
+// out; when every direction is idle the state is dirIdle.
 func combineDirections(dirs []*direction) (st dirState, innerOnly bool, why string) {
 	var parts []string
 	count := map[dirState]int{}
@@ -555,11 +626,15 @@ func combineDirections(dirs []*direction) (st dirState, innerOnly bool, why stri
 		if d.st == dirOffloaded && !d.inner {
 			innerOnly = false
 		}
-		name := map[dirState]string{dirOffloaded: "offloaded", dirSoftware: "software", dirUnsure: "inconclusive"}[d.st]
+		name := map[dirState]string{dirOffloaded: "offloaded", dirSoftware: "software", dirUnsure: "inconclusive", dirIdle: "idle"}[d.st]
 		parts = append(parts, fmt.Sprintf("direction %s: %s: %s", d.key, name, d.why))
 	}
 	why = strings.Join(parts, "; ")
 	switch {
+	case count[dirIdle] == len(dirs):
+		// Only the one-way flow's return direction, idle: nothing here
+		// carried the measured traffic.
+		return dirIdle, false, why
 	case count[dirUnsure] > 0:
 		return dirUnsure, false, why
 	case count[dirOffloaded] > 0 && count[dirSoftware] > 0:
@@ -793,8 +868,15 @@ func covers(d *direction, w wanted, set macSet) bool {
 // says nothing went that way).
 func (v *pairView) unjudged(set macSet) (blocking, quiet []string) {
 	for _, w := range v.wantedDirections(set) {
-		judged := false
+		// An idle direction (the one-way flow's return) is no judgement:
+		// a stage outside the pair's pipelines that may carry the same
+		// direction and counted packets still blocks.
+		judged, idle := false, false
 		for _, d := range v.dirs {
+			if d.st == dirIdle {
+				idle = idle || covers(d, w, set)
+				continue
+			}
 			judged = judged || covers(d, w, set)
 		}
 		if judged {
@@ -813,6 +895,9 @@ func (v *pairView) unjudged(set macSet) (blocking, quiet []string) {
 			blocking = append(blocking, fmt.Sprintf("direction %s not judged: no pipeline of it in a shape the judge understands, while stages that may carry it counted packets (%d): %s",
 				w, len(carriers), stageList(carriers)))
 			continue
+		}
+		if idle {
+			continue // its idle pipelines are named with their device or dump
 		}
 		quiet = append(quiet, fmt.Sprintf("direction %s: no pipeline of it, and nothing examined that could carry it counted a packet (none of its traffic crossed what was examined while sampled: a one-way UDP flow, or a device not examined)", w))
 	}

@@ -67,6 +67,11 @@ type TCInput struct {
 	// another tunnel are no proof (JudgeTCNetwork), and the reason names
 	// the tunnel whose decap side was examined.
 	Network string
+	// OneWay is the flow's direction when its measured traffic goes one
+	// way only (iperf3 UDP: client's guest to server's), nil for both
+	// ways: the return direction's rules that counted nothing are idle, as
+	// expected (JudgeTCFlow).
+	OneWay *OneWay
 }
 
 // CheckTC lists the ingress TC filters of every device Samples times,
@@ -145,7 +150,7 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs = append(obs, TCObservation{Device: a.Device, Problem: a.Why})
 		}
 	}
-	c.Verdict, c.Reason, c.Basis = JudgeTCNetwork(obs, in.MACs, in.Network)
+	c.Verdict, c.Reason, c.Basis = JudgeTCFlow(obs, in.MACs, in.Network, in.OneWay)
 	if in.Decap != nil {
 		c.Reason += "; " + decapLabel(in.Decap, in.Network) + " decap: " + in.Decap.Summary
 	}
@@ -304,6 +309,9 @@ type DpctlInput struct {
 	// Network is the run's network type, "" when unknown
 	// (DpctlSamples.Network).
 	Network string
+	// OneWay is the flow's direction when its measured traffic goes one
+	// way only (DpctlSamples.OneWay), nil for both ways.
+	OneWay *OneWay
 }
 
 // CheckDpctl samples `ovs-appctl dpctl/dump-flows -m type=offloaded` (and the
@@ -317,7 +325,7 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 	if _, err := newMACSet(in.MACs); err != nil {
 		return c, fmt.Errorf("dpctl check: %w", err)
 	}
-	s := DpctlSamples{OffloadedIsTyped: true, Window: in.Spacing * time.Duration(in.Samples), Network: in.Network}
+	s := DpctlSamples{OffloadedIsTyped: true, Window: in.Spacing * time.Duration(in.Samples), Network: in.Network, OneWay: in.OneWay}
 	for i := 0; i < in.Samples; i++ {
 		if i > 0 {
 			if err := wait.Sleep(ctx, in.Spacing); err != nil {

@@ -108,6 +108,7 @@ const (
 	tcOffloaded                           // rules in hardware, hardware counters growing
 	tcOffloadedInner                      // the same, but every such rule is a decap rule matched by inner destination only
 	tcUnsure                              // contradictory or unreadable
+	tcIdle                                // only the one-way flow's return direction, idle (OneWay): neutral, never proof
 )
 
 // JudgeTC decides the TC check from the observations of every device
@@ -182,6 +183,16 @@ func JudgeTCBasis(obs []TCObservation, macs []string) (results.Verdict, string, 
 // UDP ports) and that counted packets makes its direction inconclusive;
 // one that counted nothing is named and left out.
 func JudgeTCNetwork(obs []TCObservation, macs []string, network string) (results.Verdict, string, []string) {
+	return JudgeTCFlow(obs, macs, network, nil)
+}
+
+// JudgeTCFlow is JudgeTCNetwork for a flow whose measured traffic goes one
+// way only (oneWay, nil for both ways: see OneWay): the pair's pipelines of
+// its return direction that counted nothing are named idle, as expected,
+// not "did not grow"; a device whose only pipelines are those is neutral,
+// and a check with nothing else is inconclusive. The return direction's
+// pipelines that counted packets are judged as any.
+func JudgeTCFlow(obs []TCObservation, macs []string, network string, oneWay *OneWay) (results.Verdict, string, []string) {
 	set, err := newMACSet(macs)
 	if err != nil {
 		return results.VerdictInconclusive, "bad guest MAC: " + err.Error(), nil
@@ -193,7 +204,7 @@ func JudgeTCNetwork(obs []TCObservation, macs []string, network string) (results
 	count := map[tcDeviceState]int{}
 	var pv pairView // both directions across the devices (pipeline.go)
 	for _, o := range obs {
-		st, why, b := judgeTCDevice(o, set, network, &pv)
+		st, why, b := judgeTCDevice(o, set, network, oneWay, &pv)
 		count[st]++
 		reasons = append(reasons, o.Device+": "+why)
 		if len(b) == 0 {
@@ -209,6 +220,7 @@ func JudgeTCNetwork(obs []TCObservation, macs []string, network string) (results
 var tcStateName = map[tcDeviceState]string{
 	tcEmpty: "no pipeline of the guest pair", tcSoftware: "software", tcOffloaded: "offloaded",
 	tcOffloadedInner: "offloaded (decap by inner destination only)", tcUnsure: "inconclusive",
+	tcIdle: "only the one-way flow's return direction, idle",
 }
 
 func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, string) {
@@ -221,6 +233,8 @@ func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, str
 		return results.VerdictOffloaded, reason
 	case count[tcOffloadedInner] > 0:
 		return results.VerdictInconclusive, "only decap rules matched by one inner MAC alone (the destination, or the source with at most the destination's multicast bit) are in hardware, no rule with both guests' MACs (a third host's traffic to the guest, or the guest's to a third, would look the same): " + reason
+	case count[tcIdle] > 0:
+		return results.VerdictInconclusive, "the guest pair's only pipelines are the one-way flow's return direction, which carried nothing: no pipeline of the measured traffic was seen: " + reason
 	default:
 		return results.VerdictSoftware, reason
 	}
@@ -229,7 +243,7 @@ func tcOverall(count map[tcDeviceState]int, reason string) (results.Verdict, str
 // judgeTCDevice follows the pipelines of one device (see pipeline.go):
 // every chain-0 rule through the chains its goto names, the pair's
 // directions from the MACs of each pipeline's rules together.
-func judgeTCDevice(o TCObservation, set macSet, network string, pv *pairView) (tcDeviceState, string, []string) {
+func judgeTCDevice(o TCObservation, set macSet, network string, oneWay *OneWay, pv *pairView) (tcDeviceState, string, []string) {
 	if o.Problem != "" {
 		return tcUnsure, o.Problem, nil
 	}
@@ -242,7 +256,7 @@ func judgeTCDevice(o TCObservation, set macSet, network string, pv *pairView) (t
 		return tcUnsure, "the first and the last sample are not samples of the same rules (another device or hypervisor?), refused as a pair: " + capList(pairing.refused), nil
 	}
 	stages, opts := tcStages(o, pairing)
-	opts.tunnel = network
+	opts.tunnel, opts.oneWay, opts.pair = network, oneWay, set
 	paths, truncated := buildPaths(stages, set)
 	dirs, exc := directions(paths, set, opts)
 	pv.add(stages, dirs, exc, func(i int) bool {
@@ -294,6 +308,8 @@ func judgeTCDevice(o TCObservation, set macSet, network string, pv *pairView) (t
 	switch {
 	case st == dirUnsure:
 		return tcUnsure, why, basis
+	case st == dirIdle:
+		return tcIdle, why, basis
 	case st == dirSoftware:
 		return tcSoftware, why, basis
 	case innerOnly:

@@ -77,13 +77,15 @@ func main() {
 
 const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
-  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] [--span D] [--links FILE] FILE...
+  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] [--span D] [--links FILE] [--one-way FROM,TO] FILE...
                                     tc -s [-j] filter show dev DEV ingress, oldest first; --with adds
                                     another device of the same hypervisor (the tunnel device beside
                                     the representor): both directions of the pair judged across them;
                                     --span: the time from the first sample to the last; --links: ip -j
-                                    -d link show of the same hypervisor (a LAG's shared block and its ports)
-  dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] FILE...
+                                    -d link show of the same hypervisor (a LAG's shared block and its ports);
+                                    --one-way: the MACs of a UDP flow's client and server guests (its
+                                    return direction's rules that counted nothing are idle, as expected)
+  dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] [--one-way FROM,TO] FILE...
                                     ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
   tcpdump [--mac A,B] [--first-packets N] [--window D] [--control GUEST_CAPTURE] FILE
                                     tcpdump -nn -e -tt output of the representor (FILE.stderr read
@@ -168,6 +170,7 @@ func analyse(args []string) (any, error) {
 	cpuAfter := fs.String("cpuhit-after", "", "counters: the same, after")
 	span := fs.Duration("span", 0, "tc: the time from the first sample to the last (0: unknown; rules' ages are then not checked against it)")
 	links := fs.String("links", "", "tc: ip -j -d link show of the hypervisor (the ports of a LAG's shared block)")
+	oneWayFlag := fs.String("one-way", "", "tc, dpctl: FROM,TO: the MACs of a one-way (UDP) flow's client and server guests, two of --mac")
 	var flows flowFlags
 	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL] (repeatable)")
 	var iperfOut listFlag
@@ -192,6 +195,15 @@ func analyse(args []string) (any, error) {
 			macList = append(macList, m)
 		}
 	}
+	var oneWay *offload.OneWay
+	if *oneWayFlag != "" {
+		ends := strings.Split(*oneWayFlag, ",")
+		if len(ends) != 2 || len(macList) != 2 || !slices.ContainsFunc(macList, func(m string) bool { return strings.EqualFold(m, strings.TrimSpace(ends[0])) }) ||
+			!slices.ContainsFunc(macList, func(m string) bool { return strings.EqualFold(m, strings.TrimSpace(ends[1])) }) || strings.EqualFold(strings.TrimSpace(ends[0]), strings.TrimSpace(ends[1])) {
+			return nil, usageError{fmt.Sprintf("%s: --one-way: want FROM,TO, the two MACs of --mac, got %q", kind, *oneWayFlag)}
+		}
+		oneWay = &offload.OneWay{From: strings.TrimSpace(ends[0]), To: strings.TrimSpace(ends[1])}
+	}
 	one := func() error {
 		if len(files) != 1 {
 			return usageError{fmt.Sprintf("%s takes one file, got %d", kind, len(files))}
@@ -205,7 +217,7 @@ func analyse(args []string) (any, error) {
 		}
 		return analyseIperf3(files[0])
 	case "tc":
-		return analyseTC(*device, files, with, macList, *window, *span, *links)
+		return analyseTC(*device, files, with, macList, *window, *span, *links, oneWay)
 	case "dpctl":
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
@@ -214,7 +226,7 @@ func analyse(args []string) (any, error) {
 		if *allDumps != "" {
 			all = strings.Split(*allDumps, ",")
 		}
-		return analyseDpctl(files, all, macList, *dumpType == "offloaded", *window)
+		return analyseDpctl(files, all, macList, *dumpType == "offloaded", *window, oneWay)
 	case "tcpdump":
 		if err := one(); err != nil {
 			return nil, err
@@ -431,7 +443,7 @@ func oneSampleNote(n int, window time.Duration) []string {
 	return []string{fmt.Sprintf("one sample: offloaded only if its own last use falls inside --window %s (the harness always takes two)", window)}
 }
 
-func analyseTC(device string, files, with, macs []string, window, span time.Duration, links string) (any, error) {
+func analyseTC(device string, files, with, macs []string, window, span time.Duration, links string, oneWay *offload.OneWay) (any, error) {
 	dumps, err := parseAll(files, offload.ParseTC)
 	if err != nil {
 		return nil, err
@@ -472,7 +484,7 @@ func analyseTC(device string, files, with, macs []string, window, span time.Dura
 			return out, nil
 		}
 	}
-	out.Verdict, out.Reason, out.Basis = offload.JudgeTCBasis(obs, macs)
+	out.Verdict, out.Reason, out.Basis = offload.JudgeTCFlow(obs, macs, "", oneWay)
 	return out, nil
 }
 
@@ -538,7 +550,7 @@ type dpctlOut struct {
 	Notes    []string              `json:"notes,omitempty"`
 }
 
-func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Duration) (any, error) {
+func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Duration, oneWay *offload.OneWay) (any, error) {
 	offloaded, err := parseAll(files, offload.ParseDpctl)
 	if err != nil {
 		return nil, err
@@ -554,7 +566,7 @@ func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Durati
 	for _, flows := range offloaded {
 		out.Flows = append(out.Flows, len(flows))
 	}
-	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed, Window: window}
+	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed, Window: window, OneWay: oneWay}
 	out.Verdict, out.Reason, out.Basis = offload.JudgeDpctlBasis(s, macs)
 	return out, nil
 }
