@@ -56,6 +56,10 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/config", Imports: []string{"e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/hostcpu", Imports: []string{"e2e/results"}, Note: "its Delta is the results file's CPU usage"},
+		{Path: "e2e/history", Imports: []string{"e2e/results"}, Note: "the nightly series and change points; pure"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/history/store", Imports: []string{"e2e/history"}, Note: "the history in SQLite (modernc.org/sqlite)"},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/cloud", Imports: []string{"e2e/config", "e2e/wait"}},
@@ -93,6 +97,7 @@ var Layers = []Layer{
 			Note: "it renders the reports as the run's last final step"},
 		{Path: "tools/report", Imports: []string{"e2e/fleet", "e2e/report", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/checkrun", Imports: []string{"e2e/offload", "e2e/remote", "e2e/results", "tools/internal/cli"}},
+		{Path: "tools/history", Imports: []string{"e2e/history", "e2e/history/store", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},
