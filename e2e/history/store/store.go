@@ -1,9 +1,12 @@
 // Package store keeps the history (e2e/history's runs, series, points and
-// acknowledgements) in SQLite through the pure-Go modernc.org/sqlite: a
-// file that needs no server. Migrations are versioned (schema_migrations);
-// ingests are transactions taken with BEGIN IMMEDIATE and a busy timeout,
-// so concurrent workers, goroutines or processes, lose nothing, and a run
-// already stored adds nothing (idempotent by run id and series).
+// acknowledgements) in SQLite through the pure-Go modernc.org/sqlite (a
+// file that needs no server, the default) or in PostgreSQL through pgx (a
+// team's shared server: a postgres:// or postgresql:// URL). One schema and
+// the same queries for both; migrations are versioned (schema_migrations)
+// and taken under a lock (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory
+// lock); points go in with ON CONFLICT DO NOTHING, so concurrent workers,
+// goroutines or processes, lose nothing, and a run already stored adds
+// nothing (idempotent by run id and series).
 package store
 
 import (
@@ -15,14 +18,16 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"              // the "sqlite" database/sql driver
 
 	"github.com/mosk-qa/asap2-e2e/e2e/history"
 )
 
 // Store is an open history.
 type Store struct {
-	db *sql.DB
+	db       *sql.DB
+	postgres bool
 }
 
 // migrations are applied in order, each once; never edit a released one.
@@ -51,15 +56,29 @@ var migrations = []string{
 	);`,
 }
 
-// Open opens (creating when absent) the SQLite history at path and
-// migrates it. "sqlite://PATH" and "file:PATH" are read as PATH.
+// Open opens the history and migrates it: a postgres:// or postgresql://
+// URL is a PostgreSQL server (pgx's connection string), anything else the
+// SQLite file at that path, created when absent ("sqlite://PATH" and
+// "file:PATH" are read as PATH).
 func Open(ctx context.Context, path string) (*Store, error) {
+	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
+		db, err := sql.Open("pgx", path)
+		if err != nil {
+			return nil, fmt.Errorf("history store %s: %w", redact(path), err)
+		}
+		s := &Store{db: db, postgres: true}
+		if err := s.migrate(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("history store %s: %w", redact(path), err)
+		}
+		return s, nil
+	}
 	path = strings.TrimPrefix(strings.TrimPrefix(path, "sqlite://"), "file:")
 	if path == "" {
 		return nil, errors.New("history store: empty path")
 	}
 	if strings.Contains(path, "://") {
-		return nil, fmt.Errorf("history store %q: only SQLite files are supported (PostgreSQL is not built yet)", path)
+		return nil, fmt.Errorf("history store %q: want a SQLite file path or a postgres:// URL", path)
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(30000)")
@@ -86,6 +105,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
+	if s.postgres {
+		// Two workers migrating at once: the second waits for the first.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(37037)`); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
 		return fmt.Errorf("migrations table: %w", err)
 	}
@@ -143,7 +168,7 @@ func (s *Store) Ingest(ctx context.Context, run history.Run, pts []history.Point
 
 // Entry is one point of a series with its run.
 type Entry struct {
-	history.Run
+	Run history.Run `json:"run"`
 	history.Point
 }
 
@@ -182,10 +207,10 @@ func (s *Store) Points(ctx context.Context, key string) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var at string
-		if err := rows.Scan(&e.Run.ID, &at, &e.Build, &e.Value, &e.Lo, &e.Hi, &e.N); err != nil {
+		if err := rows.Scan(&e.Run.ID, &at, &e.Run.Build, &e.Value, &e.Lo, &e.Hi, &e.N); err != nil {
 			return nil, err
 		}
-		if e.StartedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		if e.Run.StartedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
 			return nil, fmt.Errorf("run %s: started_at %q: %w", e.Run.ID, at, err)
 		}
 		e.Series, e.RunID = ser, e.Run.ID
@@ -229,4 +254,13 @@ func (s *Store) Acked(ctx context.Context, series, runID string) (bool, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM acks WHERE series = $1 AND run_id = $2`, series, runID).Scan(&n)
 	return n > 0, err
+}
+
+// redact hides a URL's password in messages.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return p.Redacted()
 }
