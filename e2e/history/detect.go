@@ -13,6 +13,14 @@ type Options struct {
 	// MinSize is the fewest points a segment may have (default 3): a step
 	// is found at the earliest MinSize runs after it.
 	MinSize int
+	// Window is how many of the newest points Open looks at (default 60,
+	// Otava's ≈ 50): over a year of nights the best split of pure noise
+	// among hundreds is a false step the t-test cannot see through.
+	Window int
+	// Recent is how close to the newest point a change point must be for
+	// Open to report it (default 10 runs): an older one was reported by the
+	// checks of its own nights (and show still lists it).
+	Recent int
 }
 
 func (o Options) withDefaults() Options {
@@ -21,6 +29,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinSize == 0 {
 		o.MinSize = 3
+	}
+	if o.Window == 0 {
+		o.Window = 60
+	}
+	if o.Recent == 0 {
+		o.Recent = 10
 	}
 	return o
 }
@@ -248,11 +262,20 @@ func betacf(a, b, x float64) float64 {
 }
 
 // Open is the regression a series' newest point is in: the last change
-// point, when it is a regression (nothing after it brought the series back).
+// point among the newest Window points, when it is a regression (nothing
+// after it brought the series back) within the newest Recent points.
+// Index counts from the first of pts.
 func Open(pts []Point, m Metric, o Options) (ChangePoint, bool) {
-	cps := Detect(pts, m, o)
-	if len(cps) == 0 || !cps[len(cps)-1].Regression {
+	o = o.withDefaults()
+	from := max(0, len(pts)-o.Window)
+	cps := Detect(pts[from:], m, o)
+	if len(cps) == 0 {
 		return ChangePoint{}, false
 	}
-	return cps[len(cps)-1], true
+	cp := cps[len(cps)-1]
+	cp.Index += from
+	if !cp.Regression || cp.Index < len(pts)-o.Recent {
+		return ChangePoint{}, false
+	}
+	return cp, true
 }

@@ -59,7 +59,8 @@ var Layers = []Layer{
 		{Path: "e2e/history", Imports: []string{"e2e/results"}, Note: "the nightly series and change points; pure"},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/history/store", Imports: []string{"e2e/history"}, Note: "the history in SQLite (modernc.org/sqlite)"},
+		{Path: "e2e/history/store", Imports: []string{"e2e/history"}, Note: "the history in SQLite (modernc.org/sqlite) or PostgreSQL (pgx)"},
+		{Path: "e2e/history/store/pgtest", OnlyTests: true, Note: "a throwaway PostgreSQL server from Debian's package"},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/cloud", Imports: []string{"e2e/config", "e2e/wait"}},
@@ -129,6 +130,8 @@ var Modules = []Module{
 	{Prefix: "github.com/gophercloud/", By: []string{"e2e/cloud", "fixtures", "fixtures/fakecloud"},
 		TestsBy: []string{"e2e/cloud", "fixtures"},
 		Note:    "the OpenStack calls: clients, the topology (the one owner of every resource call), its fake"},
+	{Prefix: "modernc.org/", By: []string{"e2e/history/store"}, Note: "the pure-Go SQLite of the history's default store"},
+	{Prefix: "github.com/jackc/", By: []string{"e2e/history/store"}, Note: "pgx: the history's PostgreSQL store"},
 }
 
 // Linked restricts which builds contain an outside module at all, directly or through any chain
@@ -157,6 +160,11 @@ var Heavy = []Linked{
 			{Path: "suites/fleet", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
 			{Path: "tools/kubecheck", Why: "the Kubernetes preflight against a real cluster"},
 			{Path: "tools/sweeper", Why: "sweeps the node debug pods"},
+		}},
+	{Prefix: "modernc.org/", Note: "SQLite translated to Go (modernc.org/libc and sqlite: a long first compile); the history alone",
+		By: []Linker{
+			{Path: "e2e/history/store", Why: "the history's default store"},
+			{Path: "tools/history", Why: "the history's command"},
 		}},
 }
 

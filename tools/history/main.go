@@ -10,7 +10,8 @@
 // every point of each file (a single run, a fleet run, merged or shard
 // files), idempotent by run id. show prints each series matching the filter
 // with its change points. check judges the newest run: it exits 1 when a
-// series' newest point sits after an unacknowledged regression change point,
+// series' newest point sits after an unacknowledged regression change point
+// among its last 60 runs and no more than 10 runs old (history.Open),
 // naming the series, the change point's run and build, the step and its
 // confidence; --junit writes one test case per series. ack acknowledges a
 // change point (kept in the store).
@@ -122,6 +123,7 @@ type seriesView struct {
 	Series       string                `json:"series"`
 	Points       []store.Entry         `json:"points"`
 	ChangePoints []history.ChangePoint `json:"change_points"`
+	points       []history.Point
 }
 
 func load(ctx context.Context, s *store.Store, key string) (seriesView, history.Metric, error) {
@@ -141,7 +143,7 @@ func load(ctx context.Context, s *store.Store, key string) (seriesView, history.
 	for i, e := range es {
 		pts[i] = e.Point
 	}
-	return seriesView{Series: key, Points: es, ChangePoints: history.Detect(pts, m, history.Options{})}, m, nil
+	return seriesView{Series: key, Points: es, points: pts}, m, nil
 }
 
 func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
@@ -163,6 +165,7 @@ func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.
 			fmt.Fprintf(stderr, "history: %v\n", err)
 			return 2
 		}
+		v.ChangePoints = history.Detect(v.points, m, history.Options{})
 		views = append(views, v)
 		if *asJSON {
 			continue
@@ -181,7 +184,7 @@ func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.
 				mark += "  (inconclusive: interval wider than the minimum effect)"
 			}
 			fmt.Fprintf(stdout, "  %s  %-32s %-20s %14.6g [%g, %g] n=%d%s\n",
-				e.StartedAt.Format(time.DateOnly), e.Run.ID, e.Build, e.Value, e.Lo, e.Hi, e.N, mark)
+				e.Run.StartedAt.Format(time.DateOnly), e.Run.ID, e.Run.Build, e.Value, e.Lo, e.Hi, e.N, mark)
 		}
 	}
 	if *asJSON {
@@ -249,8 +252,7 @@ func check(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 			continue // the newest run did not measure this series
 		}
 		tc := junitCase{Name: k, Class: "history"}
-		if n := len(v.ChangePoints); n > 0 && v.ChangePoints[n-1].Regression {
-			c := v.ChangePoints[n-1]
+		if c, ok := history.Open(v.points, m, history.Options{}); ok {
 			at := v.Points[c.Index].Run
 			acked, err := s.Acked(ctx, k, at.ID)
 			if err != nil {
