@@ -5,8 +5,10 @@
 //	go run ./tools/history [--store PATH] show [-json] [SERIES_FILTER]
 //	go run ./tools/history [--store PATH] check [--junit FILE]
 //	go run ./tools/history [--store PATH] ack -series KEY -run RUN_ID -reason TEXT
+//	go run ./tools/history [--store PATH] trend [-o FILE.html] [-title TEXT] [SERIES_FILTER]
 //
-// The store is a SQLite file (--store, else $ASAP2E2E_HISTORY). ingest adds
+// The store is a SQLite file or a postgres:// URL (--store, else
+// $ASAP2E2E_HISTORY). ingest adds
 // every point of each file (a single run, a fleet run, merged or shard
 // files), idempotent by run id. show prints each series matching the filter
 // with its change points. check judges the newest run: it exits 1 when a
@@ -14,7 +16,8 @@
 // among its last 60 runs and no more than 10 runs old (history.Open),
 // naming the series, the change point's run and build, the step and its
 // confidence; --junit writes one test case per series. ack acknowledges a
-// change point (kept in the store).
+// change point (kept in the store). trend writes the offline trend page
+// (history.Trend: the regressions on top, a chart per series family).
 //
 // Exit codes: 0 success / no regression, 1 regression, 2 usage or input error.
 package main
@@ -47,12 +50,13 @@ const usage = `usage:
   history [--store PATH] show [-json] [SERIES_FILTER]
   history [--store PATH] check [--junit FILE]
   history [--store PATH] ack -series KEY -run RUN_ID -reason TEXT
-the store is a SQLite file; without --store it is $` + EnvStore + `
+  history [--store PATH] trend [-o FILE.html] [-title TEXT] [SERIES_FILTER]
+the store is a SQLite file or a postgres:// URL; without --store it is $` + EnvStore + `
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	path := fs.String("store", os.Getenv(EnvStore), "the history's SQLite file (default $"+EnvStore+")")
+	path := fs.String("store", os.Getenv(EnvStore), "the history: a SQLite file or a postgres:// URL (default $"+EnvStore+")")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
@@ -67,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cmds := map[string]func(context.Context, *store.Store, []string, io.Writer, io.Writer) int{
-		"ingest": ingest, "show": show, "check": check, "ack": ack,
+		"ingest": ingest, "show": show, "check": check, "ack": ack, "trend": trend,
 	}
 	cmd, ok := cmds[rest[0]]
 	if !ok {
@@ -336,5 +340,49 @@ func ack(ctx context.Context, s *store.Store, args []string, stdout, stderr io.W
 		return 2
 	}
 	fmt.Fprintf(stdout, "acknowledged %s at run %s\n", *series, *runID)
+	return 0
+}
+
+func trend(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("trend", flag.ContinueOnError)
+	out := fs.String("o", "trend.html", "the page to write")
+	title := fs.String("title", "asap2-e2e history", "the page's title")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: history trend [-o FILE.html] [-title TEXT] [SERIES_FILTER]")
+		fs.PrintDefaults()
+	}
+	if done, code := cli.Parse(fs, args, stdout, stderr); done {
+		return code
+	}
+	keys, err := s.Series(ctx, fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "history: %v\n", err)
+		return 2
+	}
+	var ss []history.TrendSeries
+	for _, k := range keys {
+		v, m, err := load(ctx, s, k)
+		if err != nil {
+			fmt.Fprintf(stderr, "history: %v\n", err)
+			return 2
+		}
+		ts := history.TrendSeries{Series: v.points[0].Series, Points: v.points, ChangePoints: history.Detect(v.points, m, history.Options{})}
+		for _, e := range v.Points {
+			ts.Runs = append(ts.Runs, e.Run)
+		}
+		if c, ok := history.Open(v.points, m, history.Options{}); ok {
+			ts.Open = &c
+			if ts.Acked, err = s.Acked(ctx, k, ts.Runs[c.Index].ID); err != nil {
+				fmt.Fprintf(stderr, "history: %v\n", err)
+				return 2
+			}
+		}
+		ss = append(ss, ts)
+	}
+	if err := results.WriteFileAtomic(*out, history.Trend(*title, ss), 0o644); err != nil {
+		fmt.Fprintf(stderr, "history: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d series)\n", *out, len(ss))
 	return 0
 }

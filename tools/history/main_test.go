@@ -105,6 +105,13 @@ func TestIngestCheckAck(t *testing.T) {
 	if code, o, _ := runCmd("--store", db, "show", "udp-500m-p1-l700"); code != 0 || !strings.Contains(o, "← regression") {
 		t.Fatalf("show: %d\n%s", code, o)
 	}
+	page := filepath.Join(dir, "trend.html")
+	if code, _, e := runCmd("--store", db, "trend", "-o", page); code != 0 {
+		t.Fatalf("trend: %d %s", code, e)
+	}
+	if h, err := os.ReadFile(page); err != nil || !strings.Contains(string(h), "acknowledged") || !strings.Contains(string(h), "night-010") {
+		t.Fatalf("trend page: %v\n%.2000s", err, h)
+	}
 }
 
 func TestUsage(t *testing.T) {
