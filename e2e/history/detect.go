@@ -222,39 +222,26 @@ func regIncBeta(a, b, x float64) float64 {
 
 func betacf(a, b, x float64) float64 {
 	const eps, tiny = 1e-14, 1e-300
-	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
+	nonzero := func(v float64) float64 {
+		if math.Abs(v) < tiny {
+			return tiny
+		}
+		return v
 	}
-	d = 1 / d
+	qab, qap, qam := a+b, a+1, a-1
+	c, d := 1.0, 1/nonzero(1-qab*x/qap)
 	h := d
 	for m := 1; m <= 300; m++ {
 		fm := float64(m)
-		aa := fm * (b - fm) * x / ((qam + 2*fm) * (a + 2*fm))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
+		for _, aa := range []float64{
+			fm * (b - fm) * x / ((qam + 2*fm) * (a + 2*fm)),
+			-(a + fm) * (qab + fm) * x / ((a + 2*fm) * (qap + 2*fm)),
+		} {
+			d = 1 / nonzero(1+aa*d)
+			c = nonzero(1 + aa/c)
+			h *= d * c
 		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + 2*fm) * (qap + 2*fm))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < eps {
+		if math.Abs(d*c-1) < eps {
 			break
 		}
 	}

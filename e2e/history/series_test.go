@@ -1,6 +1,7 @@
 package history
 
 import (
+	"math"
 	"testing"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -105,4 +106,16 @@ func FuzzExtract(f *testing.F) {
 			}
 		}
 	})
+}
+
+// welchP against a numerical integration of Student's t density (t =
+// 2.7775, df = 9.9661): x = 1..5, y = 3..9.
+func TestWelchP(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5}
+	y := []float64{3, 4, 5, 6, 7, 8, 9}
+	mx, sx := meanSD(x)
+	my, sy := meanSD(y)
+	if p := welchP(mx, sx, len(x), my, sy, len(y)); math.Abs(p-0.0195945) > 1e-6 {
+		t.Fatalf("welchP = %g, want 0.0195945", p)
+	}
 }
