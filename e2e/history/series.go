@@ -72,17 +72,23 @@ const (
 	MetricLatencyP999 = "latency_p99_9_us"
 	MetricCoresPer10G = "host_cores_per_10gbps"
 	MetricOffloaded   = "offloaded"
+	// The connection-scale profile's, per hypervisor: the share of the
+	// opened connections offloaded, and the seconds until all were.
+	MetricOffloadedShare = "offloaded_share"
+	MetricTimeToOffload  = "time_to_offload_s"
 )
 
 // Metrics are the judged metrics by name.
 var Metrics = map[string]Metric{
-	MetricDelivered:   {Name: MetricDelivered, HigherBetter: true, MinEffect: 0.05},
-	MetricLoss:        {Name: MetricLoss, MinEffect: 0.5, Absolute: true},
-	MetricLatencyP50:  {Name: MetricLatencyP50, MinEffect: 0.10},
-	MetricLatencyP99:  {Name: MetricLatencyP99, MinEffect: 0.15},
-	MetricLatencyP999: {Name: MetricLatencyP999, MinEffect: 0.20},
-	MetricCoresPer10G: {Name: MetricCoresPer10G, MinEffect: 0.10},
-	MetricOffloaded:   {Name: MetricOffloaded, HigherBetter: true, Verdict: true},
+	MetricDelivered:      {Name: MetricDelivered, HigherBetter: true, MinEffect: 0.05},
+	MetricLoss:           {Name: MetricLoss, MinEffect: 0.5, Absolute: true},
+	MetricLatencyP50:     {Name: MetricLatencyP50, MinEffect: 0.10},
+	MetricLatencyP99:     {Name: MetricLatencyP99, MinEffect: 0.15},
+	MetricLatencyP999:    {Name: MetricLatencyP999, MinEffect: 0.20},
+	MetricCoresPer10G:    {Name: MetricCoresPer10G, MinEffect: 0.10},
+	MetricOffloaded:      {Name: MetricOffloaded, HigherBetter: true, Verdict: true},
+	MetricOffloadedShare: {Name: MetricOffloadedShare, HigherBetter: true, MinEffect: 0.05, Absolute: true},
+	MetricTimeToOffload:  {Name: MetricTimeToOffload, MinEffect: 0.20},
 }
 
 // MetricOf is the metric named, or an error naming the known ones.
@@ -147,7 +153,9 @@ func RunOf(r *results.Results) Run {
 
 // Extract is every point a results file holds: per profile the delivered
 // rate, the loss (UDP), host cores per 10 Gbit/s where measured and the
-// offload verdict of the pair; per latency profile the percentiles; for a
+// offload verdict of the pair; per latency profile the percentiles; per
+// connection-scale N and hypervisor the offloaded share and the time to
+// offload; for a
 // fleet run each pair's delivered rate and each node's offload verdict.
 // Shards of one fleet run give disjoint points (their pairs and nodes
 // differ), so ingesting each shard or the merged file gives the same set.
@@ -205,6 +213,22 @@ func Extract(r *results.Results) []Point {
 		}
 		if v, ok := verdictValue(r.Offload); ok {
 			add(MetricOffloaded, "run", r.Config.ExpectedPath, pair, v, v, v, 1)
+		}
+		for _, c := range r.Connections {
+			if c.Error != "" {
+				continue
+			}
+			prof := fmt.Sprintf("connections-%d", c.N)
+			for _, h := range c.Hosts {
+				if !h.Shared() {
+					continue
+				}
+				add(MetricOffloadedShare, prof, c.Path, h.Hypervisor, h.Share, h.Share, h.Share, 1)
+				if h.TimeToOffloadSeconds != nil {
+					v := *h.TimeToOffloadSeconds
+					add(MetricTimeToOffload, prof, c.Path, h.Hypervisor, v, v, v, 1)
+				}
+			}
 		}
 		return pts
 	}
