@@ -86,9 +86,109 @@ func Trend(title string, ss []TrendSeries) []byte {
 	for _, f := range order {
 		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(strings.ReplaceAll(f, "|", " · ")))
 		b.WriteString(trendChart(fams[f]))
+		if len(fams[f]) >= heatMapNodes {
+			b.WriteString(heatMap(fams[f]))
+		}
 	}
 	b.WriteString("</body></html>\n")
 	return []byte(b.String())
+}
+
+// heatMapNodes is how many nodes or pairs a family needs for a heat map.
+const heatMapNodes = 3
+
+// heatMapRuns is how many of the newest runs the heat map shows.
+const heatMapRuns = 60
+
+// heatMap is a fleet family's nodes over its newest runs: each cell the
+// node's value against the family's median of that run (better or within
+// 3 %: green; 3-10 % worse: yellow; more: red; a verdict: offloaded green,
+// not red), so a node that fell behind the fleet on some night stands out.
+func heatMap(ss []TrendSeries) string {
+	const cell, rowH, left, top = 12.0, 14.0, 150.0, 16.0
+	esc := html.EscapeString
+	seen := map[string]Run{}
+	for _, s := range ss {
+		for _, r := range s.Runs {
+			seen[r.ID] = r
+		}
+	}
+	runs := make([]Run, 0, len(seen))
+	for _, r := range seen {
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
+			return runs[i].StartedAt.Before(runs[j].StartedAt)
+		}
+		return runs[i].ID < runs[j].ID
+	})
+	runs = runs[max(0, len(runs)-heatMapRuns):]
+	col := map[string]int{}
+	for i, r := range runs {
+		col[r.ID] = i
+	}
+	median := map[string]float64{}
+	for _, r := range runs {
+		var vs []float64
+		for _, s := range ss {
+			for i, p := range s.Points {
+				if s.Runs[i].ID == r.ID {
+					vs = append(vs, p.Value)
+				}
+			}
+		}
+		sort.Float64s(vs)
+		if len(vs) > 0 {
+			median[r.ID] = vs[len(vs)/2]
+		}
+	}
+	m := Metrics[ss[0].Series.Metric]
+	nodes := append([]TrendSeries(nil), ss...)
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Series.Node < nodes[j].Series.Node })
+	w, h := left+cell*float64(len(runs))+10, top+rowH*float64(len(nodes))+20
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg"><text class="ctitle" x="4" y="12">each node against the fleet's median, newest %d runs</text>`,
+		w, h, w, h, len(runs))
+	for row, s := range nodes {
+		y := top + rowH*float64(row)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-4, y+10, esc(s.Series.Node))
+		for i, p := range s.Points {
+			c, ok := col[s.Runs[i].ID]
+			if !ok {
+				continue
+			}
+			color, word := heatColor(m, p.Value, median[s.Runs[i].ID])
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s (%s): %.4g, %s</title></rect>`,
+				left+cell*float64(c), y, cell-1, rowH-2, color, esc(s.Series.Node), esc(s.Runs[i].ID), esc(s.Runs[i].Build), p.Value, word)
+		}
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// heatColor judges v against the run's fleet median med.
+func heatColor(m Metric, v, med float64) (color, word string) {
+	if m.Verdict {
+		if v >= 1 {
+			return "#9ae6b4", "offloaded"
+		}
+		return "#feb2b2", "not offloaded"
+	}
+	worse := 0.0 // how much worse than the median, relative
+	if med != 0 {
+		worse = (med - v) / math.Abs(med)
+		if !m.HigherBetter {
+			worse = -worse
+		}
+	}
+	switch {
+	case worse > 0.10:
+		return "#feb2b2", fmt.Sprintf("%.1f %% worse than the fleet's median", worse*100)
+	case worse > 0.03:
+		return "#faf089", fmt.Sprintf("%.1f %% worse than the fleet's median", worse*100)
+	}
+	return "#9ae6b4", "within 3 % of the fleet's median or better"
 }
 
 // trendChart is one family's SVG: a line per node over the family's runs.

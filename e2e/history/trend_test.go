@@ -55,3 +55,23 @@ func TestTrendPage(t *testing.T) {
 		}
 	}
 }
+
+func TestTrendHeatMap(t *testing.T) {
+	var ss []TrendSeries
+	for n := range 4 {
+		s := TrendSeries{Series: Series{Metric: MetricDelivered, Profile: "tcp-p1", Path: "asap2", Node: fmt.Sprintf("cmp%d>cmp%d", n, n+1)}}
+		for i := range 5 {
+			v := 9e9
+			if n == 2 && i == 4 {
+				v = 7e9 // 22 % below the fleet on the last night
+			}
+			s.Points = append(s.Points, Point{Value: v, Lo: v, Hi: v})
+			s.Runs = append(s.Runs, Run{ID: fmt.Sprintf("n%d", i), StartedAt: time.Date(2026, 11, 1+i, 0, 0, 0, 0, time.UTC)})
+		}
+		ss = append(ss, s)
+	}
+	page := string(Trend("fleet", ss))
+	if strings.Count(page, "<rect") != 20 || strings.Count(page, "#feb2b2") != 1 || !strings.Contains(page, "cmp2&gt;cmp3 n4 (): 7e+09, 22.2 % worse") {
+		t.Fatalf("heat map: %d cells, %d red\n%s", strings.Count(page, "<rect"), strings.Count(page, "#feb2b2"), page)
+	}
+}
