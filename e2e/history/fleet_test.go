@@ -47,8 +47,8 @@ func TestExtractFleetShards(t *testing.T) {
 	for k, want := range map[string]float64{
 		"delivered_bps|tcp-p1|asap2|cmp1>cmp2|unknown|" + mode: 9e9,
 		"delivered_bps|tcp-p1|asap2|cmp3>cmp4|unknown|" + mode: 9e9,
-		"offloaded|fleet|asap2|cmp1|unknown|" + mode:            1,
-		"offloaded|fleet|asap2|cmp4|unknown|" + mode:            0,
+		"offloaded|fleet|asap2|cmp1|unknown|" + mode:           1,
+		"offloaded|fleet|asap2|cmp4|unknown|" + mode:           0,
 	} {
 		if got, ok := keys[k]; !ok || got != want {
 			t.Errorf("%s = %g (present %v), want %g; have %v", k, got, ok, want, keys)

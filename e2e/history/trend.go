@@ -107,22 +107,7 @@ const heatMapRuns = 60
 func heatMap(ss []TrendSeries) string {
 	const cell, rowH, left, top = 12.0, 14.0, 150.0, 16.0
 	esc := html.EscapeString
-	seen := map[string]Run{}
-	for _, s := range ss {
-		for _, r := range s.Runs {
-			seen[r.ID] = r
-		}
-	}
-	runs := make([]Run, 0, len(seen))
-	for _, r := range seen {
-		runs = append(runs, r)
-	}
-	sort.Slice(runs, func(i, j int) bool {
-		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
-			return runs[i].StartedAt.Before(runs[j].StartedAt)
-		}
-		return runs[i].ID < runs[j].ID
-	})
+	runs := familyRuns(ss)
 	runs = runs[max(0, len(runs)-heatMapRuns):]
 	col := map[string]int{}
 	for i, r := range runs {
@@ -195,22 +180,7 @@ func heatColor(m Metric, v, med float64) (color, word string) {
 func trendChart(ss []TrendSeries) string {
 	const w, h, left, right, top, bottom = 960.0, 260.0, 70.0, 10.0, 14.0, 40.0
 	esc := html.EscapeString
-	seen := map[string]Run{}
-	for _, s := range ss {
-		for _, r := range s.Runs {
-			seen[r.ID] = r
-		}
-	}
-	runs := make([]Run, 0, len(seen))
-	for _, r := range seen {
-		runs = append(runs, r)
-	}
-	sort.Slice(runs, func(i, j int) bool {
-		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
-			return runs[i].StartedAt.Before(runs[j].StartedAt)
-		}
-		return runs[i].ID < runs[j].ID
-	})
+	runs := familyRuns(ss)
 	pos := map[string]int{}
 	for i, r := range runs {
 		pos[r.ID] = i
@@ -271,4 +241,25 @@ func trendChart(ss []TrendSeries) string {
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// familyRuns is every run of the family's series once, in time order.
+func familyRuns(ss []TrendSeries) []Run {
+	seen := map[string]Run{}
+	for _, s := range ss {
+		for _, r := range s.Runs {
+			seen[r.ID] = r
+		}
+	}
+	runs := make([]Run, 0, len(seen))
+	for _, r := range seen {
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
+			return runs[i].StartedAt.Before(runs[j].StartedAt)
+		}
+		return runs[i].ID < runs[j].ID
+	})
+	return runs
 }

@@ -93,8 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func ingest(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage: history ingest RESULTS.json...") }
+	fs := subFlags("ingest", "ingest RESULTS.json...")
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -151,9 +150,8 @@ func load(ctx context.Context, s *store.Store, key string) (seriesView, history.
 }
 
 func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	fs := subFlags("show", "show [-json] [SERIES_FILTER]")
 	asJSON := fs.Bool("json", false, "write the series as JSON")
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage: history show [-json] [SERIES_FILTER]"); fs.PrintDefaults() }
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -224,9 +222,8 @@ type Finding struct {
 }
 
 func check(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs := subFlags("check", "check [--junit FILE]")
 	junit := fs.String("junit", "", "write the series' verdicts as JUnit XML to `FILE`")
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage: history check [--junit FILE]"); fs.PrintDefaults() }
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -313,14 +310,10 @@ type junitMsg struct {
 }
 
 func ack(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ack", flag.ContinueOnError)
+	fs := subFlags("ack", "ack -series KEY -run RUN_ID -reason TEXT")
 	series := fs.String("series", "", "the series key (as show and check print it)")
 	runID := fs.String("run", "", "the run id of the change point")
 	reason := fs.String("reason", "", "why it is accepted")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: history ack -series KEY -run RUN_ID -reason TEXT")
-		fs.PrintDefaults()
-	}
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -344,13 +337,9 @@ func ack(ctx context.Context, s *store.Store, args []string, stdout, stderr io.W
 }
 
 func trend(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("trend", flag.ContinueOnError)
+	fs := subFlags("trend", "trend [-o FILE.html] [-title TEXT] [SERIES_FILTER]")
 	out := fs.String("o", "trend.html", "the page to write")
 	title := fs.String("title", "asap2-e2e history", "the page's title")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: history trend [-o FILE.html] [-title TEXT] [SERIES_FILTER]")
-		fs.PrintDefaults()
-	}
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -385,4 +374,14 @@ func trend(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d series)\n", *out, len(ss))
 	return 0
+}
+
+// subFlags is a subcommand's flag set, its usage line first.
+func subFlags(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: history "+usage)
+		fs.PrintDefaults()
+	}
+	return fs
 }
