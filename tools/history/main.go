@@ -149,30 +149,40 @@ func load(ctx context.Context, s *store.Store, key string) (seriesView, history.
 	return seriesView{Series: key, Points: es, points: pts}, m, nil
 }
 
+// loadAll is every series whose key contains filter, with its metric.
+func loadAll(ctx context.Context, s *store.Store, filter string) ([]seriesView, []history.Metric, error) {
+	keys, err := s.Series(ctx, filter)
+	if err != nil {
+		return nil, nil, err
+	}
+	views := make([]seriesView, len(keys))
+	metrics := make([]history.Metric, len(keys))
+	for i, k := range keys {
+		if views[i], metrics[i], err = load(ctx, s, k); err != nil {
+			return nil, nil, err
+		}
+	}
+	return views, metrics, nil
+}
+
 func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.Writer) int {
 	fs := subFlags("show", "show [-json] [SERIES_FILTER]")
 	asJSON := fs.Bool("json", false, "write the series as JSON")
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
-	keys, err := s.Series(ctx, fs.Arg(0))
+	views, metrics, err := loadAll(ctx, s, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "history: %v\n", err)
 		return 2
 	}
-	var views []seriesView
-	for _, k := range keys {
-		v, m, err := load(ctx, s, k)
-		if err != nil {
-			fmt.Fprintf(stderr, "history: %v\n", err)
-			return 2
-		}
+	for i := range views {
+		v, m := &views[i], metrics[i]
 		v.ChangePoints = history.Detect(v.points, m, history.Options{})
-		views = append(views, v)
 		if *asJSON {
 			continue
 		}
-		fmt.Fprintf(stdout, "%s\n", k)
+		fmt.Fprintf(stdout, "%s\n", v.Series)
 		cps := map[int]history.ChangePoint{}
 		for _, c := range v.ChangePoints {
 			cps[c.Index] = c
@@ -343,18 +353,14 @@ func trend(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
 		return code
 	}
-	keys, err := s.Series(ctx, fs.Arg(0))
+	views, metrics, err := loadAll(ctx, s, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "history: %v\n", err)
 		return 2
 	}
 	var ss []history.TrendSeries
-	for _, k := range keys {
-		v, m, err := load(ctx, s, k)
-		if err != nil {
-			fmt.Fprintf(stderr, "history: %v\n", err)
-			return 2
-		}
+	for i, v := range views {
+		m, k := metrics[i], v.Series
 		ts := history.TrendSeries{Series: v.points[0].Series, Points: v.points, ChangePoints: history.Detect(v.points, m, history.Options{})}
 		for _, e := range v.Points {
 			ts.Runs = append(ts.Runs, e.Run)
