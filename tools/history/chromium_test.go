@@ -72,7 +72,7 @@ func TestTrendRendersInHeadlessChromium(t *testing.T) {
 		t.Fatalf("probe output missing from the DOM (%d bytes)", out.Len())
 	}
 	var charts []struct {
-		W, H                 float64
+		W, H                float64
 		Lines, Marks, Cells int
 	}
 	if err := json.Unmarshal(bytes.ReplaceAll(m[1], []byte("&quot;"), []byte(`"`)), &charts); err != nil {
