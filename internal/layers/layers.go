@@ -56,6 +56,11 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/config", Imports: []string{"e2e/fleet", "e2e/results", "e2e/wait"}},
 		{Path: "e2e/hostcpu", Imports: []string{"e2e/results"}, Note: "its Delta is the results file's CPU usage"},
+		{Path: "e2e/history", Imports: []string{"e2e/results"}, Note: "the nightly series and change points; pure"},
+	}},
+	{Packages: []Package{
+		{Path: "e2e/history/store", Imports: []string{"e2e/history"}, Note: "the history in SQLite (modernc.org/sqlite) or PostgreSQL (pgx)"},
+		{Path: "e2e/history/store/pgtest", OnlyTests: true, Note: "a throwaway PostgreSQL server from Debian's package"},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/cloud", Imports: []string{"e2e/config", "e2e/wait"}},
@@ -93,6 +98,7 @@ var Layers = []Layer{
 			Note: "it renders the reports as the run's last final step"},
 		{Path: "tools/report", Imports: []string{"e2e/fleet", "e2e/report", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/checkrun", Imports: []string{"e2e/offload", "e2e/remote", "e2e/results", "tools/internal/cli"}},
+		{Path: "tools/history", Imports: []string{"e2e/history", "e2e/history/store", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},
@@ -124,6 +130,8 @@ var Modules = []Module{
 	{Prefix: "github.com/gophercloud/", By: []string{"e2e/cloud", "fixtures", "fixtures/fakecloud"},
 		TestsBy: []string{"e2e/cloud", "fixtures"},
 		Note:    "the OpenStack calls: clients, the topology (the one owner of every resource call), its fake"},
+	{Prefix: "modernc.org/", By: []string{"e2e/history/store"}, Note: "the pure-Go SQLite of the history's default store"},
+	{Prefix: "github.com/jackc/", By: []string{"e2e/history/store"}, Note: "pgx: the history's PostgreSQL store"},
 }
 
 // Linked restricts which builds contain an outside module at all, directly or through any chain
@@ -152,6 +160,11 @@ var Heavy = []Linked{
 			{Path: "suites/fleet", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
 			{Path: "tools/kubecheck", Why: "the Kubernetes preflight against a real cluster"},
 			{Path: "tools/sweeper", Why: "sweeps the node debug pods"},
+		}},
+	{Prefix: "modernc.org/", Note: "SQLite translated to Go (modernc.org/libc and sqlite: a long first compile); the history alone",
+		By: []Linker{
+			{Path: "e2e/history/store", Why: "the history's default store"},
+			{Path: "tools/history", Why: "the history's command"},
 		}},
 }
 

@@ -1,0 +1,121 @@
+package history
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+// Real lab results files (copied from e2e/results and e2e/report testdata).
+func TestExtractLabResults(t *testing.T) {
+	for _, f := range []string{"testdata/lab-baseline-results.json", "testdata/lab-pps-results.json"} {
+		r, err := results.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts := Extract(r)
+		if len(pts) == 0 {
+			t.Fatalf("%s: no points", f)
+		}
+		seen := map[string]bool{}
+		for _, p := range pts {
+			k := p.Series.Key()
+			if seen[k] {
+				t.Errorf("%s: series %s twice", f, k)
+			}
+			seen[k] = true
+			if p.RunID != r.RunID {
+				t.Errorf("%s: point of run %q", f, p.RunID)
+			}
+			if p.Lo > p.Hi {
+				t.Errorf("%s: %s interval [%g, %g]", f, k, p.Lo, p.Hi)
+			}
+			if _, err := ParseKey(k); err != nil {
+				t.Error(err)
+			}
+		}
+		if !seen["delivered_bps|tcp-p1|"+string(r.Profiles[0].Path)+"|compute1>compute2|unknown|"+r.Config.Mode()] && f == "testdata/lab-baseline-results.json" {
+			t.Errorf("%s: no tcp-p1 delivered series among %v", f, seen)
+		}
+	}
+}
+
+func TestVerdictRegression(t *testing.T) {
+	m := Metrics[MetricOffloaded]
+	var pts []Point
+	for _, v := range []float64{1, 1, 1, 1, 0} {
+		pts = append(pts, Point{Value: v, Lo: v, Hi: v})
+	}
+	cp, ok := Open(pts, m, Options{})
+	if !ok || cp.Index != 4 || !cp.Regression {
+		t.Fatalf("offloaded → software: got %+v %v", cp, ok)
+	}
+}
+
+func TestInconclusiveNotRegression(t *testing.T) {
+	m := Metrics[MetricDelivered]
+	var pts []Point
+	for i := range 20 {
+		v := 10.0
+		lo, hi := 9.9, 10.1
+		if i >= 15 {
+			v, lo, hi = 5, 2, 8 // a drop measured with an interval wider than 5 %
+		}
+		pts = append(pts, Point{Value: v + float64(i%2)*0.01, Lo: lo, Hi: hi})
+	}
+	if cps := Detect(pts, m, Options{}); len(cps) != 0 {
+		t.Fatalf("inconclusive points made change points: %+v", cps)
+	}
+	for i := 15; i < 20; i++ {
+		pts[i].Lo, pts[i].Hi = 4.9, 5.1
+	}
+	cp, ok := Open(pts, m, Options{})
+	if !ok || cp.Index != 15 {
+		t.Fatalf("a conclusive 50 %% drop: got %+v %v", cp, ok)
+	}
+}
+
+func FuzzParseKey(f *testing.F) {
+	f.Add("delivered_bps|tcp-p1|asap2|a>b|ovs|security groups on")
+	f.Add("||||||")
+	f.Fuzz(func(t *testing.T, k string) {
+		s, err := ParseKey(k)
+		if err != nil {
+			return
+		}
+		if s.Key() != k {
+			t.Fatalf("ParseKey(%q).Key() = %q", k, s.Key())
+		}
+	})
+}
+
+func FuzzExtract(f *testing.F) {
+	f.Add([]byte(`{"schema_version":2,"run_id":"r","started_at":"2026-01-01T00:00:00Z","config":{},"environment":{},"profiles":[],"offload":[],"timings":[],"thresholds":[],"errors":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := results.Decode(data)
+		if err != nil {
+			return
+		}
+		for _, p := range Extract(r) {
+			if p.RunID != r.RunID {
+				t.Fatalf("point of run %q from run %q", p.RunID, r.RunID)
+			}
+			if _, err := ParseKey(p.Series.Key()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// welchP against a numerical integration of Student's t density (t =
+// 2.7775, df = 9.9661): x = 1..5, y = 3..9.
+func TestWelchP(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5}
+	y := []float64{3, 4, 5, 6, 7, 8, 9}
+	mx, sx := meanSD(x)
+	my, sy := meanSD(y)
+	if p := welchP(mx, sx, len(x), my, sy, len(y)); math.Abs(p-0.0195945) > 1e-6 {
+		t.Fatalf("welchP = %g, want 0.0195945", p)
+	}
+}

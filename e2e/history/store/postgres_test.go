@@ -1,0 +1,28 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/history/store/pgtest"
+)
+
+func TestPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	url := pgtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	open := func() (*Store, error) { return Open(ctx, url) }
+	t.Run("ingest", func(t *testing.T) { testIngestLabResults(t, open) })
+	t.Run("concurrent", func(t *testing.T) { testConcurrentIngest(t, open) })
+	t.Run("redacted", func(t *testing.T) {
+		_, err := Open(ctx, "postgres://u:secret@127.0.0.1:1/x?connect_timeout=1")
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Fatalf("want an error without the password, got %v", err)
+		}
+	})
+}

@@ -1,0 +1,266 @@
+// Package store keeps the history (e2e/history's runs, series, points and
+// acknowledgements) in SQLite through the pure-Go modernc.org/sqlite (a
+// file that needs no server, the default) or in PostgreSQL through pgx (a
+// team's shared server: a postgres:// or postgresql:// URL). One schema and
+// the same queries for both; migrations are versioned (schema_migrations)
+// and taken under a lock (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory
+// lock); points go in with ON CONFLICT DO NOTHING, so concurrent workers,
+// goroutines or processes, lose nothing, and a run already stored adds
+// nothing (idempotent by run id and series).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+
+	"github.com/mosk-qa/asap2-e2e/e2e/history"
+)
+
+// Store is an open history.
+type Store struct {
+	db       *sql.DB
+	postgres bool
+}
+
+// migrations are applied in order, each once; never edit a released one.
+var migrations = []string{
+	`CREATE TABLE runs (
+		run_id     TEXT PRIMARY KEY,
+		started_at TEXT NOT NULL,
+		build      TEXT NOT NULL,
+		ingested   TEXT NOT NULL
+	);
+	CREATE TABLE points (
+		series TEXT NOT NULL,
+		run_id TEXT NOT NULL REFERENCES runs(run_id),
+		value  DOUBLE PRECISION NOT NULL,
+		lo     DOUBLE PRECISION NOT NULL,
+		hi     DOUBLE PRECISION NOT NULL,
+		n      INTEGER NOT NULL,
+		PRIMARY KEY (series, run_id)
+	);
+	CREATE TABLE acks (
+		series TEXT NOT NULL,
+		run_id TEXT NOT NULL,
+		reason TEXT NOT NULL,
+		at     TEXT NOT NULL,
+		PRIMARY KEY (series, run_id)
+	);`,
+}
+
+// Open opens the history and migrates it: a postgres:// or postgresql://
+// URL is a PostgreSQL server (pgx's connection string), anything else the
+// SQLite file at that path, created when absent ("sqlite://PATH" and
+// "file:PATH" are read as PATH).
+func Open(ctx context.Context, path string) (*Store, error) {
+	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
+		db, err := sql.Open("pgx", path)
+		if err != nil {
+			return nil, fmt.Errorf("history store %s: %w", redact(path), err)
+		}
+		s := &Store{db: db, postgres: true}
+		if err := s.migrate(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("history store %s: %w", redact(path), err)
+		}
+		return s, nil
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "sqlite://"), "file:")
+	if path == "" {
+		return nil, errors.New("history store: empty path")
+	}
+	if strings.Contains(path, "://") {
+		return nil, fmt.Errorf("history store %q: want a SQLite file path or a postgres:// URL", path)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("history store %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("history store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.postgres {
+		// Two workers migrating at once: the second waits for the first.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(37037)`); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("migrations table: %w", err)
+	}
+	var v int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return fmt.Errorf("schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this build knows (%d)", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, i+1); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Ingest stores a run and its points in one transaction and says how many
+// points were new: a run or point already stored is left as it is.
+func (s *Store) Ingest(ctx context.Context, run history.Run, pts []history.Point) (added int, err error) {
+	if run.ID == "" {
+		return 0, errors.New("ingest: run without run_id")
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, started_at, build, ingested) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		run.ID, run.StartedAt.UTC().Format(time.RFC3339Nano), run.Build, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (series, run_id, value, lo, hi, n) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
+	}
+	defer stmt.Close()
+	for _, p := range pts {
+		res, err := stmt.ExecContext(ctx, p.Series.Key(), run.ID, p.Value, p.Lo, p.Hi, p.N)
+		if err != nil {
+			return 0, fmt.Errorf("ingest %s: %s: %w", run.ID, p.Series.Key(), err)
+		}
+		n, _ := res.RowsAffected()
+		added += int(n)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
+	}
+	return added, nil
+}
+
+// Entry is one point of a series with its run.
+type Entry struct {
+	Run history.Run `json:"run"`
+	history.Point
+}
+
+// Series lists the keys of the stored series, sorted; with a non-empty
+// filter only those containing it.
+func (s *Store) Series(ctx context.Context, filter string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT series FROM points WHERE series LIKE $1 ORDER BY series`, "%"+filter+"%")
+	if err != nil {
+		return nil, fmt.Errorf("series: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// Points is one series, oldest run first (by start time, then run id).
+func (s *Store) Points(ctx context.Context, key string) ([]Entry, error) {
+	ser, err := history.ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT r.run_id, r.started_at, r.build, p.value, p.lo, p.hi, p.n
+		FROM points p JOIN runs r ON r.run_id = p.run_id WHERE p.series = $1 ORDER BY r.started_at, r.run_id`, key)
+	if err != nil {
+		return nil, fmt.Errorf("points of %s: %w", key, err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var at string
+		if err := rows.Scan(&e.Run.ID, &at, &e.Run.Build, &e.Value, &e.Lo, &e.Hi, &e.N); err != nil {
+			return nil, err
+		}
+		if e.Run.StartedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return nil, fmt.Errorf("run %s: started_at %q: %w", e.Run.ID, at, err)
+		}
+		e.Series, e.RunID = ser, e.Run.ID
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Newest is the run started last, or false in an empty history.
+func (s *Store) Newest(ctx context.Context) (history.Run, bool, error) {
+	var r history.Run
+	var at string
+	err := s.db.QueryRowContext(ctx, `SELECT run_id, started_at, build FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1`).Scan(&r.ID, &at, &r.Build)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("newest run: %w", err)
+	}
+	r.StartedAt, err = time.Parse(time.RFC3339Nano, at)
+	return r, err == nil, err
+}
+
+// Ack acknowledges the change point of a series at a run: check no longer
+// fails on it.
+func (s *Store) Ack(ctx context.Context, series, runID, reason string) error {
+	if _, err := history.ParseKey(series); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO acks (series, run_id, reason, at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (series, run_id) DO UPDATE SET reason = excluded.reason, at = excluded.at`,
+		series, runID, reason, time.Now().UTC().Format(time.RFC3339))
+	if err != nil {
+		return fmt.Errorf("ack %s at %s: %w", series, runID, err)
+	}
+	return nil
+}
+
+// Acked reports whether the change point of series at runID is acknowledged.
+func (s *Store) Acked(ctx context.Context, series, runID string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM acks WHERE series = $1 AND run_id = $2`, series, runID).Scan(&n)
+	return n > 0, err
+}
+
+// redact hides a URL's password in messages.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return p.Redacted()
+}
