@@ -310,9 +310,9 @@ fleet_run() {
   ASAP2E2E_CONFIG=$ROOT/lab/harness-fleet.yaml ASAP2E2E_OUTPUT_DIR=$OUT/$dir ASAP2E2E_FLEET_MODE=$mode \
     go tool ginkgo -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" "$@" ./suites/fleet
 }
-# Isolated: every pair's offload checks (pair by pair, each verdict on its node) and tcp-p1 one
+# Isolated: every pair's offload checks (in rounds of pairs that share no node, each verdict on its node) and tcp-p1 one
 # pair after the other. Concurrent: tcp-p1 on every pair at once behind the start barrier; its
-# checks would be the isolated run's again (they run pair by pair in both modes), so it runs the
+# checks would be the isolated run's again (the same rounds in both modes), so it runs the
 # profile only.
 if fleet_wants isolated; then
 begin "fleet of $LAB_FLEET_COMPUTES, isolated: every node proven and measured"

@@ -113,7 +113,7 @@ func TestLabFleetVariant(t *testing.T) {
 	variant.Fleet = nil
 	variant.Cloud.Tenant = base.Cloud.Tenant
 	if variant.Offload.FlowDuration >= base.Offload.FlowDuration {
-		t.Errorf("offload.flow_duration %s, want shorter than the lab's %s (the fleet's checks run pair by pair)", variant.Offload.FlowDuration, base.Offload.FlowDuration)
+		t.Errorf("offload.flow_duration %s, want shorter than the lab's %s (the fleet runs a window per round of pairs that share no node, and several rounds)", variant.Offload.FlowDuration, base.Offload.FlowDuration)
 	}
 	variant.Offload.FlowDuration = base.Offload.FlowDuration
 	variant.Hypervisors.Hosts = base.Hypervisors.Hosts
