@@ -45,7 +45,8 @@
 #      binding:profile phases only, for CI's second release and second backend; LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
 #      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
 #      (every phase before them runs on the usual two); LAB_FLEET_RUNS: which of
-#      the fleet's three runs (default "isolated concurrent bad-node"); LAB_K8S=1 adds the
+#      the fleet's three runs (default "isolated bad-node": the bad-node run is the
+#      concurrent mode's, LAB_FLEET_BAD_MODE=isolated runs it the other way); LAB_K8S=1 adds the
 #      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
 #      its binaries from nothing first); LAB_BACKEND=ovs (default) | ovn: Neutron's
 #      backend (lab/up.sh); LAB_OVN_FAULT_ROWS: the matrix rows an OVN short job
@@ -76,8 +77,14 @@ case $LAB_FLEET_COMPUTES in
   0|4) ;;
   *) echo "make lab: LAB_FLEET_COMPUTES=$LAB_FLEET_COMPUTES: must be 4 (the compute nodes lab/harness-fleet.yaml names) for the fleet phases, or 0 for none" >&2; exit 2 ;;
 esac
-# The fleet's runs (7b), any of: isolated (every pair's checks and tcp-p1), concurrent, bad-node.
-LAB_FLEET_RUNS=${LAB_FLEET_RUNS:-isolated concurrent bad-node}
+# The fleet's runs (7b), any of: isolated (every pair's checks and tcp-p1), concurrent (tcp-p1 on
+# every pair at once, healthy), bad-node (one node's link at 10 Mbit/s, in LAB_FLEET_BAD_MODE).
+# The default leaves the healthy concurrent run out: the bad-node run is the concurrent mode's, and
+# its two pairs that do not touch compute3 must pass there, at once, beside the two that do; the
+# healthy concurrent run proved nothing that run does not (CI's budget, issue 32).
+LAB_FLEET_RUNS=${LAB_FLEET_RUNS:-isolated bad-node}
+LAB_FLEET_BAD_MODE=${LAB_FLEET_BAD_MODE:-concurrent}
+case $LAB_FLEET_BAD_MODE in isolated|concurrent) ;; *) echo "make lab: LAB_FLEET_BAD_MODE=$LAB_FLEET_BAD_MODE: isolated or concurrent" >&2; exit 2 ;; esac
 fleet_bad=()
 for r in $LAB_FLEET_RUNS; do
   case $r in isolated|concurrent|bad-node) ;; *) fleet_bad+=("'$r'") ;; esac
@@ -85,7 +92,7 @@ done
 if [ ${#fleet_bad[@]} -gt 0 ]; then
   echo "make lab: LAB_FLEET_RUNS='$LAB_FLEET_RUNS': ${fleet_bad[*]}: not a fleet run; want one or more of isolated, concurrent, bad-node" >&2; exit 2
 elif [ -z "${LAB_FLEET_RUNS// /}" ]; then
-  echo "make lab: LAB_FLEET_RUNS is empty; want one or more of isolated, concurrent, bad-node (unset: all three)" >&2; exit 2
+  echo "make lab: LAB_FLEET_RUNS is empty; want one or more of isolated, concurrent, bad-node (unset: isolated bad-node)" >&2; exit 2
 fi
 fleet_wants() { case " $LAB_FLEET_RUNS " in *" $1 "*) return 0 ;; esac; return 1; }
 source lab/releases/select.sh
@@ -336,11 +343,11 @@ fi
 # bad link; on this 2-core machine, loaded, healthy pairs delivered 107-160 Mbit/s (CI, 2026-12-05),
 # and at 100 Mbit/s the fleet passed: the fault was inside the healthy range, not the rule wrong.
 if fleet_wants bad-node; then
-begin "fleet with a bad node: compute3's underlay at 10 Mbit/s must be named, alone"
+begin "fleet with a bad node ($LAB_FLEET_BAD_MODE): compute3's underlay at 10 Mbit/s must be named, alone"
 BAD_NS=asap2lab-hv3
 ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 10mbit burst 64kb latency 50ms &&
   ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms
-fleet_run fleet-bad-node isolated --label-filter=tcp-p1; rc=$?
+fleet_run fleet-bad-node "$LAB_FLEET_BAD_MODE" --label-filter=tcp-p1; rc=$?
 ip netns exec "$BAD_NS" tc qdisc del dev ul0 root 2>/dev/null || true
 ip netns exec asap2lab-tor tc qdisc del dev hv3 root 2>/dev/null || true
 bad_dir=$(find "$OUT/fleet-bad-node" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
