@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
@@ -30,8 +32,15 @@ type Fleet struct {
 	Mode string `yaml:"mode"`
 	// Shard is "i/n": this run measures the i-th of n node-disjoint parts
 	// of the fleet (fleet.ShardRing, fleet.ShardPairs); empty = all of it.
-	Shard   string       `yaml:"shard"`
-	Outlier FleetOutlier `yaml:"outlier"`
+	// $ASAP2E2E_FLEET_SHARD, or $JOB_COMPLETION_INDEX with
+	// $ASAP2E2E_FLEET_SHARDS, overrides it (applyFleetEnv).
+	Shard string `yaml:"shard"`
+	// RunGroup is the id every shard of one sharded run shares (each shard
+	// keeps its own run id): what tools/report merge joins and the sweeper
+	// finds a whole run's leftovers by. Required when Shard has n > 1;
+	// $ASAP2E2E_RUN_GROUP overrides it.
+	RunGroup string       `yaml:"run_group"`
+	Outlier  FleetOutlier `yaml:"outlier"`
 }
 
 // FleetOutlier is the rule that names the odd node (fleet.Rule).
@@ -58,6 +67,10 @@ const (
 	DefaultOutlierMinDrop   = 0.05
 	DefaultOutlierRatio     = 0.8
 )
+
+// runGroupRE is what a run group may look like: a resource tag's part
+// (fixtures.GroupTag) in Nova's and Neutron's limits, as a run id's.
+var runGroupRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.]*(-[A-Za-z0-9_.]+)*$`)
 
 var (
 	FleetPairs   = []string{PairsRing, PairsExplicit}
@@ -167,8 +180,15 @@ func (v *validator) fleet() {
 		v.bad("fleet.concurrency", "must be >= 1 (pairs provisioned at once)", f.Concurrency)
 	}
 	v.oneOf("fleet.mode", f.Mode, FleetModes)
-	if _, err := fleet.ParseShard(f.Shard); err != nil {
+	if sh, err := fleet.ParseShard(f.Shard); err != nil {
 		v.bad("fleet.shard", "must be i/n with 1 <= i <= n, e.g. 2/4", f.Shard)
+	} else if f.RunGroup == "" && sh.Count > 1 {
+		v.missing("fleet.run_group", fmt.Sprintf("is required with fleet.shard %s (its value): every shard of one run needs the same run group, "+
+			"so that tools/report merge joins them and the sweeper finds their leftovers; set $%s to one value for all the shards "+
+			"(a CI job starting several workers: its pipeline or job id)", sh, EnvRunGroup))
+	}
+	if f.RunGroup != "" && (len(f.RunGroup) > 40 || !runGroupRE.MatchString(f.RunGroup)) {
+		v.bad("fleet.run_group", "must be 1 to 40 characters of letters, digits, '.', '_' and inner '-' (it goes into resource tags)", f.RunGroup)
 	}
 	o := f.Outlier
 	if v.oneOf("fleet.outlier.rule", o.Rule, OutlierRules) {
@@ -204,4 +224,74 @@ func (v *validator) fleet() {
 			}
 		}
 	}
+}
+
+// applyFleetEnv applies the fleet's environment overrides: the run group
+// ($ASAP2E2E_RUN_GROUP) and the shard, from $ASAP2E2E_FLEET_SHARD ("i/n",
+// 1-based as fleet.shard) or from a Kubernetes Indexed Job's
+// $JOB_COMPLETION_INDEX (0-based: index k is shard k+1) with the count in
+// $ASAP2E2E_FLEET_SHARDS. The environment wins over the file, as every
+// ASAP2E2E_ override; $JOB_COMPLETION_INDEX alone is ignored (Kubernetes
+// sets it in every Indexed Job, sharded or not). Each bad value is a
+// problem naming its variable and value.
+func (c *Config) applyFleetEnv(getenv func(string) string) Problems {
+	var probs Problems
+	bad := func(path, env, msg, v string) {
+		probs = append(probs, Problem{File: c.File, Path: path + " (from $" + env + ")", Message: msg, Value: formatValue(v), HasValue: true})
+	}
+	group, shard, shards := getenv(EnvRunGroup), getenv(EnvFleetShard), getenv(EnvFleetShards)
+	if c.Fleet == nil {
+		for _, e := range []struct{ path, env, v string }{
+			{"fleet.run_group", EnvRunGroup, group}, {"fleet.shard", EnvFleetShard, shard}, {"fleet.shard", EnvFleetShards, shards},
+		} {
+			if e.v != "" {
+				bad(e.path, e.env, "needs a fleet section in the file (the run is a single pair)", e.v)
+			}
+		}
+		return probs
+	}
+	if group != "" {
+		c.Fleet.RunGroup = group
+		c.env["fleet.run_group"] = EnvRunGroup
+	}
+	switch {
+	case shard != "" && shards != "":
+		bad("fleet.shard", EnvFleetShards, "conflicts with $"+EnvFleetShard+"="+shard+": set the shard either as i/n there or as $"+
+			EnvJobIndex+" with the count here", shards)
+	case shard != "":
+		if _, err := fleet.ParseShard(shard); err != nil {
+			bad("fleet.shard", EnvFleetShard, "must be i/n with 1 <= i <= n, e.g. 2/4", shard)
+			return probs
+		}
+		c.Fleet.Shard = strings.TrimSpace(shard)
+		c.env["fleet.shard"] = EnvFleetShard
+	case shards != "":
+		s, err := ShardFromIndex(getenv(EnvJobIndex), shards)
+		if err != nil {
+			probs = append(probs, Problem{File: c.File, Path: "fleet.shard", Message: err.Error()})
+			return probs
+		}
+		c.Fleet.Shard = s.String()
+		c.env["fleet.shard"] = EnvJobIndex + " and $" + EnvFleetShards
+	}
+	return probs
+}
+
+// ShardFromIndex is the shard of a Kubernetes Indexed Job's pod: index is
+// $JOB_COMPLETION_INDEX, 0-based (0..n-1), count $ASAP2E2E_FLEET_SHARDS;
+// index k is shard k+1 of n (shards count from 1, as fleet.shard). The
+// error names the variable and its value.
+func ShardFromIndex(index, count string) (fleet.Shard, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(count))
+	if err != nil || n < 1 {
+		return fleet.Shard{}, fmt.Errorf("$%s must be the number of shards, an integer >= 1, got %q", EnvFleetShards, count)
+	}
+	if strings.TrimSpace(index) == "" {
+		return fleet.Shard{}, fmt.Errorf("$%s=%s needs $%s, the 0-based index of this shard (a Kubernetes Indexed Job sets it), or use $%s=i/n", EnvFleetShards, count, EnvJobIndex, EnvFleetShard)
+	}
+	k, err := strconv.Atoi(strings.TrimSpace(index))
+	if err != nil || k < 0 || k >= n {
+		return fleet.Shard{}, fmt.Errorf("$%s must be a 0-based index below $%s=%d (0..%d), got %q", EnvJobIndex, EnvFleetShards, n, n-1, index)
+	}
+	return fleet.Shard{Index: k + 1, Count: n}, nil
 }

@@ -247,3 +247,64 @@ func TestFleetModeFromEnvironment(t *testing.T) {
 	_, err = Load(single, WithGetenv(env("isolated")))
 	assertMessages(t, err, []string{single + `: fleet.mode (from $ASAP2E2E_FLEET_MODE): needs a fleet section in the file (the run is a single pair), got "isolated"`}, home)
 }
+
+// The shard and run group from the environment: ASAP2E2E_FLEET_SHARD
+// (1-based i/n), or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX
+// (0-based) with ASAP2E2E_FLEET_SHARDS; the environment wins over the
+// file; every bad value names its variable and value.
+func TestFleetShardFromTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		yaml       string // fleet keys added to the file
+		env        map[string]string
+		shard, grp string
+		problems   []string
+	}{
+		{name: "i/n", env: map[string]string{EnvFleetShard: "2/3", EnvRunGroup: "ci-1"}, shard: "2/3", grp: "ci-1"},
+		{name: "indexed job, index 0 is shard 1", env: map[string]string{EnvJobIndex: "0", EnvFleetShards: "4", EnvRunGroup: "job-a"}, shard: "1/4", grp: "job-a"},
+		{name: "indexed job, last index", env: map[string]string{EnvJobIndex: "3", EnvFleetShards: "4", EnvRunGroup: "job-a"}, shard: "4/4", grp: "job-a"},
+		{name: "JOB_COMPLETION_INDEX alone is not ours", env: map[string]string{EnvJobIndex: "2"}, shard: ""},
+		{name: "env wins over the file", yaml: "  shard: 1/2\n  run_group: from-file\n", env: map[string]string{EnvFleetShard: "2/2", EnvRunGroup: "from-env"}, shard: "2/2", grp: "from-env"},
+		{name: "file alone", yaml: "  shard: 1/2\n  run_group: from-file\n", shard: "1/2", grp: "from-file"},
+		{name: "index out of range", env: map[string]string{EnvJobIndex: "4", EnvFleetShards: "4", EnvRunGroup: "g"},
+			problems: []string{`$JOB_COMPLETION_INDEX must be a 0-based index below $ASAP2E2E_FLEET_SHARDS=4 (0..3), got "4"`}},
+		{name: "count without index", env: map[string]string{EnvFleetShards: "4", EnvRunGroup: "g"},
+			problems: []string{"$ASAP2E2E_FLEET_SHARDS=4 needs $JOB_COMPLETION_INDEX"}},
+		{name: "bad count", env: map[string]string{EnvJobIndex: "0", EnvFleetShards: "zero", EnvRunGroup: "g"},
+			problems: []string{`$ASAP2E2E_FLEET_SHARDS must be the number of shards, an integer >= 1, got "zero"`}},
+		{name: "bad i/n", env: map[string]string{EnvFleetShard: "0/2", EnvRunGroup: "g"},
+			problems: []string{`fleet.shard (from $ASAP2E2E_FLEET_SHARD): must be i/n with 1 <= i <= n, e.g. 2/4, got "0/2"`}},
+		{name: "both ways at once", env: map[string]string{EnvFleetShard: "1/2", EnvFleetShards: "2", EnvJobIndex: "0", EnvRunGroup: "g"},
+			problems: []string{"fleet.shard (from $ASAP2E2E_FLEET_SHARDS): conflicts with $ASAP2E2E_FLEET_SHARD=1/2"}},
+		{name: "sharded without a group", env: map[string]string{EnvFleetShard: "1/2"},
+			problems: []string{"fleet.run_group: is required with fleet.shard 1/2", "set $ASAP2E2E_RUN_GROUP to one value for all the shards"}},
+		{name: "bad group", env: map[string]string{EnvRunGroup: "a/b"},
+			problems: []string{`fleet.run_group (from $ASAP2E2E_RUN_GROUP): must be 1 to 40 characters`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fakeHome(t)
+			path := fleetFile(t, "fleet:\n  all: true\n"+c.yaml)
+			cfg, err := Load(path, WithGetenv(func(k string) string { return c.env[k] }))
+			if len(c.problems) > 0 {
+				for _, want := range c.problems {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("error lacks %q:\n%v", want, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Fleet.Shard != c.shard || cfg.Fleet.RunGroup != c.grp {
+				t.Errorf("shard %q group %q, want %q %q", cfg.Fleet.Shard, cfg.Fleet.RunGroup, c.shard, c.grp)
+			}
+		})
+	}
+	// Without a fleet section the variables are refused, named.
+	fakeHome(t)
+	_, err := Load(fleetFile(t, ""), WithGetenv(func(k string) string { return map[string]string{EnvRunGroup: "g"}[k] }))
+	if err == nil || !strings.Contains(err.Error(), "fleet.run_group (from $ASAP2E2E_RUN_GROUP): needs a fleet section") {
+		t.Errorf("group without a fleet: %v", err)
+	}
+}

@@ -34,7 +34,15 @@ const (
 	// fleet.mode (isolated, concurrent): one fleet config, run in each
 	// traffic mode. Only with a fleet section.
 	EnvFleetMode = "ASAP2E2E_FLEET_MODE"
-	EnvCloud     = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
+	// fleet.run_group: one value for every shard of a sharded run (a CI
+	// job's pipeline id).
+	EnvRunGroup = "ASAP2E2E_RUN_GROUP"
+	// fleet.shard as i/n (1-based).
+	EnvFleetShard = "ASAP2E2E_FLEET_SHARD"
+	// fleet.shard's n with a Kubernetes Indexed Job's EnvJobIndex (0-based).
+	EnvFleetShards = "ASAP2E2E_FLEET_SHARDS"
+	EnvJobIndex    = "JOB_COMPLETION_INDEX"
+	EnvCloud       = "OS_CLOUD" // default of cloud.tenant when the file leaves it empty
 )
 
 // maxFileSize bounds what Load reads (a config file is a few KiB).
@@ -478,6 +486,7 @@ func (c *Config) applyEnv(getenv func(string) string) Problems {
 			c.env["fleet.mode"] = EnvFleetMode
 		}
 	}
+	probs = append(probs, c.applyFleetEnv(getenv)...)
 	if c.Cloud.Tenant == "" {
 		if v := getenv(EnvCloud); v != "" {
 			c.Cloud.Tenant = v

@@ -112,15 +112,39 @@ func Rejudge(f *results.Fleet) error {
 // AllShards is the shard of a merged file: every one of n.
 func AllShards(n int) string { return fmt.Sprintf("all/%d", n) }
 
+// PlanShards is every shard's nodes of a fleet cut into count shards
+// (Plan for each i of count), as the results file's fleet.plan records
+// them; a shard whose plan fails has no nodes. Nil when count < 2.
+func PlanShards(nodes []string, explicit []Pair, count int) []results.FleetShardPlan {
+	if count < 2 {
+		return nil
+	}
+	out := make([]results.FleetShardPlan, count)
+	for i := range count {
+		s := Shard{Index: i + 1, Count: count}
+		out[i] = results.FleetShardPlan{Shard: s.String(), Nodes: []string{}}
+		if pairs, err := Plan(nodes, explicit, s); err == nil {
+			out[i].Nodes = PairNodes(pairs)
+		}
+	}
+	return out
+}
+
 // Merge combines the shard files of one fleet run into one results file
 // whose fleet section covers every node, judged against the whole fleet's
-// median (Rejudge). It refuses, naming each problem at once: a file
-// without a fleet section, shards of different run ids, configurations,
-// modes or outlier rules, of different shard counts, a shard given twice
-// or missing, a node measured in two shards (or measured in one and
-// skipped in another). Files are named by label (their paths). The
-// shards' checks rounds are kept shard by shard (each round names its
-// shard): the shards ran at once, their rounds side by side.
+// median (Rejudge). The shards of a run share its run group
+// (fleet.run_group), each with its own run id; files without a group
+// merge only when they share a run id (files written before groups). It
+// refuses, naming each problem at once: a file without a fleet section,
+// shards of different run groups (or run ids), configurations, modes or
+// outlier rules, of different shard counts, a shard given twice, a node
+// measured in two shards (or measured in one and skipped in another).
+// A shard missing is not refused: the merged section's shards name it
+// not measured, with its nodes from the other shards' plans, and its
+// verdict cannot pass (results.JudgeFleet). Files are named by label
+// (their paths). The shards' checks rounds are kept shard by shard (each
+// round names its shard): the shards ran at once, their rounds side by
+// side.
 func Merge(labels []string, files []*results.Results) (*results.Results, error) {
 	if len(files) == 0 || len(files) != len(labels) {
 		return nil, fmt.Errorf("fleet merge: want one label per file, got %d file(s) and %d label(s)", len(files), len(labels))
@@ -139,8 +163,9 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 		return nil, fmt.Errorf("fleet merge: %s", strings.Join(probs, "; "))
 	}
 	ref, refLabel := files[first], labels[first]
+	group := ref.Fleet.RunGroup
 	count := -1
-	byIndex := map[int]string{}
+	byIndex := map[int]int{}     // shard index -> file
 	owner := map[string]string{} // measured node -> label
 	skipped := map[string]results.FleetNode{}
 	for i, f := range files {
@@ -148,8 +173,16 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 			continue
 		}
 		l := labels[i]
-		if f.RunID != ref.RunID {
-			add("%s: run id %q, but %s has %q", l, f.RunID, refLabel, ref.RunID)
+		switch g := f.Fleet.RunGroup; {
+		case g != group && group == "":
+			add("%s: run group %q, but %s has none: shards of one run share a group", l, g, refLabel)
+		case g != group && g == "":
+			add("%s: has no run group, but %s has %q: shards of one run share a group", l, refLabel, group)
+		case g != group:
+			add("%s: run group %q, but %s has %q: files of different runs", l, g, refLabel, group)
+		case group == "" && f.RunID != ref.RunID:
+			add("%s: run id %q, but %s has %q, and neither has a run group: shards of one run set the same fleet.run_group ($ASAP2E2E_RUN_GROUP)",
+				l, f.RunID, refLabel, ref.RunID)
 		}
 		if d := configDiff(ref.Config, f.Config); len(d) > 0 {
 			add("%s: config differs from %s's in %s", l, refLabel, strings.Join(d, ", "))
@@ -171,9 +204,9 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 			add("%s: shard %s is of %d shards, but %s's is of %d", l, s, s.Count, refLabel, count)
 		}
 		if other, dup := byIndex[s.Index]; dup {
-			add("%s: shard %s is also %s", l, s, other)
+			add("%s: shard %s is also %s", l, s, labels[other])
 		} else {
-			byIndex[s.Index] = l
+			byIndex[s.Index] = i
 		}
 		for _, n := range f.Fleet.Nodes {
 			if n.Skipped {
@@ -192,17 +225,6 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 			add("node %s is measured in %s and skipped in another shard", name, l)
 		}
 	}
-	if count > 0 {
-		var missing []string
-		for i := 1; i <= count; i++ {
-			if _, ok := byIndex[i]; !ok {
-				missing = append(missing, Shard{Index: i, Count: count}.String())
-			}
-		}
-		if len(missing) > 0 {
-			add("shard(s) %s missing: a fleet verdict needs every shard", strings.Join(missing, ", "))
-		}
-	}
 	if len(probs) > 0 {
 		return nil, fmt.Errorf("fleet merge: %s", strings.Join(probs, "; "))
 	}
@@ -212,10 +234,15 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 		sb, _ := ParseShard(order[b].Fleet.Shard)
 		return sa.Index < sb.Index
 	})
-	out := &results.Results{SchemaVersion: results.SchemaVersion, RunID: ref.RunID, StartedAt: order[0].StartedAt,
+	runID := ref.RunID
+	if group != "" {
+		runID = group // the merged file is the group's run
+	}
+	out := &results.Results{SchemaVersion: results.SchemaVersion, RunID: runID, StartedAt: order[0].StartedAt,
 		Config: ref.Config, Environment: ref.Environment}
 	out.Environment.Hypervisors, out.Environment.Guests = nil, nil
-	fl := &results.Fleet{Mode: ref.Fleet.Mode, Shard: AllShards(count), Rule: ref.Fleet.Rule}
+	fl := &results.Fleet{Mode: ref.Fleet.Mode, Shard: AllShards(count), RunGroup: group, Rule: ref.Fleet.Rule,
+		Shards: shardsOf(labels, files, byIndex, count)}
 	finished := true
 	for _, f := range order {
 		if f.StartedAt.Before(out.StartedAt) {
@@ -267,6 +294,33 @@ func Merge(labels []string, files []*results.Results) (*results.Results, error) 
 		return nil, fmt.Errorf("fleet merge: the merged file: %w", err)
 	}
 	return out, nil
+}
+
+// shardsOf are the merged run's shards 1..count: each measured one with
+// its run id and file, each missing one not measured, with its nodes from
+// the first shard (by index) that planned it.
+func shardsOf(labels []string, files []*results.Results, byIndex map[int]int, count int) []results.FleetShard {
+	out := make([]results.FleetShard, count)
+	for i := 1; i <= count; i++ {
+		s := Shard{Index: i, Count: count}.String()
+		if k, ok := byIndex[i]; ok {
+			out[i-1] = results.FleetShard{Shard: s, RunID: files[k].RunID, File: labels[k]}
+			continue
+		}
+		out[i-1] = results.FleetShard{Shard: s, NotMeasured: "no results file of it was merged"}
+		for j := 1; j <= count && out[i-1].Nodes == nil; j++ {
+			k, ok := byIndex[j]
+			if !ok {
+				continue
+			}
+			for _, p := range files[k].Fleet.Plan {
+				if p.Shard == s && len(p.Nodes) > 0 {
+					out[i-1].Nodes = slices.Clone(p.Nodes)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // configDiff names the config keys whose values differ.

@@ -169,9 +169,15 @@ func TestMergeRefuses(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	_, err = Merge([]string{"a.json"}, []*results.Results{a})
-	if err == nil || !strings.Contains(err.Error(), "shard(s) 2/2 missing") {
-		t.Errorf("missing shard: %v", err)
+	// Files of one run id without a group (written before groups): a
+	// missing shard is named, its nodes unknown (no plan recorded).
+	m, err := Merge([]string{"a.json"}, []*results.Results{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := results.JudgeFleet(m.Fleet, results.PathASAP2, StoredLine); v.Pass() ||
+		v.Headline() != "shard 2/2 not measured: its nodes are unknown (no shard recorded a plan) (no results file of it was merged)" {
+		t.Errorf("missing shard: %q", v.Headline())
 	}
 	c := shardFile(t, eight, Shard{2, 2}, "")
 	c.Fleet.Rule.Ratio = 0.5
@@ -248,5 +254,85 @@ func TestVerdictNamesTheSlowNodeNotItsNeighbours(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// groupShard is shardFile as a shard of run group group writes it: its
+// own run id, the group and every shard's plan.
+func groupShard(t *testing.T, nodes []string, s Shard, group, runID string) *results.Results {
+	t.Helper()
+	r := shardFile(t, nodes, s, "")
+	r.RunID, r.Fleet.RunGroup, r.Fleet.Plan = runID, group, PlanShards(nodes, nil, s.Count)
+	return r
+}
+
+// Shards of one group, each with its own run id, merge into one verdict;
+// the merged file is the group's run and lists each shard's run id.
+func TestMergeByGroup(t *testing.T) {
+	a := groupShard(t, eight, Shard{1, 2}, "ci-4711", "20261204t010000-aaaa")
+	b := groupShard(t, eight, Shard{2, 2}, "ci-4711", "20261204t010002-bbbb")
+	m, err := Merge([]string{"a.json", "b.json"}, []*results.Results{b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.FleetShard{{Shard: "1/2", RunID: a.RunID, File: "b.json"}, {Shard: "2/2", RunID: b.RunID, File: "a.json"}}
+	if m.RunID != "ci-4711" || m.Fleet.RunGroup != "ci-4711" || fmt.Sprint(m.Fleet.Shards) != fmt.Sprint(want) {
+		t.Errorf("merged run %s group %s shards %+v", m.RunID, m.Fleet.RunGroup, m.Fleet.Shards)
+	}
+	if v := results.JudgeFleet(m.Fleet, results.PathASAP2, StoredLine); !v.Pass() || len(m.Fleet.MeasuredNodes()) != 8 {
+		t.Errorf("verdict %s over %v", v.Headline(), m.Fleet.MeasuredNodes())
+	}
+	if err := results.Validate(m); err != nil {
+		t.Error(err)
+	}
+}
+
+// A shard missing from a group is named with its nodes (from the other
+// shards' plans) and the verdict cannot pass; the report's and JUnit's
+// words come from the same line.
+func TestMergeNamesAMissingShard(t *testing.T) {
+	nine := []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"}
+	a := groupShard(t, nine, Shard{1, 3}, "g", "20261204t010000-aaaa")
+	c := groupShard(t, nine, Shard{3, 3}, "g", "20261204t010000-cccc")
+	m, err := Merge([]string{"a.json", "c.json"}, []*results.Results{a, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := results.JudgeFleet(m.Fleet, results.PathASAP2, StoredLine)
+	want := "shard 2/3 not measured: its nodes c4, c5, c6 (no results file of it was merged)"
+	if v.Pass() || len(v.Failures) != 0 || fmt.Sprint(v.Unmeasured) != "["+want+"]" {
+		t.Errorf("verdict pass %v failures %v unmeasured %q, want %q", v.Pass(), v.Failed(), v.Unmeasured, want)
+	}
+}
+
+// Files of different groups, or a file without a group among grouped
+// ones, or a shard twice, are refused naming both files.
+func TestMergeRefusesMixedGroups(t *testing.T) {
+	a := groupShard(t, eight, Shard{1, 2}, "ci-1", "20261204t010000-aaaa")
+	b := groupShard(t, eight, Shard{2, 2}, "ci-2", "20261204t010000-bbbb")
+	none := shardFile(t, eight, Shard{2, 2}, "")
+	dup := groupShard(t, eight, Shard{1, 2}, "ci-1", "20261204t010000-dddd")
+	_, err := Merge([]string{"a.json", "b.json", "none.json", "dup.json"}, []*results.Results{a, b, none, dup})
+	for _, want := range []string{
+		`b.json: run group "ci-2", but a.json has "ci-1": files of different runs`,
+		`none.json: has no run group, but a.json has "ci-1"`,
+		"dup.json: shard 1/2 is also a.json",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestPlanShards(t *testing.T) {
+	got := PlanShards([]string{"c1", "c2", "c3", "c4", "c5"}, nil, 2)
+	if fmt.Sprint(got) != "[{1/2 [c1 c2 c3]} {2/2 [c4 c5]}]" {
+		t.Errorf("plan %v", got)
+	}
+	if PlanShards(eight, nil, 1) != nil {
+		t.Error("an unsharded run records no plan")
+	}
+	if got := PlanShards([]string{"c1", "c2", "c3"}, nil, 2); len(got[0].Nodes) != 0 {
+		t.Errorf("an impossible plan has no nodes, got %v", got)
 	}
 }

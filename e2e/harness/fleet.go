@@ -83,11 +83,7 @@ func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving the fleet's nodes (%s): %w", src.Describe(), err)
 	}
-	var explicit []fleet.Pair
-	if fc.Pairs == config.PairsExplicit {
-		explicit = fc.ExplicitPairs
-	}
-	pairs, err := fleet.Plan(res.Names(), explicit, shard)
+	pairs, err := fleet.Plan(res.Names(), explicitPairs(fc), shard)
 	if err != nil {
 		return nil, fmt.Errorf("planning the fleet's pairs: %w", err)
 	}
@@ -105,17 +101,32 @@ func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
 	for _, sk := range res.Skipped {
 		s.Logf("fleet: %s skipped: %s", sk.Name, sk.Reason)
 	}
-	s.Logf("fleet: %d nodes from %s, shard %s: %d pairs (%s), mode %s, outlier rule %s",
-		len(res.Nodes), src.Describe(), shard, len(pairs), strings.Join(names, ", "), fc.Mode, fc.Outlier.Rule)
+	group := ""
+	if fc.RunGroup != "" {
+		group = fmt.Sprintf(" of run group %s (run id %s)", fc.RunGroup, s.RunID)
+	}
+	s.Logf("fleet: %d nodes from %s, shard %s%s: %d pairs (%s), mode %s, outlier rule %s",
+		len(res.Nodes), src.Describe(), shard, group, len(pairs), strings.Join(names, ", "), fc.Mode, fc.Outlier.Rule)
 	return f, f.write()
 }
 
+// explicitPairs are fleet.explicit_pairs when the config plans by them,
+// else nil (the ring).
+func explicitPairs(fc *config.Fleet) []fleet.Pair {
+	if fc.Pairs == config.PairsExplicit {
+		return fc.ExplicitPairs
+	}
+	return nil
+}
+
 // newFleet is the fleet of pairs over res, its section's nodes (this
-// run's pairs' nodes, then the skipped ones), pairs, mode and rule set.
+// run's pairs' nodes, then the skipped ones), pairs, mode, rule, run group
+// and, when sharded, every shard's nodes (fleet.PlanShards) set.
 func newFleet(s *Session, res fleet.Resolved, shard fleet.Shard, pairs []fleet.Pair) *Fleet {
 	fc := s.Config.Fleet
 	f := &Fleet{Session: s, Nodes: res, Shard: shard, Planned: pairs}
-	f.section = results.Fleet{Mode: fc.Mode, Shard: shard.String(), Rule: fleet.StoredRule(fc.Rule())}
+	f.section = results.Fleet{Mode: fc.Mode, Shard: shard.String(), RunGroup: fc.RunGroup, Rule: fleet.StoredRule(fc.Rule()),
+		Plan: fleet.PlanShards(res.Names(), explicitPairs(fc), shard.Count)}
 	host := map[string]string{}
 	for _, n := range res.Nodes {
 		host[n.Name] = n.ServiceHost

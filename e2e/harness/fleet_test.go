@@ -61,6 +61,13 @@ type fakeFleet struct {
 // to listen.
 func newFakeFleet(t *testing.T, nodes []string, mode string, out func(p fleet.Pair) []byte, listen func(p fleet.Pair) time.Duration) *fakeFleet {
 	t.Helper()
+	return newFakeShard(t, nodes, fleet.Shard{Index: 1, Count: 1}, "", mode, out, listen)
+}
+
+// newFakeShard is newFakeFleet's shard of a sharded run in run group
+// group: its own run id, the shard's pairs of the ring.
+func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode string, out func(p fleet.Pair) []byte, listen func(p fleet.Pair) time.Duration) *fakeFleet {
+	t.Helper()
 	cfg := &config.Config{
 		Run:         config.Run{ExpectedPath: results.PathASAP2},
 		GuestAccess: config.GuestAccess{User: "ubuntu"},
@@ -68,7 +75,8 @@ func newFakeFleet(t *testing.T, nodes []string, mode string, out func(p fleet.Pa
 		Intervals: map[string]wait.Interval{
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 20 * time.Millisecond},
 		},
-		Fleet: &config.Fleet{Nodes: nodes, Mode: mode, Concurrency: 2, Outlier: config.FleetOutlier{Rule: fleet.RuleRatio, Ratio: 0.8}},
+		Fleet: &config.Fleet{Nodes: nodes, Mode: mode, Concurrency: 2, Outlier: config.FleetOutlier{Rule: fleet.RuleRatio, Ratio: 0.8},
+			Shard: shard.String(), RunGroup: group},
 	}
 	ff := &fakeFleet{w: fakeremote.NewWorld(), hvs: map[string]*fakeremote.Runner{}, console: &lockedBuffer{}}
 	dir := t.TempDir()
@@ -95,7 +103,7 @@ func newFakeFleet(t *testing.T, nodes []string, mode string, out func(p fleet.Pa
 		ff.hvs[n] = hv
 		s.Hypervisors[n] = hv
 	}
-	pairs, err := fleet.Ring(nodes)
+	pairs, err := fleet.ShardRing(nodes, shard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +111,7 @@ func newFakeFleet(t *testing.T, nodes []string, mode string, out func(p fleet.Pa
 	for _, n := range nodes {
 		rn = append(rn, fleet.Node{Name: n, ServiceHost: n})
 	}
-	ff.f = newFleet(s, fleet.Resolved{Nodes: rn}, fleet.Shard{Index: 1, Count: 1}, pairs)
+	ff.f = newFleet(s, fleet.Resolved{Nodes: rn}, shard, pairs)
 	links := string(readFile(t, filepath.Join("testdata", "ip-o-link-addr.txt")))
 	for i, p := range pairs {
 		// As ProvisionFleet builds it: servers [sender, receiver]. Every

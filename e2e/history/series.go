@@ -148,7 +148,7 @@ func RunOf(r *results.Results) Run {
 	if b == "" {
 		b = r.Environment.BuildLabel
 	}
-	return Run{ID: r.RunID, StartedAt: r.StartedAt.UTC(), Build: b}
+	return Run{ID: r.RunKey(), StartedAt: r.StartedAt.UTC(), Build: b}
 }
 
 // Extract is every point a results file holds: per profile the delivered
@@ -158,7 +158,8 @@ func RunOf(r *results.Results) Run {
 // offload; for a
 // fleet run each pair's delivered rate and each node's offload verdict.
 // Shards of one fleet run give disjoint points (their pairs and nodes
-// differ), so ingesting each shard or the merged file gives the same set.
+// differ) under the run's group (results.RunKey), so ingesting each shard
+// or the merged file gives the same set.
 func Extract(r *results.Results) []Point {
 	mode := r.Config.Mode()
 	backend := r.Environment.NetworkBackend
@@ -173,7 +174,7 @@ func Extract(r *results.Results) []Point {
 		}
 		pts = append(pts, Point{
 			Series: Series{Metric: metric, Profile: profile, Path: string(path), Node: node, Backend: backend, Mode: mode},
-			RunID:  r.RunID, Value: v, Lo: lo, Hi: hi, N: n,
+			RunID:  r.RunKey(), Value: v, Lo: lo, Hi: hi, N: n,
 		})
 	}
 	if r.Fleet == nil {

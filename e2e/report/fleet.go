@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -105,7 +106,18 @@ func fleetHead(r *results.Results) string {
 	if v.Pass() {
 		b.WriteString("**Fleet verdict: PASS**: every node proven and none named as an outlier.\n\n")
 	} else {
-		fmt.Fprintf(&b, "**Fleet verdict: FAIL**: %d node(s) failed: %s.\n\n", len(v.Failures), strings.Join(v.Failed(), ", "))
+		fmt.Fprintf(&b, "**Fleet verdict: FAIL**: %s.\n\n", v.Headline())
+	}
+	if len(f.Shards) > 0 {
+		fmt.Fprintf(&b, "Shards of run group %s:\n\n", cmp.Or(f.RunGroup, results.Dash))
+		for _, sh := range f.Shards {
+			if l := sh.Line(); l != "" {
+				b.WriteString("- **" + l + "**\n")
+			} else {
+				fmt.Fprintf(&b, "- shard %s: run %s (%s)\n", sh.Shard, sh.RunID, sh.File)
+			}
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("### Outliers\n\n")
 	var outs []string

@@ -85,6 +85,20 @@ func FleetJUnit(r *results.Results) ([]byte, error) {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
+	for _, sh := range f.Shards {
+		l := sh.Line()
+		if l == "" {
+			continue
+		}
+		names := sh.Nodes
+		if len(names) == 0 {
+			names = []string{"shard " + sh.Shard}
+		}
+		for _, n := range names {
+			suite.Cases = append(suite.Cases, junitCase{Name: n, Classname: class, Failure: &junitFailure{Type: "fleet verdict", Message: l, Text: l}})
+			suite.Failures++
+		}
+	}
 	for _, nd := range f.Nodes {
 		if nd.Skipped {
 			suite.Cases = append(suite.Cases, junitCase{Name: nd.Name, Classname: class, Skipped: &junitSkipped{Message: "skipped: " + nd.Reason}})

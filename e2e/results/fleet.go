@@ -20,6 +20,17 @@ type Fleet struct {
 	Mode string `json:"mode"`
 	// Shard is this file's part of the run, "i/n" ("1/1": the whole run).
 	Shard string `json:"shard"`
+	// RunGroup is the id every shard of one sharded run shares (config
+	// fleet.run_group), each shard keeping its own run id; what a merge
+	// joins files by. Absent in a run without one and in older files.
+	RunGroup string `json:"run_group,omitempty"`
+	// Plan is every shard's nodes as this shard planned them (fleet.Plan
+	// for each i of n over the nodes it resolved), so that a merge can name
+	// the nodes of a shard whose file is missing. Only in a sharded run.
+	Plan []FleetShardPlan `json:"plan,omitempty"`
+	// Shards, in a merged file only, are the run's shards in order: each
+	// with its run id and file, or not measured with why and its nodes.
+	Shards []FleetShard `json:"shards,omitempty"`
 	// Rule is the outlier rule Rates were judged with.
 	Rule    FleetRule        `json:"rule"`
 	Nodes   []FleetNode      `json:"nodes"`
@@ -68,6 +79,37 @@ type FleetRoundWindow struct {
 	Pairs []string `json:"pairs"`
 	// SkewSeconds is the spread of those pairs' client starts.
 	SkewSeconds float64 `json:"skew_seconds"`
+}
+
+// FleetShardPlan is one shard's nodes in a shard's plan.
+type FleetShardPlan struct {
+	Shard string   `json:"shard"`
+	Nodes []string `json:"nodes"`
+}
+
+// FleetShard is one shard of a merged file: measured (its RunID and the
+// file it came from) or not (NotMeasured says why; Nodes are its nodes as
+// the other shards planned them, empty when none could say).
+type FleetShard struct {
+	Shard       string   `json:"shard"`
+	RunID       string   `json:"run_id,omitempty"`
+	File        string   `json:"file,omitempty"`
+	NotMeasured string   `json:"not_measured,omitempty"`
+	Nodes       []string `json:"nodes,omitempty"`
+}
+
+// Line is the sentence that names a shard not measured ("" for a
+// measured one): "shard 2/3 not measured: its nodes compute3, compute4
+// (no results file of it was merged)".
+func (s FleetShard) Line() string {
+	if s.NotMeasured == "" {
+		return ""
+	}
+	nodes := "its nodes are unknown (no shard recorded a plan)"
+	if len(s.Nodes) > 0 {
+		nodes = "its nodes " + strings.Join(s.Nodes, ", ")
+	}
+	return fmt.Sprintf("shard %s not measured: %s (%s)", s.Shard, nodes, s.NotMeasured)
 }
 
 // SkewGoal is the start skew a round of windows of flowSeconds each
@@ -255,10 +297,13 @@ type FleetVerdict struct {
 	// Notes are what did not fail a node but a reader must see (skipped
 	// nodes, the outlier rule's own notes).
 	Notes []string
+	// Unmeasured name each shard of a merged run that was not measured
+	// (FleetShard.Line): the fleet is not proven while one is.
+	Unmeasured []string
 }
 
-// Pass is true when no node failed.
-func (v FleetVerdict) Pass() bool { return len(v.Failures) == 0 }
+// Pass is true when no node failed and every shard was measured.
+func (v FleetVerdict) Pass() bool { return len(v.Failures) == 0 && len(v.Unmeasured) == 0 }
 
 // Failed are the failed nodes' names, in order.
 func (v FleetVerdict) Failed() []string {
@@ -267,6 +312,17 @@ func (v FleetVerdict) Failed() []string {
 		out[i] = f.Node
 	}
 	return out
+}
+
+// Headline is a failed verdict's sentence: the failed nodes, then each
+// shard not measured ("1 node(s) failed: compute3; shard 2/2 not
+// measured: its nodes compute3, compute4 (…)").
+func (v FleetVerdict) Headline() string {
+	var parts []string
+	if len(v.Failures) > 0 {
+		parts = append(parts, fmt.Sprintf("%d node(s) failed: %s", len(v.Failures), strings.Join(v.Failed(), ", ")))
+	}
+	return strings.Join(append(parts, v.Unmeasured...), "; ")
 }
 
 // JudgeFleet is the fleet's verdict under the expected path. A node fails
@@ -362,6 +418,11 @@ func JudgeFleet(f *Fleet, expected Path, outlierLine func(FleetNodeRate) string)
 	}
 	v.Notes = append(v.Notes, explained...)
 	v.Notes = append(v.Notes, f.Notes...)
+	for _, s := range f.Shards {
+		if l := s.Line(); l != "" {
+			v.Unmeasured = append(v.Unmeasured, l)
+		}
+	}
 	return v
 }
 
@@ -427,6 +488,22 @@ func validateFleet(f *Fleet, add func(string, ...any)) {
 	}
 	if f.Shard == "" {
 		add("fleet.shard: must be set (\"1/1\" for the whole run)")
+	}
+	for i, p := range f.Plan {
+		if p.Shard == "" {
+			add("fleet.plan[%d].shard: must be set", i)
+		}
+	}
+	shards := map[string]bool{}
+	for i, s := range f.Shards {
+		k := fmt.Sprintf("fleet.shards[%d]", i)
+		if s.Shard == "" || shards[s.Shard] {
+			add("%s.shard: must be set and unique, got %q", k, s.Shard)
+		}
+		shards[s.Shard] = true
+		if (s.RunID == "") == (s.NotMeasured == "") {
+			add("%s: needs exactly one of run_id (measured) and not_measured (why not)", k)
+		}
 	}
 	switch f.Rule.Kind {
 	case "mad", "ratio":

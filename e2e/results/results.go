@@ -90,6 +90,16 @@ type ConfigSummary struct {
 	PortSecurity *bool `json:"port_security,omitempty"`
 }
 
+// RunKey is the id a run is known by across its files: the run group of
+// a fleet shard that has one (every shard and their merge share it; each
+// shard's own run id names its resources), else the run id.
+func (r *Results) RunKey() string {
+	if r.Fleet != nil && r.Fleet.RunGroup != "" {
+		return r.Fleet.RunGroup
+	}
+	return r.RunID
+}
+
 // The modes a run's data ports were measured in (ConfigSummary.Mode).
 const (
 	ModeSecurityGroupsOn  = "security groups on"

@@ -134,9 +134,9 @@ func TestMergeRefusesShards(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
 	}
-	code, _, errs = runCmd(t, "merge", a)
-	if code != 2 || !strings.Contains(errs, "shard(s) 2/2 missing") {
-		t.Errorf("one of two shards: exit %d %s", code, errs)
+	code, out, errs = runCmd(t, "merge", "-o", dir, a)
+	if code != 1 || !strings.Contains(out, "fleet verdict FAIL: run fleet-7: shard 2/2 not measured") {
+		t.Errorf("one of two shards: exit %d %s%s", code, out, errs)
 	}
 	code, _, errs = runCmd(t, "merge", seedASAP2)
 	if code != 2 || !strings.Contains(errs, seedASAP2+": has no fleet section") {

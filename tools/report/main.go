@@ -15,9 +15,11 @@
 // different port-security modes unless -across-modes is given.
 //
 // merge combines the shard results files of one fleet run (fleet.Merge:
-// same run id, config, mode and outlier rule, every shard once, no node in
-// two shards; each problem named) into one results file, one fleet report
-// and one fleet verdict that names nodes; it exits 1 when the fleet fails.
+// same run group — each shard with its own run id — config, mode and
+// outlier rule, no shard twice, no node in two shards; each problem named)
+// into one results file, one fleet report and one fleet verdict that names
+// nodes and each shard not measured; it exits 1 when the fleet fails
+// (a shard missing fails it).
 // render given several shard files merges them the same way first.
 //
 // sgcost puts one build's runs with port security off and on side by side,
@@ -345,7 +347,7 @@ func printFleetVerdicts(w io.Writer, s *report.Set) bool {
 			continue
 		}
 		pass = false
-		fmt.Fprintf(w, "fleet verdict FAIL: run %s: %d node(s) failed: %s\n", f.RunID, len(v.Failures), strings.Join(v.Failed(), ", "))
+		fmt.Fprintf(w, "fleet verdict FAIL: run %s: %s\n", f.RunID, v.Headline())
 		for _, fl := range v.Failures {
 			for _, why := range fl.Reasons {
 				fmt.Fprintf(w, "  %s: %s\n", fl.Node, why)

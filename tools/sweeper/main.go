@@ -5,6 +5,12 @@
 //	go run ./tools/sweeper --config lab/harness.yaml --run-id 20261202-0915 [--delete]
 //	go run ./tools/sweeper --cloud asap2lab --older-than 6h --delete
 //	go run ./tools/sweeper --cloud asap2lab --all
+//	go run ./tools/sweeper --config lab/harness-fleet.yaml --group ci-4711 [--delete]
+//
+// --group selects every shard of a sharded fleet run (fleet.run_group):
+// the resources tagged group=<G> and the tagless ones (flavors, keypairs,
+// server groups) of the run ids they carry; with kubernetes, the debug
+// pods of those run ids.
 //
 // With a --config whose hypervisors.access is kubernetes, the node debug
 // pods of harness runs (labelled with the run id and the prefix, see
@@ -54,10 +60,12 @@ var newKube = func(k config.Kubernetes, api config.Interval) (debugPodSweeper, e
 
 // selector names the selection as fixtures.Sweep's report does, for a
 // report the OpenStack sweep did not write.
-func selector(runID string, olderThan time.Duration) string {
+func selector(runID, group string, olderThan time.Duration) string {
 	switch {
 	case runID != "":
 		return "run_id=" + runID
+	case group != "":
+		return "group=" + group
 	case olderThan > 0:
 		return "older_than=" + olderThan.String()
 	}
@@ -95,12 +103,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 		region    = fs.String("region", "", "region (overrides cloud.region)")
 		prefix    = fs.String("prefix", "", "resource name prefix (overrides run.name_prefix; default "+defaultPrefix+")")
 		runID     = fs.String("run-id", "", "select the resources of this run")
+		group     = fs.String("group", "", "select the resources of every shard of this run group (fleet.run_group)")
 		olderThan = fs.Duration("older-than", 0, "select harness resources created longer ago than this (e.g. 6h)")
 		all       = fs.Bool("all", false, "select every harness resource (name starts with <prefix>-)")
 		del       = fs.Bool("delete", false, "delete what is selected (default: dry run)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: sweeper [--config FILE] [--cloud NAME] (--run-id ID | --older-than DURATION | --all) [--delete]")
+		fmt.Fprintln(fs.Output(), "usage: sweeper [--config FILE] [--cloud NAME] (--run-id ID | --group G | --older-than DURATION | --all) [--delete]")
 		fs.PrintDefaults()
 	}
 	if done, code := cli.Parse(fs, args, stdout, stderr); done {
@@ -155,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 	// the report of what the other side found.
 	kubeSide := cfg.Hypervisors.Access == config.HypervisorAccessKubernetes
 	failed := false
-	rep := &fixtures.SweepReport{Prefix: cfg.Run.NamePrefix, DryRun: !*del, Resources: []fixtures.SweptResource{}, Selector: selector(*runID, *olderThan)}
+	rep := &fixtures.SweepReport{Prefix: cfg.Run.NamePrefix, DryRun: !*del, Resources: []fixtures.SweptResource{}, Selector: selector(*runID, *group, *olderThan)}
 	if cfg.Cloud.Tenant == "" {
 		if !kubeSide {
 			fmt.Fprintln(stderr, "sweeper: no tenant cloud: give --cloud, --config with cloud.tenant, or set OS_CLOUD")
@@ -172,6 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 			Clients:   clients,
 			Prefix:    cfg.Run.NamePrefix,
 			RunID:     *runID,
+			Group:     *group,
 			OlderThan: *olderThan,
 			All:       *all,
 			Delete:    *del,
@@ -189,9 +199,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 	}
 	if kubeSide {
 		kc, err := newKube(cfg.Hypervisors.Kubernetes, cfg.Interval(config.IntervalKubeAPI))
-		if err == nil {
+		// The debug pods carry run ids, not the group: a group's are
+		// those of the run ids its OpenStack resources carry.
+		runIDs := []string{*runID}
+		if *group != "" {
+			runIDs = rep.Runs
+			if failed {
+				err = errors.Join(err, fmt.Errorf("--group %s: the run ids of the group come from OpenStack, which was not swept; sweep the pods --run-id by --run-id", *group))
+			}
+		}
+		for _, id := range runIDs {
+			if err != nil {
+				break
+			}
 			var pods []kubeaccess.SweptPod
-			pods, err = kc.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: cfg.Run.NamePrefix, RunID: *runID, OlderThan: *olderThan, All: *all,
+			pods, err = kc.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: cfg.Run.NamePrefix, RunID: id, OlderThan: *olderThan, All: *all,
 				Delete: *del, Interval: cfg.Interval(config.IntervalDebugPod), Logf: logf})
 			for _, p := range pods {
 				rep.Resources = append(rep.Resources, fixtures.SweptResource(p))
