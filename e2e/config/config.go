@@ -228,8 +228,8 @@ type Kubernetes struct {
 	NodeNames map[string]string `yaml:"node_names"`
 	// DebugImage is the image of the node debug pod the harness creates on
 	// a hypervisor's node when the OVS container lacks host tools (tc,
-	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool is
-	// an error naming the node and the tools. DebugImageAuto = the image
+	// tcpdump, ethtool, ip); "" (default) = no debug pod: a missing tool
+	// (ethtool is optional) is an error naming the node and the tools. DebugImageAuto = the image
 	// of the node's own OVS pod (already on the node, nothing to mirror),
 	// with the host's / mounted read-only and the host's own tools run in
 	// it through chroot.
@@ -237,7 +237,9 @@ type Kubernetes struct {
 	// DebugNamespace is where the node debug pods are created; "" (default)
 	// = Namespace. A namespace of their own can be exempted from an
 	// admission that refuses privileged, host-network pods (PodSecurity,
-	// MKE) without exempting the OpenStack namespace.
+	// MKE 4's exemptNamespace) without exempting the OpenStack namespace;
+	// MKE 3 has no namespace exemption (it grants the attributes to a user
+	// or service account: kube.AdmissionAdvice).
 	DebugNamespace string `yaml:"debug_namespace"`
 }
 

@@ -42,6 +42,7 @@ func TestExampleMOSKKubernetesLoadsAndValidates(t *testing.T) {
 		{"container", k.Container, "openvswitch-vswitchd"},
 		{"mapped node", k.NodeNames[hv+".mosk.example.net"], hv},
 		{"no SSH hosts", len(cfg.Hypervisors.Hosts), 0},
+		{"debug image auto", k.DebugImage, DebugImageAuto},
 		{"binding profile", cfg.DataPort.BindingProfile, ProfileNova},
 	}
 	for _, c := range checks {

@@ -78,20 +78,35 @@ func (s *Session) Connect(ctx context.Context) (err error) {
 			}
 			continue
 		}
-		ep, err := remote.HypervisorEndpoint(s.Config.Hypervisors, hv)
+		r, err := s.dialHypervisor(ctx, hv)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.Config.File, err)
+			return err
 		}
-		name := fmt.Sprintf("hypervisor %s (%s)", hv, ep.Address)
-		c, err := s.dialer.DialEndpoint(ctx, name, ep, s.Config.Hypervisors.Sudo, s.Config.Interval(config.IntervalHypervisorSSH))
-		if err != nil {
-			return fmt.Errorf("ssh to %s: %w", name, err)
-		}
-		// Every OVS command on the hypervisor goes through the configured
-		// prefix (offload.OVSCommand); tc, ip, tcpdump, ethtool do not.
-		s.Hypervisors[hv] = offload.WithOVSPrefix(s.bounded(c), s.Config.Hypervisors.OVSCommandPrefix)
+		s.Hypervisors[hv] = r
 	}
 	return nil
+}
+
+// dialHypervisor opens SSH to hypervisor hv (hypervisors.hosts). Every OVS
+// command on it goes through the configured prefix (offload.OVSCommand);
+// tc, ip, tcpdump, ethtool do not. s.hvDial replaces it in tests.
+func (s *Session) dialHypervisor(ctx context.Context, hv string) (remote.Runner, error) {
+	if s.hvDial != nil {
+		return s.hvDial(ctx, hv)
+	}
+	ep, err := remote.HypervisorEndpoint(s.Config.Hypervisors, hv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Config.File, err)
+	}
+	if err := s.ensureDialer(); err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("hypervisor %s (%s)", hv, ep.Address)
+	c, err := s.dialer.DialEndpoint(ctx, name, ep, s.Config.Hypervisors.Sudo, s.Config.Interval(config.IntervalHypervisorSSH))
+	if err != nil {
+		return nil, fmt.Errorf("ssh to %s: %w", name, err)
+	}
+	return offload.WithOVSPrefix(s.bounded(c), s.Config.Hypervisors.OVSCommandPrefix), nil
 }
 
 // ensureDialer opens the run's SSH dialer and its command log
@@ -258,7 +273,8 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 
 // hypervisorFacts reads what CollectEnvironment records of the hypervisor
 // srv runs on: kernel, transport, OVS, ovn-controller and tc versions, and
-// the representor of srv's data port with its `ethtool -i`. ok is false
+// the representor of srv's data port with its `ethtool -i` (offload.NoEthtool
+// as its driver where there is no ethtool). ok is false
 // when there is no connection to it; what cannot be read is added to
 // problems.
 func (s *Session) hypervisorFacts(ctx context.Context, srv fixtures.Server, backend string, problems *[]string) (h results.Hypervisor, ok bool) {
@@ -308,7 +324,9 @@ func (s *Session) hypervisorFacts(ctx context.Context, srv fixtures.Server, back
 		*problems = append(*problems, err.Error())
 	} else {
 		h.NIC = nic
-		if out := run(hvr, "ethtool -i "+nic); out != "" {
+		if out, ok := s.ethtoolInfo(ctx, hvr, nic, problems); !ok {
+			h.NICDriver = offload.NoEthtool
+		} else if out != "" {
 			info, err := envinfo.ParseEthtoolInfo([]byte(out))
 			if err != nil {
 				*problems = append(*problems, fmt.Sprintf("%s: ethtool -i %s: %v", srv.Hypervisor, nic, err))
@@ -319,6 +337,24 @@ func (s *Session) hypervisorFacts(ctx context.Context, srv fixtures.Server, back
 		}
 	}
 	return h, true
+}
+
+// ethtoolInfo is `ethtool -i nic` on hv; ok is false where there is no
+// ethtool (exit 127): it is optional (offload.OptionalTools), so that is
+// no problem of the environment. Another failure is.
+func (s *Session) ethtoolInfo(ctx context.Context, hv remote.Runner, nic string, problems *[]string) (out string, ok bool) {
+	res, err := hv.Run(ctx, "ethtool -i "+nic)
+	switch {
+	case err != nil:
+		*problems = append(*problems, err.Error())
+		return "", true
+	case res.ExitCode == 127:
+		return "", false
+	case !res.OK():
+		*problems = append(*problems, res.Err().Error())
+		return "", true
+	}
+	return strings.TrimSpace(string(res.Stdout)), true
 }
 
 // OVNVersionCommand asks a hypervisor's ovn-controller its version: the

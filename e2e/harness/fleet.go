@@ -62,8 +62,9 @@ type FleetPair struct {
 
 // PlanFleet resolves the fleet's nodes from Nova (fleet.nodes,
 // availability_zone, aggregate or all), plans this run's pairs (the ring
-// or fleet.explicit_pairs, then fleet.shard) and writes the fleet section
-// (nodes, skipped nodes, pairs, mode, rule) into the results file.
+// or fleet.explicit_pairs, then fleet.shard), writes the fleet section
+// (nodes, skipped nodes, pairs, mode, rule) into the results file and runs
+// the preflight for those pairs and nodes (Preflight: quotas, host tools).
 func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
 	fc := s.Config.Fleet
 	if fc == nil {
@@ -107,7 +108,21 @@ func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
 	}
 	s.Logf("fleet: %d nodes from %s, shard %s%s: %d pairs (%s), mode %s, outlier rule %s",
 		len(res.Nodes), src.Describe(), shard, group, len(pairs), strings.Join(names, ", "), fc.Mode, fc.Outlier.Rule)
-	return f, f.write()
+	if err := f.write(); err != nil {
+		return nil, err
+	}
+	// Before the first create: the quotas for every pair, and every node's
+	// host tools (over Kubernetes, every node's OVS pod found).
+	var targets []kubeaccess.Target
+	for _, n := range f.section.Nodes {
+		if !n.Skipped {
+			targets = append(targets, kubeaccess.Target{Hypervisor: n.Name, ServiceHost: n.ServiceHost})
+		}
+	}
+	if err := s.Preflight(ctx, len(pairs), targets); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // explicitPairs are fleet.explicit_pairs when the config plans by them,

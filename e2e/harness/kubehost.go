@@ -27,32 +27,34 @@ type debugPods interface {
 }
 
 // kubeHostTools decides where hypervisor hv's host tools run. It probes the
-// OVS container once (offload.ToolsProbeCommand); the tools found there run
+// OVS container once (offload.ProbeTools); the tools found there run
 // there. For the others it creates the node's debug pod
 // (hypervisors.kubernetes.debug_image; its delete registered with the run's
 // cleaner), checks that the pod has them, and routes them to it
-// (offload.WithHostTools). No debug_image with a tool missing is an error
-// naming the node, the tools and the key.
+// (offload.WithHostTools). No debug_image with a required tool missing is
+// an error naming the node, the tools and the key; an optional one
+// (offload.OptionalTools: ethtool) missing alone needs no debug pod, and
+// the NIC facts are then recorded as offload.NoEthtool.
 func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kubeaccess.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
 	var ht hostTools
-	probe, err := probeTools(ctx, s.bounded(ovs))
+	probe, err := offload.ProbeTools(ctx, s.bounded(ovs))
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
-	found := probe.Found
-	ht.inOVS = found
-	missing := probe.Missing()
-	s.Logf("%s: host tools in the OVS container: %s", hv, listOrNone(found))
+	ht.inOVS = probe.Found
+	missing, required := probe.Missing(), probe.MissingRequired()
+	s.Logf("%s: host tools in the OVS container: %s", hv, listOrNone(probe.Found))
 	if len(missing) > 0 {
 		s.Logf("%s: the OVS container lacks %s", hv, probe.Why(missing))
 	}
-	if len(missing) == 0 {
+	if len(required) == 0 {
+		s.noteOptional(hv, missing)
 		return ovs, ht, nil
 	}
 	k := s.Config.Hypervisors.Kubernetes
 	if k.DebugImage == "" {
-		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; set hypervisors.kubernetes.debug_image to an image that has them, or to auto (the host's own tools, through the OVS pod's image), and the harness runs them in a node debug pod",
-			s.Config.File, hv, node, ovs.Name(), probe.Why(missing))
+		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; %s",
+			s.Config.File, hv, node, ovs.Name(), probe.Why(required), kubeaccess.DebugImageAdvice)
 	}
 	if s.cleaner == nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: a node debug pod is needed but the session has no cleaner to delete it (Provision sets it)", hv)
@@ -71,29 +73,43 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 		Logf:           s.Logf,
 	})
 	if err != nil {
-		return nil, ht, fmt.Errorf("hypervisor %s: %s lacks %s: %w", hv, ovs.Name(), strings.Join(missing, ", "), err)
+		return nil, ht, fmt.Errorf("hypervisor %s: %s lacks %s: %w", hv, ovs.Name(), strings.Join(required, ", "), err)
 	}
 	ht.debug = &pod
 	dr, err := newRunner(pod)
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
-	dprobe, err := probeTools(ctx, s.bounded(dr))
+	dprobe, err := offload.ProbeTools(ctx, s.bounded(dr))
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
-	var lacking []string
+	var lacking, routed, absent []string
 	for _, t := range missing {
-		if !contains(dprobe.Found, t) {
+		switch {
+		case contains(dprobe.Found, t):
+			routed = append(routed, t)
+		case contains(required, t):
 			lacking = append(lacking, t)
+		default:
+			absent = append(absent, t)
 		}
 	}
 	if len(lacking) > 0 {
 		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image %s) has %s",
 			s.Config.File, hv, node, k.DebugImage, dprobe.Why(lacking))
 	}
-	s.Logf("%s: %s run in %s", hv, strings.Join(missing, ", "), dr.Name())
-	return offload.WithHostTools(ovs, dr, missing), ht, nil
+	s.noteOptional(hv, absent)
+	s.Logf("%s: %s run in %s", hv, strings.Join(routed, ", "), dr.Name())
+	return offload.WithHostTools(ovs, dr, routed), ht, nil
+}
+
+// noteOptional says in the run's log what the optional tools missing on
+// hv cost: the NIC facts (offload.OptionalTools).
+func (s *Session) noteOptional(hv string, missing []string) {
+	if len(missing) > 0 {
+		s.Logf("%s: no %s where its host tools run: the run goes on, the NIC facts are recorded as %q", hv, strings.Join(missing, ", "), offload.NoEthtool)
+	}
 }
 
 // preflighter is how the harness checks the cluster before anything is
@@ -131,6 +147,7 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 		}
 	}
 	r := c.Preflight(ctx, in)
+	s.ovsPods = r.Pods
 	for _, ch := range r.Checks {
 		if ch.Problem == "" {
 			s.Logf("kubernetes preflight: ok: %s", ch.What)
@@ -157,23 +174,6 @@ func (s *Session) openCluster(o kubeaccess.Options) (kubeaccess.Cluster, error) 
 		return nil, fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
 	}
 	return c, nil
-}
-
-// probeTools runs offload.ToolsProbeCommand on r: the host tools whose
-// uses work there, and what the others lack.
-func probeTools(ctx context.Context, r remote.Runner) (offload.ToolsProbe, error) {
-	res, err := r.Run(ctx, offload.ToolsProbeCommand)
-	if err == nil {
-		err = res.Err()
-	}
-	if err != nil {
-		return offload.ToolsProbe{}, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
-	}
-	probe, err := offload.ParseTools(res.Stdout)
-	if err != nil {
-		return offload.ToolsProbe{}, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
-	}
-	return probe, nil
 }
 
 // leakedDebugPods lists this run's debug pods that still exist (the leak

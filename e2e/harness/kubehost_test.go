@@ -127,12 +127,22 @@ func TestKubeHostToolsMissingWithoutImage(t *testing.T) {
 	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "ip"))
 	pods := &fakeDebugPods{}
 	_, ht, err := s.kubeHostTools(context.Background(), "cmp-1.mosk", ovs, "cmp-1", pods, nil)
-	want := "mosk.yaml: hypervisor cmp-1.mosk (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks tcpdump (tcpdump is not installed (exit 127: sh: 1: tcpdump: not found)), ethtool (ethtool is not installed (exit 127: sh: 1: ethtool: not found)); set hypervisors.kubernetes.debug_image"
+	want := "mosk.yaml: hypervisor cmp-1.mosk (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks tcpdump (tcpdump is not installed (exit 127: sh: 1: tcpdump: not found)); set hypervisors.kubernetes.debug_image"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v\nwant %q", err, want)
 	}
 	if len(pods.created) != 0 || !reflect.DeepEqual(ht.inOVS, []string{"tc", "ip"}) {
 		t.Errorf("debug pods %d, found %v", len(pods.created), ht.inOVS)
+	}
+	// ethtool alone missing: it only feeds the NIC facts; no debug pod,
+	// the run goes on and says what it costs.
+	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ip"))
+	r, _, err := s.kubeHostTools(context.Background(), "cmp-1.mosk", ovs, "cmp-1", pods, nil)
+	if err != nil || r != remote.Runner(ovs) || len(pods.created) != 0 {
+		t.Errorf("ethtool missing: err %v, runner %v, debug pods %d", err, r, len(pods.created))
+	}
+	if log := s.console.(*bytes.Buffer).String(); !strings.Contains(log, `cmp-1.mosk: no ethtool where its host tools run: the run goes on, the NIC facts are recorded as "unknown (no ethtool)"`) {
+		t.Errorf("log:\n%s", log)
 	}
 }
 
@@ -205,20 +215,33 @@ func TestKubeHostToolsDebugPodFails(t *testing.T) {
 	t.Run("create fails", func(t *testing.T) {
 		pods := &fakeDebugPods{err: errors.New("kubernetes: debug pod openstack/x on node cmp-1 Running: gave up; phase Pending")}
 		_, _, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", pods, nil)
-		if err == nil || !strings.Contains(err.Error(), "hypervisor cmp-1: ovs lacks tcpdump, ethtool: kubernetes: debug pod") {
+		if err == nil || !strings.Contains(err.Error(), "hypervisor cmp-1: ovs lacks tcpdump: kubernetes: debug pod") {
 			t.Errorf("got %v", err)
 		}
 	})
 	t.Run("the image lacks a tool too", func(t *testing.T) {
 		dbg := fakeremote.New("debug", w)
-		dbg.On(offload.ToolsProbeCommand, probeReply("tc", "ip", "tcpdump"))
+		dbg.On(offload.ToolsProbeCommand, probeReply("tc", "ip", "ethtool"))
 		_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, func(kubeaccess.Pod) (remote.Runner, error) { return dbg, nil })
-		want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image registry.example/tools/busybox:1) has ethtool (ethtool is not installed (exit 127: sh: 1: ethtool: not found))"
+		want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image registry.example/tools/busybox:1) has tcpdump (tcpdump is not installed (exit 127: sh: 1: tcpdump: not found))"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v\nwant %q", err, want)
 		}
 		if ht.debug == nil {
 			t.Error("the created pod is not recorded")
+		}
+	})
+	t.Run("the image lacks ethtool alone", func(t *testing.T) {
+		dbg := fakeremote.New("debug", w)
+		dbg.On(offload.ToolsProbeCommand, probeReply("tc", "ip", "tcpdump"))
+		r, _, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, func(kubeaccess.Pod) (remote.Runner, error) { return dbg, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// ethtool is found nowhere: it stays where OVS runs and fails there
+		// (the NIC facts are then "unknown (no ethtool)").
+		if offload.ToolOf("ethtool -i rep1") != "ethtool" || r.Name() != "ovs" {
+			t.Errorf("runner %s", r.Name())
 		}
 	})
 	t.Run("no cleaner", func(t *testing.T) {

@@ -68,6 +68,11 @@ type Session struct {
 	openKube kubeaccess.Open
 	// hvTools is where each hypervisor's host tools ran (access kubernetes).
 	hvTools map[string]hostTools
+	// ovsPods are the OVS pods the Kubernetes preflight found, one per
+	// node (the tools probe's, before anything is built).
+	ovsPods []kubeaccess.Pod
+	// hvDial opens SSH to a hypervisor in tests (nil: dialHypervisor's).
+	hvDial func(ctx context.Context, hv string) (remote.Runner, error)
 	// podMoves are each hypervisor's moves to the replacement of its
 	// vanished OVS pod, in order (podmoves.go; the root session's).
 	podMu    sync.Mutex
@@ -111,8 +116,10 @@ type Session struct {
 
 // Start loads and validates the configuration (before anything touches the
 // cloud), makes the run's directory, opens the results file, checks the
-// Kubernetes cluster with hypervisors.access: kubernetes (PreflightKube) and
-// builds the cloud clients.
+// Kubernetes cluster with hypervisors.access: kubernetes (PreflightKube),
+// builds the cloud clients and, for a single pair, decides what can be
+// decided before the first create (Preflight: the project's quotas, the
+// hypervisors' host tools); a fleet's preflight is PlanFleet's.
 func Start(ctx context.Context, o Options) (*Session, error) {
 	if o.ConfigPath == "" {
 		return nil, fmt.Errorf("no harness config: set %s (make e2e CONFIG=<file>)", EnvConfig)
@@ -173,8 +180,17 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	s.Results.SetGuard(s)
 
 	// Before any cloud call: a Kubernetes cluster the run cannot use fails
-	// the run now, not after two servers were built and reached.
-	if err := s.PreflightKube(ctx, nil); err != nil {
+	// the run now, not after two servers were built and reached. The
+	// cluster is the run's (its commands in commands.jsonl), opened once.
+	if cfg.Hypervisors.Access == config.HypervisorAccessKubernetes {
+		if err := s.ensureDialer(); err != nil {
+			return nil, s.closeOnError(err)
+		}
+		if err := s.ensureKube(); err != nil {
+			return nil, s.closeOnError(err)
+		}
+	}
+	if err := s.PreflightKube(ctx, s.kube); err != nil {
 		return nil, s.closeOnError(err)
 	}
 
@@ -212,11 +228,22 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	}); err != nil {
 		s.Logf("results: %v", err)
 	}
+	// A fleet's pairs and nodes are known once it is planned: PlanFleet
+	// runs its preflight.
+	if cfg.Fleet == nil {
+		if err := s.Preflight(ctx, 1, nil); err != nil {
+			apiLog.Close()
+			return nil, s.closeOnError(err)
+		}
+	}
 	return s, nil
 }
 
 func (s *Session) closeOnError(err error) error {
 	s.Logf("ERROR: %v", err)
+	if s.dialer != nil {
+		_ = s.dialer.Close() // the preflight's hypervisor connections
+	}
 	s.logFile.Close()
 	return err
 }

@@ -20,6 +20,14 @@ import (
 // (WithHostTools); every other command runs where the OVS commands run.
 var HostTools = []string{"tc", "tcpdump", "ethtool", "ip"}
 
+// OptionalTools are the HostTools a run goes on without: ethtool only
+// feeds the NIC facts of the environment record (`ethtool -i`), which are
+// then recorded as NoEthtool. No check's verdict rests on it.
+var OptionalTools = []string{"ethtool"}
+
+// NoEthtool is the NIC driver recorded where ethtool is not there to ask.
+const NoEthtool = "unknown (no ethtool)"
+
 // ToolOf is the program a hypervisor command line built by the harness
 // runs: its first word, after the wrappers the harness itself puts in
 // front — `timeout [-s SIG] [-k DURATION] DURATION` (the representor
@@ -103,6 +111,18 @@ type ToolsProbe struct {
 
 // Missing are the HostTools not Found, in HostTools order.
 func (p ToolsProbe) Missing() []string { return MissingTools(p.Found) }
+
+// MissingRequired are the Missing tools a run cannot go on without (not
+// OptionalTools), in HostTools order.
+func (p ToolsProbe) MissingRequired() []string {
+	var out []string
+	for _, t := range p.Missing() {
+		if !slices.Contains(OptionalTools, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // Why lists what is missing for each of tools, "tool (reason)", joined.
 func (p ToolsProbe) Why(tools []string) string {
@@ -235,6 +255,23 @@ func failed(cmd string, p Probe) string {
 		return prog + " cannot be run (exit 126: " + p.Line + ")"
 	}
 	return fmt.Sprintf("`%s` exited %d: %s", cmd, p.Exit, p.Line)
+}
+
+// ProbeTools runs ToolsProbeCommand on r: the host tools whose uses work
+// there, and what the others lack.
+func ProbeTools(ctx context.Context, r remote.Runner) (ToolsProbe, error) {
+	res, err := r.Run(ctx, ToolsProbeCommand)
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return ToolsProbe{}, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
+	}
+	probe, err := ParseTools(res.Stdout)
+	if err != nil {
+		return ToolsProbe{}, fmt.Errorf("probing the host tools on %s: %w", r.Name(), err)
+	}
+	return probe, nil
 }
 
 // MissingTools are the HostTools not in found.

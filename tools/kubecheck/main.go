@@ -6,8 +6,10 @@
 // run needs; the OVS pods are listed with the selector and have the
 // container; each hypervisor (placement.hosts, node_names' keys and the
 // arguments) maps to a node with a Running OVS pod; with a debug_image, a
-// server-side dry-run create of the debug pod passes admission. It creates
-// nothing.
+// server-side dry-run create of the debug pod passes admission; the host
+// tools (tc, tcpdump, ip; ethtool optional) are probed in one OVS pod per
+// distinct image (kubeaccess.PreflightTools, as harness.Start), a missing
+// one refused without a debug_image. It creates nothing.
 //
 //	go run ./tools/kubecheck mosk.yaml
 //	go run ./tools/kubecheck mosk.yaml kaas-node-5d6a….mosk.example.net=kaas-node-5d6a…
@@ -31,6 +33,8 @@ import (
 	"syscall"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
@@ -39,6 +43,7 @@ import (
 // preflighter is *kube.Cluster (tests replace newCluster).
 type preflighter interface {
 	Preflight(ctx context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport
+	kubeaccess.PodRunners
 }
 
 var newCluster = func(k config.Kubernetes, o kubeaccess.Options) (preflighter, error) { return kube.NewCluster(k, o) }
@@ -93,6 +98,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	r := c.Preflight(ctx, in)
+	bound := cfg.Interval(config.IntervalCommand).Timeout
+	probe := func(ctx context.Context, pr remote.Runner) (kubeaccess.ProbedTools, error) {
+		return offload.ProbeTools(ctx, remote.Bounded(pr, bound, "intervals.command"))
+	}
+	r.Checks = append(r.Checks, kubeaccess.PreflightTools(ctx, c, r.Pods, k.DebugImage, probe)...)
 	fmt.Fprintf(stdout, "credentials: %s\n", r.Source)
 	failed := 0
 	for _, ch := range r.Checks {

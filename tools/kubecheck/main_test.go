@@ -6,16 +6,21 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli/clitest"
 )
@@ -114,11 +119,74 @@ type fakeCluster struct {
 	k  config.Kubernetes
 	o  kubeaccess.Options
 	r  kubeaccess.PreflightReport
+	// probe is ToolsProbeCommand's output in every pod; probed the pods
+	// it ran in.
+	probe  string
+	probed []string
 }
 
 func (f *fakeCluster) Preflight(_ context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport {
 	f.in = in
 	return f.r
+}
+
+func (f *fakeCluster) RunnerIn(_ string, p kubeaccess.Pod) (kubeaccess.PodRunner, error) {
+	return podRunner{f, p}, nil
+}
+
+// podRunner answers the tools probe in its pod.
+type podRunner struct {
+	f   *fakeCluster
+	pod kubeaccess.Pod
+}
+
+func (r podRunner) Name() string        { return r.pod.String() }
+func (r podRunner) Pod() kubeaccess.Pod { return r.pod }
+func (r podRunner) Run(_ context.Context, cmd string) (remote.Result, error) {
+	if cmd != offload.ToolsProbeCommand {
+		return remote.Result{ExitCode: 127}, nil
+	}
+	r.f.probed = append(r.f.probed, r.pod.Node)
+	return remote.Result{Target: r.Name(), Cmd: cmd, Stdout: []byte(r.f.probe)}, nil
+}
+func (r podRunner) Start(context.Context, string) (remote.Process, error) {
+	return nil, errors.New("podRunner: no background commands")
+}
+
+// The host tools are probed in one OVS pod per image; a missing tool with
+// no debug image fails naming the node and the tool, ethtool is optional.
+func TestToolsProbe(t *testing.T) {
+	probe := func(missing ...string) string {
+		var b strings.Builder
+		for _, n := range []string{"tc", "tcpdump", "timeout", "ethtool", "ip", "ip-stats", "setsid"} {
+			if slices.Contains(missing, n) {
+				fmt.Fprintf(&b, "asap2e2e-probe %s 127 sh: 1: %s: not found\n", n, n)
+			} else {
+				fmt.Fprintf(&b, "asap2e2e-probe %s 0 ok\n", n)
+			}
+		}
+		return b.String()
+	}
+	pods := []kubeaccess.Pod{{Node: "cmp-1", Namespace: "openstack", Name: "ovs-a", Container: "ovs", Image: "ovs:1"}, {Node: "cmp-2", Namespace: "openstack", Name: "ovs-b", Container: "ovs", Image: "ovs:1"}}
+	f := &fakeCluster{r: kubeaccess.PreflightReport{Source: "k", Pods: pods}, probe: probe("tcpdump", "ethtool")}
+	old := newCluster
+	t.Cleanup(func() { newCluster = old })
+	newCluster = func(config.Kubernetes, kubeaccess.Options) (preflighter, error) { return f, nil }
+	path := writeConfig(t, "mosk", "")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{path}, &out, &errb); code != 1 ||
+		!strings.Contains(out.String(), "FAIL node cmp-1 (pod openstack/ovs-a, container ovs, image ovs:1, as on nodes cmp-2): the OVS container lacks tcpdump (tcpdump is not installed") ||
+		strings.Contains(out.String(), "lacks tcpdump (tcpdump is not installed (exit 127: sh: 1: tcpdump: not found)), ethtool") {
+		t.Errorf("exit %d, stdout:\n%s", code, out.String())
+	}
+	if !reflect.DeepEqual(f.probed, []string{"cmp-1"}) {
+		t.Errorf("probed %v, want one pod per image", f.probed)
+	}
+	f.probe = probe("ethtool")
+	out.Reset()
+	if code := run(context.Background(), []string{path}, &out, &errb); code != 0 || !strings.Contains(out.String(), "no ethtool (optional") {
+		t.Errorf("ethtool alone missing: exit %d, stdout:\n%s", code, out.String())
+	}
 }
 
 func TestChecksAndExitCodes(t *testing.T) {

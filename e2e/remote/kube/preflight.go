@@ -104,6 +104,11 @@ func (c *Cluster) Preflight(ctx context.Context, in kubeaccess.PreflightInput) k
 		return r
 	}
 	add(what, c.podsProblem(pods))
+	for _, n := range nodesOf(pods) {
+		if pod, err := c.pickPod(pods, n); err == nil {
+			r.Pods = append(r.Pods, pod)
+		}
+	}
 	var node string
 	for _, t := range in.Hypervisors {
 		what := t.String() + " → its node's OVS pod"
@@ -214,9 +219,31 @@ func (c *Cluster) dryRunDebugPod(ctx context.Context, in kubeaccess.DebugPodInpu
 		return ""
 	}
 	kind := "host network, privileged"
+	attrs := "privileged and hostNetwork"
 	if in.HostRoot != "" {
 		kind += ", the host's / mounted read-only"
+		attrs = "privileged, hostNetwork and hostBindMounts"
 	}
 	err = c.apiError(fmt.Sprintf("the debug pod (%s, image %s) on node %s in namespace %s was refused", kind, in.Image, node, c.debugNS), err)
-	return err.Error() + "; exempt namespace " + c.debugNS + " from that admission or put the debug pods in one that is (hypervisors.kubernetes.debug_namespace), use credentials that may create privileged pods, or leave hypervisors.kubernetes.debug_image empty if the OVS container has the host tools"
+	return err.Error() + "; " + AdmissionAdvice(c.debugNS, attrs)
+}
+
+// AdmissionAdvice is what lets the node debug pod (privileged attributes
+// attrs) past admission, per kind of cluster. MKE 3 has no namespace
+// exemption: it grants privileged attributes selectively to non-admin user
+// and service accounts ("Use admission controllers for access",
+// https://docs.mirantis.com/mke/3.8/ops/deploy-apps-k8s/admission-controllers-for-access.html:
+// hostIPC, hostNetwork, hostPID, hostBindMounts, privileged,
+// kernelCapabilities; set in the web UI's Admin Settings > Privileges,
+// https://docs.mirantis.com/msr/current/install/prepare-mke-for-msr-install.html).
+// MKE 4's mke4-ucpauthz exempts users and namespaces (api.ucpauthz
+// exemptUsers, exemptNamespace:
+// https://docs.mirantis.com/mke4k/4.1.3/configuration/policycontroller/admission-controllers/),
+// and PodSecurity exempts namespaces by their labels.
+func AdmissionAdvice(ns, attrs string) string {
+	return fmt.Sprintf("on MKE 3, which has no namespace exemption, an MKE admin grants the kubeconfig's user or service account the privileged attributes %s "+
+		"(a selective grant: Admin Settings > Privileges, user account or service account privileges; the account must not be an admin or bound to cluster-admin); "+
+		"on MKE 4, add that user (api.ucpauthz.exemptUsers) or namespace %s (api.ucpauthz.exemptNamespace) to the exemptions; "+
+		"under PodSecurity, label namespace %s pod-security.kubernetes.io/enforce=privileged or put the debug pods in one that is (hypervisors.kubernetes.debug_namespace); "+
+		"or leave hypervisors.kubernetes.debug_image empty if the OVS container has the host tools", attrs, ns, ns)
 }

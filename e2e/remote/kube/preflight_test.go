@@ -107,6 +107,10 @@ func TestPreflightPasses(t *testing.T) {
 	if s.dryRuns != 1 {
 		t.Errorf("%d dry-run creates, want 1", s.dryRuns)
 	}
+	// The OVS pods found, one per node: where the tools probe runs.
+	if len(r.Pods) != 2 || r.Pods[0].Node != nodeA || r.Pods[1].Node != nodeB || r.Pods[0].Name != "openvswitch-vswitchd-default-2xk9p" {
+		t.Errorf("pods %+v", r.Pods)
+	}
 	if last := r.Checks[len(r.Checks)-1].What; !strings.Contains(last, "on node "+nodeA) {
 		t.Errorf("the dry run goes to the first hypervisor's node: %q", last)
 	}
@@ -138,7 +142,10 @@ func TestPreflightListsEveryProblem(t *testing.T) {
 		{"may not list events in namespace openstack", "saying why a node debug pod does not run"},
 		{"1 of 2 OVS pods have no container openvswitch-vswitchd: openvswitch-vswitchd-default-7hq4m (node " + nodeB + "); their containers: vswitchd", "hypervisors.kubernetes.container"},
 		{"hypervisor cmp-9.mosk.example.net: no Kubernetes node matches", nodeA + ", " + nodeB, "hypervisors.kubernetes.node_names.cmp-9.mosk.example.net"},
-		{`pods "asap2e2e-preflight-debug" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`, "on node " + nodeA, "namespace openstack", "hypervisors.kubernetes.debug_image"},
+		{`pods "asap2e2e-preflight-debug" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`, "on node " + nodeA, "namespace openstack", "hypervisors.kubernetes.debug_image",
+			// MKE 3 grants per user or service account, MKE 4 also exempts namespaces.
+			"on MKE 3, which has no namespace exemption", "user or service account the privileged attributes privileged and hostNetwork (a selective grant",
+			"api.ucpauthz.exemptNamespace"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

@@ -197,6 +197,9 @@ type Check struct {
 type PreflightReport struct {
 	Source string // where the credentials came from
 	Checks []Check
+	// Pods are the Running OVS pods found, one per node, by node: where
+	// the tools probe runs (PreflightTools, one per distinct image).
+	Pods []Pod
 }
 
 // Err is every problem, one per line, nil when none.

@@ -1,0 +1,160 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
+	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
+)
+
+// Preflight decides, before the first create, everything that can be
+// decided then (issue 36): the project's compute and network quotas
+// against what pairs pairs will create (fixtures.CheckQuota), and the host
+// tools where the hypervisor commands will run (PreflightTools; targets:
+// a fleet's nodes, nil for a single pair). Every problem at once; a
+// refused run has created nothing. Its time is the breakdown's preflight.
+func (s *Session) Preflight(ctx context.Context, pairs int, targets []kubeaccess.Target) error {
+	stop := s.Timings.Track(results.PhasePreflight)
+	defer stop()
+	var probs []string
+	if err := s.checkQuota(ctx, pairs); err != nil {
+		probs = append(probs, err.Error())
+	}
+	if err := s.PreflightTools(ctx, targets); err != nil {
+		probs = append(probs, err.Error())
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: preflight refused the run before anything was created (%d problem(s)):\n  %s", s.Config.File, len(probs), strings.Join(probs, "\n  "))
+}
+
+// checkQuota sets the tenant project's quotas against what the run will
+// create; each row goes to harness.log, a quota the credentials may not
+// read is a warning.
+func (s *Session) checkQuota(ctx context.Context, pairs int) error {
+	if s.Clients == nil || s.Clients.Tenant == nil {
+		return nil
+	}
+	rep, err := fixtures.CheckQuota(ctx, fixtures.QuotaInput{Clients: s.fixtureClients(), Config: s.Config,
+		ProjectID: s.Clients.Tenant.ProjectID, ProjectName: s.Clients.Tenant.ProjectName, Pairs: pairs})
+	for _, w := range rep.Warnings {
+		s.Logf("WARNING: quota: %s", w)
+	}
+	for _, row := range rep.Rows {
+		verdict := "ok"
+		if row.Short() {
+			verdict = "SHORT"
+		}
+		s.Logf("quota: %s: %s", verdict, row)
+	}
+	if err != nil {
+		return fmt.Errorf("quotas: %w", err)
+	}
+	return rep.Err()
+}
+
+// PreflightTools probes, before anything is built, the host tools
+// (offload.HostTools) where the hypervisor commands will run, and refuses
+// a required one missing where nothing can stand in for it, naming the
+// node and the tool; ethtool is optional (offload.OptionalTools).
+//
+// With hypervisors.access: kubernetes, one OVS pod per distinct image
+// (kubeaccess.PreflightTools): targets' pods (a fleet's nodes, each found
+// or named as missing), else every node's that the Kubernetes preflight
+// found; a missing tool is refused only without debug_image (the debug
+// pod then runs it; its own tools are probed at connect). Over SSH, each
+// of targets, else placement.hosts, else every hypervisors.hosts entry,
+// is reached and probed; its connection is kept for Connect. Without
+// offload checks nothing runs the tools, and nothing is probed.
+func (s *Session) PreflightTools(ctx context.Context, targets []kubeaccess.Target) error {
+	if len(s.Config.Offload.Checks) == 0 {
+		return nil
+	}
+	if s.Config.Hypervisors.Access == config.HypervisorAccessKubernetes {
+		return s.preflightKubeTools(ctx, targets)
+	}
+	names := make([]string, 0, len(targets))
+	for _, t := range targets {
+		names = append(names, t.Hypervisor)
+	}
+	if len(names) == 0 {
+		names = s.Config.Placement.Hosts
+	}
+	if len(names) == 0 {
+		names = slices.Sorted(maps.Keys(s.Config.Hypervisors.Hosts))
+	}
+	var probs []string
+	for _, hv := range names {
+		r, ok := s.Hypervisors[hv]
+		if !ok {
+			var err error
+			if r, err = s.dialHypervisor(ctx, hv); err != nil {
+				probs = append(probs, err.Error())
+				continue
+			}
+			s.Hypervisors[hv] = r
+		}
+		probe, err := offload.ProbeTools(ctx, r)
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("hypervisor %s: %v", hv, err))
+			continue
+		}
+		required := probe.MissingRequired()
+		if len(required) > 0 {
+			probs = append(probs, fmt.Sprintf("hypervisor %s (%s) lacks %s: install them there (the offload checks run them over SSH)", hv, r.Name(), probe.Why(required)))
+			continue
+		}
+		s.Logf("preflight: ok: host tools on hypervisor %s: %s", hv, listOrNone(probe.Found))
+		s.noteOptional(hv, probe.Missing())
+	}
+	if len(probs) > 0 {
+		return errors.New(strings.Join(probs, "\n  "))
+	}
+	return nil
+}
+
+// preflightKubeTools is PreflightTools over Kubernetes.
+func (s *Session) preflightKubeTools(ctx context.Context, targets []kubeaccess.Target) error {
+	if s.kube == nil {
+		return nil // no cluster opened: PreflightKube refused already
+	}
+	var probs []string
+	pods := s.ovsPods
+	if len(targets) > 0 {
+		pods = nil
+		for _, t := range targets {
+			r, m, err := s.kube.Runner(ctx, t)
+			if err != nil {
+				probs = append(probs, fmt.Sprintf("%s: its node's OVS pod: %v", t, err))
+				continue
+			}
+			s.Logf("preflight: ok: %s → node %s (%s), %s", t, r.Pod().Node, m.How, r.Pod())
+			pods = append(pods, r.Pod())
+		}
+	}
+	probe := func(ctx context.Context, r remote.Runner) (kubeaccess.ProbedTools, error) {
+		return offload.ProbeTools(ctx, s.bounded(r))
+	}
+	for _, ch := range kubeaccess.PreflightTools(ctx, s.kube, pods, s.Config.Hypervisors.Kubernetes.DebugImage, probe) {
+		if ch.Problem != "" {
+			probs = append(probs, ch.Problem)
+			s.Logf("preflight: FAILED: %s", ch.Problem)
+		} else {
+			s.Logf("preflight: ok: %s", ch.What)
+		}
+	}
+	if len(probs) > 0 {
+		return errors.New(strings.Join(probs, "\n  "))
+	}
+	return nil
+}
