@@ -68,7 +68,7 @@ func newFakeFleet(t *testing.T, nodes []string, mode string, out func(p fleet.Pa
 		Intervals: map[string]wait.Interval{
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 20 * time.Millisecond},
 		},
-		Fleet: &config.Fleet{Nodes: nodes, Mode: mode, Concurrency: 2, Outlier: config.FleetOutlier{Rule: fleet.RuleRatio, Ratio: 0.8}},
+		Fleet: &config.Fleet{Nodes: nodes, Mode: mode, CloudParallel: 2, Outlier: config.FleetOutlier{Rule: fleet.RuleRatio, Ratio: 0.8}},
 	}
 	ff := &fakeFleet{w: fakeremote.NewWorld(), hvs: map[string]*fakeremote.Runner{}, console: &lockedBuffer{}}
 	dir := t.TempDir()
