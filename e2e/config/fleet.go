@@ -57,9 +57,9 @@ const (
 	FleetConcurrent = "concurrent"
 
 	DefaultFleetCloudParallel = 4
-	DefaultOutlierThreshold = 3.5
-	DefaultOutlierMinDrop   = 0.05
-	DefaultOutlierRatio     = 0.8
+	DefaultOutlierThreshold   = 3.5
+	DefaultOutlierMinDrop     = 0.05
+	DefaultOutlierRatio       = 0.8
 )
 
 var (

@@ -158,7 +158,7 @@ func (f *Fleet) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err er
 			Clients: f.fixtureClients(), Config: f.Config, RunID: f.RunID, Cleaner: f.timedCleaner(cleaner),
 			Logf: f.Logf, SSHPublicKey: pub, Keep: f.Config.Run.KeepTopology,
 		},
-		Pairs:       f.Planned,
+		Pairs:         f.Planned,
 		CloudParallel: f.Config.Fleet.CloudParallel,
 	}
 	f.cleaner = in.Cleaner
