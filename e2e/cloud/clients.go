@@ -64,6 +64,9 @@ type Clients struct {
 	// Redactor masks the passwords, secrets and tokens of both entries;
 	// pass every line that may quote an API exchange through it.
 	Redactor *Redactor
+	// RateLimits counts the requests of either entry the cloud refused
+	// for their rate and the clients waited out (RetryTransport).
+	RateLimits *RateLimits
 }
 
 // HasAdmin says whether admin clients exist.
@@ -90,6 +93,8 @@ type options struct {
 	logf         Logf
 	requestLog   Logf
 	retry        wait.Interval
+	rateLimit    wait.Interval
+	rateLimits   *RateLimits
 	microversion string
 	parseOpts    []clouds.ParseOption
 	retryT       func(*RetryTransport) // tests: fake clock
@@ -107,6 +112,11 @@ func WithRequestLog(logf Logf) Option { return func(o *options) { o.requestLog =
 // Default: config.DefaultIntervals[config.IntervalAPIRetry].
 func WithRetry(iv wait.Interval) Option { return func(o *options) { o.retry = iv } }
 
+// WithRateLimit sets the bound of the waits after rate-limit refusals
+// (config.IntervalRateLimit of the run). Default:
+// config.DefaultIntervals[config.IntervalRateLimit].
+func WithRateLimit(iv wait.Interval) Option { return func(o *options) { o.rateLimit = iv } }
+
 // WithParseOptions adds options of gophercloud's clouds.Parse (e.g.
 // clouds.WithLocations) to both entries.
 func WithParseOptions(opts ...clouds.ParseOption) Option {
@@ -118,14 +128,15 @@ func WithParseOptions(opts ...clouds.ParseOption) Option {
 // checks that Nova supports the compute microversion. Errors name the entry
 // and carry the cloud's status and message.
 func NewClients(ctx context.Context, cfg config.Cloud, opts ...Option) (*Clients, error) {
-	o := options{retry: config.DefaultIntervals[config.IntervalAPIRetry], microversion: DefaultComputeMicroversion}
+	o := options{retry: config.DefaultIntervals[config.IntervalAPIRetry], rateLimit: config.DefaultIntervals[config.IntervalRateLimit],
+		rateLimits: &RateLimits{}, microversion: DefaultComputeMicroversion}
 	for _, apply := range opts {
 		apply(&o)
 	}
 	if cfg.Tenant == "" {
 		return nil, fmt.Errorf("cloud: no tenant clouds.yaml entry (config cloud.tenant or $OS_CLOUD)")
 	}
-	c := &Clients{Redactor: NewRedactor()}
+	c := &Clients{Redactor: NewRedactor(), RateLimits: o.rateLimits}
 	var err error
 	if c.Tenant, err = newSet(ctx, cfg.Tenant, cfg.Region, c.Redactor, o, false); err != nil {
 		return nil, fmt.Errorf("cloud: tenant entry %q: %w", cfg.Tenant, err)
@@ -174,7 +185,9 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options, 
 		return nil, fmt.Errorf("auth_url %q: %w", ao.IdentityEndpoint, err)
 	}
 	red.AddSource(provider.Token)
-	provider.HTTPClient = http.Client{Transport: transport(o, tlsConfig, red)}
+	rt, tr := transport(o, tlsConfig, red)
+	provider.HTTPClient = http.Client{Transport: tr}
+	rt.NameServices(map[string]string{ao.IdentityEndpoint: "identity"})
 	if err := openstack.Authenticate(ctx, provider, ao); err != nil {
 		return nil, fmt.Errorf("authenticate at %s: %w", ao.IdentityEndpoint, redactErr(red, Describe(err)))
 	}
@@ -206,6 +219,10 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options, 
 			return nil, fmt.Errorf("placement endpoint: %w", err)
 		}
 	}
+	rt.NameServices(map[string]string{s.Compute.Endpoint: "compute (Nova)", s.Network.Endpoint: "network (Neutron)", s.Image.Endpoint: "image (Glance)"})
+	if s.Placement != nil {
+		rt.NameServices(map[string]string{s.Placement.Endpoint: "placement"})
+	}
 	if s.ComputeMaxMicroversion, err = checkMicroversion(ctx, s.Compute, o.microversion); err != nil {
 		return nil, err
 	}
@@ -213,20 +230,20 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options, 
 }
 
 // transport is the chain every client of a run uses: [request log] ->
-// retry -> base (TLS from clouds.yaml).
-func transport(o options, tlsConfig *tls.Config, red *Redactor) http.RoundTripper {
+// retry -> base (TLS from clouds.yaml); and its retry transport.
+func transport(o options, tlsConfig *tls.Config, red *Redactor) (*RetryTransport, http.RoundTripper) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	if tlsConfig != nil {
 		base.TLSClientConfig = tlsConfig
 	}
-	rt := &RetryTransport{Base: base, Interval: o.retry, Logf: red.Logf(o.logf)}
+	rt := &RetryTransport{Base: base, Interval: o.retry, RateLimit: o.rateLimit, RateLimits: o.rateLimits, Logf: red.Logf(o.logf)}
 	if o.retryT != nil {
 		o.retryT(rt)
 	}
 	if o.requestLog == nil {
-		return rt
+		return rt, rt
 	}
-	return &LogTransport{Base: rt, Logf: o.requestLog, Redactor: red}
+	return rt, &LogTransport{Base: rt, Logf: o.requestLog, Redactor: red}
 }
 
 // WithMicroversion returns a copy of sc speaking microversion v; sc itself

@@ -167,12 +167,12 @@ func TestMicroversionOrder(t *testing.T) {
 }
 
 // retryClients builds tenant clients with a fake clock and a 10s/2s
-// api_retry interval.
-func retryClients(t *testing.T, f *fakeCloud, logs *logBuf, clock *fakeClock) *Clients {
+// api_retry interval, and opts.
+func retryClients(t *testing.T, f *fakeCloud, logs *logBuf, clock *fakeClock, opts ...Option) *Clients {
 	t.Helper()
 	writeCloudsYAML(t, f.url())
-	c, err := NewClients(context.Background(), config.Cloud{Tenant: "lab"},
-		WithLogf(logs.logf), WithRetry(wait.Interval{Timeout: 10 * time.Second, Poll: 2 * time.Second}), clock.option())
+	c, err := NewClients(context.Background(), config.Cloud{Tenant: "lab"}, append([]Option{
+		WithLogf(logs.logf), WithRetry(wait.Interval{Timeout: 10 * time.Second, Poll: 2 * time.Second}), clock.option()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -137,4 +138,36 @@ func messageOf(m map[string]json.RawMessage) string {
 		return msg + " (" + detail + ")"
 	}
 	return msg
+}
+
+// quotaMessage matches the services' words for a quota refusal: Nova's
+// "Quota exceeded for cores: Requested 8, but already used 16 of 20
+// cores" (403), Neutron's "Quota exceeded for resources: ['port']." (409),
+// Cinder's and Nova's old "OverQuota" / "over quota" (413).
+var quotaMessage = regexp.MustCompile(`(?i)quota exceeded|over ?quota|exceeds? .*quota`)
+
+// quotaName finds the quota a message names: "cores", "port".
+var quotaName = regexp.MustCompile(`(?i)quota exceeded for (?:resources: \[?'?)?([a-z_ ,']+?)'?\]?(?:[:.]|$)`)
+
+// QuotaExceeded says whether err is the cloud refusing for a quota (403,
+// 409 or 413 whose message says so), and names the quota ("cores",
+// "port"; "a quota" when the message names none). A quota refusal is
+// never retried: waiting frees no quota; the run fails with its name.
+func QuotaExceeded(err error) (string, bool) {
+	var ae *APIError
+	if !errors.As(Describe(err), &ae) {
+		return "", false
+	}
+	switch ae.Status {
+	case http.StatusForbidden, http.StatusConflict, http.StatusRequestEntityTooLarge:
+	default:
+		return "", false
+	}
+	if !quotaMessage.MatchString(ae.Message) {
+		return "", false
+	}
+	if m := quotaName.FindStringSubmatch(ae.Message); m != nil {
+		return strings.Trim(m[1], " ,'"), true
+	}
+	return "a quota", true
 }

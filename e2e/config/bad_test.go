@@ -103,7 +103,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: traffic.port: must be between 1 and 65535, got 0`,
 			`testdata/values.yaml: offload.capture_window: must be shorter than offload.flow_duration (5s), got 10s`,
 			`testdata/values.yaml: intervals.delete.timeout: must be >= intervals.delete.poll (10s), got 5s`,
-			`testdata/values.yaml: intervals.server_actve: unknown interval (known: api_retry, command, conntrack_sample, data_path, debug_pod, delete, hypervisor_ssh, iperf_server, kube_api, port_active, server_active, ssh_ready)`,
+			`testdata/values.yaml: intervals.server_actve: unknown interval (known: api_retry, command, conntrack_sample, data_path, debug_pod, delete, hypervisor_ssh, iperf_server, kube_api, port_active, rate_limit, server_active, ssh_ready)`,
 			`testdata/values.yaml: intervals.ssh_ready.poll: must be > 0, got -1s`,
 			`testdata/values.yaml: thresholds[0].profile: is not a known profile (known: tcp-p1, tcp-p15), got "udp-b0-p15"`,
 			`testdata/values.yaml: thresholds[0].value: must be between 0 and 100 for loss_percent (a percentage), got 150`,

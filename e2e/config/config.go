@@ -352,11 +352,15 @@ const (
 	IntervalSSHReady      = "ssh_ready"      // a guest answers SSH after boot
 	IntervalHypervisorSSH = "hypervisor_ssh" // a hypervisor (already up) answers SSH
 	IntervalAPIRetry      = "api_retry"      // retries of safe API calls on 5xx / dropped connection
-	IntervalIperfServer   = "iperf_server"   // iperf3 server listening
-	IntervalCommand       = "command"        // default bound of one remote command
-	IntervalDebugPod      = "debug_pod"      // a node debug pod Running, and gone after its delete
-	IntervalKubeAPI       = "kube_api"       // one Kubernetes API call answers; a read tried again after a transient error
-	IntervalDataPath      = "data_path"      // each guest's ping of the other's data address answered, before any traffic
+	// IntervalRateLimit: a request the cloud refused for its rate (429,
+	// 413 with Retry-After) is tried again after Retry-After, cut to poll
+	// (the longest single wait), until timeout of waiting for it.
+	IntervalRateLimit   = "rate_limit"
+	IntervalIperfServer = "iperf_server" // iperf3 server listening
+	IntervalCommand     = "command"      // default bound of one remote command
+	IntervalDebugPod    = "debug_pod"    // a node debug pod Running, and gone after its delete
+	IntervalKubeAPI     = "kube_api"     // one Kubernetes API call answers; a read tried again after a transient error
+	IntervalDataPath    = "data_path"    // each guest's ping of the other's data address answered, before any traffic
 	// IntervalConntrackSample: the connection-scale profile reads each
 	// hypervisor's conntrack table every poll during iperf3's omit period,
 	// each read bounded by timeout.
@@ -371,6 +375,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalSSHReady:        {Timeout: 10 * time.Minute, Poll: 5 * time.Second},
 	IntervalHypervisorSSH:   {Timeout: time.Minute, Poll: 5 * time.Second},
 	IntervalAPIRetry:        {Timeout: 2 * time.Minute, Poll: 2 * time.Second},
+	IntervalRateLimit:       {Timeout: 10 * time.Minute, Poll: time.Minute},
 	IntervalIperfServer:     {Timeout: 30 * time.Second, Poll: 500 * time.Millisecond},
 	IntervalCommand:         {Timeout: 2 * time.Minute, Poll: time.Second},
 	IntervalDebugPod:        {Timeout: 3 * time.Minute, Poll: 2 * time.Second},

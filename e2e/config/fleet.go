@@ -25,8 +25,11 @@ type Fleet struct {
 	// to the next, the last to the first) or PairsExplicit (ExplicitPairs).
 	Pairs         string       `yaml:"pairs"`
 	ExplicitPairs []fleet.Pair `yaml:"explicit_pairs"`
-	// Concurrency bounds how many pairs are provisioned at once; default 4.
-	Concurrency int `yaml:"concurrency"`
+	// CloudParallel bounds how many pairs the cloud works on at once: the
+	// pairs provisioned at once, and the pairs torn down at once; default
+	// 4. It says nothing of traffic (that is Mode). It was "concurrency",
+	// which read as the opposite of Mode's isolated (renamedKeys).
+	CloudParallel int `yaml:"cloud_parallel"`
 	// Mode is FleetIsolated (default: pairs measured one after another) or
 	// FleetConcurrent (every pair starts each profile together).
 	Mode string `yaml:"mode"`
@@ -62,10 +65,10 @@ const (
 	FleetIsolated   = "isolated"
 	FleetConcurrent = "concurrent"
 
-	DefaultFleetConcurrency = 4
-	DefaultOutlierThreshold = 3.5
-	DefaultOutlierMinDrop   = 0.05
-	DefaultOutlierRatio     = 0.8
+	DefaultFleetCloudParallel = 4
+	DefaultOutlierThreshold   = 3.5
+	DefaultOutlierMinDrop     = 0.05
+	DefaultOutlierRatio       = 0.8
 )
 
 // runGroupRE is what a run group may look like: a resource tag's part
@@ -96,8 +99,8 @@ func (c *Config) applyFleetDefaults() {
 	if !c.has("fleet.pairs") {
 		f.Pairs = PairsRing
 	}
-	if !c.has("fleet.concurrency") {
-		f.Concurrency = DefaultFleetConcurrency
+	if !c.has("fleet.cloud_parallel") {
+		f.CloudParallel = DefaultFleetCloudParallel
 	}
 	if !c.has("fleet.mode") {
 		f.Mode = FleetIsolated
@@ -176,8 +179,8 @@ func (v *validator) fleet() {
 			v.bad("fleet.explicit_pairs", "is only read with fleet.pairs: explicit", len(f.ExplicitPairs))
 		}
 	}
-	if f.Concurrency < 1 {
-		v.bad("fleet.concurrency", "must be >= 1 (pairs provisioned at once)", f.Concurrency)
+	if f.CloudParallel < 1 {
+		v.bad("fleet.cloud_parallel", "must be >= 1 (pairs provisioned or torn down at once)", f.CloudParallel)
 	}
 	v.oneOf("fleet.mode", f.Mode, FleetModes)
 	if sh, err := fleet.ParseShard(f.Shard); err != nil {

@@ -46,7 +46,7 @@ func TestFleetDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Fleet{All: true, Pairs: "ring", Concurrency: 4, Mode: "isolated",
+	want := &Fleet{All: true, Pairs: "ring", CloudParallel: 4, Mode: "isolated",
 		Outlier: FleetOutlier{Rule: "mad", Threshold: 3.5, MinDrop: 0.05}}
 	if !reflect.DeepEqual(cfg.Fleet, want) {
 		t.Errorf("defaults %+v\nwant %+v", cfg.Fleet, want)
@@ -75,7 +75,7 @@ func TestFleetExplicit(t *testing.T) {
     - {sender: c1, receiver: c2}
     - {sender: c2, receiver: c3}
     - {sender: c3, receiver: c1}
-  concurrency: 2
+  cloud_parallel: 2
   mode: concurrent
   shard: 1/1
 `), WithGetenv(noEnv))
@@ -104,7 +104,7 @@ fleet:
     - {sender: c1, receiver: c1}
     - {sender: c2, receiver: c9}
     - {sender: c4, receiver: c2}
-  concurrency: 0
+  cloud_parallel: 0
   mode: parallel
   shard: 5/4
   outlier:
@@ -123,7 +123,7 @@ fleet:
     - {sender: c1, receiver: c1}
     - {sender: c2, receiver: c9}
     - {sender: c4, receiver: c2}
-  concurrency: 0
+  cloud_parallel: 0
   mode: parallel
   shard: 5/4
   outlier:
@@ -138,7 +138,7 @@ fleet:
 			`fleet.explicit_pairs[1].receiver: is not a node of the fleet [c1 c2 c4], got "c9"`,
 			`fleet.explicit_pairs: node c4 never receives: every node must send and receive, got "c4"`,
 			`fleet.explicit_pairs: node c1 is in no pair: every node must send and receive, got "c1"`, // c1→c1 is refused: it counts for nothing
-			`fleet.concurrency: must be >= 1 (pairs provisioned at once), got 0`,
+			`fleet.cloud_parallel: must be >= 1 (pairs provisioned or torn down at once), got 0`,
 			`fleet.mode: must be one of isolated, concurrent, got "parallel"`,
 			`fleet.shard: must be i/n with 1 <= i <= n, e.g. 2/4, got "5/4"`,
 			`fleet.outlier.ratio: is only read with fleet.outlier.rule: ratio, got "mad"`,
@@ -161,6 +161,12 @@ fleet:
 		{"explicit without pairs", "fleet:\n  availability_zone: az1\n  pairs: explicit\n", false, []string{
 			`fleet.explicit_pairs: is required with fleet.pairs: explicit`,
 		}},
+		// The key's old name is refused with its line and the new name,
+		// beside the file's other problems.
+		{"old key", "fleet:\n  all: true\n  concurrency: 2\n  mode: parallel\n", false, []string{
+			`:24: fleet.concurrency: was renamed: write fleet.cloud_parallel (it bounds the pairs provisioned and torn down at once; fleet.mode says whether the pairs' traffic runs concurrently)`,
+			`fleet.mode: must be one of isolated, concurrent, got "parallel"`,
+		}},
 		{"no source", "fleet:\n  mode: isolated\n", false, []string{
 			`fleet: needs exactly one node source: nodes, availability_zone, aggregate or all: true, got []`,
 		}},
@@ -179,7 +185,7 @@ fleet:
 		}
 		got := err.Error()
 		for _, w := range tc.want {
-			if !strings.Contains(got, file+": "+w) {
+			if !strings.Contains(got, file+": "+w) && !strings.Contains(got, file+w) {
 				t.Errorf("%s: problems\n%s\nlack %q", tc.name, got, w)
 			}
 		}
@@ -213,7 +219,7 @@ func TestExampleFleetBlockLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example's fleet block:\n%v", err)
 	}
-	want := &Fleet{Aggregate: "asap2", Pairs: "ring", Concurrency: 4, Mode: "isolated", Outlier: FleetOutlier{Rule: "mad", Threshold: 3.5, MinDrop: 0.05}}
+	want := &Fleet{Aggregate: "asap2", Pairs: "ring", CloudParallel: 4, Mode: "isolated", Outlier: FleetOutlier{Rule: "mad", Threshold: 3.5, MinDrop: 0.05}}
 	if !reflect.DeepEqual(cfg.Fleet, want) {
 		t.Errorf("fleet %+v, want %+v", cfg.Fleet, want)
 	}

@@ -204,6 +204,13 @@ func decode(name string, data []byte) (*Config, Problems, bool) {
 // secretKey matches key names that look like credentials.
 var secretKey = regexp.MustCompile(`(?i)pass(word|wd|phrase)?|token|secret|credential|api[_-]?key|auth`)
 
+// renamedKeys are keys a release renamed: the old one is refused with the
+// new name, so a config written for an older harness says what to write
+// instead of only "unknown key".
+var renamedKeys = map[string]struct{ key, why string }{
+	"fleet.concurrency": {"fleet.cloud_parallel", "it bounds the pairs provisioned and torn down at once; fleet.mode says whether the pairs' traffic runs concurrently"},
+}
+
 // walker checks the YAML tree against the Config type: unknown keys (with the
 // line and key path), secret-looking keys, non-integral numbers for integer
 // keys. It records the key path of every line for the type errors of the
@@ -274,7 +281,9 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 			sub := joinPath(path, key)
 			f, ok := fields[key]
 			if !ok {
-				if secretKey.MatchString(key) {
+				if to, ok := renamedKeys[sub]; ok {
+					w.add(k.Line, sub, "was renamed: write %s (%s)", to.key, to.why)
+				} else if secretKey.MatchString(key) {
 					w.add(k.Line, sub, "secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin")
 				} else {
 					w.add(k.Line, sub, "unknown key (known keys here: %s)", strings.Join(sortedKeys(fields), ", "))

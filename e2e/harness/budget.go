@@ -49,7 +49,7 @@ func RunBudget(cfg *config.Config) Budget {
 		b.Total += d
 	}
 	// A fleet (suites/fleet) does per pair what the single run does once:
-	// builds pairs fleet.concurrency at a time, reaches them one after
+	// builds pairs fleet.cloud_parallel at a time, reaches them one after
 	// another, checks them in rounds of pairs that share no node (a round
 	// costs one pair's window), measures them one after another (isolated)
 	// or together (concurrent), and records each node once.
@@ -57,7 +57,7 @@ func RunBudget(cfg *config.Config) Budget {
 	if f := cfg.Fleet; f != nil {
 		pairs, fleetRule = fleetPairs(f)
 		rounds, roundRule = fleetRounds(f)
-		batches = (pairs + max(f.Concurrency, 1) - 1) / max(f.Concurrency, 1)
+		batches = (pairs + max(f.CloudParallel, 1) - 1) / max(f.CloudParallel, 1)
 		if f.Mode != config.FleetConcurrent {
 			measured = pairs
 		}

@@ -98,7 +98,7 @@ func TestRunBudgetConnections(t *testing.T) {
 	}
 }
 
-// A fleet's allowance grows with its pairs: built fleet.concurrency at a
+// A fleet's allowance grows with its pairs: built fleet.cloud_parallel at a
 // time, reached one after another, checked in rounds of pairs that share
 // no node (3 for the 5-node ring, 2 for its 2-node second shard),
 // measured one after another when isolated and together when concurrent.
@@ -114,7 +114,7 @@ func TestRunBudgetOfAFleet(t *testing.T) {
 		{config.FleetIsolated, "2/2", 3, 2, 3},
 	} {
 		cfg := budgetConfig()
-		cfg.Fleet = &config.Fleet{Nodes: []string{"c1", "c2", "c3", "c4", "c5"}, Pairs: config.PairsRing, Mode: tc.mode, Shard: tc.shard, Concurrency: 2}
+		cfg.Fleet = &config.Fleet{Nodes: []string{"c1", "c2", "c3", "c4", "c5"}, Pairs: config.PairsRing, Mode: tc.mode, Shard: tc.shard, CloudParallel: 2}
 		b := RunBudget(cfg)
 		for step, n := range map[string]int{
 			"build the topology":              (tc.pairs + 1) / 2,

@@ -159,7 +159,7 @@ func newFleet(s *Session, res fleet.Resolved, shard fleet.Shard, pairs []fleet.P
 }
 
 // Provision builds the fleet's topology (fixtures.ProvisionFleet: the
-// shared resources once, then the pairs, at most fleet.concurrency at
+// shared resources once, then the pairs, at most fleet.cloud_parallel at
 // once, every create registering its delete with cleaner), saves
 // topology.json, makes each pair's Session and verifies every pair on its
 // nodes (fixtures.VerifyFleet).
@@ -184,8 +184,8 @@ func (f *Fleet) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err er
 			Clients: f.fixtureClients(), Config: f.Config, RunID: f.RunID, Cleaner: f.timedCleaner(cleaner),
 			Logf: f.Logf, SSHPublicKey: pub, Keep: f.Config.Run.KeepTopology,
 		},
-		Pairs:       f.Planned,
-		Concurrency: f.Config.Fleet.Concurrency,
+		Pairs:         f.Planned,
+		CloudParallel: f.Config.Fleet.CloudParallel,
 	}
 	f.cleaner = in.Cleaner
 	ft, err := fixtures.ProvisionFleet(ctx, in)

@@ -75,7 +75,7 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 		Intervals: map[string]wait.Interval{
 			config.IntervalIperfServer: {Timeout: 5 * time.Second, Poll: 20 * time.Millisecond},
 		},
-		Fleet: &config.Fleet{Nodes: nodes, Mode: mode, Concurrency: 2, Outlier: config.FleetOutlier{Rule: fleet.RuleRatio, Ratio: 0.8},
+		Fleet: &config.Fleet{Nodes: nodes, Mode: mode, CloudParallel: 2, Outlier: config.FleetOutlier{Rule: fleet.RuleRatio, Ratio: 0.8},
 			Shard: shard.String(), RunGroup: group},
 	}
 	ff := &fakeFleet{w: fakeremote.NewWorld(), hvs: map[string]*fakeremote.Runner{}, console: &lockedBuffer{}}

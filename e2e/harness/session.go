@@ -210,6 +210,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	}
 	clients, err := cloud.NewClients(ctx, cfg.Cloud,
 		cloud.WithRetry(cfg.Interval(config.IntervalAPIRetry)),
+		cloud.WithRateLimit(cfg.Interval(config.IntervalRateLimit)),
 		cloud.WithLogf(s.Logf),
 		cloud.WithRequestLog(apiLogf))
 	if err != nil {
