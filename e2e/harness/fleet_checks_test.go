@@ -16,6 +16,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 // The dpctl check's two commands (offload.CheckDpctl).
@@ -52,26 +53,13 @@ func newChecksFleet(t *testing.T, nodes []string, mode string, software map[stri
 	cfg := ff.f.Config
 	cfg.Offload = config.Offload{Checks: []string{results.CheckDpctl}, FlowDuration: 2 * time.Second,
 		Settle: 300 * time.Millisecond, CaptureWindow: 200 * time.Millisecond}
-	sw := func(name string) []byte { return readFile(t, filepath.Join("..", "offload", "testdata", "sw", name)) }
-	hw := func(name string) []byte {
-		return readFile(t, filepath.Join("..", "evidence", "testdata", "window", name))
-	}
-	look := VswitchdCommand(appctlSecs(cfg.Interval(config.IntervalCommand).Timeout))
 	for n, hv := range ff.hvs {
-		off1, off2, all1, all2 := hw("dpctl-offloaded-sample1.txt"), hw("dpctl-offloaded-sample2.txt"), hw("dpctl-offloaded-sample1.txt"), hw("dpctl-offloaded-sample2.txt")
-		if software[n] {
-			off1, off2, all1, all2 = sw("dpctl-tcp-offloaded-1.txt"), sw("dpctl-tcp-offloaded-2.txt"), sw("dpctl-tcp-all-1.txt"), sw("dpctl-tcp-all-2.txt")
-		}
-		hv.On(dpctlOffloadedCmd, fakeremote.Reply{Stdout: off1}, fakeremote.Reply{Stdout: off2})
-		hv.On(dpctlAllCmd, fakeremote.Reply{Stdout: all1}, fakeremote.Reply{Stdout: all2})
-		hv.On(look, fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-answering.txt"))})
+		scriptDpctl(t, cfg, hv, software[n])
 	}
-	tcp, udp := sw("iperf3-tcp.json"), sw("iperf3-udp.json")
+	tcp, udp := swRecording(t, "iperf3-tcp.json"), swRecording(t, "iperf3-udp.json")
 	pathCut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
 	for i, p := range ff.f.Pairs {
-		for _, srv := range p.Session.Topology.Servers {
-			ff.hvs[srv.Hypervisor].On(offload.FindInterfaceCommand(srv.DataPortID), fakeremote.Reply{Stdout: []byte("rep-" + srv.DataPortID + "\n")})
-		}
+		scriptRepresentors(ff.hvs, p.Session.Topology)
 		play := fakeremote.SleepThen(func(isUDP bool) remote.Result {
 			switch {
 			case isUDP:
@@ -91,6 +79,39 @@ func newChecksFleet(t *testing.T, nodes []string, mode string, software map[stri
 		}
 	}
 	return cf
+}
+
+// swRecording is a recording of the software path's session
+// (e2e/offload/testdata/sw).
+func swRecording(tb testing.TB, name string) []byte {
+	return readFile(tb, filepath.Join("..", "offload", "testdata", "sw", name))
+}
+
+// scriptDpctl makes fake hypervisor hv answer the dpctl check with the
+// recorded hardware path's two samples (e2e/evidence/testdata/window), or
+// the software path's when software, and the look after a failed flow with
+// an ovs-vswitchd that answers.
+func scriptDpctl(tb testing.TB, cfg *config.Config, hv *fakeremote.Runner, software bool) {
+	hw := func(name string) []byte {
+		return readFile(tb, filepath.Join("..", "evidence", "testdata", "window", name))
+	}
+	off1, off2, all1, all2 := hw("dpctl-offloaded-sample1.txt"), hw("dpctl-offloaded-sample2.txt"), hw("dpctl-offloaded-sample1.txt"), hw("dpctl-offloaded-sample2.txt")
+	if software {
+		off1, off2 = swRecording(tb, "dpctl-tcp-offloaded-1.txt"), swRecording(tb, "dpctl-tcp-offloaded-2.txt")
+		all1, all2 = swRecording(tb, "dpctl-tcp-all-1.txt"), swRecording(tb, "dpctl-tcp-all-2.txt")
+	}
+	hv.On(dpctlOffloadedCmd, fakeremote.Reply{Stdout: off1}, fakeremote.Reply{Stdout: off2})
+	hv.On(dpctlAllCmd, fakeremote.Reply{Stdout: all1}, fakeremote.Reply{Stdout: all2})
+	look := VswitchdCommand(appctlSecs(cfg.Interval(config.IntervalCommand).Timeout))
+	hv.On(look, fakeremote.Reply{Stdout: []byte(vswitchdRecording(tb, "ovs-3.1-answering.txt"))})
+}
+
+// scriptRepresentors makes each node's fake name a representor for the
+// data port of each of topo's servers on it.
+func scriptRepresentors(hvs map[string]*fakeremote.Runner, topo *fixtures.Topology) {
+	for _, srv := range topo.Servers {
+		hvs[srv.Hypervisor].On(offload.FindInterfaceCommand(srv.DataPortID), fakeremote.Reply{Stdout: []byte("rep-" + srv.DataPortID + "\n")})
+	}
 }
 
 func sharesNode(a, b fleet.Pair) bool {

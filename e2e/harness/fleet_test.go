@@ -93,13 +93,8 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 	s := &Session{Config: cfg, RunID: runID, Dir: dir, Results: res, console: ff.console,
 		Hypervisors: map[string]remote.Runner{}, hvPods: nil, hvTools: nil}
 	res.SetGuard(s)
-	td := filepath.Join("..", "hostcpu", "testdata")
 	for i, n := range nodes {
-		hv := fakeremote.New("hypervisor "+n, ff.w)
-		rec := []string{"hv1", "hv2"}[i%2]
-		hv.On(hostcpu.Command(),
-			fakeremote.Reply{Stdout: readFile(t, filepath.Join(td, "reading-lab-"+rec+"-before.txt"))},
-			fakeremote.Reply{Stdout: readFile(t, filepath.Join(td, "reading-lab-"+rec+"-after.txt"))})
+		hv := fakeHypervisor(t, ff.w, i, n)
 		ff.hvs[n] = hv
 		s.Hypervisors[n] = hv
 	}
@@ -112,7 +107,7 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 		rn = append(rn, fleet.Node{Name: n, ServiceHost: n})
 	}
 	ff.f = newFleet(s, fleet.Resolved{Nodes: rn}, shard, pairs)
-	links := string(readFile(t, filepath.Join("testdata", "ip-o-link-addr.txt")))
+	links := guestLinks(t)
 	for i, p := range pairs {
 		// As ProvisionFleet builds it: servers [sender, receiver]. Every
 		// pair's guests have the MACs of the recorded evidence
@@ -128,18 +123,43 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 		if err != nil {
 			t.Fatal(err)
 		}
-		guests, _ := fakeremote.PairRunners(t, ff.w, fp.Session.Topology, filepath.Join("..", "offload", "testdata"), links)
-		guests[0].Play.ListenDelay = listen(p)
 		data := out(p)
-		guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: data} })
-		fp.Session.Guests = []remote.Runner{guests[0], guests[1]}
-		ff.clients = append(ff.clients, guests[1])
+		play := fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: data} })
+		ff.clients = append(ff.clients, fakeGuests(t, ff.w, fp, links, listen(p), play))
 		ff.f.Pairs = append(ff.f.Pairs, fp)
 	}
 	return ff
 }
 
-func tcpP1(t *testing.T) iperf3.Profile {
+// fakeHypervisor is node n's fake (the i-th node's), which answers the
+// CPU reading with the lab's recorded readings of hv1 or hv2.
+func fakeHypervisor(tb testing.TB, w *fakeremote.World, i int, n string) *fakeremote.Runner {
+	td := filepath.Join("..", "hostcpu", "testdata")
+	hv := fakeremote.New("hypervisor "+n, w)
+	rec := []string{"hv1", "hv2"}[i%2]
+	hv.On(hostcpu.Command(),
+		fakeremote.Reply{Stdout: readFile(tb, filepath.Join(td, "reading-lab-"+rec+"-before.txt"))},
+		fakeremote.Reply{Stdout: readFile(tb, filepath.Join(td, "reading-lab-"+rec+"-after.txt"))})
+	return hv
+}
+
+// guestLinks is the guests' recorded `ip -o link show`.
+func guestLinks(tb testing.TB) string {
+	return string(readFile(tb, filepath.Join("testdata", "ip-o-link-addr.txt")))
+}
+
+// fakeGuests gives pair fp fake guests (fakeremote.PairRunners over its
+// topology) whose iperf3 servers listen after listen and whose client
+// plays play; it returns the client guest.
+func fakeGuests(tb testing.TB, w *fakeremote.World, fp *FleetPair, links string, listen time.Duration, play func(context.Context, int, bool) (remote.Result, error)) *fakeremote.Runner {
+	guests, _ := fakeremote.PairRunners(tb, w, fp.Session.Topology, filepath.Join("..", "offload", "testdata"), links)
+	guests[0].Play.ListenDelay = listen
+	guests[1].Play.Client = play
+	fp.Session.Guests = []remote.Runner{guests[0], guests[1]}
+	return guests[1]
+}
+
+func tcpP1(t testing.TB) iperf3.Profile {
 	p, ok := iperf3.Lookup("tcp-p1")
 	if !ok {
 		t.Fatal("no tcp-p1")

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func vswitchdRecording(t *testing.T, name string) string {
+func vswitchdRecording(t testing.TB, name string) string {
 	t.Helper()
 	return string(readFile(t, filepath.Join("testdata", "vswitchd", name)))
 }

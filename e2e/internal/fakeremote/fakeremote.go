@@ -352,11 +352,17 @@ func (p *fakeProc) Stop() (remote.Result, error) {
 // SleepThen is a client that runs for its -t seconds (or until cancelled)
 // and then answers with out().
 func SleepThen(out func(udp bool) remote.Result) func(context.Context, int, bool) (remote.Result, error) {
+	return SleepScaledThen(time.Second, out)
+}
+
+// SleepScaledThen is SleepThen on a scaled clock: each of its -t seconds
+// lasts second (the simulated fleet's clock runs faster than the wall's).
+func SleepScaledThen(second time.Duration, out func(udp bool) remote.Result) func(context.Context, int, bool) (remote.Result, error) {
 	return func(ctx context.Context, secs int, udp bool) (remote.Result, error) {
 		select {
 		case <-ctx.Done():
 			return remote.Result{ExitCode: -1}, ctx.Err()
-		case <-time.After(time.Duration(secs) * time.Second):
+		case <-time.After(time.Duration(secs) * second):
 		}
 		return out(udp), nil
 	}
