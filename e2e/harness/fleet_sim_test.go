@@ -52,6 +52,22 @@ type simDelays struct {
 	// answers 404; api: every other call (a port's create, a delete of a
 	// port, a group, a network...).
 	boot, del, api time.Duration
+	// parallel and mode, when set, replace the lab file's fleet.cloud_parallel
+	// and fleet.mode: the levers a real 100-node sweep would pull.
+	parallel int
+	mode     string
+}
+
+// name is the benchmark's name for d: the release, and the levers when set.
+func (d simDelays) name() string {
+	n := d.release
+	if d.parallel > 0 {
+		n += fmt.Sprintf("-parallel%d", d.parallel)
+	}
+	if d.mode != "" {
+		n += "-" + d.mode
+	}
+	return n
 }
 
 // labClouds are the delays and where each comes from:
@@ -78,6 +94,14 @@ type simDelays struct {
 var labClouds = []simDelays{
 	{release: "zed", boot: 12500 * time.Millisecond, del: 3 * time.Second, api: 300 * time.Millisecond},
 	{release: "epoxy", boot: 12500 * time.Millisecond, del: 6500 * time.Millisecond, api: 300 * time.Millisecond},
+}
+
+// sweepClouds are labClouds with what an overnight sweep of a real fleet
+// would set instead of the 2-core lab's values: 8 pairs at the cloud at once
+// and every pair's tcp-p1 window opened together (fleet.mode concurrent).
+var sweepClouds = []simDelays{
+	{release: "zed", boot: 12500 * time.Millisecond, del: 3 * time.Second, api: 300 * time.Millisecond, parallel: 8, mode: "concurrent"},
+	{release: "epoxy", boot: 12500 * time.Millisecond, del: 6500 * time.Millisecond, api: 300 * time.Millisecond, parallel: 8, mode: "concurrent"},
 }
 
 // simConfig is lab/harness-fleet.yaml with the delays the harness waits on
@@ -153,6 +177,12 @@ func runSim(tb testing.TB, n int, d simDelays) simRun {
 		nodes = append(nodes, fmt.Sprintf("compute%d", i))
 	}
 	cfg := simConfig(tb, nodes)
+	if d.parallel > 0 {
+		cfg.Fleet.CloudParallel = d.parallel
+	}
+	if d.mode != "" {
+		cfg.Fleet.Mode = d.mode
+	}
 	c := simCloud(tb, cfg, nodes, d)
 	w := fakeremote.NewWorld()
 	runID, err := fixtures.NewRunID(time.Now())
@@ -290,13 +320,13 @@ func (r simRun) table(release string) string {
 // seconds: the wall per phase, the total, a node's share, and the checks
 // pair by pair (computed, sequentialChecks).
 func BenchmarkFleet100(b *testing.B) {
-	for _, d := range labClouds {
-		b.Run(d.release, func(b *testing.B) {
+	for _, d := range slices.Concat(labClouds, sweepClouds) {
+		b.Run(d.name(), func(b *testing.B) {
 			var last simRun
 			for range b.N {
 				last = runSim(b, 100, d)
 			}
-			b.Log("\n" + last.table(d.release))
+			b.Log("\n" + last.table(d.name()))
 			for _, p := range last.phases {
 				b.ReportMetric(p.seconds, strings.ReplaceAll(p.name, " ", "_")+"_s")
 			}
