@@ -154,7 +154,7 @@ func finalSteps(s *harness.Session, closeRun func() error) {
 		}
 		Expect(left.AnythingLeft()).To(BeFalse(),
 			"run %s left resources behind: %s (remove them with: %s)",
-			s.RunID, harness.DescribeLeft(left), fixtures.SweepCommand(s.Config.File, s.RunID))
+			s.RunID, harness.DescribeLeft(left), fixtures.SweepHint(s.Config.File, s.RunID, runGroup(s.Config)))
 	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
 }
 
@@ -168,4 +168,13 @@ func ProfileLabels(p iperf3.Profile) Labels {
 		proto = "udp"
 	}
 	return Label(proto, "throughput", "cpu", p.ID)
+}
+
+// runGroup is the fleet's run group of cfg ("" for a single pair's run or
+// an unsharded fleet without one): its shards' leftovers are swept by it.
+func runGroup(cfg *config.Config) string {
+	if cfg == nil || cfg.Fleet == nil {
+		return ""
+	}
+	return cfg.Fleet.RunGroup
 }

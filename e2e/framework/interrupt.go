@@ -86,7 +86,7 @@ func watchInterrupts(s *harness.Session) (stop func()) {
 					msg += "; nothing of run " + s.RunID + " is left to delete"
 				} else {
 					msg += fmt.Sprintf("; NOT DELETED, still in the cloud (%d): %s; remove them with: %s",
-						len(left), strings.Join(left, ", "), fixtures.SweepCommand(s.Config.File, s.RunID))
+						len(left), strings.Join(left, ", "), fixtures.SweepHint(s.Config.File, s.RunID, runGroup(s.Config)))
 				}
 				s.Logf("%s", msg)
 				fmt.Fprintf(os.Stderr, "\n%s\n", msg)
