@@ -355,6 +355,14 @@ func runAttempt(ctx context.Context, in RunInput, prs []ProcessRun) (failed int,
 			prs[i].ServerStderr = s.res.Stderr
 			prs[i].ServerExit = s.res.ExitCode
 		}
+		// A client that failed in setup because its server dropped a
+		// stream is said so from the server's output, known only now.
+		if err != nil && failed >= 0 && failed < len(prs) {
+			if w := droppedWords(&prs[failed]); w != "" {
+				err = fmt.Errorf("%w: %s", err, w)
+				prs[failed].Error = err.Error()
+			}
+		}
 	}()
 	for _, pr := range prs {
 		p, err := in.Server.Start(ctx, pr.ServerCmd)

@@ -801,3 +801,41 @@ func TestRunClientTmpFullIsExplained(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A client that failed in setup because its server dropped one of its
+// streams (the Epoxy lab, iperf3 3.18: 125 streams connected, 124
+// accepted, the server's receive timeout after 120 s) is said so, from the
+// server's output, beside iperf3's own words and the stream count.
+func TestRunClientFailedInSetupByADroppedStream(t *testing.T) {
+	clientOut := load(t, "v3.18-lab-stream-cookie-late-client.json")
+	serverOut := load(t, "v3.18-lab-stream-cookie-late-server.json")
+	var s *fakeGuest
+	s, c := pair(v316, v316, func(_ context.Context, port int) remote.Result {
+		s.mu.Lock()
+		p := s.servers[port]
+		s.mu.Unlock()
+		p.finish(remote.Result{Stdout: serverOut, ExitCode: 1}) // the server gave up first
+		return remote.Result{Stdout: clientOut, ExitCode: 1}
+	})
+	in := input(s, c, "tcp-p1")
+	in.Profile.Streams, in.MaxStreamsPerProcess = 125, 125
+	m, err := Run(context.Background(), in)
+	for _, want := range []string{
+		"iperf3 client 1 of 1 (port 5201) failed before its test began, 125 of 125 streams connected: ",
+		"control socket has closed unexpectedly",
+		"the server on port 5201 accepted 124 of the 125 streams the client connected and gave up on its receive timeout",
+		"within 10 s of its accept",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+	var ie *IperfError
+	if !errors.As(err, &ie) {
+		t.Errorf("iperf3's own error is not in the chain: %v", err)
+	}
+	if len(m.Processes) != 1 || !strings.Contains(m.Processes[0].Error, "accepted 124 of the 125") {
+		t.Errorf("the process's recorded error does not say it: %+v", m.Processes)
+	}
+	assertNoOrphans(t, s)
+}

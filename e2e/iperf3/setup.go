@@ -2,6 +2,7 @@ package iperf3
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -109,4 +110,54 @@ func StreamsConnected(clientJSON []byte) (n int, ok bool) {
 		return 0, false
 	}
 	return len(doc.Start.Connected), true
+}
+
+// idleTimeoutError is iperf3's server error when a test's receiving side
+// got nothing for its receive timeout (--rcv-timeout, 120 s by default):
+// IENOMSG, "idle timeout for receiving data".
+const idleTimeoutError = "idle timeout for receiving data"
+
+// StreamsDropped reads a client that ended before its test began and its
+// server's -J output: when the server gave up on its receive timeout
+// having accepted fewer streams than the client connected, accepted and
+// connected are those counts and ok is true. This is iperf3's own stream
+// drop: from 3.16 the server reads each accepted stream's 37-byte cookie
+// with a 10 s timeout (src/net.c Nread, nread_read_timeout), and a cookie
+// that has not arrived by then reads as a wrong one, so the server closes
+// that stream (iperf_tcp_accept: ACCESS_DENIED) and does not count it; the
+// client, whose connect had returned, waits for a test start that never
+// comes, until the server's receive timeout closes the control connection
+// ("control socket has closed unexpectedly"). A stream's first segment
+// late by 10 s is a lossy path: its retransmissions backed off past it.
+// Recorded: testdata/v3.18-lab-stream-cookie-late-{client,server}.json
+// (the Epoxy lab, 8 clients of 125 streams at 1 Mbit/s each, 2026-12-05:
+// 124 of 125). Pure; never panics.
+func StreamsDropped(clientJSON, serverJSON []byte) (accepted, connected int, ok bool) {
+	connected, ok = StreamsConnected(clientJSON)
+	if !ok {
+		return 0, 0, false
+	}
+	clean, _ := sanitizeNonFinite(serverJSON)
+	var doc rawDoc
+	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || !strings.Contains(*doc.Error, idleTimeoutError) || doc.Start == nil {
+		return 0, 0, false
+	}
+	accepted = len(doc.Start.Connected)
+	if accepted >= connected {
+		return 0, 0, false
+	}
+	return accepted, connected, true
+}
+
+// droppedWords explains a client's setup failure by its server's dropped
+// streams (StreamsDropped), "" when that is not what happened.
+func droppedWords(pr *ProcessRun) string {
+	accepted, connected, ok := StreamsDropped(pr.ClientJSON, pr.ServerJSON)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("the server on port %d accepted %d of the %d streams the client connected and gave up on its receive timeout: "+
+		"iperf3 from 3.16 closes a stream whose first bytes (its cookie) do not arrive within 10 s of its accept and never counts it, "+
+		"so the client waited for a test start that could not come; the data path lost that stream's first segment and its retransmissions for 10 s",
+		pr.Port, accepted, connected)
 }

@@ -120,3 +120,27 @@ func TestStreamsConnected(t *testing.T) {
 		t.Error("garbage read as a client")
 	}
 }
+
+// StreamsDropped on the recorded drop, and on what is not one: a server
+// without the receive timeout, one that accepted every stream, a client
+// that began its test, output that is not JSON.
+func TestStreamsDropped(t *testing.T) {
+	client := load(t, "v3.18-lab-stream-cookie-late-client.json")
+	server := load(t, "v3.18-lab-stream-cookie-late-server.json")
+	if a, c, ok := StreamsDropped(client, server); !ok || a != 124 || c != 125 {
+		t.Errorf("recorded drop: accepted %d, connected %d, ok %v; want 124, 125, true", a, c, ok)
+	}
+	otherError := []byte(strings.Replace(string(server), idleTimeoutError, "the server is busy running a test", 1))
+	allAccepted := []byte(strings.Replace(string(client), `"connected":`, `"connected_was":`, 1))
+	for name, tc := range map[string][2][]byte{
+		"server error not the receive timeout": {client, otherError},
+		"client that connected none":           {allAccepted, server},
+		"client that began its test":           {load(t, "v3.12-tcp-p1.json"), server},
+		"server output not JSON":               {client, []byte("iperf3: error")},
+		"no server output":                     {client, nil},
+	} {
+		if a, c, ok := StreamsDropped(tc[0], tc[1]); ok {
+			t.Errorf("%s: ok with accepted %d, connected %d", name, a, c)
+		}
+	}
+}
