@@ -360,7 +360,7 @@ func runAttempt(ctx context.Context, in RunInput, prs []ProcessRun) (failed int,
 		if err != nil && failed >= 0 && failed < len(prs) {
 			if w := droppedWords(&prs[failed]); w != "" {
 				err = fmt.Errorf("%w: %s", err, w)
-				prs[failed].Error = err.Error()
+				prs[failed].Error += ": " + w
 			}
 		}
 	}()
