@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +16,10 @@ import (
 
 const workerEnv = "HISTORY_STORE_TEST_WORKER" // "PATH WORKER" in a child process
 
-// TestConcurrentProcesses: four processes (this test binary run again as
+// TestConcurrentProcesses: twelve processes (this test binary run again as
 // workers) ingest into one SQLite file at once; every point is stored once.
 func TestConcurrentProcesses(t *testing.T) {
-	const procs, runs, series = 4, 8, 30
+	const procs, runs, series = 12, 8, 30
 	if w := os.Getenv(workerEnv); w != "" {
 		var path string
 		var n int
@@ -44,9 +45,12 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "h.db")
 	var cmds []*exec.Cmd
+	outs := make([]*strings.Builder, procs)
 	for n := range procs {
 		c := exec.Command(os.Args[0], "-test.run=^TestConcurrentProcesses$")
 		c.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", workerEnv, path, n))
+		outs[n] = &strings.Builder{}
+		c.Stdout, c.Stderr = outs[n], outs[n]
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +58,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	for n, c := range cmds {
 		if err := c.Wait(); err != nil {
-			t.Errorf("worker %d: %v", n, err)
+			t.Errorf("worker %d: %v\n%s", n, err, outs[n])
 		}
 	}
 	s, err := Open(context.Background(), path)

@@ -19,7 +19,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+	"modernc.org/sqlite"               // also the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/history"
 )
@@ -89,11 +90,48 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("history store %s: %w", path, err)
 	}
 	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateSQLite(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openBusyFor bounds how long Open waits out other processes opening the
+// same new file; the same as the busy_timeout the connections get.
+const openBusyFor = 30 * time.Second
+
+// migrateSQLite is migrate, retried while SQLite says the file is busy.
+// The busy_timeout pragma does not cover a connection's first moments:
+// switching a new file to WAL takes an exclusive lock and SQLite returns
+// SQLITE_BUSY at once, without calling the busy handler, when another
+// process holds the file (seen with 12 processes opening one new file, 2
+// runs in 60, and in CI with 4).
+func (s *Store) migrateSQLite(ctx context.Context) error {
+	deadline := time.Now().Add(openBusyFor)
+	pause := 5 * time.Millisecond
+	for {
+		err := s.migrate(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 250*time.Millisecond)
+	}
+}
+
+// isBusy: SQLITE_BUSY or SQLITE_LOCKED, with any extended code.
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	c := e.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
 
 // Close closes the store.
