@@ -397,5 +397,34 @@ else
 fi
 end $rc "report"; [ $rc = 0 ] || status=1
 
+# The lab keeps a series (issue 37): each job adds its measuring runs to one history that outlives
+# $OUT (which the next job empties): $LAB_HISTORY, else $ASAP2E2E_HISTORY, else lab-history.db beside
+# $OUT. The trend page of the whole series goes into $OUT. The runs that carry a fault or a refused
+# configuration (negative, fault matrix, bad node, the Kubernetes faults) stay out: their numbers are
+# not the build's. check's verdict is printed and does not fail the job: one machine's lab is not a
+# nightly series of a cloud (its rates move ±30 % with the load; docs/HISTORY.md), and a job whose
+# offload verdicts fell has failed in its own phase already. A store that cannot be read or written
+# (exit 2) fails it.
+HISTORY_STORE=${LAB_HISTORY:-${ASAP2E2E_HISTORY:-$(dirname "$OUT")/lab-history.db}}
+begin "history: this job's runs into $HISTORY_STORE, the trend page"
+mapfile -t hist_files < <(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/port-security" "$OUT/kube" \
+  "$OUT/fleet-isolated" "$OUT/fleet-concurrent" -mindepth 2 -maxdepth 2 -name results.json 2>/dev/null | sort)
+if [ ${#hist_files[@]} = 0 ]; then
+  echo "no results.json from the measuring phases under $OUT" >&2; rc=1
+else
+  go run ./tools/history --store "$HISTORY_STORE" ingest "${hist_files[@]}" &&
+    go run ./tools/history --store "$HISTORY_STORE" trend -o "$OUT/trend.html" -title "make lab ($LAB_RELEASE, $LAB_BACKEND)"
+  rc=$?
+  if [ $rc = 0 ]; then
+    go run ./tools/history --store "$HISTORY_STORE" check --junit "$OUT/history-junit.xml"; crc=$?
+    case $crc in
+      0) ;;
+      1) echo "history: the check above found a regression in this job's runs against the earlier jobs in $HISTORY_STORE (reported, not failed: see lab/job.sh)" ;;
+      *) rc=$crc ;;
+    esac
+  fi
+fi
+end $rc "history"; [ $rc = 0 ] || status=1
+
 lab_down
 exit $status
