@@ -14,6 +14,8 @@
 #                                                stamps and kwok stages into $LAB_KUBE_CACHE, so a fresh
 #                                                machine builds them once, not twice; with a full cache it
 #                                                only says so. check then has nothing to compare and says that
+#   bash lab/kube/ci-from-nothing.sh cached DIR  exit 0 when $LAB_KUBE_CACHE holds all three binaries (adopt
+#                                                would keep them), 1 when the build from nothing must fill it
 #   bash lab/kube/ci-from-nothing.sh stop DIR    end the build if it still runs (its process group)
 #
 # Why: building from nothing costs about 15 minutes of this machine's two cores (build-times.log),
@@ -29,7 +31,7 @@ KUBE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$KUBE_DIR/versions.sh"
 die() { echo "lab/kube/ci-from-nothing.sh: $*" >&2; exit 1; }
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|adopt|check|stop DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|cached|adopt|check|stop DIR"
 log=$dir/build.log pidf=$dir/build.pid rcf=$dir/build.rc
 
 # wait_build: wait for the background build (its priority back to normal: what waits for it
@@ -53,6 +55,12 @@ wait_build() {
 $(tail -n 20 "$log")"
 }
 
+# cache_full: $LAB_KUBE_CACHE holds all three binaries with their stamps.
+cache_full() {
+  local b
+  for b in etcd kube-apiserver kwok; do [ -x "$LAB_KUBE_CACHE/bin/$b" ] && [ -s "$LAB_KUBE_CACHE/stamp/$b" ] || return 1; done
+}
+
 case $cmd in
   start)
     [ ! -e "$pidf" ] || die "$dir: a build was started there already (pid $(cat "$pidf"))"
@@ -73,10 +81,10 @@ case $cmd in
       kill -KILL -- "-$pid" 2>/dev/null || true
     fi
     ;;
+  cached)
+    cache_full ;;
   adopt)
-    cached=1
-    for b in etcd kube-apiserver kwok; do [ -x "$LAB_KUBE_CACHE/bin/$b" ] && [ -s "$LAB_KUBE_CACHE/stamp/$b" ] || cached=0; done
-    if [ "$cached" = 1 ]; then
+    if cache_full; then
       echo "$LAB_KUBE_CACHE holds all three binaries: the lab takes them from there (lab/kube/build.sh keeps or rebuilds each by its stamp), and check compares the build from nothing with them"
       exit 0
     fi
@@ -116,5 +124,5 @@ case $cmd in
       exit 1
     fi
     ;;
-  *) die "unknown command '$cmd' (start, adopt, check, stop)" ;;
+  *) die "unknown command '$cmd' (start, cached, adopt, check, stop)" ;;
 esac
