@@ -49,8 +49,10 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   fi
   old=$(cat "$f")
   vswitchd_start "$n"
-  # br-phy is a tap device OVS made persistent, so it outlives the process with its address; had
-  # it gone, the new process made it again without one: give it back in either case.
+  # br-phy is a tap device of the userspace datapath: if it outlived the killed process it still
+  # has its address; if it went with it, the new process made it again without one. Either way
+  # it gets its address (and up) as lab up gave them. (br-mgmt's and br-int's taps carry no
+  # address the data path needs.)
   wait_for "hv$n br-phy device" 30 ip -n "$(hv_ns "$n")" link show br-phy
   underlay_address "$n"
   echo "hypervisor $n: ovs-vswitchd restarted (pid $(cat "$f"), was $old)"
