@@ -30,6 +30,7 @@ set -euo pipefail
 LAB_COMPUTES=${LAB_COMPUTES:-2}   # up.sh's own default: the number of the lab that is up does not decide it
 LAB_HV_DOMAIN=${LAB_HV_DOMAIN:-}  # the same: no domain unless asked for
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ovs-vswitchd.sh"   # vswitchd_start, underlay_address
 [ "$(id -u)" = 0 ] || { echo "up.sh: must run as root" >&2; exit 1; }
 FIREWALL_DRIVER=${LAB_FIREWALL_DRIVER:-openvswitch}
 case $FIREWALL_DRIVER in
@@ -65,23 +66,8 @@ trap on_err ERR
 lab_lock up.sh || exit 1
 
 # ------------------------------------------------------------------ helpers
-# start NAME CMD...: own session and process group (PGID = PID, recorded), lab marker in the
-# environment, output to $LOGS/NAME.out. down.sh ends the whole group.
-start() {
-  local name=$1; shift
-  ASAP2LAB_PROC=$LAB_STATE setsid "$@" >>"$LOGS/$name.out" 2>&1 </dev/null 9<&- &
-  echo $! >"$PIDS/$name.pid"
-}
+# start NAME CMD... and wait_for WHAT TIMEOUT_S CMD...: lib/common.sh (lib/ovs-vswitchd.sh uses them too)
 running() { local f=$PIDS/$1.pid; [ -s "$f" ] && alive "$(cat "$f")" && is_lab_pid "$(cat "$f")"; }
-# wait_for WHAT TIMEOUT_S CMD...: poll CMD every 0.5 s; fail with WHAT after the timeout.
-wait_for() {
-  local what=$1 timeout=$2; shift 2
-  local deadline=$(( $(date +%s) + timeout ))
-  until "$@" >/dev/null 2>&1; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then echo "up.sh: timed out after ${timeout}s waiting for $what" >&2; return 1; fi
-    sleep 0.5
-  done
-}
 port_open() { (echo >"/dev/tcp/$1/$2") 2>/dev/null; }
 tcp_up() { port_open "$CTL_IP" "$1"; }
 vsctl() { local n=$1; shift; rx ovs-vsctl --timeout=30 --db="unix:$(hv_rundir "$n")/db.sock" "$@"; }
@@ -201,24 +187,15 @@ ovs_start() {
   vsctl "$n" --no-wait set Open_vSwitch . external_ids:hostname="$(hv_host "$n")" \
     external_ids:system-id="$(hv_host "$n")" \
     other_config:userspace-tso-enable=true
-  # userspace-tso-enable is read once at start: it must be in the db before ovs-vswitchd runs.
-  # The userspace datapath forwards every packet in ovs-vswitchd's own thread, reading each port
-  # through an AF_PACKET socket with a small buffer: on 2 cores shared with OpenStack, the
-  # guests' iperf3 and the harness, a descheduled ovs-vswitchd drops bursts and TCP's back-off
-  # then leaves a stream silent for seconds (the concurrent row's "Connection timed out").
-  # A real hypervisor gives OVS its own CPU time; here it runs at nice -10 (its threads
-  # inherit it), so it is served before the processes that feed it.
-  start "hv$n-ovs-vswitchd" "$LAB_DIR/lib/hv-exec" "$n" nice -n -10 "${LAB_CMD[@]}" env OVS_RUNDIR="$D" OVS_DBDIR="$DATA/hv$n" \
-    ovs-vswitchd "unix:$D/db.sock" --pidfile="$D/ovs-vswitchd.pid" \
-    --log-file="$LOGS/hv$n-ovs-vswitchd.log" -vconsole:off --no-chdir
-  wait_for "hv$n ovs-vswitchd" 30 test -S "$D/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl"
+  # userspace-tso-enable is read once at start: it must be in the db before ovs-vswitchd runs
+  # (lib/ovs-vswitchd.sh, also the fault matrix's restart after it killed one).
+  vswitchd_start "$n"
   # br-phy owns the underlay port; the VXLAN local_ip lives on its internal port, so the userspace
   # datapath routes and ARP-resolves the tunnel next hop itself
   vsctl "$n" -- add-br br-phy -- set bridge br-phy datapath_type=netdev fail_mode=standalone \
     -- set interface br-phy mtu_request=$UL_MTU \
     -- add-port br-phy ul0 -- set interface ul0 mtu_request=$UL_MTU
-  ip -n "$(hv_ns "$n")" addr add "$(hv_ulip "$n")/24" dev br-phy
-  ip -n "$(hv_ns "$n")" link set br-phy up
+  underlay_address "$n"
   # physnet mgmt: Neutron's agent patches br-int to br-mgmt (bridge_mappings mgmt:br-mgmt)
   vsctl "$n" -- add-br br-mgmt -- set bridge br-mgmt datapath_type=netdev fail_mode=standalone \
     -- add-port br-mgmt mgmt-up

@@ -45,6 +45,21 @@ const (
 	// ExitAfterFrozenHypervisor is ExitAfterFault for a frozen hypervisor:
 	// every command there lasts its bound plus the SSH keepalive's 60 s.
 	ExitAfterFrozenHypervisor = 8 * time.Minute
+	// ExitAfterDeadVswitchd is ExitAfterFault for a hypervisor whose
+	// ovs-vswitchd was killed: the teardown's server delete there waits for
+	// the lab driver's ovs-vsctl del-port of each of the guest's ports, 30 s
+	// each (lab/guest/guestctl.py OVS_TIMEOUT), as nothing applies them.
+	ExitAfterDeadVswitchd = 8 * time.Minute
+	// VswitchdRecovered bounds a restarted ovs-vswitchd's hypervisor
+	// working again (WaitVswitchdRecovered): the OVS agent's next loop (2 s)
+	// rebuilding its bridges and syncing its tunnels over RPC, or
+	// ovn-controller's reconnect (back-off up to 8 s), on a loaded machine.
+	VswitchdRecovered = 2 * time.Minute
+	// ServiceFrozen is how long a frozen API service stays stopped in the
+	// rows that freeze one: less than the harness's bounds on an API call
+	// and its waits, so the run must ride it out. Part of what the rows
+	// test, not a margin.
+	ServiceFrozen = 25 * time.Second
 	// ServiceBackUp bounds a lab service's return to "up" in Nova's service
 	// list after the matrix continued it: its next heartbeat (10 s report
 	// interval) on a loaded machine.

@@ -156,6 +156,37 @@ func Ending(t testing.TB, r *Run, row *Row) {
 	}
 }
 
+// EndingRefused is Ending for a run the harness refused before it began
+// (no run id, no run directory): every request it made went through the
+// row's fault proxy in, which must have seen none (so nothing was created,
+// not even a token asked for), no file may be left in its output directory
+// outDir (its own probe removed), and no secret in the row's files.
+func EndingRefused(t testing.TB, r *Run, row *Row, in *faultproxy.Injector) {
+	t.Helper()
+	row.Leftovers = "none (no request reached the cloud)"
+	if h := in.Hits(); len(h) > 0 {
+		row.Leftovers = fmt.Sprintf("%d requests reached the cloud", len(h))
+		for _, x := range h {
+			t.Errorf("the refused run sent %s %s", x.Method, x.URL)
+		}
+	}
+	ents, err := os.ReadDir(r.OutDir)
+	if err != nil {
+		t.Errorf("run.output_dir %s: %v", r.OutDir, err)
+	}
+	for _, en := range ents {
+		row.Leftovers += "; left " + en.Name() + " in run.output_dir"
+		t.Errorf("the refused run left %s in run.output_dir %s", en.Name(), r.OutDir)
+	}
+	if r.FindRunDir() {
+		t.Errorf("the refused run began: harness.log of run %s exists", r.RunID)
+	}
+	if s := r.SecretsFound(); len(s) > 0 {
+		row.Leftovers += "; SECRETS: " + strings.Join(s, ", ")
+		t.Errorf("credentials found in the run's files: %v", s)
+	}
+}
+
 // MustContain returns the first line of text matching re; the row fails
 // when there is none.
 func MustContain(t testing.TB, what, text, re string) string {

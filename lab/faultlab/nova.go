@@ -18,35 +18,59 @@ import (
 type FrozenService struct {
 	Name    string // the lab's name of it, e.g. nova-compute-compute2
 	PGID    int
-	At      time.Time
+	At      time.Time // when it was stopped
+	Until   time.Time // when Resume continued it
 	resumed bool
 }
+
+// The names of lab services in lab/up.sh's pid files ($LAB_STATE/run/pids/
+// NAME.pid, from its `start NAME ...`): the same on both backends (ovs, ovn)
+// and both releases (zed, epoxy); TestUpShPidNames reads lab/up.sh for them.
+const (
+	ServiceNeutronServer = "neutron-server"
+	ServiceNovaAPI       = "nova-api"
+)
 
 // NovaComputeHost is the service host of hypervisor hv's nova-compute
 // (lab/lib/common.sh hv_host: compute<number>), also the name of its pid
 // file.
 func NovaComputeHost(hv Hypervisor) string { return "compute" + hv.Number }
 
-// FreezeNovaCompute stops the nova-compute of hypervisor hv as a host that
-// hangs would: its process group from lab/up.sh's pid file
-// ($LAB_STATE/run/pids/nova-compute-<host>.pid), checked to be the lab's
-// (lab/up.sh puts ASAP2LAB_PROC=$LAB_STATE in each service's environment)
-// and to run nova-compute, is sent SIGSTOP. The group is continued when the
-// test ends in any case.
-func (e *Env) FreezeNovaCompute(t testing.TB, hv Hypervisor) *FrozenService {
-	t.Helper()
-	name := "nova-compute-" + NovaComputeHost(hv)
+// VswitchdService is the pid file name of hypervisor hv's ovs-vswitchd
+// (lab/lib/ovs-vswitchd.sh: hv<number>-ovs-vswitchd).
+func VswitchdService(hv Hypervisor) string { return "hv" + hv.Number + "-ovs-vswitchd" }
+
+// labPID is the pid in lab/up.sh's pid file of service name
+// ($LAB_STATE/run/pids/<name>.pid), checked to lead a process group of the
+// lab that runs program (labProcess): a stale pid file must not make the
+// matrix signal somebody else's process.
+func (e *Env) labPID(name, program string) (int, error) {
 	pidFile := filepath.Join(e.LabState, "run", "pids", name+".pid")
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
-		t.Fatalf("%s: %v (is the lab up?)", name, err)
+		return 0, fmt.Errorf("%s: %w (is the lab up?)", name, err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || pid <= 1 {
-		t.Fatalf("%s: pid %q in %s", name, strings.TrimSpace(string(b)), pidFile)
+		return 0, fmt.Errorf("%s: pid %q in %s", name, strings.TrimSpace(string(b)), pidFile)
 	}
-	if err := labProcess(pid, e.LabState, "nova-compute"); err != nil {
-		t.Fatalf("%s (pid file %s): %v", name, pidFile, err)
+	if err := labProcess(pid, e.LabState, program); err != nil {
+		return 0, fmt.Errorf("%s (pid file %s): %w", name, pidFile, err)
+	}
+	return pid, nil
+}
+
+// FreezeService stops lab service name (its pid file's name, see labPID)
+// as a host that hangs would: its process group, checked to be the lab's
+// and to run program, is sent SIGSTOP. Every process of the group stops
+// (neutron-server's API and RPC workers, nova-api's workers); the kernel
+// still accepts connections on its sockets, which nobody answers. The group
+// is continued when the test ends in any case.
+func (e *Env) FreezeService(t testing.TB, name, program string) *FrozenService {
+	t.Helper()
+	pid, err := e.labPID(name, program)
+	if err != nil {
+		t.Fatal(err)
 	}
 	fs := &FrozenService{Name: name, PGID: pid}
 	t.Cleanup(func() { fs.Resume(t) })
@@ -58,17 +82,25 @@ func (e *Env) FreezeNovaCompute(t testing.TB, hv Hypervisor) *FrozenService {
 	return fs
 }
 
+// FreezeNovaCompute stops the nova-compute of hypervisor hv
+// (FreezeService of nova-compute-<host>).
+func (e *Env) FreezeNovaCompute(t testing.TB, hv Hypervisor) *FrozenService {
+	t.Helper()
+	return e.FreezeService(t, "nova-compute-"+NovaComputeHost(hv), "nova-compute")
+}
+
 // Resume continues the stopped process group (once).
 func (fs *FrozenService) Resume(t testing.TB) {
 	if fs.resumed {
 		return
 	}
 	fs.resumed = true
+	fs.Until = time.Now()
 	if err := syscall.Kill(-fs.PGID, syscall.SIGCONT); err != nil && err != syscall.ESRCH {
 		t.Errorf("SIGCONT process group %d (%s): %v", fs.PGID, fs.Name, err)
 		return
 	}
-	t.Logf("continued %s (process group %d)", fs.Name, fs.PGID)
+	t.Logf("%s: continued %s (process group %d)", fs.Until.UTC().Format("15:04:05.000"), fs.Name, fs.PGID)
 }
 
 // labProcess checks that pid is a process of the lab at state whose group
@@ -79,8 +111,9 @@ func labProcess(pid int, state, program string) error {
 	if err != nil {
 		return fmt.Errorf("pid %d: %w", pid, err)
 	}
-	if !bytes.Contains(append([]byte{0}, env...), []byte("\x00ASAP2LAB_PROC="+state+"\x00")) {
-		return fmt.Errorf("pid %d is not a lab process of %s (no ASAP2LAB_PROC=%s in its environment)", pid, state, state)
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if !IsLabProc(env, cmdline, state) {
+		return fmt.Errorf("pid %d is not a lab process of %s (no ASAP2LAB_PROC=%s in its environment, no %s/ in its command line)", pid, state, state, state)
 	}
 	if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
 		return fmt.Errorf("pid %d does not lead its process group (group %d, %v)", pid, pgid, err)
@@ -100,6 +133,18 @@ func labProcess(pid int, state, program string) error {
 		}
 	}
 	return fmt.Errorf("process group %d runs no %s", pid, program)
+}
+
+// IsLabProc is lab/lib/common.sh's is_lab_pid (and lib/labprocs.py's rule)
+// over a process's /proc/<pid>/environ and cmdline (NUL-separated): its
+// environment carries ASAP2LAB_PROC=<state>, or its command line names a
+// path under <state>/ (neutron-server's setproctitle overwrites its
+// environment block, not the configuration paths in its title).
+func IsLabProc(environ, cmdline []byte, state string) bool {
+	if bytes.Contains(append([]byte{0}, environ...), []byte("\x00ASAP2LAB_PROC="+state+"\x00")) {
+		return true
+	}
+	return bytes.Contains(cmdline, []byte(state+"/"))
 }
 
 // WaitServiceUp waits until Nova lists binary on host up (openstack

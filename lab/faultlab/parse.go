@@ -317,3 +317,64 @@ func FailedCommands(jsonl []byte, target string, since time.Time) []CmdEntry {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].End.Before(out[j].End) })
 	return out
 }
+
+// The lab's API endpoints as api.log's URLs show them
+// (lab/lib/keystone_setup.py: Neutron on :9696, Nova on :8774/v2.1).
+const (
+	EndpointNeutron = ":9696/"
+	EndpointNova    = ":8774/"
+)
+
+// APIRequest is one request of the harness's api.log, which logs each one
+// when its answer (or error) came, with how long it took:
+//
+//	2026-12-05T10:11:12.5Z cloud: POST http://198.18.0.1:9696/v2.0/subnets body {…} -> 201 Created in 24.9s
+//	2026-12-05T10:11:12.5Z cloud: GET http://198.18.0.1:8774/v2.1/servers/… -> error after 2m0s: context deadline exceeded
+type APIRequest struct {
+	Start, End time.Time
+	Request    string // method and URL
+	Outcome    string // the status, or "error: …"
+}
+
+var apiLineRe = regexp.MustCompile(`^cloud: (\S+ \S+).* -> (?:error after (\S+?): (.*)|(.+) in (\S+))$`)
+
+// InFlight returns the requests of api.log to endpoint (a part of the
+// URL, e.g. EndpointNeutron) that were sent before until and answered after
+// from: in flight while a service was stopped from from to until.
+func InFlight(apiLog, endpoint string, from, until time.Time) []APIRequest {
+	var out []APIRequest
+	for _, l := range StampedLines(apiLog) {
+		m := apiLineRe.FindStringSubmatch(l.Text)
+		if m == nil || !strings.Contains(m[1], endpoint) {
+			continue
+		}
+		took, outcome := m[5], m[4]
+		if m[2] != "" {
+			took, outcome = m[2], "error: "+m[3]
+		}
+		d, err := time.ParseDuration(took)
+		if err != nil {
+			continue
+		}
+		r := APIRequest{Start: l.At.Add(-d), End: l.At, Request: m[1], Outcome: outcome}
+		if r.Start.Before(until) && r.End.After(from) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Longest is the request that took longest ("" when there is none):
+// "POST …/v2.0/subnets -> 201 Created in 24.9s".
+func Longest(reqs []APIRequest) string {
+	var best *APIRequest
+	for i := range reqs {
+		if best == nil || reqs[i].End.Sub(reqs[i].Start) > best.End.Sub(best.Start) {
+			best = &reqs[i]
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s -> %s in %s", best.Request, best.Outcome, best.End.Sub(best.Start).Round(100*time.Millisecond))
+}

@@ -347,3 +347,39 @@ func TestSSHDServingOpenSSH10(t *testing.T) {
 		t.Errorf("pid 15124's sessions: %v, want [15718 15722]", pids)
 	}
 }
+
+// api.log as e2e/cloud's LogTransport writes it (a line when the answer
+// came, with how long it took): a subnet create held across a 25 s freeze,
+// a request answered before it, one after it, an error that waited through
+// it, and another service's request.
+func TestInFlight(t *testing.T) {
+	log := `2026-12-05T10:00:01.000Z cloud: POST http://198.18.0.1:9696/v2.0/networks body {"network":{}} -> 201 Created in 300ms
+2026-12-05T10:00:27.400Z cloud: POST http://198.18.0.1:9696/v2.0/subnets body {"subnet":{"name":"a -> b"}} -> 201 Created in 26.2s
+2026-12-05T10:00:00.900Z cloud: GET http://198.18.0.1:8774/v2.1/servers/abc X-Openstack-Nova-Api-Version: 2.74 -> 200 OK in 1.1s
+2026-12-05T10:00:29.000Z cloud: GET http://198.18.0.1:9696/v2.0/ports?name=x -> error after 27s: read tcp 198.18.0.1:40000->198.18.0.1:9696: connection reset by peer
+2026-12-05T10:00:40.000Z cloud: POST http://198.18.0.1:9696/v2.0/ports -> 201 Created in 200ms
+not a stamped line
+`
+	from := time.Date(2026, 12, 5, 10, 0, 1, 500e6, time.UTC)
+	until := from.Add(25 * time.Second)
+	got := InFlight(log, EndpointNeutron, from, until)
+	if len(got) != 2 {
+		t.Fatalf("InFlight = %+v, want the subnet create and the port list", got)
+	}
+	if got[0].Request != "POST http://198.18.0.1:9696/v2.0/subnets" || got[0].Outcome != "201 Created" ||
+		!got[0].Start.Equal(time.Date(2026, 12, 5, 10, 0, 1, 200e6, time.UTC)) {
+		t.Errorf("InFlight[0] = %+v", got[0])
+	}
+	if got[1].Request != "GET http://198.18.0.1:9696/v2.0/ports?name=x" || !strings.HasPrefix(got[1].Outcome, "error: read tcp") {
+		t.Errorf("InFlight[1] = %+v", got[1])
+	}
+	if l := Longest(got); l != "GET http://198.18.0.1:9696/v2.0/ports?name=x -> error: read tcp 198.18.0.1:40000->198.18.0.1:9696: connection reset by peer in 27s" {
+		t.Errorf("Longest = %q", l)
+	}
+	if n := InFlight(log, EndpointNova, from, until); len(n) != 0 {
+		t.Errorf("Nova's request answered before the freeze counts: %+v", n)
+	}
+	if Longest(nil) != "" {
+		t.Errorf("Longest(nil) is not empty")
+	}
+}

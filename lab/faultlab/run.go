@@ -27,6 +27,9 @@ type Spec struct {
 	// Edit changes the run's config (a copy of lab/harness.yaml).
 	Edit  func(cfg map[string]any)
 	Proxy *faultproxy.Injector // nil = no proxy
+	// OutputDir is the run's run.output_dir ("" = out/ in the row's
+	// directory), e.g. a small file system of the row's (SmallFS).
+	OutputDir string
 }
 
 // Run is a started harness subprocess.
@@ -78,6 +81,9 @@ func (e *Env) Start(t testing.TB, name string, sp Spec) *Run {
 	}
 	r := &Run{t: t, env: e, Dir: dir, OutDir: filepath.Join(dir, "out"), CfgPath: filepath.Join(dir, "harness.yaml"),
 		console: filepath.Join(dir, "console.log"), done: make(chan struct{})}
+	if sp.OutputDir != "" {
+		r.OutDir = sp.OutputDir
+	}
 	// Small guests: the matrix runs rows side by side on two hypervisors.
 	Set(cfg, "run.output_dir", r.OutDir)
 	Set(cfg, "run.build_label", "fault matrix: "+name)
@@ -200,6 +206,16 @@ func (r *Run) Log() string {
 		return ""
 	}
 	b, _ := os.ReadFile(filepath.Join(r.runDir, "harness.log"))
+	return string(b)
+}
+
+// APILog is the run's api.log so far (every cloud request, logged when its
+// answer came; InFlight reads it).
+func (r *Run) APILog() string {
+	if !r.FindRunDir() {
+		return ""
+	}
+	b, _ := os.ReadFile(filepath.Join(r.runDir, "api.log"))
 	return string(b)
 }
 

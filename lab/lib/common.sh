@@ -88,6 +88,24 @@ write_layout() {
   } >"$LAB_STATE/layout.yaml"
 }
 
+# start NAME CMD...: a lab daemon in its own session and process group (PGID = PID, recorded in
+# $PIDS/NAME.pid), lab marker in the environment, output to $LOGS/NAME.out, the lab lock's fd 9
+# closed. down.sh ends the whole group. (lab/up.sh, lib/ovs-vswitchd.sh)
+start() {
+  local name=$1; shift
+  ASAP2LAB_PROC=$LAB_STATE setsid "$@" >>"$LOGS/$name.out" 2>&1 </dev/null 9<&- &
+  echo $! >"$PIDS/$name.pid"
+}
+# wait_for WHAT TIMEOUT_S CMD...: poll CMD every 0.5 s; fail with WHAT after the timeout.
+wait_for() {
+  local what=$1 timeout=$2; shift 2
+  local deadline=$(( $(date +%s) + timeout ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then echo "${0##*/}: timed out after ${timeout}s waiting for $what" >&2; return 1; fi
+    sleep 0.5
+  done
+}
+
 # A process belongs to this lab when its environment carries ASAP2LAB_PROC=$LAB_STATE or its
 # command line names a path under $LAB_STATE/ (neutron-server's setproctitle overwrites its
 # environment block). lib/labprocs.py applies the same rule to every process at once.

@@ -4,7 +4,9 @@
 // through e2e/faultproxy, an unreachable guest, a dropped SSH connection, a
 // busy iperf3 peer; and, vanish_test.go, a data port deleted or the peer's
 // network cut mid-window, a hypervisor's sshd frozen during the checks, a
-// guest stopped during the SSH wait, two runs at once), and every row ends
+// guest stopped during the SSH wait, two runs at once; and, services_test.go,
+// neutron-server or nova-api stopped for 25 s, a hypervisor's ovs-vswitchd
+// killed mid-window, an output directory with no room), and every row ends
 // with a listing by the run id from the `openstack` CLI (not from the
 // harness) that must be empty, a scan for orphan iperf3/tcpdump processes,
 // and a search of every file the run wrote for the credentials it was

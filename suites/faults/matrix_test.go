@@ -89,6 +89,8 @@ func TestFaults(t *testing.T) {
 		faultlab.Ending(t, r, row)
 	})
 
+	serviceRows(t, env) // services_test.go: neutron-server, nova-api, ovs-vswitchd, a full output directory
+
 	signalRows := []struct {
 		name, phase, suite, labels, trigger string
 		sig                                 syscall.Signal
