@@ -102,7 +102,7 @@ func scriptDpctl(tb testing.TB, cfg *config.Config, hv *fakeremote.Runner, softw
 	}
 	hv.On(dpctlOffloadedCmd, fakeremote.Reply{Stdout: off1}, fakeremote.Reply{Stdout: off2})
 	hv.On(dpctlAllCmd, fakeremote.Reply{Stdout: all1}, fakeremote.Reply{Stdout: all2})
-	look := VswitchdCommand(appctlSecs(cfg.Interval(config.IntervalCommand).Timeout))
+	look := offload.VswitchdCommand(offload.AppctlSecs(cfg.Interval(config.IntervalCommand).Timeout))
 	hv.On(look, fakeremote.Reply{Stdout: []byte(vswitchdRecording(tb, "ovs-3.1-answering.txt"))})
 }
 
@@ -253,7 +253,7 @@ func TestFleetChecksFailureStaysWithItsPair(t *testing.T) {
 		!slices.Equal(first.Windows[1].Pairs, []string{"compute1→compute2"}) {
 		t.Errorf("round 1 windows %+v: want tcp of both pairs, udp of compute1→compute2 alone", first.Windows)
 	}
-	look := VswitchdCommand(appctlSecs(cf.f.Config.Interval(config.IntervalCommand).Timeout))
+	look := offload.VswitchdCommand(offload.AppctlSecs(cf.f.Config.Interval(config.IntervalCommand).Timeout))
 	var looked []string
 	for _, e := range cf.w.Log() {
 		if e.Cmd != look {

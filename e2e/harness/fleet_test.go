@@ -453,7 +453,7 @@ func TestConcurrentFleetLooksAfterTheWindow(t *testing.T) {
 		}
 		return ok
 	}, func(fleet.Pair) time.Duration { return 0 })
-	cmd := VswitchdCommand(appctlSecs(ff.f.Config.Interval(config.IntervalCommand).Timeout))
+	cmd := offload.VswitchdCommand(offload.AppctlSecs(ff.f.Config.Interval(config.IntervalCommand).Timeout))
 	for _, n := range nodes {
 		ff.hvs[n].On(cmd, fakeremote.Reply{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-answering.txt"))})
 	}

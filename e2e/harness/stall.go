@@ -13,6 +13,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
@@ -64,7 +65,7 @@ type guestLook struct {
 // means the look-up itself failed (the runner, the prefix, the parse).
 type hvLook struct {
 	name string
-	v    Vswitchd
+	v    offload.Vswitchd
 	err  error
 }
 
@@ -331,23 +332,15 @@ func (s *Session) lookHypervisors() []hvLook {
 	return hvs
 }
 
-// askVswitchd runs VswitchdCommand on a hypervisor (through its runner:
-// hypervisors.ovs_command_prefix, or its OVS pod) and reads its answer.
-// The command itself ends with status 0: another status is the prefix's
-// or the transport's failure, named with its stderr.
-func askVswitchd(ctx context.Context, r remote.Runner, bound time.Duration) (Vswitchd, error) {
-	res, err := r.Run(ctx, VswitchdCommand(appctlSecs(bound)))
+// askVswitchd runs offload.VswitchdCommand on a hypervisor (through its
+// runner: hypervisors.ovs_command_prefix, or its OVS pod) and reads its
+// answer (offload.ReadVswitchd).
+func askVswitchd(ctx context.Context, r remote.Runner, bound time.Duration) (offload.Vswitchd, error) {
+	res, err := r.Run(ctx, offload.VswitchdCommand(offload.AppctlSecs(bound)))
 	if err != nil {
-		return Vswitchd{}, err
+		return offload.Vswitchd{}, err
 	}
-	if res.ExitCode != 0 {
-		msg := clip(strings.TrimSpace(string(res.Stderr)))
-		if msg == "" {
-			msg = "no output on stderr"
-		}
-		return Vswitchd{}, fmt.Errorf("exit %d: %s", res.ExitCode, msg)
-	}
-	return ParseVswitchd(string(res.Stdout))
+	return offload.ReadVswitchd(res)
 }
 
 // portName is a port's name as the run created it (Topology.Resources), or

@@ -16,6 +16,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
@@ -28,6 +29,13 @@ import (
 
 func stallJSON(t testing.TB, name string) []byte {
 	return readFile(t, filepath.Join("testdata", "stall", name))
+}
+
+// vswitchdRecording is one of offload.VswitchdCommand's recorded outputs
+// (e2e/offload/testdata/vswitchd/README.md).
+func vswitchdRecording(t testing.TB, name string) string {
+	t.Helper()
+	return string(readFile(t, filepath.Join("..", "offload", "testdata", "vswitchd", name)))
 }
 
 func iperfJSON(t testing.TB, name string) []byte {
@@ -453,8 +461,8 @@ func TestExplainWaitNamesAStoppedServer(t *testing.T) {
 }
 
 // The look also asks each of the pair's hypervisors the session has a
-// runner for whether its ovs-vswitchd answers (VswitchdCommand, replayed
-// from testdata/vswitchd): one that does not is named first, as damage;
+// runner for whether its ovs-vswitchd answers (offload.VswitchdCommand, replayed
+// from e2e/offload/testdata/vswitchd): one that does not is named first, as damage;
 // one whose runner fails is a look-up that could not be read; one with no
 // runner is not asked.
 func TestAfterWindowAsksVswitchd(t *testing.T) {
@@ -515,7 +523,7 @@ func TestAfterWindowAsksVswitchd(t *testing.T) {
 			s := stallSession(t, topo, f, &console)
 			world := fakeremote.NewWorld()
 			s.Hypervisors = map[string]remote.Runner{}
-			cmd := VswitchdCommand(1) // half of the 200ms bound, at least 1 s
+			cmd := offload.VswitchdCommand(1) // half of the 200ms bound, at least 1 s
 			for hv, r := range map[string]*fakeremote.Reply{"compute1": tc.hv1, "compute2": tc.hv2} {
 				if r != nil {
 					fr := fakeremote.New("hypervisor "+hv, world)

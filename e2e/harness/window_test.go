@@ -65,12 +65,12 @@ func newPair(t *testing.T) *pair {
 
 // session builds the Session under test around the fakes. Both
 // hypervisors' ovs-vswitchd answer the look after a failed window
-// (testdata/vswitchd), with ovs-appctl's wait from the config as it is now.
+// (e2e/offload/testdata/vswitchd), with ovs-appctl's wait from the config as it is now.
 func (wd *pair) session() *Session {
 	t := wd.t
 	answering := vswitchdRecording(t, "ovs-3.1-answering.txt")
 	for _, hv := range wd.hvs {
-		hv.On(VswitchdCommand(appctlSecs(wd.cfg.Interval(config.IntervalCommand).Timeout)), fakeremote.Reply{Stdout: []byte(answering)})
+		hv.On(offload.VswitchdCommand(offload.AppctlSecs(wd.cfg.Interval(config.IntervalCommand).Timeout)), fakeremote.Reply{Stdout: []byte(answering)})
 	}
 	dir := t.TempDir()
 	runID, err := fixtures.NewRunID(time.Now())

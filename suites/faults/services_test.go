@@ -99,7 +99,7 @@ func serviceRows(t *testing.T, env *faultlab.Env) {
 			t.Errorf("the run passed although ovs-vswitchd of %s was killed in its window", hv.Name)
 		}
 		row.FaultToFailure(t, log, killed.At, `FAILED`)
-		// The look's sentence (e2e/harness stall_ovs.go Finding): the pid
+		// The look's sentence (e2e/offload vswitchd.go Finding): the pid
 		// is gone once reaped, a zombie until the lab's reaper (its parent
 		// is init or the nearest subreaper) waits for it.
 		pid := strconv.Itoa(killed.PID)

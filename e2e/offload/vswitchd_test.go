@@ -1,15 +1,17 @@
-package harness
+package offload
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
 func vswitchdRecording(t testing.TB, name string) string {
 	t.Helper()
-	return string(readFile(t, filepath.Join("testdata", "vswitchd", name)))
+	return string(readTestdata(t, filepath.Join("vswitchd", name)))
 }
 
 // ParseVswitchd and Finding on VswitchdCommand's real outputs
@@ -108,12 +110,33 @@ func TestAppctlSecs(t *testing.T) {
 		bound time.Duration
 		want  int
 	}{{200 * time.Millisecond, 1}, {2 * time.Second, 1}, {30 * time.Second, 15}, {time.Minute, 30}} {
-		if got := appctlSecs(tc.bound); got != tc.want {
-			t.Errorf("appctlSecs(%s) = %d, want %d", tc.bound, got, tc.want)
+		if got := AppctlSecs(tc.bound); got != tc.want {
+			t.Errorf("AppctlSecs(%s) = %d, want %d", tc.bound, got, tc.want)
 		}
 	}
-	if got := VswitchdCommand(15); !strings.HasPrefix(got, "ovs-appctl --timeout=15 -t ovs-vswitchd version 2>&1; ") {
-		t.Errorf("VswitchdCommand: %q", got)
+	if got := VswitchdCommand(15); !strings.HasPrefix(got, "ovs-appctl --timeout=15 -t ovs-vswitchd version 2>&1; ") || !IsOVSCommand(got) {
+		t.Errorf("VswitchdCommand: %q (IsOVSCommand %v)", got, IsOVSCommand(got))
+	}
+}
+
+// A status other than 0 is the prefix's or the transport's failure, named
+// with its stderr (cut to 300 bytes); status 0 is the command's output.
+func TestReadVswitchd(t *testing.T) {
+	for _, tc := range []struct {
+		res  remote.Result
+		want string
+	}{
+		{remote.Result{ExitCode: 1, Stderr: []byte("crictl: no container found\n")}, "exit 1: crictl: no container found"},
+		{remote.Result{ExitCode: 255}, "exit 255: no output on stderr"},
+		{remote.Result{ExitCode: 1, Stderr: []byte(strings.Repeat("e", 400))}, "exit 1: " + strings.Repeat("e", 300) + "..."},
+	} {
+		if _, err := ReadVswitchd(tc.res); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: got %v, want %q", tc.res, err, tc.want)
+		}
+	}
+	v, err := ReadVswitchd(remote.Result{Stdout: []byte(vswitchdRecording(t, "ovs-3.1-answering.txt"))})
+	if err != nil || !v.Answers {
+		t.Errorf("answering: %+v, %v", v, err)
 	}
 }
 
@@ -122,7 +145,7 @@ func TestAppctlSecs(t *testing.T) {
 // names ovs-appctl's error.
 func FuzzParseVswitchd(f *testing.F) {
 	for _, name := range []string{"ovs-3.1-answering.txt", "ovs-3.1-sigstop.txt", "ovs-3.1-sigabrt-log-emer.txt", "ovs-3.1-sigterm.txt"} {
-		f.Add(string(readFile(f, filepath.Join("testdata", "vswitchd", name))))
+		f.Add(vswitchdRecording(f, name))
 	}
 	f.Fuzz(func(t *testing.T, out string) {
 		v, err := ParseVswitchd(out)

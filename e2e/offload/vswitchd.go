@@ -1,4 +1,4 @@
-package harness
+package offload
 
 import (
 	"fmt"
@@ -6,10 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 )
 
-// The look after a window also asks each hypervisor of the pair whose
-// runner the session holds whether its ovs-vswitchd still answers: a
+// Whether a hypervisor's ovs-vswitchd still answers, and if not why: the
+// command, its parser and the sentence. The harness's look after a failed
+// window (e2e/harness stall.go) runs it on each hypervisor of the pair: a
 // vswitchd that crashed during the window (OVS 3.1's userspace conntrack
 // asserted on the lab) takes the data path with it, and the guests' and
 // ports' symptoms alone do not name it.
@@ -20,8 +23,9 @@ const vswitchdMarker = "== "
 
 // VswitchdCommand is the look's one command per hypervisor. It starts with
 // ovs-appctl, so hypervisors.ovs_command_prefix wraps all of it
-// (offload.OVSCommand) and every part runs where the OVS tools do, with
-// their OVS_RUNDIR and OVS_LOGDIR. ovs-appctl waits at most appctlSecs;
+// (OVSCommand) and every part runs where the OVS tools do, with
+// their OVS_RUNDIR and OVS_LOGDIR. ovs-appctl waits at most appctlSecs
+// (AppctlSecs of the look's bound);
 // when it fails, the command adds what names the cause: the pid in
 // ovs-vswitchd's pidfile (the one ovs-appctl reads) and that pid's
 // /proc/<pid>/stat (empty when the process is gone), and the last lines of ovs-vswitchd's
@@ -40,10 +44,10 @@ func VswitchdCommand(appctlSecs int) string {
 		`l=${OVS_LOGDIR:-/var/log/openvswitch}/ovs-vswitchd.log; if [ -r "$l" ]; then echo "== log $l"; tail -n 5 "$l"; fi; fi; true`, appctlSecs)
 }
 
-// appctlSecs is ovs-appctl's own wait in VswitchdCommand: half the look's
+// AppctlSecs is ovs-appctl's own wait in VswitchdCommand: half the look's
 // bound (at least 1 s), so a vswitchd that hangs still leaves the rest of
 // the command time to report.
-func appctlSecs(bound time.Duration) int {
+func AppctlSecs(bound time.Duration) int {
 	if s := int(bound / 2 / time.Second); s > 1 {
 		return s
 	}
@@ -138,6 +142,20 @@ func ParseVswitchd(out string) (Vswitchd, error) {
 	}
 	v.LogLevel, v.LogLine = lastSevere(logLines)
 	return v, nil
+}
+
+// ReadVswitchd reads VswitchdCommand's result as a runner returned it. The
+// command itself ends with status 0: another status is the prefix's or the
+// transport's failure, named with its stderr.
+func ReadVswitchd(res remote.Result) (Vswitchd, error) {
+	if res.ExitCode != 0 {
+		msg := clip(strings.TrimSpace(string(res.Stderr)))
+		if msg == "" {
+			msg = "no output on stderr"
+		}
+		return Vswitchd{}, fmt.Errorf("exit %d: %s", res.ExitCode, msg)
+	}
+	return ParseVswitchd(string(res.Stdout))
 }
 
 // clip is s cut to the 300 bytes a look's message quotes at most.
