@@ -767,7 +767,7 @@ func TestEvidenceWindow(t *testing.T) {
 			name: "data port deleted during the flow",
 			setup: func(wd *window) {
 				wd.hardwarePath()
-				out := readFile(wd.t, filepath.Join("..", "harness", "testdata", "stall", "v3.12-tcp-p1-path-cut.json"))
+				out := readFile(wd.t, filepath.Join("..", "iperf3", "testdata", "stall", "v3.12-tcp-p1-path-cut.json"))
 				wd.guests[1].Play.Client = sleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
 				wd.clientOut = string(out)
 				wd.after = "data port asap2e2e-20261202t091530-3fa2-vm0-data (6c1f2f9e-8a4b-4c1d-9f3e-2b7a5d0e1a01) no longer exists; " +

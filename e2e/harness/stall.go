@@ -307,7 +307,7 @@ func (s *Session) afterWindow(ctx context.Context, what, after string, m iperf3.
 	wg.Wait()
 	l.cut = errors.Is(lctx.Err(), context.DeadlineExceeded)
 	if len(s.Topology.Servers) > 1 {
-		l.stop = describeDataStop(s.Topology.Servers[1].Name, m)
+		l.stop = iperf3.DescribeDataStop(s.Topology.Servers[1].Name, m)
 	}
 	why, damage := explainLook(l)
 	s.Logf("%s: %s", after, why)

@@ -23,12 +23,14 @@ import (
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
-// The look after a failed window (stall.go, datastop.go): the client's
-// last data from its own JSON, recorded (testdata/stall/README.md), and
+// The look after a failed window (stall.go; iperf3.DescribeDataStop): the client's
+// last data from its own JSON, recorded (e2e/iperf3/testdata/stall/README.md), and
 // what the cloud and the management path say, from a fake witness.
 
+// stallJSON is a client whose path was cut mid-test
+// (e2e/iperf3/testdata/stall/README.md).
 func stallJSON(t testing.TB, name string) []byte {
-	return readFile(t, filepath.Join("testdata", "stall", name))
+	return readFile(t, filepath.Join("..", "iperf3", "testdata", "stall", name))
 }
 
 // vswitchdRecording is one of offload.VswitchdCommand's recorded outputs
@@ -40,85 +42,6 @@ func vswitchdRecording(t testing.TB, name string) string {
 
 func iperfJSON(t testing.TB, name string) []byte {
 	return readFile(t, filepath.Join("..", "iperf3", "testdata", name))
-}
-
-func TestClientDataStop(t *testing.T) {
-	for _, tc := range []struct {
-		name, file string
-		data       []byte
-		ok         bool
-		at         string // HH:MM:SS UTC; "" = no data at all
-		stalled    bool
-	}{
-		// Path cut 3 s into an 8 s test: one more second of buffered data, then
-		// four intervals with 0 bytes (cut at 15:57:10, timestamp 15:57:07).
-		{name: "path cut", file: "stall/v3.12-tcp-p1-path-cut.json", ok: true, at: "15:57:11", stalled: true},
-		// The lab's own case: the server guest's data port deleted 20 s into a
-		// 40 s window (the delete took effect at 16:12:56), the client killed
-		// at the harness's bound.
-		{name: "lab: data port deleted", file: "stall/v3.12-lab-port-deleted.json", ok: true, at: "16:12:56", stalled: true},
-		// -O 2: the measured intervals restart at 0 after the warm-up; the path
-		// was cut at 15:58:58.68, 2 s into the measured part.
-		{name: "path cut after a warm-up", file: "stall/v3.12-tcp-p1-O2-path-cut.json", ok: true, at: "15:58:58", stalled: true},
-		// SIGINT 3 s into a 10 s test: data to the last interval, but the
-		// intervals end far short of the requested duration.
-		{name: "interrupted", file: "iperf3/v3.12-interrupted.json", ok: true, at: "09:17:09", stalled: true},
-		{name: "complete run", file: "iperf3/v3.12-tcp-p1.json", ok: true, stalled: false},
-		{name: "refused: no interval", file: "iperf3/v3.12-refused.json", ok: false},
-		{name: "not JSON", data: []byte("iperf3: error - unable to connect to server\n"), ok: false},
-		{name: "empty", data: nil, ok: false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			data := tc.data
-			if dir, file, found := strings.Cut(tc.file, "/"); found {
-				if dir == "stall" {
-					data = stallJSON(t, file)
-				} else {
-					data = iperfJSON(t, file)
-				}
-			}
-			ds, ok := clientDataStop(data)
-			if ok != tc.ok {
-				t.Fatalf("ok = %t, want %t (%+v)", ok, tc.ok, ds)
-			}
-			if !ok {
-				return
-			}
-			if ds.Stalled != tc.stalled {
-				t.Errorf("stalled = %t, want %t (%+v)", ds.Stalled, tc.stalled, ds)
-			}
-			if tc.at != "" && ds.Last.Format("15:04:05") != tc.at {
-				t.Errorf("last data at %s, want %s", ds.Last.Format(time.RFC3339Nano), tc.at)
-			}
-		})
-	}
-}
-
-func TestDescribeDataStop(t *testing.T) {
-	cut, complete := stallJSON(t, "v3.12-tcp-p1-path-cut.json"), iperfJSON(t, "v3.12-tcp-p1.json")
-	proc := func(data ...[]byte) iperf3.Measurement {
-		var m iperf3.Measurement
-		for _, d := range data {
-			m.Processes = append(m.Processes, iperf3.ProcessRun{ClientJSON: d})
-		}
-		return m
-	}
-	for _, tc := range []struct {
-		name string
-		m    iperf3.Measurement
-		want string
-	}{
-		{"one cut process", proc(cut), "iperf3 client on vm1 stopped receiving at 15:57:11"},
-		// Split over processes: one of them stalled is enough, the latest data counts.
-		{"a cut and a complete process", proc(complete, cut), "iperf3 client on vm1 stopped receiving at 15:57:11"},
-		{"complete", proc(complete), ""},
-		{"no output", proc(nil), ""},
-		{"no process", iperf3.Measurement{}, ""},
-	} {
-		if got := describeDataStop("vm1", tc.m); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
-	}
 }
 
 // fakeWitness answers from maps; an id it does not know is gone (404).

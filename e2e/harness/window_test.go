@@ -135,7 +135,7 @@ func TestEvidenceWindowWiring(t *testing.T) {
 	// The look after a failed flow: the server guest's data port deleted
 	// while the flow ran (the lab scenario): the failure says so,
 	// and when the client's data stopped.
-	cut := readFile(t, filepath.Join("testdata", "stall", "v3.12-tcp-p1-path-cut.json"))
+	cut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
 	m := iperf3.Measurement{Processes: []iperf3.ProcessRun{{ClientJSON: cut}}}
 	orig := errors.New("iperf3 run tcp-p1: guest asap2e2e-client: port 5201: iperf3 reported: control socket has closed unexpectedly")
 	err := w.Explain(ctx, "the sustained tcp flow", m, orig)

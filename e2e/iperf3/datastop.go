@@ -1,11 +1,13 @@
-package harness
+package iperf3
 
 import (
 	"fmt"
 	"time"
-
-	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 )
+
+// What an iperf3 client's own JSON says about a data path that stopped: when
+// the client last moved data, and the sentence the harness's look after a
+// failed window (e2e/harness stall.go) puts in the failure.
 
 // dataStop is when an iperf3 client last moved data, read from its own
 // JSON after a failed window.
@@ -17,7 +19,7 @@ type dataStop struct {
 	Intervals int
 	// Stalled: the data stopped before the test's end: intervals without
 	// data follow the last one with data, or the intervals end well short
-	// of the requested duration (iperf3.ShortRunTolerance), or none had data.
+	// of the requested duration (ShortRunTolerance), or none had data.
 	Stalled bool
 }
 
@@ -38,7 +40,7 @@ type dataStop struct {
 func clientDataStop(data []byte) (ds dataStop, ok bool) {
 	// Parse's error is the window's own failure, reported already; the
 	// timestamp and the intervals it read before it are what matters here.
-	r, _ := iperf3.Parse(data)
+	r, _ := Parse(data)
 	if r.StartedAt.IsZero() || len(r.Intervals) == 0 {
 		return dataStop{}, false
 	}
@@ -67,15 +69,15 @@ func clientDataStop(data []byte) (ds dataStop, ok bool) {
 	ds.Last = start.Add(time.Duration(lastEnd * float64(time.Second)))
 	measured := lastEnd - omitEnd
 	ds.Stalled = last < len(r.Intervals)-1 ||
-		(r.RequestedSeconds > 0 && measured < r.RequestedSeconds-iperf3.ShortRunTolerance(r.RequestedSeconds))
+		(r.RequestedSeconds > 0 && measured < r.RequestedSeconds-ShortRunTolerance(r.RequestedSeconds))
 	return ds, true
 }
 
-// describeDataStop is the finding about the clients of a failed window
+// DescribeDataStop is the finding about the clients of a failed window
 // ("iperf3 client on vm1 stopped receiving at 12:56:49", UTC like every
 // log line); "" when every client moved data to the end, or none printed
 // intervals. With several processes, the latest stop counts.
-func describeDataStop(guest string, m iperf3.Measurement) string {
+func DescribeDataStop(guest string, m Measurement) string {
 	var latest dataStop
 	stalled, seen := false, false
 	for _, p := range m.Processes {
