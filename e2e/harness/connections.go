@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -367,22 +366,4 @@ func connectionLine(cr results.ConnectionResult) string {
 		parts = append(parts, fmt.Sprintf("%s: %s", h.Hypervisor, h.Reason))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// addConnectionsBudget adds the connection-scale profiles to a run's
-// budget: each N at its omit period, measured seconds and the listen wait;
-// and, because a client that cannot connect its streams runs to its bound
-// (iperf3's setup allowance on top of those), that allowance once for the
-// largest process of the largest N.
-func addConnectionsBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
-	cc := cfg.Connections
-	if len(cc.Counts) == 0 {
-		return
-	}
-	add("measure the connection scale", time.Duration(len(cc.Counts))*(cc.OffloadWait+cc.Duration+listen),
-		"%d connection count(s) × (connections.offload_wait + connections.duration + iperf_server)", len(cc.Counts))
-	split, _ := iperf3.SplitStreams(slices.Max(cc.Counts), config.StreamsPerProcess, 0, iperf3.MultiThreadedSince)
-	streams := slices.Max(split)
-	add("a connection count cut at its bound", iperf3.SetupAllowance(streams),
-		"iperf3's setup allowance for a client of %d streams (connections.counts %d)", streams, slices.Max(cc.Counts))
 }

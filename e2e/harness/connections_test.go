@@ -217,17 +217,6 @@ func TestConnectionsClientAtItsBoundIsLookedAt(t *testing.T) {
 	}
 }
 
-// The budget allows one connection count to run to its bound: the setup
-// allowance of the largest client (128 streams of 10000) on top.
-func TestConnectionsBudgetAllowsOneBound(t *testing.T) {
-	cfg := budgetConfig()
-	cfg.Connections = config.Connections{Counts: []int{1, 100, 10000}, Duration: 10 * time.Second, OffloadWait: 15 * time.Second}
-	l, ok := budgetLine(RunBudget(cfg), "a connection count cut at its bound")
-	if !ok || l.Bound != iperf3.SetupAllowance(127) || !strings.Contains(l.Rule, "127 streams") {
-		t.Errorf("bound step %+v", l)
-	}
-}
-
 // The flows of 10000 connections: 79 processes from the base port, 78 or
 // 79 streams... as SplitStreams divides them, each with its control
 // connection: 10079 opened.

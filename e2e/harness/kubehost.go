@@ -7,6 +7,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -68,7 +69,7 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 		Interval: s.Config.Interval(config.IntervalDebugPod),
 		// A pod whose delete never comes stops when the run would have
 		// timed out (make e2e's Ginkgo --timeout is this budget).
-		ActiveDeadline: RunBudget(s.Config).Total,
+		ActiveDeadline: plan.RunBudget(s.Config).Total,
 		Cleaner:        s.cleaner,
 		Logf:           s.Logf,
 	})
@@ -143,7 +144,7 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	if k.DebugImage != "" {
 		in.DebugPod = &kubeaccess.DebugPodInput{
 			Name:   fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-preflight"),
-			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage, ActiveDeadline: RunBudget(s.Config).Total,
+			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage, ActiveDeadline: plan.RunBudget(s.Config).Total,
 		}
 	}
 	r := c.Preflight(ctx, in)

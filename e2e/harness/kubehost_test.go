@@ -15,6 +15,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -179,7 +180,7 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 		in.Node != "cmp-1" || in.Image != "registry.example/tools/netshoot:v0.13" || in.Interval != config.DefaultIntervals[config.IntervalDebugPod] || in.Cleaner == nil {
 		t.Errorf("debug pod input %+v", in)
 	}
-	if b := RunBudget(s.Config).Total; b <= 0 || in.ActiveDeadline != b {
+	if b := plan.RunBudget(s.Config).Total; b <= 0 || in.ActiveDeadline != b {
 		t.Errorf("active deadline %s, want the run's budget %s", in.ActiveDeadline, b)
 	}
 	if st.Len() != 1 {

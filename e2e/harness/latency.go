@@ -5,53 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 	"github.com/mosk-qa/asap2-e2e/e2e/sockperf"
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
-
-// SelectedLatency returns the latency profiles the config selects, in
-// catalogue order.
-func SelectedLatency(cfg *config.Config) []results.LatencyShape {
-	var out []results.LatencyShape
-	for _, l := range results.LatencyCatalogue() {
-		if Selected(cfg, l.ID) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// latencyBudget is the longest the selected latency profiles can take, and
-// the rule that gives it (RunBudget).
-func latencyBudget(cfg *config.Config) (time.Duration, string) {
-	l, listen, cmd := cfg.Latency, cfg.Interval(config.IntervalIperfServer).Timeout, cfg.Interval(config.IntervalCommand).Timeout
-	var total time.Duration
-	var rules []string
-	for _, p := range SelectedLatency(cfg) {
-		switch p.Kind {
-		case results.LatencyPingPong:
-			// twice the ping-pong: once more after a message lost in its warm-up (sockperf.Run)
-			total += 2*cmd + listen + 2*(l.Duration+l.Grace)
-			rules = append(rules, p.ID+": 2 × command (versions) + iperf_server + 2 × (latency.duration + latency.grace)")
-		case results.LatencyUnderLoad:
-			load := loadDuration(l)
-			total += 2*cmd + listen + l.Duration + l.Grace + 2*cmd + listen + load + listen
-			rules = append(rules, p.ID+": sockperf's + the load's (iperf3 -t latency.settle + latency.duration + latency.grace, + iperf_server)")
-		case results.LatencyFirstPacket:
-			flow := l.FirstPacketIdle + time.Duration(l.FirstPacketPings-1)*sockperf.PingInterval + sockperf.PingReplyWait + l.Grace
-			total += cmd + time.Duration(l.FirstPacketFlows)*flow
-			rules = append(rules, p.ID+": command + first_packet_flows × (first_packet_idle + the pings + latency.grace)")
-		}
-	}
-	return total, strings.Join(rules, "; ")
-}
 
 func (s *Session) sockperfInput() sockperf.RunInput {
 	iv := s.Config.Interval(config.IntervalIperfServer)
@@ -165,7 +128,7 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 	if load.ID == "" {
 		return sockperf.Measurement{}, fmt.Errorf("latency.load_profile %q is not an iperf3 profile", l.LoadProfile)
 	}
-	loadDur := loadDuration(l)
+	loadDur := plan.LoadDuration(l)
 	lr.Load = &results.LatencyLoad{Profile: load.ID, DurationSeconds: loadDur.Seconds(), SettleSeconds: l.Settle.Seconds()}
 	srv, err := sockperf.Start(ctx, in)
 	if err != nil {
@@ -242,15 +205,6 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 			load.ID, ended.UTC().Format("15:04:05.000"), m.Ended.UTC().Format("15:04:05.000"))
 	}
 	return m, nil
-}
-
-// loadDuration is the load's iperf3 -t: latency.settle + latency.duration +
-// latency.grace in whole seconds up, so that the load outlasts the sockperf
-// client even when the client takes all of its bound (on the lab a 3 s
-// client took 5.3 s over SSH). The harness still checks afterwards that the
-// load outlasted the latency window, and fails the profile when it did not.
-func loadDuration(l config.Latency) time.Duration {
-	return (l.Settle + l.Duration + l.Grace + time.Second - 1).Truncate(time.Second)
 }
 
 // firstPacket runs the first-packet profile.

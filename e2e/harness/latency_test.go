@@ -161,29 +161,6 @@ func TestLatencyIdleAndFirstPacket(t *testing.T) {
 	}
 }
 
-func TestLatencyBudget(t *testing.T) {
-	s, _, _ := latencySession(t, func(int) time.Duration { return 0 })
-	b := RunBudget(s.Config)
-	found := false
-	for _, l := range b.Lines {
-		if l.Step == "measure latency" {
-			found = true
-			if l.Bound < 2*time.Second+s.Config.Latency.Settle || !strings.Contains(l.Rule, "lat-first") {
-				t.Errorf("latency budget %+v", l)
-			}
-		}
-	}
-	if !found {
-		t.Error("no latency line in the run budget")
-	}
-	s.Config.Latency.Profiles = nil
-	for _, l := range RunBudget(s.Config).Lines {
-		if l.Step == "measure latency" {
-			t.Error("a latency line without latency profiles")
-		}
-	}
-}
-
 // When sockperf fails under load, the harness stops the load: that is not
 // reported as a failure of the load (the lab showed "context canceled").
 func TestLatencyUnderLoadSockperfFails(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -143,7 +144,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	need, rule := ArtifactsEstimate(cfg)
+	need, rule := plan.ArtifactsEstimate(cfg)
 	if err := CheckOutputDir(cfg.Run.OutputDir, need, rule); err != nil {
 		return nil, err
 	}

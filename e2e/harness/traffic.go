@@ -4,35 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
-
-// Selected reports whether the config selects profile id, of any family: a
-// seed profile named in traffic.profiles (all of them when it is empty), a
-// small-packet one in pps.profiles or traffic.profiles, a latency one in
-// latency.profiles.
-func Selected(cfg *config.Config, id string) bool {
-	if slices.Contains(cfg.Traffic.Profiles, id) || slices.Contains(cfg.PPS.Profiles, id) || slices.Contains(cfg.Latency.Profiles, id) {
-		return true
-	}
-	return len(cfg.Traffic.Profiles) == 0 && slices.ContainsFunc(iperf3.Catalogue(), func(p iperf3.Profile) bool { return p.ID == id })
-}
-
-// SelectedProfiles returns the seed's profiles the config selects, in catalogue order.
-func SelectedProfiles(cfg *config.Config) []iperf3.Profile {
-	var out []iperf3.Profile
-	for _, p := range iperf3.Catalogue() {
-		if Selected(cfg, p.ID) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // iperfInput is one iperf3 run between the pair: Guests[0] serves on its
 // data address, Guests[1] sends.

@@ -84,8 +84,12 @@ var Layers = []Layer{
 			OnlyImportedBy: []string{"suites/perf", "suites/smoke", "suites/fleet", "tools/sweeper", "tools/kubecheck"}},
 	}},
 	{Packages: []Package{
+		{Path: "e2e/plan", Imports: []string{"e2e/config", "e2e/evidence", "e2e/fleet", "e2e/iperf3", "e2e/results", "e2e/sockperf"},
+			Note: "what a run does under a config, before anything is built: the profiles it selects, its wall-time budget, its artifacts' size; pure, so tools/budget needs no harness"},
+	}},
+	{Packages: []Package{
 		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/conntrack", "e2e/envinfo", "e2e/evidence", "e2e/fleet", "e2e/hostcpu",
-			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/remote", "e2e/remote/kubeaccess", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
+			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/plan", "e2e/remote", "e2e/remote/kubeaccess", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
 			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report; the fleet run (`fleet.go`, `gate.go`) plans, judges and stores with `fleet`"},
 	}},
 	{Packages: []Package{
@@ -101,7 +105,7 @@ var Layers = []Layer{
 		{Path: "tools/history", Imports: []string{"e2e/history", "e2e/history/store", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
-		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/harness", "tools/internal/cli"}},
+		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/plan", "tools/internal/cli"}},
 		{Path: "tools/kubecheck", Imports: []string{"e2e/config", "e2e/offload", "e2e/remote", "e2e/remote/kube", "e2e/remote/kubeaccess", "tools/internal/cli"},
 			Note: "the Kubernetes preflight alone, before anything is built, with the tools probe"},
 		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/remote/kubeaccess", "e2e/wait", "fixtures", "tools/internal/cli"},

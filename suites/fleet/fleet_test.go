@@ -9,6 +9,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/framework"
 	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 )
 
 // One Ordered container, in the methodology's order (BeforeSuite built,
@@ -32,7 +33,7 @@ var _ = Describe("ASAP² Direct fleet sweep", Ordered, ContinueOnFailure, func()
 	Describe("iperf3 throughput on every pair", func() {
 		for _, p := range iperf3.Catalogue() {
 			It(p.Name, framework.ProfileLabels(p), func(ctx SpecContext) {
-				if !harness.Selected(run.Config, p.ID) {
+				if !plan.Selected(run.Config, p.ID) {
 					Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, run.Config.File))
 				}
 				By(fmt.Sprintf("measuring %s on %d pairs (%s): %d repeat(s) of %s", p.ID, len(run.Pairs), run.Config.Fleet.Mode, run.Config.Traffic.Repeats, run.Config.Traffic.Duration))

@@ -10,9 +10,9 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/framework"
-	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -44,7 +44,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	Describe("iperf3 throughput", func() {
 		for _, p := range iperf3.Catalogue() {
 			It(p.Name, framework.ProfileLabels(p), func(ctx SpecContext) {
-				if !harness.Selected(session.Config, p.ID) {
+				if !plan.Selected(session.Config, p.ID) {
 					Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, session.Config.File))
 				}
 				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, session.Config.Traffic.Repeats, session.Config.Traffic.Duration))
@@ -67,7 +67,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	Describe("Latency", func() {
 		for _, l := range results.LatencyCatalogue() {
 			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {
-				if !harness.Selected(session.Config, l.ID) {
+				if !plan.Selected(session.Config, l.ID) {
 					Skip(fmt.Sprintf("%s is not in latency.profiles of %s", l.ID, session.Config.File))
 				}
 				By(fmt.Sprintf("measuring %s (%s)", l.ID, l.Name))

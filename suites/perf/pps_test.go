@@ -7,8 +7,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/framework"
-	"github.com/mosk-qa/asap2-e2e/e2e/harness"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -19,7 +19,7 @@ func ppsSpecs() {
 	Describe("Small packets (packets per second)", func() {
 		for _, p := range iperf3.PPSCatalogue() {
 			It(p.Name, Label("udp", "pps", p.ID), func(ctx SpecContext) {
-				if !harness.Selected(session.Config, p.ID) {
+				if !plan.Selected(session.Config, p.ID) {
 					Skip(fmt.Sprintf("%s is not in pps.profiles (or traffic.profiles) of %s", p.ID, session.Config.File))
 				}
 				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, session.Config.Traffic.Repeats, session.Config.Traffic.Duration))

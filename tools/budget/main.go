@@ -1,9 +1,9 @@
 // Command budget prints the wall-time allowance of a run of the
 // performance suite under a harness config, step by step
-// (harness.RunBudget: the cloud's waits at their bounds, every measured and
+// (plan.RunBudget: the cloud's waits at their bounds, every measured and
 // evidence window at its length, one step at its bound, a margin).
 // `make e2e` gives Ginkgo the total as --timeout. It also prints how much
-// a run may write into run.output_dir (harness.ArtifactsEstimate), the room
+// a run may write into run.output_dir (plan.ArtifactsEstimate), the room
 // the harness checks for at start.
 //
 //	go run ./tools/budget lab/harness.yaml            # the table
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
-	"github.com/mosk-qa/asap2-e2e/e2e/harness"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli"
 )
 
@@ -48,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "budget: %v\n", err)
 		return 2
 	}
-	b := harness.RunBudget(cfg)
+	b := plan.RunBudget(cfg)
 	total := b.Total.Round(time.Minute)
 	if total < b.Total {
 		total += time.Minute
@@ -61,14 +61,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg.Fleet != nil {
 		suite = "the fleet suite"
 	}
-	fmt.Fprintf(stdout, "Allowance of a run of %s under %s (harness.RunBudget):\n\n", suite, cfg.File)
+	fmt.Fprintf(stdout, "Allowance of a run of %s under %s (plan.RunBudget):\n\n", suite, cfg.File)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, l := range b.Lines {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Step, l.Bound, l.Rule)
 	}
 	fmt.Fprintf(tw, "total\t%s\tmake e2e: ginkgo --timeout=%s\n", b.Total, total)
 	tw.Flush()
-	need, rule := harness.ArtifactsEstimate(cfg)
-	fmt.Fprintf(stdout, "\nArtifacts: about %s in run.output_dir (%s); the harness refuses to start with less free.\n", harness.MiB(need), rule)
+	need, rule := plan.ArtifactsEstimate(cfg)
+	fmt.Fprintf(stdout, "\nArtifacts: about %s in run.output_dir (%s); the harness refuses to start with less free.\n", plan.MiB(need), rule)
 	return 0
 }

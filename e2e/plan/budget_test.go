@@ -1,11 +1,13 @@
-package harness
+package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
+	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
@@ -143,6 +145,58 @@ func TestRunBudgetOfAFleet(t *testing.T) {
 		cfg.Fleet = &tc.fleet
 		if got, ok := budgetLine(RunBudget(cfg), "prove the path (offload checks)"); !ok || got.Bound != time.Duration(tc.rounds)*one.Bound {
 			t.Errorf("%+v: checks %s (%s), want %d × %s", tc.fleet, got.Bound, got.Rule, tc.rounds, one.Bound)
+		}
+	}
+}
+
+// The small-packet profiles add their windows, each search its trials.
+func TestRunBudgetCountsPPSAndSearches(t *testing.T) {
+	cfg := budgetConfig()
+	base := RunBudget(cfg).Total
+	cfg.PPS = config.PPS{Profiles: []string{"udp-b0-p1-l64", "udp-b0-p15-l64"},
+		Search: config.PPSSearch{Streams: 1, LengthBytes: 64, PDRLossPercent: 0.5, MaxTrials: 5, TrialDuration: 10 * time.Second}}
+	listen := cfg.Interval(config.IntervalIperfServer).Timeout
+	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
+	want := time.Duration(2*cfg.Traffic.Repeats)*window + 2*5*(10*time.Second+listen) // NDR and PDR
+	if got := RunBudget(cfg).Total - base; got != want {
+		t.Errorf("pps and searches added %s, want %s", got, want)
+	}
+}
+
+// The budget allows one connection count to run to its bound: the setup
+// allowance of the largest client (128 streams of 10000) on top.
+func TestConnectionsBudgetAllowsOneBound(t *testing.T) {
+	cfg := budgetConfig()
+	cfg.Connections = config.Connections{Counts: []int{1, 100, 10000}, Duration: 10 * time.Second, OffloadWait: 15 * time.Second}
+	l, ok := budgetLine(RunBudget(cfg), "a connection count cut at its bound")
+	if !ok || l.Bound != iperf3.SetupAllowance(127) || !strings.Contains(l.Rule, "127 streams") {
+		t.Errorf("bound step %+v", l)
+	}
+}
+
+// The latency profiles add one step, named with each profile's rule; none
+// without latency profiles.
+func TestLatencyBudget(t *testing.T) {
+	cfg := budgetConfig()
+	cfg.Latency = config.Latency{Profiles: results.LatencyProfileIDs(), MessageSize: 64, Duration: time.Second, Port: 11111, Grace: 2 * time.Second,
+		LoadProfile: "tcp-p1", Settle: 500 * time.Millisecond, FirstPacketFlows: 2, FirstPacketPings: 5, FirstPacketIdle: 20 * time.Millisecond}
+	b := RunBudget(cfg)
+	found := false
+	for _, l := range b.Lines {
+		if l.Step == "measure latency" {
+			found = true
+			if l.Bound < 2*time.Second+cfg.Latency.Settle || !strings.Contains(l.Rule, "lat-first") {
+				t.Errorf("latency budget %+v", l)
+			}
+		}
+	}
+	if !found {
+		t.Error("no latency line in the run budget")
+	}
+	cfg.Latency.Profiles = nil
+	for _, l := range RunBudget(cfg).Lines {
+		if l.Step == "measure latency" {
+			t.Error("a latency line without latency profiles")
 		}
 	}
 }
