@@ -29,22 +29,22 @@ func Selected(cfg *config.Config, id string) bool {
 
 // SelectedProfiles returns the seed's profiles the config selects, in catalogue order.
 func SelectedProfiles(cfg *config.Config) []iperf3.Profile {
-	var out []iperf3.Profile
-	for _, p := range iperf3.Catalogue() {
-		if Selected(cfg, p.ID) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return selectedOf(cfg, iperf3.Catalogue(), func(p iperf3.Profile) string { return p.ID })
 }
 
 // SelectedLatency returns the latency profiles the config selects, in
 // catalogue order.
 func SelectedLatency(cfg *config.Config) []results.LatencyShape {
-	var out []results.LatencyShape
-	for _, l := range results.LatencyCatalogue() {
-		if Selected(cfg, l.ID) {
-			out = append(out, l)
+	return selectedOf(cfg, results.LatencyCatalogue(), func(l results.LatencyShape) string { return l.ID })
+}
+
+// selectedOf is the entries of a catalogue the config selects (Selected of
+// their id), in the catalogue's order; nil when it selects none.
+func selectedOf[T any](cfg *config.Config, catalogue []T, id func(T) string) []T {
+	var out []T
+	for _, e := range catalogue {
+		if Selected(cfg, id(e)) {
+			out = append(out, e)
 		}
 	}
 	return out
