@@ -108,14 +108,17 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-// welchP against a numerical integration of Student's t density (t =
-// 2.7775, df = 9.9661): x = 1..5, y = 3..9.
-func TestWelchP(t *testing.T) {
+// pooledP against a numerical integration of Student's t density (t =
+// 2.62829, df = 10; Simpson's rule from t to 400): x = 1..5, y = 3..9.
+func TestPooledP(t *testing.T) {
 	x := []float64{1, 2, 3, 4, 5}
 	y := []float64{3, 4, 5, 6, 7, 8, 9}
 	mx, sx := meanSD(x)
 	my, sy := meanSD(y)
-	if p := welchP(mx, sx, len(x), my, sy, len(y)); math.Abs(p-0.0195945) > 1e-6 {
-		t.Fatalf("welchP = %g, want 0.0195945", p)
+	if p := pooledP(mx, sx, len(x), my, sy, len(y)); math.Abs(p-0.0252362) > 1e-6 {
+		t.Fatalf("pooledP = %g, want 0.0252362", p)
+	}
+	if p := pooledP(mx, sx, 1, my, sy, len(y)); p != 1 {
+		t.Fatalf("pooledP of a 1-point segment = %g, want 1 (undefined)", p)
 	}
 }
