@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -109,13 +108,8 @@ func parseDevlinkInfoJSON(t []byte) (DevlinkInfo, error) {
 	if err := json.Unmarshal(t, &doc); err != nil {
 		return DevlinkInfo{}, fmt.Errorf("devlink -j dev info: %v: %q", err, head(t, 120))
 	}
-	if len(doc.Info) != 1 {
-		devs := make([]string, 0, len(doc.Info))
-		for d := range doc.Info {
-			devs = append(devs, d)
-		}
-		sort.Strings(devs)
-		return DevlinkInfo{}, fmt.Errorf("devlink -j dev info: want the versions of one device, got %d [%s]: %q", len(doc.Info), strings.Join(devs, " "), head(t, 120))
+	if err := oneDevice(doc.Info, "devlink -j dev info", "versions", t); err != nil {
+		return DevlinkInfo{}, err
 	}
 	var d DevlinkInfo
 	for dev, i := range doc.Info {

@@ -15,10 +15,14 @@ import (
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
 )
 
+// mlx5Ethtool is `ethtool -i` of a ConnectX representor, naming its PCI
+// device (bus-info) for devlink.
+var mlx5Ethtool = fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\nversion: 6.8\nfirmware-version: 26.36.1010 (MT_0000000547)\nbus-info: 0000:03:00.0\n")}
+
 // hostFacts answers the host facts CollectEnvironment asks both
-// hypervisors and guests; ethtool names the NIC's PCI device, and devlink
-// gives devlink[i] on hypervisor i.
-func hostFacts(t *testing.T, wd *pair, devlink [2]fakeremote.Reply) {
+// hypervisors and guests: ethtool's answer is ethtool, and devlink gives
+// devlink[i] on hypervisor i.
+func hostFacts(t *testing.T, wd *pair, ethtool fakeremote.Reply, devlink [2]fakeremote.Reply) {
 	t.Helper()
 	for _, g := range wd.guests {
 		g.On("uname -r", fakeremote.Reply{Stdout: []byte("6.8.0-45-generic\n")})
@@ -30,7 +34,7 @@ func hostFacts(t *testing.T, wd *pair, devlink [2]fakeremote.Reply) {
 		hv.On("tc -V", fakeremote.Reply{Stdout: readFile(t, "../envinfo/testdata/tc-V-ubuntu2404.txt")})
 		hv.On(OVNVersionCommand, fakeremote.Reply{Exit: 127})
 		hv.On(offload.FindInterfaceCommand(wd.topo.Servers[i].DataPortID), fakeremote.Reply{Stdout: []byte("rep1\n")})
-		hv.On("ethtool -i rep1", fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\nversion: 6.8\nfirmware-version: 26.36.1010 (MT_0000000547)\nbus-info: 0000:03:00.0\n")})
+		hv.On("ethtool -i rep1", ethtool)
 		hv.On(envinfo.InfoCommand("0000:03:00.0"), devlink[i])
 	}
 }
@@ -50,7 +54,7 @@ func TestServiceVersionsInResultsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.RecordServiceVersions(context.Background())
-	hostFacts(t, wd, [2]fakeremote.Reply{{Exit: 127}, {Exit: 127}})
+	hostFacts(t, wd, mlx5Ethtool, [2]fakeremote.Reply{{Exit: 127}, {Exit: 127}})
 	if err := s.CollectEnvironment(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +118,7 @@ func TestCollectEnvironmentNICFirmware(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			wd := newPair(t)
 			s := wd.session()
-			hostFacts(t, wd, c.devlink)
+			hostFacts(t, wd, mlx5Ethtool, c.devlink)
 			if err := s.CollectEnvironment(context.Background()); err != nil {
 				t.Fatal(err)
 			}
