@@ -122,3 +122,18 @@ func TestPooledP(t *testing.T) {
 		t.Fatalf("pooledP of a 1-point segment = %g, want 1 (undefined)", p)
 	}
 }
+
+// A run's build names its label and its id, and carries the commit of the
+// harness that measured it (none when the file says "unknown").
+func TestRunOfBuildIdentity(t *testing.T) {
+	r := &results.Results{RunID: "r1", Config: results.ConfigSummary{BuildLabel: "MOSK 25.2", BuildID: "pipeline-4711"},
+		Environment: results.Environment{Harness: &results.HarnessBuild{Version: "(devel)", Revision: "1d40259", Source: results.HarnessSourceVCS}}}
+	run := RunOf(r)
+	if run.BuildID != "pipeline-4711" || run.HarnessCommit != "1d40259" || run.BuildName() != "MOSK 25.2 (pipeline-4711)" {
+		t.Errorf("got %+v, name %q", run, run.BuildName())
+	}
+	r.Config.BuildLabel, r.Environment.Harness.Revision = "", results.Unknown
+	if run := RunOf(r); run.BuildName() != "pipeline-4711" || run.HarnessCommit != "" {
+		t.Errorf("got %+v, name %q", run, run.BuildName())
+	}
+}
