@@ -18,6 +18,11 @@ GINKGO_FLAGS ?=
 # Ginkgo's --timeout for make e2e; empty = the config's allowance (go run ./tools/budget CONFIG).
 E2E_TIMEOUT  ?=
 FUZZTIME     ?= 300000x
+# The harness commit a run records (environment.harness): a test binary carries no VCS
+# stamp, so make e2e passes the checkout's through -ldflags (e2e/buildinfo).
+HARNESS_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+HARNESS_MODIFIED ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true || echo false)
+HARNESS_LDFLAGS  := $(if $(HARNESS_REVISION),-X github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$(HARNESS_REVISION) -X github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Modified=$(HARNESS_MODIFIED))
 
 export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
 
@@ -55,6 +60,7 @@ e2e:
 	timeout=$(or $(E2E_TIMEOUT),$$($(GO) run ./tools/budget -ginkgo-timeout $(abspath $(CONFIG)))) || exit 2; \
 	ASAP2E2E_CONFIG=$(abspath $(CONFIG)) $(if $(OUT),ASAP2E2E_OUTPUT_DIR=$(abspath $(OUT))) \
 	  $(GO) tool ginkgo -v --timeout=$$timeout --junit-report=junit.xml --output-dir=$(REPORT_DIR) \
+	  $(if $(HARNESS_LDFLAGS),--ldflags='$(HARNESS_LDFLAGS)') \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(GINKGO_FLAGS) $(SUITES)
 
 smoke:

@@ -257,24 +257,38 @@ func WithMicroversion(sc *gophercloud.ServiceClient, v string) *gophercloud.Serv
 // checkMicroversion asks Nova for its version document and fails when it
 // does not support want. It returns Nova's maximum.
 func checkMicroversion(ctx context.Context, compute *gophercloud.ServiceClient, want string) (string, error) {
-	var doc struct {
-		Version struct {
-			ID         string `json:"id"`
-			Version    string `json:"version"`
-			MinVersion string `json:"min_version"`
-		} `json:"version"`
+	doc, err := computeVersion(ctx, compute)
+	if err != nil {
+		return "", err
 	}
-	if _, err := compute.Get(ctx, compute.Endpoint, &doc, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
-		return "", fmt.Errorf("compute version document at %s: %w", compute.Endpoint, Describe(err))
-	}
-	max, min := doc.Version.Version, doc.Version.MinVersion
+	max, min := doc.Version, doc.MinVersion
 	if max == "" {
-		return "", fmt.Errorf("compute API at %s (%s) announces no microversions; the harness needs %s", compute.Endpoint, doc.Version.ID, want)
+		return "", fmt.Errorf("compute API at %s (%s) announces no microversions; the harness needs %s", compute.Endpoint, doc.ID, want)
 	}
 	if less(max, want) || (min != "" && less(want, min)) {
 		return max, fmt.Errorf("compute API at %s supports microversions %s to %s; the harness needs %s (server tags, host-targeted create)", compute.Endpoint, min, max, want)
 	}
 	return max, nil
+}
+
+// novaVersion is Nova's version document at its endpoint (compute api-ref
+// "Show Details of Specific API Version", nova doc/api_samples/versions/
+// v21-version-get-resp.json): {"version": {"id": "v2.1", "status":
+// "CURRENT", "version": "2.100", "min_version": "2.1", ...}}.
+type novaVersion struct {
+	ID         string `json:"id"`
+	Version    string `json:"version"`
+	MinVersion string `json:"min_version"`
+}
+
+func computeVersion(ctx context.Context, compute *gophercloud.ServiceClient) (novaVersion, error) {
+	var doc struct {
+		Version novaVersion `json:"version"`
+	}
+	if _, err := compute.Get(ctx, compute.Endpoint, &doc, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
+		return novaVersion{}, fmt.Errorf("compute version document at %s: %w", compute.Endpoint, Describe(err))
+	}
+	return doc.Version, nil
 }
 
 // less compares microversions "X.Y" numerically (2.9 < 2.74); an

@@ -60,6 +60,11 @@ func newFakeCloud(t *testing.T) *fakeCloud {
 	f.root("/image/", http.StatusMultipleChoices, func() string {
 		return fmt.Sprintf(`{"versions": [{"id": "v2.17", "status": "CURRENT", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}, {"id": "v2.16", "status": "SUPPORTED", "links": [{"href": "%[1]s/image/v2/", "rel": "self"}]}]}`, f.url())
 	})
+	// Keystone's document at the versioned auth URL (identity api-ref
+	// "Show API version details", samples/admin/identity-version-response.json).
+	f.root("/v3/", http.StatusOK, func() string {
+		return fmt.Sprintf(`{"version": {"id": "v3.14", "links": [{"href": "%s/v3/", "rel": "self"}], "media-types": [{"base": "application/json", "type": "application/vnd.openstack.identity-v3+json"}], "status": "stable", "updated": "2020-04-07T00:00:00Z"}}`, f.url())
+	})
 	f.root("/placement/", http.StatusOK, func() string {
 		return `{"versions": [{"id": "v1.0", "max_version": "1.39", "min_version": "1.0", "status": "CURRENT", "links": [{"rel": "self", "href": ""}]}]}`
 	})

@@ -56,6 +56,7 @@ type Config struct {
 type Run struct {
 	NamePrefix   string       `yaml:"name_prefix"`   // every resource name starts with <prefix>-<run id>-; default "asap2e2e"
 	BuildLabel   string       `yaml:"build_label"`   // free text recorded in the report, e.g. "MOSK 25.2 rc3"
+	BuildID      string       `yaml:"build_id"`      // optional id of the build under test (a CI pipeline, a release tag), one word; recorded in results and the history
 	ExpectedPath results.Path `yaml:"expected_path"` // asap2 | baseline
 	OutputDir    string       `yaml:"output_dir"`    // artifacts root; each run writes <output_dir>/<run id>/
 	KeepTopology bool         `yaml:"keep_topology"` // skip teardown (debugging); prints how to sweep later

@@ -186,6 +186,7 @@ func TestEnvOverrides(t *testing.T) {
 		EnvOutputDir:    "out/here",
 		EnvExpectedPath: "baseline",
 		EnvBuildLabel:   "MOSK 25.2 rc4",
+		EnvBuildID:      "mosk-25.2-rc4+pipeline.4711",
 		EnvKeep:         "yes",
 		// minimal.yaml has a direct port and no admin: "nova" is its default,
 		// "set" (the harness writes binding:profile) needs cloud.admin.
@@ -200,7 +201,7 @@ func TestEnvOverrides(t *testing.T) {
 	if cfg.Run.OutputDir != filepath.Join(wd, "out/here") {
 		t.Errorf("output dir: got %q, want it relative to the working directory", cfg.Run.OutputDir)
 	}
-	if cfg.Run.ExpectedPath != results.PathBaseline || cfg.Run.BuildLabel != "MOSK 25.2 rc4" || !cfg.Run.KeepTopology {
+	if cfg.Run.ExpectedPath != results.PathBaseline || cfg.Run.BuildLabel != "MOSK 25.2 rc4" || cfg.Run.BuildID != "mosk-25.2-rc4+pipeline.4711" || !cfg.Run.KeepTopology {
 		t.Errorf("overrides not applied: %+v", cfg.Run)
 	}
 	if cfg.DataPort.BindingProfile != ProfileNova {
@@ -217,11 +218,13 @@ func TestEnvOverrides(t *testing.T) {
 	env[EnvExpectedPath] = "fast"
 	env[EnvBindingProfile] = "set"
 	env[EnvPortSecurity] = "sometimes"
+	env[EnvBuildID] = "MOSK 25.2"
 	_, err = Load("testdata/minimal.yaml", WithGetenv(func(k string) string { return env[k] }))
 	want := []string{
 		`testdata/minimal.yaml: run.keep_topology (from $ASAP2E2E_KEEP): must be one of 1, 0, true, false, yes, no, got "maybe"`,
 		`testdata/minimal.yaml: data_port.port_security (from $ASAP2E2E_DATA_PORT_PORT_SECURITY): must be one of 1, 0, true, false, yes, no, got "sometimes"`,
 		`testdata/minimal.yaml: run.expected_path (from $ASAP2E2E_EXPECTED_PATH): must be one of asap2, baseline, got "fast"`,
+		`testdata/minimal.yaml: run.build_id (from $ASAP2E2E_BUILD_ID): must be one word of at most 128 printable characters (a CI pipeline id, a release tag); free text goes in run.build_label, got "MOSK 25.2"`,
 		`testdata/minimal.yaml: data_port.binding_profile (from $ASAP2E2E_DATA_PORT_BINDING_PROFILE): "set" needs cloud.admin (binding:profile is admin-only under the default policy; "nova" needs no admin), got "set"`,
 	}
 	assertMessages(t, err, want, "")

@@ -24,6 +24,7 @@ const (
 	EnvOutputDir    = "ASAP2E2E_OUTPUT_DIR"    // run.output_dir (relative to the working directory)
 	EnvExpectedPath = "ASAP2E2E_EXPECTED_PATH" // run.expected_path
 	EnvBuildLabel   = "ASAP2E2E_BUILD_LABEL"   // run.build_label
+	EnvBuildID      = "ASAP2E2E_BUILD_ID"      // run.build_id
 	EnvKeep         = "ASAP2E2E_KEEP"          // run.keep_topology (1/0, true/false, yes/no)
 	// data_port.binding_profile (set, nova): one config, run once with the
 	// harness writing the capability and once leaving it to Nova.
@@ -459,6 +460,10 @@ func (c *Config) applyEnv(getenv func(string) string) Problems {
 	if v := getenv(EnvBuildLabel); v != "" {
 		c.Run.BuildLabel = v
 		c.env["run.build_label"] = EnvBuildLabel
+	}
+	if v := getenv(EnvBuildID); v != "" {
+		c.Run.BuildID = v
+		c.env["run.build_id"] = EnvBuildID
 	}
 	if v := getenv(EnvBindingProfile); v != "" {
 		c.DataPort.BindingProfile = BindingProfile(v)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -163,7 +164,14 @@ func (v *validator) run() {
 		v.oneOf("run.expected_path", string(r.ExpectedPath), ExpectedPaths)
 	}
 	v.required("run.output_dir", r.OutputDir, "")
+	if r.BuildID != "" && (len(r.BuildID) > MaxBuildIDLength || strings.IndexFunc(r.BuildID, func(c rune) bool { return unicode.IsSpace(c) || !unicode.IsPrint(c) }) >= 0) {
+		v.bad("run.build_id", fmt.Sprintf("must be one word of at most %d printable characters (a CI pipeline id, a release tag); free text goes in run.build_label", MaxBuildIDLength), r.BuildID)
+	}
 }
+
+// MaxBuildIDLength bounds run.build_id (it names the build in the history
+// and in every report).
+const MaxBuildIDLength = 128
 
 func (v *validator) cloud() {
 	v.required("cloud.tenant", v.c.Cloud.Tenant, "a clouds.yaml entry; $"+EnvCloud+" is used when the file leaves it out")

@@ -70,13 +70,8 @@ func parseEswitchJSON(t []byte) (Eswitch, error) {
 	if err := json.Unmarshal(t, &doc); err != nil {
 		return Eswitch{}, fmt.Errorf("devlink -j dev eswitch show: %v: %q", err, head(t, 120))
 	}
-	if len(doc.Dev) != 1 {
-		devs := make([]string, 0, len(doc.Dev))
-		for d := range doc.Dev {
-			devs = append(devs, d)
-		}
-		sort.Strings(devs)
-		return Eswitch{}, fmt.Errorf("devlink -j dev eswitch show: want the attributes of one device, got %d [%s]: %q", len(doc.Dev), strings.Join(devs, " "), head(t, 120))
+	if err := oneDevice(doc.Dev, "devlink -j dev eswitch show", "attributes", t); err != nil {
+		return Eswitch{}, err
 	}
 	var e Eswitch
 	for dev, attrs := range doc.Dev {
@@ -99,4 +94,19 @@ func (e Eswitch) withMode() (Eswitch, error) {
 	}
 	e.Mode = m
 	return e, nil
+}
+
+// oneDevice checks that a devlink JSON section (by device handle) holds
+// exactly one device, else names the ones it holds: cmd's error, what
+// each device would have given.
+func oneDevice[V any](section map[string]V, cmd, what string, t []byte) error {
+	if len(section) == 1 {
+		return nil
+	}
+	devs := make([]string, 0, len(section))
+	for d := range section {
+		devs = append(devs, d)
+	}
+	sort.Strings(devs)
+	return fmt.Errorf("%s: want the %s of one device, got %d [%s]: %q", cmd, what, len(section), strings.Join(devs, " "), head(t, 120))
 }

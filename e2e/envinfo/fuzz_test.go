@@ -284,3 +284,25 @@ func TestDriftSeedsReachUplinkAndBond(t *testing.T) {
 		t.Error("no seed leads from the representor to its uplink and bond")
 	}
 }
+
+// A parsed device info has a device handle and a running version; a
+// pending activation is two known firmware versions that differ.
+func FuzzParseDevlinkInfo(f *testing.F) {
+	seedDrift(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseDevlinkInfo(data)
+		if err != nil {
+			if d.Dev != "" || d.Running != nil {
+				t.Errorf("error %v with %+v", err, d)
+			}
+			return
+		}
+		if d.Dev == "" || len(d.Running) == 0 {
+			t.Errorf("no device or running version in %+v", d)
+		}
+		r, s := d.FirmwareRunning(), d.FirmwareStored()
+		if d.PendingActivation() != (r != "" && s != "" && r != s) {
+			t.Errorf("PendingActivation %v with running %q stored %q", d.PendingActivation(), r, s)
+		}
+	})
+}

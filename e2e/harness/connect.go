@@ -256,9 +256,7 @@ func (s *Session) CollectEnvironment(ctx context.Context) (err error) {
 		env.GuestKernel = env.Guests[0].Kernel
 	}
 	err = s.Results.Update(func(r *results.Results) {
-		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
-		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
-		env.NetworkType, env.SegmentationID = r.Environment.NetworkType, r.Environment.SegmentationID
+		results.KeepIdentity(&env, r.Environment)
 		r.Environment = env
 		s.recordPodMoves(r)
 		for _, p := range problems {
@@ -334,6 +332,9 @@ func (s *Session) hypervisorFacts(ctx context.Context, srv fixtures.Server, back
 				h.NICDriver, h.NICDriverVersion, h.NICBusInfo = info.Driver, info.Version, info.BusInfo
 				h.NICFirmware = info.FirmwareVersion
 			}
+		}
+		if h.NICBusInfo != "" {
+			h.NICFirmwareRunning, h.NICFirmwareStored = s.nicFirmware(ctx, hvr, srv.Hypervisor, h.NICBusInfo, problems)
 		}
 	}
 	return h, true

@@ -239,15 +239,16 @@ func (f *Fleet) newPair(pt fixtures.PairTopology) (*FleetPair, error) {
 		cleaner: f.cleaner, console: f.console, parent: f.Session,
 		label: fixtures.PairLabel(pt.Index, pt.Pair), party: id,
 	}
+	// The pair's file names the run's identity as the fleet's does.
+	var env results.Environment
+	results.KeepIdentity(&env, f.Results.Snapshot().Environment)
+	env.MTU, env.NetworkType, env.SegmentationID = topo.Network.MTU, topo.Network.Type, topo.Network.SegmentationID
 	w, err := results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
 		SchemaVersion: results.SchemaVersion,
 		RunID:         f.RunID,
 		StartedAt:     time.Now().UTC(),
 		Config:        configSummary(f.Config),
-		Environment: results.Environment{
-			Cloud: f.Config.Cloud.Tenant, BuildLabel: f.Config.Run.BuildLabel, InsecureHostKeys: f.Config.SSH.InsecureIgnoreHostKey,
-			MTU: topo.Network.MTU, NetworkType: topo.Network.Type, SegmentationID: topo.Network.SegmentationID,
-		},
+		Environment:   env,
 	})
 	if err != nil {
 		return nil, f.written(fmt.Errorf("%s: results file: %w", ps.label, err))
@@ -348,10 +349,7 @@ func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
 		drift = append(drift, results.FleetNodeDrift{Node: node, Values: values})
 	}
 	if err := f.Results.Update(func(r *results.Results) {
-		env.Cloud, env.BuildLabel = r.Environment.Cloud, r.Environment.BuildLabel
-		env.MTU, env.InsecureHostKeys = r.Environment.MTU, r.Environment.InsecureHostKeys
-		env.NetworkType, env.SegmentationID = r.Environment.NetworkType, r.Environment.SegmentationID
-		env.ComputeMaxMicroversion = r.Environment.ComputeMaxMicroversion
+		results.KeepIdentity(&env, r.Environment)
 		r.Environment = env
 		f.recordPodMoves(r)
 		for _, p := range problems {

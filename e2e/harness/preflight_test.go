@@ -216,18 +216,8 @@ func TestPreflightKubeToolsPerImage(t *testing.T) {
 func TestCollectEnvironmentWithoutEthtool(t *testing.T) {
 	wd := newPair(t)
 	s := wd.session()
-	for _, g := range wd.guests {
-		g.On("uname -r", fakeremote.Reply{Stdout: []byte("6.8.0-45-generic\n")})
-		g.On("iperf3 --version", fakeremote.Reply{Stdout: []byte("iperf 3.16 (cJSON 1.7.15)\n")})
-	}
-	for i, hv := range wd.hvs {
-		hv.On("uname -r", fakeremote.Reply{Stdout: []byte("6.8.0-45-generic\n")})
-		hv.On("ovs-vsctl --version", fakeremote.Reply{Stdout: readFile(t, "../envinfo/testdata/ovs-vsctl-version.txt")})
-		hv.On("tc -V", fakeremote.Reply{Stdout: readFile(t, "../envinfo/testdata/tc-V-ubuntu2404.txt")})
-		hv.On(OVNVersionCommand, fakeremote.Reply{Exit: 127})
-		hv.On(offload.FindInterfaceCommand(wd.topo.Servers[i].DataPortID), fakeremote.Reply{Stdout: []byte("rep1\n")})
-		hv.On("ethtool -i rep1", fakeremote.Reply{Exit: 127, Stderr: []byte("sh: 1: ethtool: not found\n")})
-	}
+	// Without ethtool there is no bus-info, so devlink is not asked.
+	hostFacts(t, wd, fakeremote.Reply{Exit: 127, Stderr: []byte("sh: 1: ethtool: not found\n")}, [2]fakeremote.Reply{})
 	if err := s.CollectEnvironment(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -172,6 +172,8 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		Environment: results.Environment{
 			Cloud:            cfg.Cloud.Tenant,
 			BuildLabel:       cfg.Run.BuildLabel,
+			BuildID:          cfg.Run.BuildID,
+			Harness:          harnessBuild(),
 			InsecureHostKeys: cfg.SSH.InsecureIgnoreHostKey,
 		},
 	})
@@ -190,6 +192,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		if err := s.ensureKube(); err != nil {
 			return nil, s.closeOnError(err)
 		}
+		s.recordKubeVersion(ctx, s.kube)
 	}
 	if err := s.PreflightKube(ctx, s.kube); err != nil {
 		return nil, s.closeOnError(err)
@@ -225,11 +228,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 			return nil, s.closeOnError(fmt.Errorf("servers pinned to their hosts (%s): %s", pinWhy(cfg), why))
 		}
 	}
-	if err := s.Results.Update(func(r *results.Results) {
-		r.Environment.ComputeMaxMicroversion = clients.Tenant.ComputeMaxMicroversion
-	}); err != nil {
-		s.Logf("results: %v", err)
-	}
+	s.RecordServiceVersions(ctx)
 	// A fleet's pairs and nodes are known once it is planned: PlanFleet
 	// runs its preflight.
 	if cfg.Fleet == nil {
@@ -454,6 +453,7 @@ func configSummary(cfg *config.Config) results.ConfigSummary {
 	return results.ConfigSummary{
 		Cloud:           cfg.Cloud.Tenant,
 		BuildLabel:      cfg.Run.BuildLabel,
+		BuildID:         cfg.Run.BuildID,
 		ExpectedPath:    results.Path(cfg.Run.ExpectedPath),
 		Profiles:        profiles,
 		DurationSeconds: cfg.Traffic.Duration.Seconds(),

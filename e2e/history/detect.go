@@ -7,8 +7,8 @@ import (
 
 // Options tune Detect; the zero value takes the defaults.
 type Options struct {
-	// Alpha is the largest two-sided p-value of the Welch t-test between
-	// the segments either side of a change point (default 0.01).
+	// Alpha is the largest two-sided p-value of the t-test between the
+	// segments either side of a change point (default 0.01).
 	Alpha float64
 	// MinSize is the fewest points a segment may have (default 3): a step
 	// is found at the earliest MinSize runs after it.
@@ -48,7 +48,7 @@ type ChangePoint struct {
 	// Step is After-Before, relative to Before unless the metric is
 	// Absolute (then in its own unit).
 	Step float64 `json:"step"`
-	// P is the Welch t-test's two-sided p-value; Confidence is 1-P.
+	// P is the t-test's two-sided p-value; Confidence is 1-P.
 	P          float64 `json:"p"`
 	Confidence float64 `json:"confidence"`
 	// Regression: the step goes the metric's worse way; else improvement.
@@ -60,8 +60,11 @@ type ChangePoint struct {
 // run's (offloaded to not is a regression whatever the numbers). Numbers go
 // through E-divisive means (Matteson and James 2014; as Hunter/Apache Otava
 // use it): the split that maximises the energy statistic, kept when the
-// Welch t-test between the two segments has p ≤ Alpha and the step is at
-// least the metric's MinEffect, then the same in each segment; the kept
+// t-test between the two segments (Student's, variances pooled: under the
+// null hypothesis, no change, both segments are one distribution, and a
+// segment of 3 runs keeps the degrees of freedom of the whole series,
+// where Welch's leaves it 2) has p ≤ Alpha and the step is at least the
+// metric's MinEffect, then the same in each segment; the kept
 // points are tested again against their neighbours until none drops.
 // Inconclusive points (interval wider than MinEffect) take no part; Index
 // still counts them. Deterministic: no randomness.
@@ -124,7 +127,7 @@ func Detect(pts []Point, m Metric, o Options) []ChangePoint {
 func judge(x, y []float64, m Metric, o Options) (ChangePoint, bool) {
 	mx, sx := meanSD(x)
 	my, sy := meanSD(y)
-	p := welchP(mx, sx, len(x), my, sy, len(y))
+	p := pooledP(mx, sx, len(x), my, sy, len(y))
 	step := my - mx
 	if !m.Absolute {
 		if mx == 0 {
@@ -176,22 +179,22 @@ func bestSplit(xs []float64, min int) (int, bool) {
 	return best, true
 }
 
-// welchP is the two-sided p-value of Welch's t-test; 1 when undefined.
-func welchP(m1, s1 float64, n1 int, m2, s2 float64, n2 int) float64 {
+// pooledP is the two-sided p-value of Student's two-sample t-test with the
+// variances pooled; 1 when undefined.
+func pooledP(m1, s1 float64, n1 int, m2, s2 float64, n2 int) float64 {
 	if n1 < 2 || n2 < 2 {
 		return 1
 	}
-	v1, v2 := s1*s1/float64(n1), s2*s2/float64(n2)
-	se := v1 + v2
+	df := float64(n1 + n2 - 2)
+	pooled := (float64(n1-1)*s1*s1 + float64(n2-1)*s2*s2) / df
+	se := pooled * (1/float64(n1) + 1/float64(n2))
 	if se == 0 {
 		if m1 == m2 {
 			return 1
 		}
 		return 0
 	}
-	t := (m2 - m1) / math.Sqrt(se)
-	df := se * se / (v1*v1/float64(n1-1) + v2*v2/float64(n2-1))
-	return studentTwoSided(t, df)
+	return studentTwoSided((m2-m1)/math.Sqrt(se), df)
 }
 
 // studentTwoSided is P(|T| ≥ |t|) for Student's t with df degrees of

@@ -111,6 +111,23 @@ type Run struct {
 	ID        string    `json:"run_id"`
 	StartedAt time.Time `json:"started_at"`
 	Build     string    `json:"build"`
+	// BuildID is the run's run.build_id; HarnessCommit the commit of the
+	// harness that measured it (its results file's environment.harness);
+	// both empty when not recorded.
+	BuildID       string `json:"build_id,omitempty"`
+	HarnessCommit string `json:"harness_commit,omitempty"`
+}
+
+// BuildName names the run's build for the trend page and check's output:
+// "MOSK 25.2 rc3 (pipeline-4711)", the label or the id alone, or "".
+func (r Run) BuildName() string {
+	switch {
+	case r.BuildID == "":
+		return r.Build
+	case r.Build == "":
+		return r.BuildID
+	}
+	return r.Build + " (" + r.BuildID + ")"
 }
 
 // Point is one run's value of one series, with the 95 % confidence interval
@@ -142,13 +159,21 @@ func (p Point) Inconclusive(m Metric) bool {
 }
 
 // RunOf is the run a results file describes; the build is the user's
-// build_label (the config's, else the environment's).
+// build_label and build_id (the config's, else the environment's), with
+// the commit of the harness that measured it where it is known.
 func RunOf(r *results.Results) Run {
-	b := r.Config.BuildLabel
-	if b == "" {
-		b = r.Environment.BuildLabel
+	first := func(a, b string) string {
+		if a != "" {
+			return a
+		}
+		return b
 	}
-	return Run{ID: r.RunKey(), StartedAt: r.StartedAt.UTC(), Build: b}
+	run := Run{ID: r.RunKey(), StartedAt: r.StartedAt.UTC(), Build: first(r.Config.BuildLabel, r.Environment.BuildLabel),
+		BuildID: first(r.Config.BuildID, r.Environment.BuildID)}
+	if h := r.Environment.Harness; h != nil && h.Revision != results.Unknown {
+		run.HarnessCommit = h.Revision
+	}
+	return run
 }
 
 // Extract is every point a results file holds: per profile the delivered

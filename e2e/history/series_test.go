@@ -108,14 +108,32 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-// welchP against a numerical integration of Student's t density (t =
-// 2.7775, df = 9.9661): x = 1..5, y = 3..9.
-func TestWelchP(t *testing.T) {
+// pooledP against a numerical integration of Student's t density (t =
+// 2.62829, df = 10; Simpson's rule from t to 400): x = 1..5, y = 3..9.
+func TestPooledP(t *testing.T) {
 	x := []float64{1, 2, 3, 4, 5}
 	y := []float64{3, 4, 5, 6, 7, 8, 9}
 	mx, sx := meanSD(x)
 	my, sy := meanSD(y)
-	if p := welchP(mx, sx, len(x), my, sy, len(y)); math.Abs(p-0.0195945) > 1e-6 {
-		t.Fatalf("welchP = %g, want 0.0195945", p)
+	if p := pooledP(mx, sx, len(x), my, sy, len(y)); math.Abs(p-0.0252362) > 1e-6 {
+		t.Fatalf("pooledP = %g, want 0.0252362", p)
+	}
+	if p := pooledP(mx, sx, 1, my, sy, len(y)); p != 1 {
+		t.Fatalf("pooledP of a 1-point segment = %g, want 1 (undefined)", p)
+	}
+}
+
+// A run's build names its label and its id, and carries the commit of the
+// harness that measured it (none when the file says "unknown").
+func TestRunOfBuildIdentity(t *testing.T) {
+	r := &results.Results{RunID: "r1", Config: results.ConfigSummary{BuildLabel: "MOSK 25.2", BuildID: "pipeline-4711"},
+		Environment: results.Environment{Harness: &results.HarnessBuild{Version: "(devel)", Revision: "1d40259", Source: results.HarnessSourceVCS}}}
+	run := RunOf(r)
+	if run.BuildID != "pipeline-4711" || run.HarnessCommit != "1d40259" || run.BuildName() != "MOSK 25.2 (pipeline-4711)" {
+		t.Errorf("got %+v, name %q", run, run.BuildName())
+	}
+	r.Config.BuildLabel, r.Environment.Harness.Revision = "", results.Unknown
+	if run := RunOf(r); run.BuildName() != "pipeline-4711" || run.HarnessCommit != "" {
+		t.Errorf("got %+v, name %q", run, run.BuildName())
 	}
 }

@@ -21,6 +21,9 @@ var noises = []noise{
 		return max(-0.3, min(0.3, e))
 	}},
 	{"uniform ±30%", func(r *rand.Rand) float64 { return (r.Float64()*2 - 1) * 0.3 }},
+	// A cloud's nightly run with repeats: run-to-run CV of 2 % (the
+	// issue's recall goals are stated for data this quiet; the lab's is not).
+	{"normal σ=2%", func(r *rand.Rand) float64 { return r.NormFloat64() * 0.02 }},
 }
 
 const (
@@ -109,6 +112,11 @@ func TestSyntheticSeries(t *testing.T) {
 		}
 		if i == 0 && got.recall10[0.20] < 0.90 {
 			t.Errorf("%s: recall of a 20%% step within 10 runs %.2f, want ≥ 0.90", nz.name, got.recall10[0.20])
+		}
+		// The 5 % goal is not asserted: a step of exactly the minimum
+		// effect measures under it in about half the series (HISTORY.md).
+		if nz.name == "normal σ=2%" && got.recall3[0.10] < 0.95 {
+			t.Errorf("%s: recall of a 10%% step within 3 runs %.2f, goal ≥ 0.95", nz.name, got.recall3[0.10])
 		}
 	}
 }

@@ -68,7 +68,7 @@ func Trend(title string, ss []TrendSeries) []byte {
 				state = `<span class="badge none">acknowledged</span>`
 			}
 			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s<br>%s</td><td>%s</td><td>%+.1f %%</td><td>%.4g → %.4g</td><td>%.3f</td></tr>\n",
-				state, esc(s.Series.Key()), esc(r.ID), r.StartedAt.Format("2006-01-02"), esc(r.Build), c.Step*100, c.Before, c.After, c.Confidence)
+				state, esc(s.Series.Key()), esc(r.ID), r.StartedAt.Format("2006-01-02"), esc(r.BuildName()), c.Step*100, c.Before, c.After, c.Confidence)
 		}
 		b.WriteString("</table>\n")
 	}
@@ -145,7 +145,7 @@ func heatMap(ss []TrendSeries) string {
 			}
 			color, word := heatColor(m, p.Value, median[s.Runs[i].ID])
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s (%s): %.4g, %s</title></rect>`,
-				left+cell*float64(c), y, cell-1, rowH-2, color, esc(s.Series.Node), esc(s.Runs[i].ID), esc(s.Runs[i].Build), p.Value, word)
+				left+cell*float64(c), y, cell-1, rowH-2, color, esc(s.Series.Node), esc(s.Runs[i].ID), esc(s.Runs[i].BuildName()), p.Value, word)
 		}
 	}
 	b.WriteString("</svg>\n")
@@ -212,10 +212,10 @@ func trendChart(ss []TrendSeries) string {
 	}
 	prev := ""
 	for i, r := range runs {
-		if r.Build != prev {
+		if r.BuildName() != prev {
 			fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/><text x="%.1f" y="%.0f">%s</text>`,
-				x(i), x(i), top, h-bottom, x(i)+2, h-bottom+14, esc(r.Build))
-			prev = r.Build
+				x(i), x(i), top, h-bottom, x(i)+2, h-bottom+14, esc(r.BuildName()))
+			prev = r.BuildName()
 		}
 	}
 	for k, s := range ss {
@@ -232,7 +232,7 @@ func trendChart(ss []TrendSeries) string {
 			}
 			xi := x(pos[s.Runs[c.Index].ID])
 			fmt.Fprintf(&b, `<line class="%s" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"><title>%s: %+.1f %% at %s (%s), confidence %.3f</title></line>`,
-				cls, xi, xi, top, h-bottom, esc(s.Series.Node), c.Step*100, esc(s.Runs[c.Index].ID), esc(s.Runs[c.Index].Build), c.Confidence)
+				cls, xi, xi, top, h-bottom, esc(s.Series.Node), c.Step*100, esc(s.Runs[c.Index].ID), esc(s.Runs[c.Index].BuildName()), c.Confidence)
 		}
 	}
 	if len(runs) > 0 {

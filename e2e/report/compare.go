@@ -180,14 +180,28 @@ func Compare(accepted, candidate *Set, o CompareOptions) Comparison {
 func environmentDiffs(a, b *results.Results, skip ...string) []EnvDiff {
 	sa, _ := NewSet(a)
 	sb, _ := NewSet(b)
+	// By item: a row only one run records (the identity's optional
+	// rows) is a difference against "—".
 	ra, rb := EnvironmentRows(sa), EnvironmentRows(sb)
+	var items []string
+	va, vb := map[string]string{}, map[string]string{}
+	for _, r := range ra {
+		items, va[r[0]] = append(items, r[0]), r[1]
+	}
+	for _, r := range rb {
+		if _, ok := va[r[0]]; !ok {
+			items = append(items, r[0])
+		}
+		vb[r[0]] = r[1]
+	}
 	var out []EnvDiff
-	for i := range ra {
-		if slices.Contains(skip, ra[i][0]) {
+	for _, it := range items {
+		if slices.Contains(skip, it) {
 			continue
 		}
-		if ra[i][1] != rb[i][1] {
-			out = append(out, EnvDiff{Item: ra[i][0], Accepted: ra[i][1], Candidate: rb[i][1]})
+		a, b := orDash(va[it]), orDash(vb[it])
+		if a != b {
+			out = append(out, EnvDiff{Item: it, Accepted: a, Candidate: b})
 		}
 	}
 	return out

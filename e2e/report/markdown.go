@@ -378,20 +378,25 @@ func EnvironmentRows(s *Set) [][]string {
 	get := []struct {
 		item string
 		fn   func(f *results.Results) string
+		// optional rows (the run's identity, issue 37) are left out when
+		// no file records them: older files render as before.
+		optional bool
 	}{
-		{"Run ID", func(f *results.Results) string { return f.RunID }},
-		{"Cloud", func(f *results.Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }},
-		{"Build", func(f *results.Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }},
-		{"Expected path", func(f *results.Results) string { return string(f.Config.ExpectedPath) }},
-		{"Port security", func(f *results.Results) string { return f.Config.Mode() }},
+		{"Run ID", func(f *results.Results) string { return f.RunID }, false},
+		{"Cloud", func(f *results.Results) string { return firstNonEmpty(f.Environment.Cloud, f.Config.Cloud) }, false},
+		{"Build", func(f *results.Results) string { return firstNonEmpty(f.Environment.BuildLabel, f.Config.BuildLabel) }, false},
+		{"Build id", func(f *results.Results) string { return firstNonEmpty(f.Environment.BuildID, f.Config.BuildID) }, true},
+		{"Harness", harnessCell, true},
+		{"Expected path", func(f *results.Results) string { return string(f.Config.ExpectedPath) }, false},
+		{"Port security", func(f *results.Results) string { return f.Config.Mode() }, false},
 		{"Hypervisor pair", func(f *results.Results) string {
 			var n []string
 			for _, h := range f.Environment.Hypervisors {
 				n = append(n, h.Name)
 			}
 			return strings.Join(n, " ↔ ")
-		}},
-		{"Hypervisor access", func(f *results.Results) string { return hvJoin(f, accessCell) }},
+		}, false},
+		{"Hypervisor access", func(f *results.Results) string { return hvJoin(f, accessCell) }, false},
 		{"NIC driver", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string {
 				if h.NICDriverVersion != "" {
@@ -399,45 +404,59 @@ func EnvironmentRows(s *Set) [][]string {
 				}
 				return h.NICDriver
 			})
-		}},
+		}, false},
 		{"NIC firmware", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.NICFirmware })
-		}},
-		{"Network backend", func(f *results.Results) string { return backendCell(f.Environment) }},
+		}, false},
+		{"NIC firmware (devlink)", func(f *results.Results) string { return hvJoin(f, firmwareCell) }, true},
+		{"Network backend", func(f *results.Results) string { return backendCell(f.Environment) }, false},
 		{"OVS", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.OVSVersion })
-		}},
+		}, false},
 		{"OVN controller", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.OVNControllerVersion })
-		}},
+		}, false},
 		{"tc", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.TCVersion })
-		}},
+		}, false},
 		{"Host kernel", func(f *results.Results) string {
 			return hvJoin(f, func(h results.Hypervisor) string { return h.Kernel })
-		}},
+		}, false},
 		{"Compute API", func(f *results.Results) string {
-			if f.Environment.ComputeMaxMicroversion == "" {
+			e := f.Environment
+			switch {
+			case e.ComputeMaxMicroversion == "":
 				return ""
+			case e.ComputeMinMicroversion != "":
+				return "microversions " + e.ComputeMinMicroversion + " to " + e.ComputeMaxMicroversion
 			}
-			return "max microversion " + f.Environment.ComputeMaxMicroversion
-		}},
-		{"iperf3", func(f *results.Results) string { return iperfVersions(f) }},
-		{"MTU", func(f *results.Results) string { return mtuCell(f.Environment) }},
-		{"Data network", func(f *results.Results) string { return networkCell(f.Environment) }},
-		{"Guest kernel", func(f *results.Results) string { return f.Environment.GuestKernel }},
+			return "max microversion " + e.ComputeMaxMicroversion
+		}, false},
+		{"Network API", func(f *results.Results) string { return strings.Join(f.Environment.NetworkAPIVersions, ", ") }, true},
+		{"Identity API", func(f *results.Results) string { return f.Environment.IdentityAPIVersion }, true},
+		{"Kubernetes", func(f *results.Results) string { return f.Environment.KubernetesServerVersion }, true},
+		{"iperf3", func(f *results.Results) string { return iperfVersions(f) }, false},
+		{"MTU", func(f *results.Results) string { return mtuCell(f.Environment) }, false},
+		{"Data network", func(f *results.Results) string { return networkCell(f.Environment) }, false},
+		{"Guest kernel", func(f *results.Results) string { return f.Environment.GuestKernel }, false},
 		{"Host keys", func(f *results.Results) string {
 			if f.Environment.InsecureHostKeys {
 				return "NOT verified (insecure opt-in)"
 			}
 			return "verified"
-		}},
+		}, false},
 	}
 	rows := make([][]string, 0, len(get))
 	for _, g := range get {
 		row := []string{g.item}
+		recorded := false
 		for _, f := range s.Files {
-			row = append(row, orDash(g.fn(f)))
+			v := g.fn(f)
+			recorded = recorded || v != ""
+			row = append(row, orDash(v))
+		}
+		if g.optional && !recorded {
+			continue
 		}
 		rows = append(rows, row)
 	}
@@ -562,6 +581,7 @@ func writeEnvironment(b *strings.Builder, s *Set) {
 	}
 	b.WriteString(mdTable(header, EnvironmentRows(s)))
 	b.WriteString("\n")
+	writeFirmwareWarnings(b, s)
 }
 
 // TimingRows are the phase durations per file (seconds), with a total row.

@@ -93,6 +93,7 @@ func Validate(r *Results) error {
 	if r.Environment.MTU < 0 {
 		add("environment.mtu: must be >= 0, got %d", r.Environment.MTU)
 	}
+	validateHarness(r.Environment.Harness, add)
 	for i, h := range r.Environment.Hypervisors {
 		validatePodReplacements(fmt.Sprintf("environment.hypervisors[%d]", i), h, add)
 	}

@@ -56,8 +56,11 @@ type Results struct {
 
 // ConfigSummary is what of the configuration explains the numbers.
 type ConfigSummary struct {
-	Cloud           string   `json:"cloud"`
-	BuildLabel      string   `json:"build_label"`
+	Cloud      string `json:"cloud"`
+	BuildLabel string `json:"build_label"`
+	// BuildID is run.build_id: the user's id of the build under test (a
+	// CI pipeline, a release tag); empty when not given.
+	BuildID         string   `json:"build_id,omitempty"`
 	ExpectedPath    Path     `json:"expected_path"`
 	Profiles        []string `json:"profiles"`
 	DurationSeconds float64  `json:"duration_seconds"`
@@ -123,6 +126,12 @@ func (c ConfigSummary) Mode() string {
 type Environment struct {
 	Cloud      string `json:"cloud"`
 	BuildLabel string `json:"build_label"`
+	// BuildID is run.build_id (ConfigSummary.BuildID); empty when not
+	// given and in files written before it was recorded.
+	BuildID string `json:"build_id,omitempty"`
+	// Harness is the build of the harness that wrote the file
+	// (identity.go); nil in files written before it was recorded.
+	Harness *HarnessBuild `json:"harness,omitempty"`
 	// Hypervisors are the two compute nodes: the iperf3 server's first.
 	Hypervisors []Hypervisor `json:"hypervisors"`
 	Guests      []Guest      `json:"guests"`
@@ -150,6 +159,21 @@ type Environment struct {
 	// announced: the OpenStack release in one number (2.93 on the lab's Zed,
 	// 2.100 on its Epoxy). Empty in files written before it was recorded.
 	ComputeMaxMicroversion string `json:"compute_max_microversion,omitempty"`
+	// ComputeMinMicroversion is the lowest one Nova announced (its version
+	// document's min_version); empty in files written before it was
+	// recorded.
+	ComputeMinMicroversion string `json:"compute_min_microversion,omitempty"`
+	// NetworkAPIVersions are the versions Neutron's version document (GET
+	// on its endpoint's root) lists, each "<id> <status>" ("v2.0
+	// CURRENT"); empty when it was not read and in older files.
+	NetworkAPIVersions []string `json:"network_api_versions,omitempty"`
+	// IdentityAPIVersion is Keystone's version document's id and status
+	// at the auth URL ("v3.14 stable"); optional.
+	IdentityAPIVersion string `json:"identity_api_version,omitempty"`
+	// KubernetesServerVersion is the cluster's version (discovery's
+	// ServerVersion: "v1.29.4") with hypervisors.access kubernetes; read
+	// once per run, empty otherwise.
+	KubernetesServerVersion string `json:"kubernetes_server_version,omitempty"`
 }
 
 // Hypervisor is one compute node and its uplink NIC.
@@ -160,7 +184,14 @@ type Hypervisor struct {
 	NICDriverVersion string `json:"nic_driver_version,omitempty"` // ethtool -i "version"
 	NICFirmware      string `json:"nic_firmware"`                 // ethtool -i "firmware-version"
 	NICBusInfo       string `json:"nic_bus_info,omitempty"`       // ethtool -i "bus-info"
-	OVSVersion       string `json:"ovs_version"`
+	// NICFirmwareRunning and NICFirmwareStored are the NIC's firmware as
+	// `devlink dev info pci/<bus-info>` reports it running and in its
+	// flash (envinfo.ParseDevlinkInfo); NoDevlink where there is no
+	// devlink; empty when not read and in older files. Differing, the
+	// report says FirmwareNotActivated.
+	NICFirmwareRunning string `json:"nic_firmware_running,omitempty"`
+	NICFirmwareStored  string `json:"nic_firmware_stored,omitempty"`
+	OVSVersion         string `json:"ovs_version"`
 	// OVNControllerVersion is the hypervisor's ovn-controller
 	// (envinfo.OVNVersion.String: "23.03.1 (OVS library 3.1.0, SB schema
 	// 20.27.0)"); empty where there is none to ask (ML2/OVS) and in files

@@ -52,6 +52,8 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/fleet", Imports: []string{"e2e/results"},
 			Note: "the fleet sweep's pure logic: nodes, pairs, shards, per-node rates and outliers; no cloud, no host"},
+		{Path: "e2e/buildinfo", Imports: []string{"e2e/results"},
+			Note: "the harness's own version and commit (VCS stamp or -ldflags override) as the results file records it"},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/config", Imports: []string{"e2e/fleet", "e2e/results", "e2e/wait"}},
@@ -88,7 +90,7 @@ var Layers = []Layer{
 			Note: "what a run does under a config, before anything is built: the profiles it selects, its wall-time budget, its artifacts' size; pure, so tools/budget needs no harness"},
 	}},
 	{Packages: []Package{
-		{Path: "e2e/harness", Imports: []string{"e2e/cloud", "e2e/config", "e2e/conntrack", "e2e/envinfo", "e2e/evidence", "e2e/fleet", "e2e/hostcpu",
+		{Path: "e2e/harness", Imports: []string{"e2e/buildinfo", "e2e/cloud", "e2e/config", "e2e/conntrack", "e2e/envinfo", "e2e/evidence", "e2e/fleet", "e2e/hostcpu",
 			"e2e/iperf3", "e2e/ndr", "e2e/offload", "e2e/plan", "e2e/remote", "e2e/remote/kubeaccess", "e2e/results", "e2e/sockperf", "e2e/wait", "fixtures"},
 			Note: "it writes the results file and evaluates a profile's thresholds with `results`; never the report; the fleet run (`fleet.go`, `gate.go`) plans, judges and stores with `fleet`"},
 	}},

@@ -16,7 +16,7 @@ import (
 // Rows of the cloud's own parts failing under a run: an API service that
 // stops answering for a while (SIGSTOP of its process group, SIGCONT
 // ServiceFrozen later), a hypervisor's ovs-vswitchd that dies (SIGKILL,
-// restarted by the row after the run), and an output directory with no
+// restarted by the row once the harness named it), and an output directory with no
 // room. The first three are not parallel: a stopped neutron-server or
 // nova-api stalls every run on the cloud, a dead ovs-vswitchd every guest on
 // its hypervisor, so they run while the parallel rows still wait (Go starts
@@ -78,7 +78,7 @@ func serviceRows(t *testing.T, env *faultlab.Env) {
 	}
 
 	t.Run("hypervisor/ovs-vswitchd-killed", func(t *testing.T) {
-		row := matrix.Record(t, "a hypervisor's ovs-vswitchd killed (SIGKILL), restarted after the run", "traffic window (40 s TCP, 5 s in)")
+		row := matrix.Record(t, "a hypervisor's ovs-vswitchd killed (SIGKILL), restarted once the harness named it", "traffic window (40 s TCP, 5 s in)")
 		r := env.Start(t, "hypervisor-ovs-vswitchd-killed", windowSpec())
 		r.MidWindow(t)
 		tp := r.Topology()
@@ -89,11 +89,15 @@ func serviceRows(t *testing.T, env *faultlab.Env) {
 			t.Fatal(err)
 		}
 		killed := env.KillVswitchd(t, hv)
-		code := r.Wait(faultlab.ExitAfterDeadVswitchd)
-		// Restarted only now, as a crashed vswitchd nobody restarts would
-		// stay down for the whole run; Restart waits until the hypervisor
-		// works again (see WaitVswitchdRecovered) before the next row.
+		// Restarted once the harness has said what it found, as a
+		// hypervisor's supervisor (systemd, the pod's restart policy) would
+		// bring a crashed ovs-vswitchd back: the teardown then unplugs the
+		// guests' ports in seconds, where with the switch still dead each
+		// del-port waits out its 30 s (ExitAfterDeadVswitchd). Restart
+		// waits until the hypervisor works again (WaitVswitchdRecovered).
+		r.WaitLog(`ovs-vswitchd does not answer|vswitchd pid \d+ .*has died`, faultlab.ExitAfterDeadVswitchd)
 		recovered := killed.Restart(t)
+		code := r.Wait(faultlab.ExitAfterDeadVswitchd)
 		log := r.Log()
 		if code == 0 {
 			t.Errorf("the run passed although ovs-vswitchd of %s was killed in its window", hv.Name)
@@ -113,7 +117,7 @@ func serviceRows(t *testing.T, env *faultlab.Env) {
 		if !recovered {
 			back = "NOT recovered"
 		}
-		row.Outcome = fmt.Sprintf("exit %d; killed ovs-vswitchd %d of %s; %s; teardown: %d deletes, %d failed; restarted after the run, %s %s", code, killed.PID, hv.Name,
+		row.Outcome = fmt.Sprintf("exit %d; killed ovs-vswitchd %d of %s; %s; teardown: %d deletes, %d failed; restarted once named, %s %s", code, killed.PID, hv.Name,
 			faultlab.OrNone(faultlab.Shorten(faultlab.FirstMatch(said, `hypervisor \S+: ovs-vswitchd does not answer .*`), 260)),
 			strings.Count(log, "teardown: "), len(bad), hv.Name, back)
 		faultlab.Ending(t, r, row)

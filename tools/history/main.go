@@ -196,7 +196,7 @@ func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.
 				mark += "  (inconclusive: interval wider than the minimum effect)"
 			}
 			fmt.Fprintf(stdout, "  %s  %-32s %-20s %14.6g [%g, %g] n=%d%s\n",
-				e.Run.StartedAt.Format(time.DateOnly), e.Run.ID, e.Run.Build, e.Value, e.Lo, e.Hi, e.N, mark)
+				e.Run.StartedAt.Format(time.DateOnly), e.Run.ID, e.Run.BuildName(), e.Value, e.Lo, e.Hi, e.N, mark)
 		}
 	}
 	if *asJSON {
@@ -270,7 +270,7 @@ func check(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 				fmt.Fprintf(stderr, "history: %v\n", err)
 				return 2
 			}
-			text := fmt.Sprintf("%s: %s since run %s (build %q, %s)", k, describe(c, m), at.ID, at.Build, at.StartedAt.Format(time.DateOnly))
+			text := fmt.Sprintf("%s: %s since run %s (build %q, %s)", k, describe(c, m), at.ID, at.BuildName(), at.StartedAt.Format(time.DateOnly))
 			if acked {
 				fmt.Fprintf(stdout, "acknowledged %s\n", text)
 				tc.Skipped = &junitMsg{Message: "acknowledged: " + text}
@@ -282,7 +282,7 @@ func check(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 		}
 		cases = append(cases, tc)
 	}
-	fmt.Fprintf(stdout, "newest run %s (build %q): %d series, %d unacknowledged regressions\n", newest.ID, newest.Build, len(cases), failed)
+	fmt.Fprintf(stdout, "newest run %s (build %q): %d series, %d unacknowledged regressions\n", newest.ID, newest.BuildName(), len(cases), failed)
 	if *junit != "" {
 		suite := junitSuite{Name: "history check " + newest.ID, Tests: len(cases), Failures: failed, Cases: cases}
 		data, err := xml.MarshalIndent(suite, "", "  ")

@@ -19,6 +19,7 @@ func TestPostgres(t *testing.T) {
 	open := func() (*Store, error) { return Open(ctx, url) }
 	t.Run("ingest", func(t *testing.T) { testIngestLabResults(t, open) })
 	t.Run("concurrent", func(t *testing.T) { testConcurrentIngest(t, open) })
+	t.Run("build identity", func(t *testing.T) { testBuildIdentity(t, open) })
 	t.Run("redacted", func(t *testing.T) {
 		_, err := Open(ctx, "postgres://u:secret@127.0.0.1:1/x?connect_timeout=1")
 		if err == nil || strings.Contains(err.Error(), "secret") {

@@ -55,6 +55,10 @@ var migrations = []string{
 		at     TEXT NOT NULL,
 		PRIMARY KEY (series, run_id)
 	);`,
+	// 2: the run's build id and harness commit (issue 37); runs stored
+	// before have neither.
+	`ALTER TABLE runs ADD COLUMN build_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN harness_commit TEXT NOT NULL DEFAULT '';`,
 }
 
 // Open opens the history and migrates it: a postgres:// or postgresql://
@@ -181,8 +185,8 @@ func (s *Store) Ingest(ctx context.Context, run history.Run, pts []history.Point
 		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, started_at, build, ingested) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-		run.ID, run.StartedAt.UTC().Format(time.RFC3339Nano), run.Build, time.Now().UTC().Format(time.RFC3339)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, started_at, build, ingested, build_id, harness_commit) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		run.ID, run.StartedAt.UTC().Format(time.RFC3339Nano), run.Build, time.Now().UTC().Format(time.RFC3339), run.BuildID, run.HarnessCommit); err != nil {
 		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (series, run_id, value, lo, hi, n) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`)
@@ -235,7 +239,7 @@ func (s *Store) Points(ctx context.Context, key string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT r.run_id, r.started_at, r.build, p.value, p.lo, p.hi, p.n
+	rows, err := s.db.QueryContext(ctx, `SELECT r.run_id, r.started_at, r.build, r.build_id, r.harness_commit, p.value, p.lo, p.hi, p.n
 		FROM points p JOIN runs r ON r.run_id = p.run_id WHERE p.series = $1 ORDER BY r.started_at, r.run_id`, key)
 	if err != nil {
 		return nil, fmt.Errorf("points of %s: %w", key, err)
@@ -245,7 +249,7 @@ func (s *Store) Points(ctx context.Context, key string) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var at string
-		if err := rows.Scan(&e.Run.ID, &at, &e.Run.Build, &e.Value, &e.Lo, &e.Hi, &e.N); err != nil {
+		if err := rows.Scan(&e.Run.ID, &at, &e.Run.Build, &e.Run.BuildID, &e.Run.HarnessCommit, &e.Value, &e.Lo, &e.Hi, &e.N); err != nil {
 			return nil, err
 		}
 		if e.Run.StartedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
@@ -261,7 +265,7 @@ func (s *Store) Points(ctx context.Context, key string) ([]Entry, error) {
 func (s *Store) Newest(ctx context.Context) (history.Run, bool, error) {
 	var r history.Run
 	var at string
-	err := s.db.QueryRowContext(ctx, `SELECT run_id, started_at, build FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1`).Scan(&r.ID, &at, &r.Build)
+	err := s.db.QueryRowContext(ctx, `SELECT run_id, started_at, build, build_id, harness_commit FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1`).Scan(&r.ID, &at, &r.Build, &r.BuildID, &r.HarnessCommit)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

@@ -42,6 +42,13 @@ type Cluster interface {
 	SweepDebugPods(ctx context.Context, in SweepInput) ([]SweptPod, error)
 }
 
+// Versioned is a Cluster that says its API server's version (kube.Cluster:
+// discovery's ServerVersion, "v1.29.4"); the run records it once. A fake
+// Cluster need not be one.
+type Versioned interface {
+	ServerVersion(ctx context.Context) (string, error)
+}
+
 // Open connects to the cluster of k: kube.Open in the programs that reach
 // one, a fake in tests.
 type Open func(k config.Kubernetes, o Options) (Cluster, error)
