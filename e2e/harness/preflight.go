@@ -26,6 +26,7 @@ func (s *Session) Preflight(ctx context.Context, pairs int, targets []kubeaccess
 	stop := s.Timings.Track(results.PhasePreflight)
 	defer stop()
 	var probs []string
+	s.checkAPILatency(ctx, pairs)
 	if err := s.checkQuota(ctx, pairs); err != nil {
 		probs = append(probs, err.Error())
 	}
@@ -36,6 +37,44 @@ func (s *Session) Preflight(ctx context.Context, pairs int, targets []kubeaccess
 		return nil
 	}
 	return fmt.Errorf("%s: preflight refused the run before anything was created (%d problem(s)):\n  %s", s.Config.File, len(probs), strings.Join(probs, "\n  "))
+}
+
+// callsPerPair is about how many API calls a pair costs a run: a single
+// pair's run on the lab made 109 (its api.log, 2026-12-05), with few polls;
+// a real cloud's slower boots add polls.
+const callsPerPair = 110
+
+// checkAPILatency measures the tenant APIs' round trip, logs it, records
+// it in results.json and warns when it is slow (fixtures.SlowAPI): with the
+// cost to a run of pairs pairs, so the engineer knows before the first
+// create why provisioning will crawl. It never refuses the run.
+func (s *Session) checkAPILatency(ctx context.Context, pairs int) {
+	if s.Clients == nil || s.Clients.Tenant == nil {
+		return
+	}
+	ls := fixtures.APILatency(ctx, s.fixtureClients())
+	var parts []string
+	var rec []results.APILatency
+	for _, l := range ls {
+		parts = append(parts, l.String())
+		r := results.APILatency{Service: l.Service, MedianMS: float64(l.Median().Microseconds()) / 1000, Calls: len(l.Samples)}
+		if l.Err != nil {
+			r.Error = l.Err.Error()
+		}
+		rec = append(rec, r)
+	}
+	if len(parts) > 0 {
+		s.Logf("API latency: %s", strings.Join(parts, ", "))
+	}
+	for _, w := range fixtures.LatencyWarnings(ls, callsPerPair*max(pairs, 1)) {
+		s.Logf("WARNING: %s", w)
+	}
+	if s.Results == nil {
+		return
+	}
+	if err := s.Results.Update(func(r *results.Results) { r.Environment.APILatency = rec }); err != nil {
+		s.Logf("results: %v", err)
+	}
 }
 
 // checkQuota sets the tenant project's quotas against what the run will

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -114,6 +115,9 @@ func TestPreflightPassesUnlimited(t *testing.T) {
 	log := s.console.(*bytes.Buffer).String()
 	if !strings.Contains(log, "quota: ok: compute cores: the run needs 32, 0 in use, unlimited") {
 		t.Errorf("log:\n%s", log)
+	}
+	if !regexp.MustCompile(`API latency: compute [\d.]+[µm]?s \(median of 3 calls\), network [\d.]+[µm]?s \(median of 3 calls\)`).MatchString(log) {
+		t.Errorf("no API latency in the log:\n%s", log)
 	}
 	noPOST(t, fc)
 }

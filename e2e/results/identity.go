@@ -85,6 +85,7 @@ func KeepIdentity(env *Environment, old Environment) {
 	env.ComputeMinMicroversion, env.ComputeMaxMicroversion = old.ComputeMinMicroversion, old.ComputeMaxMicroversion
 	env.NetworkAPIVersions, env.IdentityAPIVersion = old.NetworkAPIVersions, old.IdentityAPIVersion
 	env.KubernetesServerVersion = old.KubernetesServerVersion
+	env.APILatency = old.APILatency
 }
 
 // The sources of HarnessBuild.Revision.

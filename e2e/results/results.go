@@ -174,6 +174,18 @@ type Environment struct {
 	// ServerVersion: "v1.29.4") with hypervisors.access kubernetes; read
 	// once per run, empty otherwise.
 	KubernetesServerVersion string `json:"kubernetes_server_version,omitempty"`
+	// APILatency is the tenant APIs' round trip the preflight measured
+	// before the first create (fixtures.APILatency); absent when no
+	// preflight ran and in older files.
+	APILatency []APILatency `json:"api_latency,omitempty"`
+}
+
+// APILatency is one service's measured round trip.
+type APILatency struct {
+	Service  string  `json:"service"`   // "compute", "network"
+	MedianMS float64 `json:"median_ms"` // the median of the calls that answered
+	Calls    int     `json:"calls"`     // the calls that answered
+	Error    string  `json:"error,omitempty"`
 }
 
 // Hypervisor is one compute node and its uplink NIC.
