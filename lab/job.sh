@@ -60,6 +60,14 @@ ROOT=$PWD
 OUT=$(realpath -m "${OUT:-$ROOT/out/lab}")
 LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
+# The harness commit every run of this job records (environment.harness, e2e/buildinfo): the
+# suites run as test binaries, which carry no VCS stamp, so every build of the job (ginkgo's, the
+# fault matrix's go test -c) gets it through GOFLAGS: one -X (GOFLAGS splits at spaces), a dirty
+# tree's commit as "<commit>+modified". lab/kube/build.sh's builds give their own -ldflags.
+if rev=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null); then
+  [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || rev+=+modified
+  export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
+fi
 LAB_DIR=$ROOT/lab
 export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
 export LAB_COMPUTES=2                     # the single-pair phases' lab; the fleet's is LAB_FLEET_COMPUTES

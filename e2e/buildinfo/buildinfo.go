@@ -6,11 +6,14 @@
 //
 //	go test -ldflags "-X github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$(git rev-parse HEAD)" ./suites/perf/
 //
-// With neither, the commit is results.Unknown, said as such, never guessed.
+// make e2e does that; lab/job.sh gives it through GOFLAGS to every build of
+// its job (one -X, so a dirty tree's commit is "<commit>+modified"). With
+// neither, the commit is results.Unknown, said as such, never guessed.
 package buildinfo
 
 import (
 	"runtime/debug"
+	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
@@ -34,6 +37,10 @@ func Read() results.HarnessBuild {
 	return From(bi, Override{Revision: Revision, Modified: Modified, Time: Time})
 }
 
+// ModifiedSuffix on an overriding Revision says the tree had uncommitted
+// changes, as Modified "true" does.
+const ModifiedSuffix = "+modified"
+
 // Override is what -ldflags -X set (empty fields: not set).
 type Override struct {
 	Revision, Modified, Time string
@@ -50,6 +57,12 @@ func From(bi *debug.BuildInfo, o Override) results.HarnessBuild {
 	if o.Revision != "" {
 		h.Revision, h.Source = o.Revision, results.HarnessSourceLDFlags
 		h.Modified, h.Time = o.Modified == "true", o.Time
+		// GOFLAGS holds one -ldflags of one -X (its entries split at
+		// spaces): lab/job.sh gives a dirty tree's commit as
+		// "<commit>+modified".
+		if rev, ok := strings.CutSuffix(o.Revision, ModifiedSuffix); ok && rev != "" {
+			h.Revision, h.Modified = rev, true
+		}
 		return h
 	}
 	if bi == nil {

@@ -23,6 +23,8 @@ func TestFrom(t *testing.T) {
 		{"stamped", stamped, Override{}, results.HarnessBuild{Version: "(devel)", Revision: "1d40259abcdef0123456789abcdef0123456789a", Time: "2026-05-01T10:00:00Z", Modified: true, Source: results.HarnessSourceVCS}},
 		{"override wins", stamped, Override{Revision: "cafe", Modified: "false"}, results.HarnessBuild{Version: "(devel)", Revision: "cafe", Source: results.HarnessSourceLDFlags}},
 		{"test binary with override", testBinary, Override{Revision: "cafe", Modified: "true", Time: "2026-05-02T00:00:00Z"}, results.HarnessBuild{Version: results.Unknown, Revision: "cafe", Modified: true, Time: "2026-05-02T00:00:00Z", Source: results.HarnessSourceLDFlags}},
+		{"GOFLAGS' dirty commit", testBinary, Override{Revision: "cafe+modified"}, results.HarnessBuild{Version: results.Unknown, Revision: "cafe", Modified: true, Source: results.HarnessSourceLDFlags}},
+		{"only the suffix", testBinary, Override{Revision: "+modified"}, results.HarnessBuild{Version: results.Unknown, Revision: "+modified", Source: results.HarnessSourceLDFlags}},
 		{"test binary", testBinary, Override{}, results.HarnessBuild{Version: results.Unknown, Revision: results.Unknown, Source: results.HarnessSourceNone}},
 		{"no build info", nil, Override{}, results.HarnessBuild{Version: results.Unknown, Revision: results.Unknown, Source: results.HarnessSourceNone}},
 	}
