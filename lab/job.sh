@@ -61,12 +61,14 @@ OUT=$(realpath -m "${OUT:-$ROOT/out/lab}")
 LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
 # The harness commit every run of this job records (environment.harness, e2e/buildinfo): the
-# suites run as test binaries, which carry no VCS stamp, so every build of the job (ginkgo's, the
-# fault matrix's go test -c) gets it through GOFLAGS: one -X (GOFLAGS splits at spaces), a dirty
-# tree's commit as "<commit>+modified". lab/kube/build.sh's builds give their own -ldflags.
+# suites run as test binaries, which carry no VCS stamp, so the job gives it at link time, one -X
+# with no space in it (a dirty tree's commit as "<commit>+modified"): HARNESS_LDFLAGS to every
+# ginkgo here and in lab/kube (ginkgo passes its own -ldflags "-w -s" otherwise, which would win
+# over GOFLAGS), GOFLAGS to the fault matrix's go test -c. lab/kube/build.sh gives its own -ldflags.
 if rev=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null); then
   [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || rev+=+modified
-  export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
+  export HARNESS_LDFLAGS="-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
+  export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=$HARNESS_LDFLAGS"
 fi
 LAB_DIR=$ROOT/lab
 export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
@@ -177,7 +179,7 @@ ginkgo_run() {
   local suite=$1 out=$2 junit=$3; shift 3
   mkdir -p "$out"
   ASAP2E2E_CONFIG=$HARNESS ASAP2E2E_OUTPUT_DIR=$out \
-    go tool ginkgo -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
+    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
 }
 
 begin "suite smoke (baseline)"
@@ -209,7 +211,7 @@ fi
 if [ "$LAB_JOB" = full ] && [ "$LAB_BACKEND" = ovs ]; then
 begin "second reference: OVS internal port vs veth"
 ASAP2E2E_CONFIG=$ROOT/lab/plug-internal.yaml ASAP2E2E_OUTPUT_DIR=$OUT/internal \
-  go tool ginkgo -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
+  go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
   --label-filter=throughput ./suites/perf
 rc=$?
 base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
@@ -328,7 +330,7 @@ fleet_run() {
   local dir=$1 mode=$2; shift 2
   mkdir -p "$OUT/$dir"
   ASAP2E2E_CONFIG=$ROOT/lab/harness-fleet.yaml ASAP2E2E_OUTPUT_DIR=$OUT/$dir ASAP2E2E_FLEET_MODE=$mode \
-    go tool ginkgo -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" "$@" ./suites/fleet
+    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" "$@" ./suites/fleet
 }
 # Isolated: every pair's offload checks (in rounds of pairs that share no node, each verdict on its node) and tcp-p1 one
 # pair after the other. Concurrent: tcp-p1 on every pair at once behind the start barrier; its

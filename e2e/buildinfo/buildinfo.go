@@ -6,8 +6,9 @@
 //
 //	go test -ldflags "-X github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$(git rev-parse HEAD)" ./suites/perf/
 //
-// make e2e does that; lab/job.sh gives it through GOFLAGS to every build of
-// its job (one -X, so a dirty tree's commit is "<commit>+modified"). With
+// make e2e does that; lab/job.sh gives it to every build of its job (ginkgo's
+// --ldflags, GOFLAGS for go test -c: one -X, so a dirty tree's commit is
+// "<commit>+modified"). With
 // neither, the commit is results.Unknown, said as such, never guessed.
 package buildinfo
 

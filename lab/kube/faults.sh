@@ -46,7 +46,7 @@ hosts() { local h= n; for n in $HVS; do h+="${h:+,}$(hv_host "$n")=$(hv_ctlip "$
 start_run() {
   mkdir -p "$OUT/$1"
   ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/$1 \
-    setsid go tool ginkgo -v --timeout=40m --junit-report="junit-$1.xml" --output-dir="$OUT/$1" \
+    setsid go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="junit-$1.xml" --output-dir="$OUT/$1" \
     --label-filter='offload' ./suites/perf >"$OUT/$1/ginkgo.out" 2>&1 </dev/null &
   PID=$!
 }

@@ -57,7 +57,7 @@ variant() {
 echo "== offload checks + tcp-p1 over Kubernetes (lab/harness-kube.yaml)"
 mkdir -p "$OUT/kube"
 ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/kube \
-  go tool ginkgo -v --timeout=30m --junit-report=junit-kube.xml --output-dir="$OUT/kube" \
+  go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=30m --junit-report=junit-kube.xml --output-dir="$OUT/kube" \
   --label-filter='offload || tcp-p1' ./suites/perf
 rc=$?
 kube_run=$(run_dir_of "$OUT/kube")
@@ -114,7 +114,7 @@ else
 fi
 mkdir -p "$OUT/noexec"
 ASAP2E2E_CONFIG=$cfg ASAP2E2E_OUTPUT_DIR=$OUT/noexec \
-  go tool ginkgo --timeout=10m --junit-report=junit-noexec.xml --output-dir="$OUT/noexec" ./suites/smoke >"$OUT/noexec/ginkgo.out" 2>&1
+  go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} --timeout=10m --junit-report=junit-noexec.xml --output-dir="$OUT/noexec" ./suites/smoke >"$OUT/noexec/ginkgo.out" 2>&1
 rc=$?
 nx_run=$(run_dir_of "$OUT/noexec")
 if [ $rc = 0 ]; then
@@ -149,7 +149,7 @@ fi
 echo "== a run killed once its debug pod exists; the sweeper finds and deletes what it left"
 mkdir -p "$OUT/killed"
 ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/killed \
-  setsid go tool ginkgo -v --timeout=30m --output-dir="$OUT/killed" --label-filter=offload ./suites/perf \
+  setsid go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=30m --output-dir="$OUT/killed" --label-filter=offload ./suites/perf \
   >"$OUT/killed/ginkgo.out" 2>&1 </dev/null &
 kpid=$!
 t0=$(date +%s); pods=
