@@ -113,17 +113,24 @@ func parseDevlinkInfoJSON(t []byte) (DevlinkInfo, error) {
 	}
 	var d DevlinkInfo
 	for dev, i := range doc.Info {
+		if strings.TrimSpace(dev) == "" {
+			return DevlinkInfo{}, fmt.Errorf("devlink -j dev info: a device without a handle (want bus/name, e.g. pci/0000:08:00.0): %q", head(t, 120))
+		}
 		d = DevlinkInfo{Dev: dev, Driver: i.Driver, SerialNumber: i.SerialNumber,
-			Fixed: orEmpty(i.Versions.Fixed), Running: orEmpty(i.Versions.Running), Stored: orEmpty(i.Versions.Stored)}
+			Fixed: named(i.Versions.Fixed), Running: named(i.Versions.Running), Stored: named(i.Versions.Stored)}
 	}
 	return d, nil
 }
 
-func orEmpty(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
+// named is m without versions of no name (never empty: nil is {}).
+func named(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if strings.TrimSpace(k) != "" {
+			out[k] = v
+		}
 	}
-	return m
+	return out
 }
 
 func parseDevlinkInfoText(t []byte) (DevlinkInfo, error) {
