@@ -60,16 +60,10 @@ ROOT=$PWD
 OUT=$(realpath -m "${OUT:-$ROOT/out/lab}")
 LAB_STATE=${LAB_STATE:-/var/lib/asap2lab}
 export LAB_STATE
-# The harness commit every run of this job records (environment.harness, e2e/buildinfo): the
-# suites run as test binaries, which carry no VCS stamp, so the job gives it at link time, one -X
-# with no space in it (a dirty tree's commit as "<commit>+modified"): HARNESS_LDFLAGS to every
-# ginkgo here and in lab/kube (ginkgo passes its own -ldflags "-w -s" otherwise, which would win
-# over GOFLAGS), GOFLAGS to the fault matrix's go test -c. lab/kube/build.sh gives its own -ldflags.
-if rev=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null); then
-  [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || rev+=+modified
-  export HARNESS_LDFLAGS="-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
-  export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=$HARNESS_LDFLAGS"
-fi
+# The harness commit every run of this job records (lab/lib/buildinfo.sh): ginkgo here and in
+# lab/kube gets ${HARNESS_LDFLAGS:+--ldflags=...}, the fault matrix's go test -c GOFLAGS.
+source lab/lib/buildinfo.sh
+harness_ldflags "$ROOT"
 LAB_DIR=$ROOT/lab
 export LAB_RELEASE=${LAB_RELEASE:-zed}   # make lab names its release; a lab of another release is taken down
 export LAB_COMPUTES=2                     # the single-pair phases' lab; the fleet's is LAB_FLEET_COMPUTES

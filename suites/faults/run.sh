@@ -17,6 +17,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
+source lab/lib/buildinfo.sh
+harness_ldflags "$PWD"   # the rows' suites record this checkout's commit (GOFLAGS for their go test -c)
 OUT=${1:-$PWD/out/faults}
 RUN=${2:-TestFaults}
 mkdir -p "$OUT"
