@@ -42,7 +42,10 @@ func (l logged) Start(ctx context.Context, cmd string) (remote.Process, error) {
 
 // cpuPair is the fake pair with traffic.host_cpu on: each hypervisor
 // answers the reading command with its recorded lab readings (before,
-// then after), every command logged to <run dir>/commands.jsonl.
+// then after), and OVS's coverage counters (drops.go) with recorded
+// readings: compute1's lab switch dropping nothing, compute2's switch whose
+// tunnel next hop does not answer ARP dropping 22 packets between its two;
+// every command logged to <run dir>/commands.jsonl.
 func cpuPair(t *testing.T) (*pair, *Session, string) {
 	wd := newPair(t)
 	wd.cfg.Traffic.Duration = time.Second
@@ -56,6 +59,7 @@ func cpuPair(t *testing.T) (*pair, *Session, string) {
 			fakeremote.Reply{Stdout: readFile(t, filepath.Join(td, "reading-lab-"+hv+"-before.txt"))},
 			fakeremote.Reply{Stdout: readFile(t, filepath.Join(td, "reading-lab-"+hv+"-after.txt"))})
 	}
+	wd.answerCoverage(t)
 	s := wd.session()
 	path := filepath.Join(s.Dir, "commands.jsonl")
 	log, err := remote.OpenCommandLog(path, 1<<20)
@@ -66,6 +70,21 @@ func cpuPair(t *testing.T) (*pair, *Session, string) {
 	s.Guests = []remote.Runner{logged{wd.guests[0], log}, logged{wd.guests[1], log}}
 	s.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
 	return wd, s, path
+}
+
+// answerCoverage scripts both hypervisors' OVS coverage readings
+// (drops.go), before then after each window, from recorded outputs:
+// compute1's lab switch dropping nothing, compute2's switch whose tunnel
+// next hop does not answer ARP dropping 22 packets between its two.
+func (wd *pair) answerCoverage(t *testing.T) {
+	t.Helper()
+	cov := coverageCommand(wd.cfg)
+	td := filepath.Join("..", "offload", "testdata", "coverage")
+	rec := func(name string) fakeremote.Reply {
+		return fakeremote.Reply{Stdout: readFile(t, filepath.Join(td, name))}
+	}
+	wd.hvs[0].On(cov, rec("ovs-3.1-lab-zed-hv1.txt"))
+	wd.hvs[1].On(cov, rec("ovs-3.1-tunnel-neigh-miss-before.txt"), rec("ovs-3.1-tunnel-neigh-miss-after.txt"))
 }
 
 func readLog(t *testing.T, path string) []remote.LogEntry {
@@ -115,13 +134,18 @@ func TestHostCPUReadingsOutsideTheWindow(t *testing.T) {
 	if len(windows) != 2 {
 		t.Fatalf("%d client commands in commands.jsonl, want 2 (one per repeat)", len(windows))
 	}
-	readings := 0
+	cov := coverageCommand(wd.cfg)
+	reading := func(cmd string) bool { return cmd == hostcpu.Command() || cmd == cov }
+	readings, covReadings := 0, 0
 	for _, e := range entries {
 		if strings.HasPrefix(e.Cmd, "iperf3 -c ") {
 			continue
 		}
-		if e.Cmd == hostcpu.Command() {
+		switch e.Cmd {
+		case hostcpu.Command():
 			readings++
+		case cov:
+			covReadings++
 		}
 		for i, w := range windows {
 			if !end(e).Before(w.from) && !e.Start.After(w.to) {
@@ -131,12 +155,12 @@ func TestHostCPUReadingsOutsideTheWindow(t *testing.T) {
 			}
 		}
 	}
-	// Two readings (before, after) on two hypervisors per repeat.
-	if readings != 8 {
-		t.Errorf("%d readings in commands.jsonl, want 8", readings)
+	// Two readings (before, after) on two hypervisors per repeat, of each kind.
+	if readings != 8 || covReadings != 8 {
+		t.Errorf("%d CPU and %d coverage readings in commands.jsonl, want 8 each", readings, covReadings)
 	}
 	// In the order the commands started, each client command comes right
-	// after the two readings before it and right before the two after it.
+	// after the four readings before it and right before the four after it.
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].Start.Before(entries[b].Start) })
 	clients := 0
 	for i, e := range entries {
@@ -144,11 +168,11 @@ func TestHostCPUReadingsOutsideTheWindow(t *testing.T) {
 			continue
 		}
 		clients++
-		if i < 2 || i+2 >= len(entries) {
+		if i < 4 || i+4 >= len(entries) {
 			t.Fatalf("client %d at position %d of %d commands", clients, i, len(entries))
 		}
-		for _, n := range []int{i - 2, i - 1, i + 1, i + 2} {
-			if entries[n].Cmd != hostcpu.Command() {
+		for _, n := range []int{i - 4, i - 3, i - 2, i - 1, i + 1, i + 2, i + 3, i + 4} {
+			if !reading(entries[n].Cmd) {
 				t.Errorf("repeat %d: command %d next to the client is %q, want a reading", clients, n, entries[n].Cmd)
 			}
 		}
@@ -180,6 +204,11 @@ func TestHostCPUReadingsOutsideTheWindow(t *testing.T) {
 		}
 		if !run.HostCPU.ReadBefore.Before(run.HostCPU.ReadAfter) {
 			t.Errorf("repeat %d: read before %v, after %v", run.Repeat, c.ReadBefore, c.ReadAfter)
+		}
+		// OVS's drops over the window: none on compute1, 22 on compute2.
+		if got := results.DropsLine(run.OVSDrops); len(run.OVSDrops) != 2 || run.OVSDrops[0].Hypervisor != hvNames[0] ||
+			got != "OVS counted drops during the window: "+hvNames[1]+" drop_action_of_pipeline 22" {
+			t.Errorf("repeat %d: OVS drops %+v (%q)", run.Repeat, run.OVSDrops, got)
 		}
 	}
 	if sm := pr.Summary.CPU; sm == nil || sm.HostBusy.N != 2 || sm.CoresPer10G.N != 2 || !sm.SharedHost || sm.GuestClient.N != 2 {

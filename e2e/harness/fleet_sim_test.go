@@ -205,7 +205,7 @@ func runSim(tb testing.TB, n int, d simDelays) simRun {
 	hvs := map[string]*fakeremote.Runner{}
 	var rn []fleet.Node
 	for i, node := range nodes {
-		hvs[node] = fakeHypervisor(tb, w, i, node)
+		hvs[node] = fakeHypervisor(tb, w, cfg, i, node)
 		scriptDpctl(tb, cfg, hvs[node], false)
 		s.Hypervisors[node] = hvs[node]
 		rn = append(rn, fleet.Node{Name: node, ServiceHost: node})

@@ -94,7 +94,7 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 		Hypervisors: map[string]remote.Runner{}, hvPods: nil, hvTools: nil}
 	res.SetGuard(s)
 	for i, n := range nodes {
-		hv := fakeHypervisor(t, ff.w, i, n)
+		hv := fakeHypervisor(t, ff.w, cfg, i, n)
 		ff.hvs[n] = hv
 		s.Hypervisors[n] = hv
 	}
@@ -133,13 +133,16 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 
 // fakeHypervisor is node n's fake (the i-th node's), which answers the
 // CPU reading with the lab's recorded readings of hv1 or hv2.
-func fakeHypervisor(tb testing.TB, w *fakeremote.World, i int, n string) *fakeremote.Runner {
+func fakeHypervisor(tb testing.TB, w *fakeremote.World, cfg *config.Config, i int, n string) *fakeremote.Runner {
 	td := filepath.Join("..", "hostcpu", "testdata")
 	hv := fakeremote.New("hypervisor "+n, w)
 	rec := []string{"hv1", "hv2"}[i%2]
 	hv.On(hostcpu.Command(),
 		fakeremote.Reply{Stdout: readFile(tb, filepath.Join(td, "reading-lab-"+rec+"-before.txt"))},
 		fakeremote.Reply{Stdout: readFile(tb, filepath.Join(td, "reading-lab-"+rec+"-after.txt"))})
+	// OVS's drop counters around each window (drops.go): the lab's switch, dropping nothing.
+	hv.On(coverageCommand(cfg),
+		fakeremote.Reply{Stdout: readFile(tb, filepath.Join("..", "offload", "testdata", "coverage", "ovs-3.1-lab-zed-hv1.txt"))})
 	return hv
 }
 
@@ -465,15 +468,20 @@ func TestConcurrentFleetLooksAfterTheWindow(t *testing.T) {
 	if len(windows) != 2 {
 		t.Fatalf("windows %+v, want one per repeat", windows)
 	}
-	var asked int
+	cov := coverageCommand(ff.f.Config)
+	var asked, covRead int
 	for _, e := range ff.w.Log() {
-		if e.Cmd != cmd {
+		switch e.Cmd {
+		case cmd:
+			asked++
+		case cov:
+			covRead++
+		default:
 			continue
 		}
-		asked++
 		for _, w := range windows {
 			if !e.At.Before(w.Open) && !e.At.After(w.Close) {
-				t.Errorf("%s was asked about ovs-vswitchd at %s, inside window %s (%s..%s)", e.Runner, e.At.Format("15:04:05.000"), w.Key,
+				t.Errorf("%s was asked %q at %s, inside window %s (%s..%s)", e.Runner, e.Cmd, e.At.Format("15:04:05.000"), w.Key,
 					w.Open.Format("15:04:05.000"), w.Close.Format("15:04:05.000"))
 			}
 		}
@@ -481,6 +489,11 @@ func TestConcurrentFleetLooksAfterTheWindow(t *testing.T) {
 	// The failed pair's two hypervisors, after each of its two repeats.
 	if asked != 4 {
 		t.Errorf("ovs-vswitchd asked %d times, want 4", asked)
+	}
+	// Every pair's OVS drop counters, on its two hypervisors, before and
+	// after each repeat's window: 2 pairs × 2 × 2 × 2 repeats.
+	if covRead != 16 {
+		t.Errorf("OVS drop counters read %d times, want 16", covRead)
 	}
 	if u := ff.w.Unexpected(); len(u) > 0 {
 		t.Errorf("unexpected commands: %q", u)

@@ -89,7 +89,28 @@ func (s *Session) pingPong(ctx context.Context, lr *results.LatencyResult, under
 	if underLoad {
 		m, err = s.underLoad(ctx, lr, in)
 	} else {
+		// OVS's drop counters before the server starts and after the
+		// client returned (drops.go): a ping-pong that lost a message
+		// (sockperf.LostMessageError) then says which OVS dropped it, if one did.
+		drops := s.newDropProbe(ctx)
+		if drops != nil {
+			drops.Before()
+		}
 		m, err = sockperf.Run(ctx, in)
+		if drops != nil {
+			drops.After()
+		}
+		lr.OVSDrops = drops.Result()
+		if line := results.DropsLine(lr.OVSDrops); line != "" {
+			switch {
+			case err != nil:
+				err = fmt.Errorf("%w; %s", err, line)
+			case m.LostFirst != nil:
+				m.Warnings = append(m.Warnings, "the lost message: "+line)
+			default:
+				s.Logf("%s: %s", lr.Name, line)
+			}
+		}
 	}
 	if m.ClientVersion != "" {
 		lr.Tool = "sockperf " + m.ClientVersion

@@ -179,3 +179,63 @@ func TestLatencyUnderLoadSockperfFails(t *testing.T) {
 		t.Errorf("the load was not stopped: %s", took)
 	}
 }
+
+// A ping-pong that lost a message in its warm-up and ran once more names
+// the OVS that dropped packets meanwhile: the hypervisors' drop counters
+// are read before the sockperf server starts and after the client
+// returned, never while the ping-pong runs (recorded readings: compute1's
+// lab switch dropped nothing, compute2's switch, whose tunnel next hop
+// does not answer ARP, dropped 22 packets).
+func TestLatencyLostMessageNamesOVSDrops(t *testing.T) {
+	s, w, guests := latencySession(t, func(int) time.Duration { return 0 })
+	pp := sockperf.ClientCommand(s.Topology.Servers[0].DataIP, 11111, 64, time.Second)
+	guests[1].On(pp,
+		fakeremote.Reply{Stdout: fakeremote.ReadFile(t, "../sockperf/testdata/v3.7-lab-pp-udp-novalid.txt"), Sleep: 100 * time.Millisecond},
+		fakeremote.Reply{Stdout: fakeremote.ReadFile(t, "../sockperf/testdata/v3.7-pp-udp-m64-t2.txt"), Sleep: 100 * time.Millisecond})
+	cov := coverageCommand(s.Config)
+	td := "../offload/testdata/coverage/"
+	s.Hypervisors = map[string]remote.Runner{}
+	for i, files := range [][]string{{"ovs-3.1-lab-zed-hv1.txt"}, {"ovs-3.1-tunnel-neigh-miss-before.txt", "ovs-3.1-tunnel-neigh-miss-after.txt"}} {
+		hv := fakeremote.New("hypervisor "+fakeremote.HVNames[i], w)
+		var rs []fakeremote.Reply
+		for _, f := range files {
+			rs = append(rs, fakeremote.Reply{Stdout: fakeremote.ReadFile(t, td+f)})
+		}
+		hv.On(cov, rs...)
+		s.Hypervisors[fakeremote.HVNames[i]] = hv
+	}
+	lr, err := s.RunLatency(context.Background(), shape(results.LatencyIdleID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the lost message: OVS counted drops during the window: " + fakeremote.HVNames[1] + " drop_action_of_pipeline 22"
+	if len(lr.Warnings) != 2 || !strings.Contains(lr.Warnings[0], "28 of its 29 messages were answered") || lr.Warnings[1] != want {
+		t.Errorf("warnings %q, want the loss then %q", lr.Warnings, want)
+	}
+	if len(lr.OVSDrops) != 2 || lr.OVSDrops[0].Drops != nil || lr.OVSDrops[1].Drops["drop_action_of_pipeline"] != 22 {
+		t.Errorf("OVS drops %+v", lr.OVSDrops)
+	}
+	var clients []time.Time
+	for _, e := range w.Log() {
+		if e.Cmd == pp {
+			clients = append(clients, e.At)
+		}
+	}
+	if len(clients) != 2 {
+		t.Fatalf("ping-pong ran %d times, want 2", len(clients))
+	}
+	reads := 0
+	for _, e := range w.Log() {
+		if e.Cmd != cov {
+			continue
+		}
+		reads++
+		if !e.At.Before(clients[0]) && e.At.Before(clients[1].Add(100*time.Millisecond)) {
+			t.Errorf("%s read its drop counters at %s, while the ping-pongs ran (%s..%s)", e.Runner,
+				e.At.Format("15:04:05.000"), clients[0].Format("15:04:05.000"), clients[1].Add(100*time.Millisecond).Format("15:04:05.000"))
+		}
+	}
+	if reads != 4 {
+		t.Errorf("%d readings, want 4 (two hypervisors, before and after)", reads)
+	}
+}

@@ -292,6 +292,7 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 	wd.guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: cut} })
 	wd.topo.Resources = []fixtures.Resource{{Kind: fixtures.KindPort, ID: wd.topo.Servers[0].DataPortID, Name: "asap2e2e-r1-vm0-data"}}
 	wd.topo.Servers[0].ID, wd.topo.Servers[1].ID = vm0ID, vm1ID
+	wd.answerCoverage(t)
 	s := wd.session()
 	f := healthyWitness(wd.topo)
 	delete(f.ports, wd.topo.Servers[0].DataPortID)
@@ -300,7 +301,8 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 	p, _ := iperf3.Lookup("tcp-p1")
 	pr, err := s.RunProfile(context.Background(), p)
 	want := "tcp-p1 repeat 1: iperf3 run tcp-p1: guest asap2e2e-client: port 5201: iperf3 reported: control socket has closed unexpectedly; after the window: data port asap2e2e-r1-vm0-data (" +
-		wd.topo.Servers[0].DataPortID + ") no longer exists; iperf3 client on asap2e2e-client stopped receiving at 15:57:11"
+		wd.topo.Servers[0].DataPortID + ") no longer exists; iperf3 client on asap2e2e-client stopped receiving at 15:57:11" +
+		"; OVS counted drops during the window: " + hvNames[1] + " drop_action_of_pipeline 22"
 	if err == nil || err.Error() != want {
 		t.Fatalf("RunProfile:\n got  %v\n want %s", err, want)
 	}
@@ -308,14 +310,15 @@ func TestRunProfileExplainsAFailedRepeat(t *testing.T) {
 		t.Errorf("runs = %+v", pr.Runs)
 	}
 	// The look asked both hypervisors' ovs-vswitchd (they answer: nothing
-	// added), once each, only after the client's window had closed.
+	// added), once each, only after the client's window had closed (the
+	// coverage readings are drops.go's, before and after the window).
 	_, ends := wd.world.Clients()
 	if len(ends) != 1 {
 		t.Fatalf("client returns %v, want one", ends)
 	}
 	var asked []string
 	for _, e := range wd.world.Log() {
-		if strings.HasPrefix(e.Cmd, "ovs-appctl --timeout=") {
+		if strings.HasPrefix(e.Cmd, "ovs-appctl --timeout=") && !strings.HasSuffix(e.Cmd, "coverage/show") {
 			asked = append(asked, e.Runner)
 			if e.At.Before(ends[0]) {
 				t.Errorf("%s was asked about ovs-vswitchd at %s, before the window closed (%s)", e.Runner, e.At.Format("15:04:05.000"), ends[0].Format("15:04:05.000"))

@@ -66,6 +66,8 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 		// The hypervisors' CPU (traffic.host_cpu): read while the servers
 		// listen and no client runs, and again once every client returned.
 		cpu := s.newCPUProbe(ctx)
+		// OVS's drop counters at the same two moments (drops.go).
+		drops := s.newDropProbe(ctx)
 		key := roundKey(p.ID, rep)
 		var gateErr error
 		if s.gate != nil {
@@ -76,6 +78,9 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 		in.ClientsStarting = func(time.Time) {
 			if cpu != nil {
 				cpu.Before()
+			}
+			if drops != nil {
+				drops.Before()
 			}
 			if s.gate != nil {
 				// Every pair's servers listen and its clients are built:
@@ -97,6 +102,9 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 			if cpu != nil {
 				cpu.After()
 			}
+			if drops != nil {
+				drops.After()
+			}
 		}
 		m, err := iperf3.Run(ctx, in)
 		if s.gate != nil {
@@ -111,6 +119,7 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 		if cpu != nil {
 			run.HostCPU = cpu.Result()
 		}
+		run.OVSDrops = drops.Result()
 		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
 		fillAttempts(&run, m)
 		for _, w := range m.Warnings {
@@ -121,6 +130,9 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 			// Once, after the window: what changed, in the failure itself
 			// (the results and the report carry it with the repeat).
 			err = s.explainFailure(ctx, fmt.Sprintf("%s repeat %d", p.ID, rep), m, err)
+			if line := results.DropsLine(run.OVSDrops); line != "" {
+				err = fmt.Errorf("%w; %s", err, line)
+			}
 			run.Error = err.Error()
 			errs = append(errs, fmt.Errorf("%s repeat %d: %w", p.ID, rep, err))
 		} else {
@@ -130,6 +142,9 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
 		}
 		if line := cpuLine(run); line != "" {
+			s.Logf("%s repeat %d: %s", p.ID, rep, line)
+		}
+		if line := results.DropsLine(run.OVSDrops); line != "" && run.Error == "" {
 			s.Logf("%s repeat %d: %s", p.ID, rep, line)
 		}
 		pr.Runs = append(pr.Runs, run)

@@ -3,6 +3,7 @@ package offload
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -385,4 +386,48 @@ func probeLines(data []byte) []string {
 		}
 	}
 	return out
+}
+
+// FuzzParseCoverage: a parsed reading renders back to a reading that parses to the same
+// totals; a reading against itself has no drops and no error; every drop counter that grew
+// is reported with its growth.
+func FuzzParseCoverage(f *testing.F) {
+	seed(f, "coverage/*.txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCoverage(string(data))
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		b.WriteString("Event coverage, avg rate over last: 5 seconds, last minute, last hour,  hash=0:\n")
+		names := slices.Sorted(maps.Keys(c.Totals))
+		for _, n := range names {
+			b.WriteString(n + " 0.0/sec 0.000/sec 0.0000/sec total: " + strconv.FormatUint(c.Totals[n], 10) + "\n")
+		}
+		b.WriteString(strconv.Itoa(c.NeverHit) + " events never hit\n")
+		again, err := ParseCoverage(b.String())
+		if err != nil {
+			t.Fatalf("rendered reading refused: %v\n%s", err, b.String())
+		}
+		if !maps.Equal(again.Totals, c.Totals) || again.NeverHit != c.NeverHit {
+			t.Fatalf("round trip: %v, want %v", again, c)
+		}
+		if ds, err := DropsBetween(c, c); err != nil || len(ds) != 0 {
+			t.Fatalf("a reading against itself: %v, %v", ds, err)
+		}
+		ds, err := DropsBetween(Coverage{Totals: map[string]uint64{}}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if !IsDropCounter(d.Counter) || d.Count == 0 || d.Count != c.Totals[d.Counter] {
+				t.Fatalf("drop %+v not a drop counter's growth of %v", d, c.Totals)
+			}
+		}
+		for _, n := range names {
+			if IsDropCounter(n) && c.Totals[n] > 0 && !slices.ContainsFunc(ds, func(d Drop) bool { return d.Counter == n }) {
+				t.Fatalf("drop counter %s grew from 0 to %d and was not reported", n, c.Totals[n])
+			}
+		}
+	})
 }

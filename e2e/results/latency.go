@@ -78,6 +78,10 @@ type LatencyResult struct {
 	First        *FirstPacket `json:"first_packet,omitempty"`
 	EvidenceFile string       `json:"evidence_file,omitempty"`
 	Warnings     []string     `json:"warnings,omitempty"`
+	// OVSDrops is what each hypervisor's ovs-vswitchd counted as dropped
+	// during the ping-pong (ovsdrops.go); absent when not read (and for the
+	// under-load and first-packet profiles).
+	OVSDrops []OVSDrops `json:"ovs_drops,omitempty"`
 	// Error is set when the profile failed; its numbers are then not used.
 	Error string `json:"error,omitempty"`
 }

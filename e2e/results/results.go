@@ -306,6 +306,9 @@ type Run struct {
 	// (traffic.host_cpu), GuestCPU iperf3's own CPU figures (cpu.go).
 	HostCPU  *HostCPURun `json:"host_cpu,omitempty"`
 	GuestCPU *GuestCPU   `json:"guest_cpu,omitempty"`
+	// OVSDrops is what each hypervisor's ovs-vswitchd counted as dropped
+	// during this repeat's window (ovsdrops.go); absent when not read.
+	OVSDrops []OVSDrops `json:"ovs_drops,omitempty"`
 	// Packets are the UDP repeat's datagram counts and rates (pps.go).
 	Packets *PacketRates `json:"packets,omitempty"`
 }

@@ -204,6 +204,7 @@ func cloneProfile(p ProfileResult) ProfileResult {
 		out.Runs = make([]Run, len(p.Runs))
 		for i, r := range p.Runs {
 			r.Intervals = slices.Clone(r.Intervals)
+			r.OVSDrops = cloneOVSDrops(r.OVSDrops)
 			if r.IntervalStats != nil {
 				s := *r.IntervalStats
 				r.IntervalStats = &s

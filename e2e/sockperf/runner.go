@@ -50,6 +50,9 @@ type Measurement struct {
 	ClientOutput  []byte   `json:"-"` // client stdout + stderr
 	ServerOutput  []byte   `json:"-"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// LostFirst is the first ping-pong's loss when Run ran it once more
+	// (nil = it did not).
+	LostFirst *LostMessageError `json:"-"`
 	// Started and Ended are the measured window: client launched, returned.
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
@@ -120,6 +123,7 @@ func Run(ctx context.Context, in RunInput) (Measurement, error) {
 	if errors.As(err, &lost) && ctx.Err() == nil {
 		first := m.ClientOutput
 		m, err = s.Ping(ctx)
+		m.LostFirst = lost
 		m.ClientOutput = append(append(append([]byte(nil), first...),
 			"\n# the ping-pong above lost a message and measured nothing; it ran once more:\n"...), m.ClientOutput...)
 		m.Warnings = append([]string{fmt.Sprintf("the first ping-pong measured nothing: %d of its %d messages were answered, all in its warm-up (a lost message ends a ping-pong); it ran once more and this is that run", lost.Received, lost.Sent)}, m.Warnings...)
