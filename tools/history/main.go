@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/history"
@@ -109,14 +110,22 @@ func ingest(ctx context.Context, s *store.Store, args []string, stdout, stderr i
 			code = 2
 			continue
 		}
+		facts, err := history.Identity(r)
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(stderr, "history: %s: %s\n", f, line)
+			}
+			code = 2
+			continue
+		}
 		pts := history.Extract(r)
-		n, err := s.Ingest(ctx, history.RunOf(r), pts)
+		n, err := s.Ingest(ctx, history.RunOf(r), facts, pts)
 		if err != nil {
 			fmt.Fprintf(stderr, "history: %s: %v\n", f, err)
 			code = 2
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: run %s, %d points, %d new\n", f, r.RunID, len(pts), n)
+		fmt.Fprintf(stdout, "%s: run %s, %d points, %d new, %d environment facts\n", f, r.RunID, len(pts), n, len(facts))
 	}
 	return code
 }

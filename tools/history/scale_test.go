@@ -49,7 +49,7 @@ func fleetYear(b *testing.B, url string) time.Duration {
 			ser := history.Series{Metric: history.MetricOffloaded, Profile: "fleet", Path: "asap2", Node: fmt.Sprintf("cmp%03d", n), Backend: "ovn", Mode: "security groups on"}
 			pts = append(pts, history.Point{Series: ser, Value: 1, Lo: 1, Hi: 1, N: 1})
 		}
-		if _, err := s.Ingest(ctx, run, pts); err != nil {
+		if _, err := s.Ingest(ctx, run, nil, pts); err != nil {
 			b.Fatal(err)
 		}
 	}
