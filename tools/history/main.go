@@ -20,7 +20,8 @@
 // environment between the change point's run and the series' run before
 // it (history.EnvNote), where anything did. ack acknowledges a
 // change point (kept in the store). trend writes the offline trend page
-// (history.Trend: the regressions on top, a chart per series family).
+// (history.Trend: the regressions on top, a chart per series family, the
+// runs whose environment changed marked on the x axis).
 //
 // Exit codes: 0 success / no regression, 1 regression, 2 usage or input error.
 package main
@@ -436,12 +437,18 @@ func trend(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 		fmt.Fprintf(stderr, "history: %v\n", err)
 		return 2
 	}
+	facts, err := s.AllFacts(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "history: %v\n", err)
+		return 2
+	}
 	var ss []history.TrendSeries
 	for i, v := range views {
 		m, k := metrics[i], v.Series
 		ts := history.TrendSeries{Series: v.points[0].Series, Points: v.points, ChangePoints: history.Detect(v.points, m, history.Options{})}
 		for _, e := range v.Points {
 			ts.Runs = append(ts.Runs, e.Run)
+			ts.Facts = append(ts.Facts, facts[e.Run.ID])
 		}
 		if c, ok := history.Open(v.points, m, history.Options{}); ok {
 			ts.Open = &c
