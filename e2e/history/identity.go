@@ -77,8 +77,8 @@ var driftFacts = map[string]string{
 // trimmed and its runs of white space made one space; an empty value is
 // no fact. A fleet's drift value "unknown…" is no fact either. Bad input
 // is an error naming the key and the value: a hypervisor or drift node
-// without a name that holds facts, or one node given twice with two
-// values of one fact.
+// without a name that holds facts, or one hypervisor listed twice with
+// two values of one fact (a drift value never overrides a hypervisor's).
 func Identity(r *results.Results) (Facts, error) {
 	env := r.Environment
 	f := Facts{}
