@@ -9,12 +9,14 @@ import (
 )
 
 // TrendSeries is one series as the trend page draws it: its points, oldest
-// first, each with its run (Runs[i] is Points[i]'s), the change points
+// first, each with its run (Runs[i] is Points[i]'s) and the run's
+// environment (Facts[i], nil or absent when not stored), the change points
 // (Detect) and the open regression check reports (Open), if any.
 type TrendSeries struct {
 	Series       Series
 	Points       []Point
 	Runs         []Run
+	Facts        []Facts
 	ChangePoints []ChangePoint
 	Open         *ChangePoint
 	Acked        bool
@@ -31,6 +33,7 @@ th{background:#edf2f7}
 svg.chart{display:block;margin:8px 0 20px;background:#fff;border:1px solid #e2e8f0}
 svg .grid{stroke:#e2e8f0;stroke-width:1}svg .line{fill:none;stroke-width:1.2;opacity:0.8}
 svg .cp{stroke:#c53030;stroke-width:1.5;stroke-dasharray:4 3}svg .cpok{stroke:#2f855a;stroke-width:1.5;stroke-dasharray:4 3}
+svg .env{fill:#d69e2e;stroke:#744210;stroke-width:1}
 svg text{font-family:system-ui,sans-serif;fill:#2d3748;font-size:11px}svg .ctitle{font-size:13px;font-weight:600}
 .note{color:#4a5568;font-size:0.9em}
 `
@@ -41,8 +44,10 @@ var palette = []string{"#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#
 // top (unacknowledged first), then one chart per series family (metric,
 // profile, path, backend, mode) with a line per node or pair, the runs in
 // time order on the x axis labelled where the build changes, and every
-// change point marked (red: regression, green: improvement). One
-// self-contained HTML document: inline SVG, no script.
+// change point marked (red: regression, green: improvement), and an amber
+// triangle on the x axis at each run whose environment changed from the
+// family's run before it (EnvNote, in its title). One self-contained HTML
+// document: inline SVG, no script.
 func Trend(title string, ss []TrendSeries) []byte {
 	var b strings.Builder
 	esc := html.EscapeString
@@ -82,7 +87,8 @@ func Trend(title string, ss []TrendSeries) []byte {
 		fams[f] = append(fams[f], s)
 	}
 	sort.Strings(order)
-	b.WriteString("<h2>Series</h2>\n")
+	b.WriteString("<h2>Series</h2>\n<p class=\"note\">Dashed lines: change points (red a regression, green an improvement). " +
+		"<span style=\"color:#d69e2e\">▲</span> on the x axis: the environment changed at that run (hover for what).</p>\n")
 	for _, f := range order {
 		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(strings.ReplaceAll(f, "|", " · ")))
 		b.WriteString(trendChart(fams[f]))
@@ -105,7 +111,12 @@ const heatMapRuns = 60
 // 3 %: green; 3-10 % worse: yellow; more: red; a verdict: offloaded green,
 // not red), so a node that fell behind the fleet on some night stands out.
 func heatMap(ss []TrendSeries) string {
-	const cell, rowH, left, top = 12.0, 14.0, 150.0, 16.0
+	const cell, rowH, top = 12.0, 14.0, 16.0
+	// room for the longest node name (11 px text, ≈ 7 px a character)
+	left := 150.0
+	for _, s := range ss {
+		left = max(left, 7*float64(len([]rune(s.Series.Node)))+10)
+	}
 	esc := html.EscapeString
 	runs := familyRuns(ss)
 	runs = runs[max(0, len(runs)-heatMapRuns):]
@@ -131,10 +142,12 @@ func heatMap(ss []TrendSeries) string {
 	m := Metrics[ss[0].Series.Metric]
 	nodes := append([]TrendSeries(nil), ss...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Series.Node < nodes[j].Series.Node })
-	w, h := left+cell*float64(len(runs))+10, top+rowH*float64(len(nodes))+20
+	// at least as wide as its title (13 px bold, ≈ 8 px a character)
+	title := fmt.Sprintf("each node against the fleet's median, newest %d runs", len(runs))
+	w, h := max(left+cell*float64(len(runs))+10, 8*float64(len(title))+10), top+rowH*float64(len(nodes))+20
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg"><text class="ctitle" x="4" y="12">each node against the fleet's median, newest %d runs</text>`,
-		w, h, w, h, len(runs))
+	fmt.Fprintf(&b, `<svg class="chart" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg"><text class="ctitle" x="4" y="12">%s</text>`,
+		w, h, w, h, esc(title))
 	for row, s := range nodes {
 		y := top + rowH*float64(row)
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-4, y+10, esc(s.Series.Node))
@@ -235,12 +248,37 @@ func trendChart(ss []TrendSeries) string {
 				cls, xi, xi, top, h-bottom, esc(s.Series.Node), c.Step*100, esc(s.Runs[c.Index].ID), esc(s.Runs[c.Index].BuildName()), c.Confidence)
 		}
 	}
+	// on top of the lines, so that their titles answer the pointer
+	facts := familyFacts(ss)
+	for i := 1; i < len(runs); i++ {
+		note := EnvNote(facts[runs[i-1].ID], facts[runs[i].ID])
+		if note == "" {
+			continue
+		}
+		xi, yb := x(i), h-bottom
+		fmt.Fprintf(&b, `<path class="env" d="M%.1f,%.1f l5,9 h-10 z"><title>%s (%s): %s</title></path>`,
+			xi, yb-9, esc(runs[i].ID), esc(runs[i].BuildName()), esc(note))
+	}
 	if len(runs) > 0 {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text><text x="%.0f" y="%.0f" text-anchor="end">%s</text>`,
 			left, h-6, runs[0].StartedAt.Format("2006-01-02"), w-right, h-6, runs[len(runs)-1].StartedAt.Format("2006-01-02"))
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// familyFacts is the environment of every run of the family's series
+// that has one stored, by run id.
+func familyFacts(ss []TrendSeries) map[string]Facts {
+	out := map[string]Facts{}
+	for _, s := range ss {
+		for i, f := range s.Facts {
+			if i < len(s.Runs) && len(f) > 0 {
+				out[s.Runs[i].ID] = f
+			}
+		}
+	}
+	return out
 }
 
 // familyRuns is every run of the family's series once, in time order.

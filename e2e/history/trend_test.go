@@ -20,6 +20,16 @@ func TestTrendPage(t *testing.T) {
 			}
 			s.Points = append(s.Points, Point{Series: s.Series, RunID: fmt.Sprint(i), Value: v, Lo: v, Hi: v, N: 3})
 			s.Runs = append(s.Runs, Run{ID: fmt.Sprintf("night-%02d", i), StartedAt: time.Date(2026, 11, 1+i, 2, 0, 0, 0, time.UTC), Build: fmt.Sprintf("b%d", i/15)})
+			// the kernel of cmp2 moves at night 15; nights 0-4 were stored without facts
+			kernel := "6.1.0-27"
+			if i >= 15 {
+				kernel = "6.1.0-28"
+			}
+			var f Facts
+			if i >= 5 {
+				f = Facts{FactBackend: "ml2/ovn", "hv.cmp2.kernel": kernel}
+			}
+			s.Facts = append(s.Facts, f)
 		}
 		s.ChangePoints = Detect(s.Points, m, Options{})
 		if c, ok := Open(s.Points, m, Options{}); ok {
@@ -35,6 +45,10 @@ func TestTrendPage(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("trend page lacks %q", want)
 		}
+	}
+	env := `<path class="env" d="M%.1f,211.0 l5,9 h-10 z"><title>night-15 (b1): environment changed at this run: kernel of cmp2 6.1.0-27 → 6.1.0-28</title></path>`
+	if want := fmt.Sprintf(env, 70+15*(960-70-10)/19.0); strings.Count(page, `class="env"`) != 1 || !strings.Contains(page, want) {
+		t.Errorf("want the one environment change marked at night-15 on the x axis: %s", want)
 	}
 	if strings.Count(page, "<svg") != 1 {
 		t.Errorf("want one chart for the one family, got %d", strings.Count(page, "<svg"))

@@ -10,14 +10,18 @@
 // The store is a SQLite file or a postgres:// URL (--store, else
 // $ASAP2E2E_HISTORY). ingest adds
 // every point of each file (a single run, a fleet run, merged or shard
-// files), idempotent by run id. show prints each series matching the filter
-// with its change points. check judges the newest run: it exits 1 when a
-// series' newest point sits after an unacknowledged regression change point
-// among its last 60 runs and no more than 10 runs old (history.Open),
-// naming the series, the change point's run and build, the step and its
-// confidence; --junit writes one test case per series. ack acknowledges a
+// files) and the run's environment identity (history.Identity), idempotent
+// by run id. show prints each series matching the filter with its change
+// points. check judges the newest run: it exits 1 when a series' newest
+// point sits after an unacknowledged regression change point among its
+// last 60 runs and no more than 10 runs old (history.Open), naming the
+// series, the change point's run and build, the step and its confidence;
+// --junit writes one test case per series. Both name what changed in the
+// environment between the change point's run and the series' run before
+// it (history.EnvNote), where anything did. ack acknowledges a
 // change point (kept in the store). trend writes the offline trend page
-// (history.Trend: the regressions on top, a chart per series family).
+// (history.Trend: the regressions on top, a chart per series family, the
+// runs whose environment changed marked on the x axis).
 //
 // Exit codes: 0 success / no regression, 1 regression, 2 usage or input error.
 package main
@@ -30,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/history"
@@ -109,14 +114,22 @@ func ingest(ctx context.Context, s *store.Store, args []string, stdout, stderr i
 			code = 2
 			continue
 		}
+		facts, err := history.Identity(r)
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(stderr, "history: %s: %s\n", f, line)
+			}
+			code = 2
+			continue
+		}
 		pts := history.Extract(r)
-		n, err := s.Ingest(ctx, history.RunOf(r), pts)
+		n, err := s.Ingest(ctx, history.RunOf(r), facts, pts)
 		if err != nil {
 			fmt.Fprintf(stderr, "history: %s: %v\n", f, err)
 			code = 2
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: run %s, %d points, %d new\n", f, r.RunID, len(pts), n)
+		fmt.Fprintf(stdout, "%s: run %s, %d points, %d new, %d environment facts\n", f, r.RunID, len(pts), n, len(facts))
 	}
 	return code
 }
@@ -126,7 +139,48 @@ type seriesView struct {
 	Series       string                `json:"series"`
 	Points       []store.Entry         `json:"points"`
 	ChangePoints []history.ChangePoint `json:"change_points"`
-	points       []history.Point
+	// EnvChanges are the environment's changes at each change point's run
+	// from the run before it in the series, where any.
+	EnvChanges []envChange `json:"environment_changes,omitempty"`
+	points     []history.Point
+}
+
+// envChange is what changed in the environment at a change point's run.
+type envChange struct {
+	Index   int              `json:"index"` // the change point's
+	RunID   string           `json:"run_id"`
+	Changes []history.Change `json:"changes"`
+	Note    string           `json:"note"`
+}
+
+// envFacts reads each run's environment facts from the store once.
+type envFacts struct {
+	s    *store.Store
+	runs map[string]history.Facts
+}
+
+// change is what changed in the environment between the point before i
+// and point i of es; ok false when nothing did (or i is the first point).
+func (f *envFacts) change(ctx context.Context, es []store.Entry, i int) (envChange, bool, error) {
+	if i < 1 || i >= len(es) {
+		return envChange{}, false, nil
+	}
+	var fs [2]history.Facts
+	for k, id := range []string{es[i-1].Run.ID, es[i].Run.ID} {
+		if _, ok := f.runs[id]; !ok {
+			got, err := f.s.Facts(ctx, id)
+			if err != nil {
+				return envChange{}, false, err
+			}
+			f.runs[id] = got
+		}
+		fs[k] = f.runs[id]
+	}
+	note := history.EnvNote(fs[0], fs[1])
+	if note == "" {
+		return envChange{}, false, nil
+	}
+	return envChange{Index: i, RunID: es[i].Run.ID, Changes: history.Changes(fs[0], fs[1]), Note: note}, true, nil
 }
 
 func load(ctx context.Context, s *store.Store, key string) (seriesView, history.Metric, error) {
@@ -176,9 +230,22 @@ func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.
 		fmt.Fprintf(stderr, "history: %v\n", err)
 		return 2
 	}
+	env := &envFacts{s: s, runs: map[string]history.Facts{}}
 	for i := range views {
 		v, m := &views[i], metrics[i]
 		v.ChangePoints = history.Detect(v.points, m, history.Options{})
+		notes := map[int]string{}
+		for _, c := range v.ChangePoints {
+			ec, ok, err := env.change(ctx, v.Points, c.Index)
+			if err != nil {
+				fmt.Fprintf(stderr, "history: %v\n", err)
+				return 2
+			}
+			if ok {
+				v.EnvChanges = append(v.EnvChanges, ec)
+				notes[c.Index] = ec.Note
+			}
+		}
 		if *asJSON {
 			continue
 		}
@@ -191,6 +258,9 @@ func show(ctx context.Context, s *store.Store, args []string, stdout, stderr io.
 			mark := ""
 			if c, ok := cps[i]; ok {
 				mark = "  ← " + describe(c, m)
+				if n := notes[i]; n != "" {
+					mark += "; " + n
+				}
 			}
 			if e.Inconclusive(m) {
 				mark += "  (inconclusive: interval wider than the minimum effect)"
@@ -253,6 +323,7 @@ func check(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 	}
 	var cases []junitCase
 	failed := 0
+	env := &envFacts{s: s, runs: map[string]history.Facts{}}
 	for _, k := range keys {
 		v, m, err := load(ctx, s, k)
 		if err != nil {
@@ -271,6 +342,14 @@ func check(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 				return 2
 			}
 			text := fmt.Sprintf("%s: %s since run %s (build %q, %s)", k, describe(c, m), at.ID, at.BuildName(), at.StartedAt.Format(time.DateOnly))
+			ec, changed, err := env.change(ctx, v.Points, c.Index)
+			if err != nil {
+				fmt.Fprintf(stderr, "history: %v\n", err)
+				return 2
+			}
+			if changed {
+				text += "; " + ec.Note
+			}
 			if acked {
 				fmt.Fprintf(stdout, "acknowledged %s\n", text)
 				tc.Skipped = &junitMsg{Message: "acknowledged: " + text}
@@ -358,12 +437,18 @@ func trend(ctx context.Context, s *store.Store, args []string, stdout, stderr io
 		fmt.Fprintf(stderr, "history: %v\n", err)
 		return 2
 	}
+	facts, err := s.AllFacts(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "history: %v\n", err)
+		return 2
+	}
 	var ss []history.TrendSeries
 	for i, v := range views {
 		m, k := metrics[i], v.Series
 		ts := history.TrendSeries{Series: v.points[0].Series, Points: v.points, ChangePoints: history.Detect(v.points, m, history.Options{})}
 		for _, e := range v.Points {
 			ts.Runs = append(ts.Runs, e.Run)
+			ts.Facts = append(ts.Facts, facts[e.Run.ID])
 		}
 		if c, ok := history.Open(v.points, m, history.Options{}); ok {
 			ts.Open = &c

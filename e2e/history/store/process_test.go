@@ -37,7 +37,7 @@ func TestConcurrentProcesses(t *testing.T) {
 			for k := range series {
 				pts = append(pts, history.Point{Series: history.Series{Metric: "delivered_bps", Profile: strconv.Itoa(k)}, Value: 1, Lo: 1, Hi: 1, N: 1})
 			}
-			if _, err := s.Ingest(context.Background(), run, pts); err != nil {
+			if _, err := s.Ingest(context.Background(), run, nil, pts); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -14,7 +14,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +61,14 @@ var migrations = []string{
 	// before have neither.
 	`ALTER TABLE runs ADD COLUMN build_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE runs ADD COLUMN harness_commit TEXT NOT NULL DEFAULT '';`,
+	// 3: the run's environment identity (issue 37; history.Identity), one
+	// row a fact; runs stored before have none.
+	`CREATE TABLE run_facts (
+		run_id TEXT NOT NULL REFERENCES runs(run_id),
+		fact   TEXT NOT NULL,
+		value  TEXT NOT NULL,
+		PRIMARY KEY (run_id, fact)
+	);`,
 }
 
 // Open opens the history and migrates it: a postgres:// or postgresql://
@@ -174,9 +184,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	return tx.Commit()
 }
 
-// Ingest stores a run and its points in one transaction and says how many
-// points were new: a run or point already stored is left as it is.
-func (s *Store) Ingest(ctx context.Context, run history.Run, pts []history.Point) (added int, err error) {
+// Ingest stores a run, its environment's facts and its points in one
+// transaction and says how many points were new: a run, fact or point
+// already stored is left as it is (so the shards of one fleet run add
+// their nodes' facts to the run's, and a run stored before migration 3
+// gets its facts when its file is ingested again).
+func (s *Store) Ingest(ctx context.Context, run history.Run, facts history.Facts, pts []history.Point) (added int, err error) {
 	if run.ID == "" {
 		return 0, errors.New("ingest: run without run_id")
 	}
@@ -187,6 +200,9 @@ func (s *Store) Ingest(ctx context.Context, run history.Run, pts []history.Point
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, started_at, build, ingested, build_id, harness_commit) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 		run.ID, run.StartedAt.UTC().Format(time.RFC3339Nano), run.Build, time.Now().UTC().Format(time.RFC3339), run.BuildID, run.HarnessCommit); err != nil {
+		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
+	}
+	if err := insertFacts(ctx, tx, run.ID, facts); err != nil {
 		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (series, run_id, value, lo, hi, n) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`)
@@ -206,6 +222,67 @@ func (s *Store) Ingest(ctx context.Context, run history.Run, pts []history.Point
 		return 0, fmt.Errorf("ingest %s: %w", run.ID, err)
 	}
 	return added, nil
+}
+
+// insertFacts adds the run's facts that are not stored yet, by key.
+func insertFacts(ctx context.Context, tx *sql.Tx, runID string, facts history.Facts) error {
+	if len(facts) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO run_facts (run_id, fact, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, k := range slices.Sorted(maps.Keys(facts)) {
+		if _, err := stmt.ExecContext(ctx, runID, k, facts[k]); err != nil {
+			return fmt.Errorf("fact %s = %q: %w", k, facts[k], err)
+		}
+	}
+	return nil
+}
+
+// Facts is the environment identity stored for the run, empty for a run
+// stored without one (before migration 3).
+func (s *Store) Facts(ctx context.Context, runID string) (history.Facts, error) {
+	all, err := s.queryFacts(ctx, `SELECT run_id, fact, value FROM run_facts WHERE run_id = $1`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("facts of run %s: %w", runID, err)
+	}
+	if all[runID] == nil {
+		return history.Facts{}, nil
+	}
+	return all[runID], nil
+}
+
+// AllFacts is every stored run's environment identity by run id (a run
+// without facts is absent).
+func (s *Store) AllFacts(ctx context.Context) (map[string]history.Facts, error) {
+	all, err := s.queryFacts(ctx, `SELECT run_id, fact, value FROM run_facts`)
+	if err != nil {
+		return nil, fmt.Errorf("facts: %w", err)
+	}
+	return all, nil
+}
+
+func (s *Store) queryFacts(ctx context.Context, q string, args ...any) (map[string]history.Facts, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]history.Facts{}
+	for rows.Next() {
+		var id, k, v string
+		if err := rows.Scan(&id, &k, &v); err != nil {
+			return nil, err
+		}
+		if out[id] == nil {
+			out[id] = history.Facts{}
+		}
+		out[id][k] = v
+	}
+	return out, rows.Err()
 }
 
 // Entry is one point of a series with its run.

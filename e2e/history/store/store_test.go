@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -35,12 +36,20 @@ func testIngestLabResults(t *testing.T, open func() (*Store, error)) {
 		t.Fatal(err)
 	}
 	pts := history.Extract(r)
-	n, err := s.Ingest(ctx, history.RunOf(r), pts)
+	facts, err := history.Identity(r)
+	if err != nil || len(facts) == 0 {
+		t.Fatalf("identity of the recorded run: %v %v", facts, err)
+	}
+	n, err := s.Ingest(ctx, history.RunOf(r), facts, pts)
 	if err != nil || n != len(pts) {
 		t.Fatalf("first ingest: %d of %d, %v", n, len(pts), err)
 	}
-	if n, err = s.Ingest(ctx, history.RunOf(r), pts); err != nil || n != 0 {
+	changed := history.Facts{"cloud": "another"}
+	if n, err = s.Ingest(ctx, history.RunOf(r), changed, pts); err != nil || n != 0 {
 		t.Fatalf("second ingest added %d, %v", n, err)
+	}
+	if got, err := s.Facts(ctx, r.RunID); err != nil || !maps.Equal(got, facts) {
+		t.Fatalf("facts after two ingests: %v %v, want the first's %v", got, err, facts)
 	}
 	keys, err := s.Series(ctx, "")
 	if err != nil || len(keys) != len(pts) {
@@ -81,7 +90,7 @@ func testConcurrentIngest(t *testing.T, open func() (*Store, error)) {
 				for k := range series {
 					pts = append(pts, history.Point{Series: history.Series{Metric: "delivered_bps", Profile: fmt.Sprint(k)}, Value: 1, Lo: 1, Hi: 1, N: 1})
 				}
-				if _, err := s.Ingest(ctx, run, pts); err != nil {
+				if _, err := s.Ingest(ctx, run, nil, pts); err != nil {
 					errs <- err
 					return
 				}
