@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
@@ -138,9 +139,10 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 		if err != nil {
 			return err
 		}
+		defer closeCluster(kc, s.Logf)
 		c = kc
 	}
-	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(s.Config)}
+	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(s.Config), RunBudget: plan.RunBudget(s.Config).Total}
 	if k.DebugImage != "" {
 		in.DebugPod = &kubeaccess.DebugPodInput{
 			Name:   fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-preflight"),
@@ -149,6 +151,9 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 	}
 	r := c.Preflight(ctx, in)
 	s.ovsPods = r.Pods
+	for _, w := range r.Warnings {
+		s.Logf("WARNING: kubernetes preflight: %s", w)
+	}
 	for _, ch := range r.Checks {
 		if ch.Problem == "" {
 			s.Logf("kubernetes preflight: ok: %s", ch.What)
@@ -175,6 +180,18 @@ func (s *Session) openCluster(o kubeaccess.Options) (kubeaccess.Cluster, error) 
 		return nil, fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
 	}
 	return c, nil
+}
+
+// closeCluster closes c when it holds anything to close (kube.Cluster: the
+// run's private copy of the kubeconfig); a failure is said, never fatal.
+func closeCluster(c any, logf func(format string, args ...any)) {
+	cl, ok := c.(io.Closer)
+	if !ok {
+		return
+	}
+	if err := cl.Close(); err != nil {
+		logf("WARNING: kubernetes: closing the cluster: %v", err)
+	}
 }
 
 // leakedDebugPods lists this run's debug pods that still exist (the leak

@@ -314,7 +314,10 @@ type fakeCluster struct {
 	fakeDebugPods
 	swept  []kubeaccess.SweptPod
 	sweeps []kubeaccess.SweepInput
+	closed int // Close calls (kube.Cluster's removes its kubeconfig copy)
 }
+
+func (f *fakeCluster) Close() error { f.closed++; return nil }
 
 func (f *fakeCluster) Runner(context.Context, kubeaccess.Target) (kubeaccess.PodRunner, kubeaccess.NodeMatch, error) {
 	return nil, kubeaccess.NodeMatch{}, errors.New("fakeCluster: no runners")
@@ -401,6 +404,10 @@ func TestOpenCluster(t *testing.T) {
 	if !reflect.DeepEqual(c.in.Hypervisors, []kubeaccess.Target{{Hypervisor: "cmp-1"}}) {
 		t.Errorf("the opened cluster was asked %+v", c.in)
 	}
+	// A cluster opened for the preflight alone is closed after it.
+	if c.closed != 1 {
+		t.Errorf("the preflight's own cluster was closed %d times, want 1", c.closed)
+	}
 	s.openKube = func(config.Kubernetes, kubeaccess.Options) (kubeaccess.Cluster, error) {
 		return nil, errors.New("kubernetes: kubeconfig k.yaml: no such file")
 	}
@@ -428,7 +435,7 @@ func TestPreflightKube(t *testing.T) {
 	f := &fakePreflight{report: kubeaccess.PreflightReport{Source: "kubeconfig k.yaml, context mosk", Checks: []kubeaccess.Check{
 		{What: "list pods in namespace openstack"},
 		{What: "create pods/exec in namespace openstack", Problem: "kubeconfig k.yaml, context mosk may not create pods/exec in namespace openstack"},
-	}}}
+	}, Warnings: []string{"the token of kubeconfig k.yaml expires in 1h0m0s, the run needs up to 3h10m0s"}}}
 	err := s.PreflightKube(context.Background(), f)
 	if err == nil || !strings.Contains(err.Error(), "mosk.yaml: kubernetes preflight (kubeconfig k.yaml, context mosk): 1 problem(s)") ||
 		!strings.Contains(err.Error(), "may not create pods/exec") || !strings.Contains(err.Error(), "nothing was created; go run ./tools/kubecheck mosk.yaml") {
@@ -441,7 +448,15 @@ func TestPreflightKube(t *testing.T) {
 	if d := f.in.DebugPod; d == nil || d.Image != "registry.example/tools/netshoot:v0.13" || d.Name != "asap2e2e-20261203t101500-ab12-debug-preflight" || d.RunID != s.RunID {
 		t.Errorf("debug pod %+v", d)
 	}
+	// The run's budget goes with it (a token that expires before is a
+	// warning), and the warnings go to the log.
+	if want := plan.RunBudget(s.Config).Total; f.in.RunBudget != want || want <= 0 {
+		t.Errorf("run budget %v, want plan.RunBudget's %v", f.in.RunBudget, want)
+	}
 	log := s.console.(*bytes.Buffer).String()
+	if !strings.Contains(log, "WARNING: kubernetes preflight: the token of kubeconfig k.yaml expires in 1h0m0s, the run needs up to 3h10m0s") {
+		t.Errorf("the warning is not in the log:\n%s", log)
+	}
 	if !strings.Contains(log, "kubernetes preflight: ok: list pods in namespace openstack") || !strings.Contains(log, "kubernetes preflight: FAILED: kubeconfig k.yaml") {
 		t.Errorf("log:\n%s", log)
 	}

@@ -245,6 +245,9 @@ func (s *Session) closeOnError(err error) error {
 	if s.dialer != nil {
 		_ = s.dialer.Close() // the preflight's hypervisor connections
 	}
+	if s.kube != nil {
+		closeCluster(s.kube, s.Logf)
+	}
 	s.logFile.Close()
 	return err
 }
@@ -412,12 +415,16 @@ func (s *Session) SaveArtifact(rel string, data []byte) (string, error) {
 }
 
 // Close finishes the results file (timings, end time) and closes SSH
-// connections and logs. It is safe to call once the run is over, also after
+// connections, the Kubernetes cluster (its copy of the kubeconfig) and
+// logs. It is safe to call once the run is over, also after
 // a failure.
 func (s *Session) Close() error {
 	var errs []error
 	if s.dialer != nil {
 		errs = append(errs, s.dialer.Close())
+	}
+	if s.kube != nil && s.parent == nil { // a pair's is the fleet's
+		closeCluster(s.kube, s.Logf)
 	}
 	if lost := s.OutputLost(); lost != nil {
 		errs = append(errs, fmt.Errorf("results file not finished: %w", lost))

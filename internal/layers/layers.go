@@ -108,7 +108,7 @@ var Layers = []Layer{
 		{Path: "tools/plugcompare", Imports: []string{"e2e/results", "tools/internal/cli"}},
 		{Path: "tools/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/results", "tools/internal/cli"}},
 		{Path: "tools/budget", Imports: []string{"e2e/config", "e2e/plan", "tools/internal/cli"}},
-		{Path: "tools/kubecheck", Imports: []string{"e2e/config", "e2e/offload", "e2e/remote", "e2e/remote/kube", "e2e/remote/kubeaccess", "tools/internal/cli"},
+		{Path: "tools/kubecheck", Imports: []string{"e2e/config", "e2e/offload", "e2e/plan", "e2e/remote", "e2e/remote/kube", "e2e/remote/kubeaccess", "tools/internal/cli"},
 			Note: "the Kubernetes preflight alone, before anything is built, with the tools probe"},
 		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/remote/kubeaccess", "e2e/wait", "fixtures", "tools/internal/cli"},
 			Note: "the node debug pods through remote/kube; no harness"},

@@ -34,6 +34,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
+	"github.com/mosk-qa/asap2-e2e/e2e/plan"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kube"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
@@ -79,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubecheck: %s: hypervisors.access is %q: nothing runs over Kubernetes\n", cfg.File, cfg.Hypervisors.Access)
 		return 2
 	}
-	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(cfg)}
+	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(cfg), RunBudget: plan.RunBudget(cfg).Total}
 	for _, a := range fs.Args()[1:] {
 		hv, host, _ := strings.Cut(a, "=")
 		if hv == "" {
@@ -97,6 +98,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "FAIL %s: %v\n", cfg.File, err)
 		return 1
 	}
+	if cl, ok := c.(io.Closer); ok {
+		defer cl.Close() // the copy of the kubeconfig
+	}
 	r := c.Preflight(ctx, in)
 	bound := cfg.Interval(config.IntervalCommand).Timeout
 	probe := func(ctx context.Context, pr remote.Runner) (kubeaccess.ProbedTools, error) {
@@ -112,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		failed++
 		fmt.Fprintf(stdout, "FAIL %s\n", ch.Problem)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stdout, "WARN %s\n", w)
 	}
 	if len(in.Hypervisors) == 0 {
 		fmt.Fprintln(stdout, "note: no hypervisor named (placement.hosts, node_names or arguments): node mapping not checked")

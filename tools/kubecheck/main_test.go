@@ -193,7 +193,7 @@ func TestChecksAndExitCodes(t *testing.T) {
 	f := &fakeCluster{r: kubeaccess.PreflightReport{Source: "kubeconfig k, context mosk", Checks: []kubeaccess.Check{
 		{What: "list pods in namespace openstack"},
 		{What: "hypervisor cmp-3", Problem: "kubernetes: hypervisor cmp-3: no Kubernetes node matches"},
-	}}}
+	}, Warnings: []string{"the token of kubeconfig k, context mosk expires in 1h0m0s"}}}
 	old := newCluster
 	t.Cleanup(func() { newCluster = old })
 	newCluster = func(k config.Kubernetes, o kubeaccess.Options) (preflighter, error) { f.k, f.o = k, o; return f, nil }
@@ -203,13 +203,18 @@ func TestChecksAndExitCodes(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, w := range []string{"credentials: kubeconfig k, context mosk\n", "ok   list pods in namespace openstack\n", "FAIL kubernetes: hypervisor cmp-3: no Kubernetes node matches\n"} {
+	for _, w := range []string{"credentials: kubeconfig k, context mosk\n", "ok   list pods in namespace openstack\n", "FAIL kubernetes: hypervisor cmp-3: no Kubernetes node matches\n",
+		"WARN the token of kubeconfig k, context mosk expires in 1h0m0s\n"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("stdout lacks %q:\n%s", w, out.String())
 		}
 	}
 	if !strings.Contains(errb.String(), "1 of 2 checks failed") {
 		t.Errorf("stderr %q", errb.String())
+	}
+	// The run's budget, against which a token's expiry is warned of.
+	if f.in.RunBudget <= 0 {
+		t.Errorf("preflight asked with run budget %v, want plan.RunBudget's", f.in.RunBudget)
 	}
 	want := []kubeaccess.Target{{Hypervisor: "cmp-1.mosk.example.net"}, {Hypervisor: "cmp-2.mosk.example.net"}, {Hypervisor: "cmp-3.mosk.example.net", ServiceHost: "cmp-3"}}
 	if !reflect.DeepEqual(f.in.Hypervisors, want) {

@@ -199,6 +199,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, mk client
 	}
 	if kubeSide {
 		kc, err := newKube(cfg.Hypervisors.Kubernetes, cfg.Interval(config.IntervalKubeAPI))
+		if cl, ok := kc.(io.Closer); ok && err == nil {
+			defer cl.Close() // the copy of the kubeconfig
+		}
 		// The debug pods carry run ids, not the group: a group's are
 		// those of the run ids its OpenStack resources carry.
 		runIDs := []string{*runID}

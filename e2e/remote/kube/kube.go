@@ -8,7 +8,9 @@
 // (clientcmd: $KUBECONFIG, then ~/.kube/config, or an explicit file and
 // context) and its rest.Config, so exec credential plugins (kubelogin,
 // cloud CLIs) and client certificates work as they do for kubectl. Nothing
-// of them reaches the command log or an error message.
+// of them reaches the command log or an error message. The client is built
+// from the run's private copy of the kubeconfig (kubeconfig.go), so that
+// refreshed tokens never go into the user's file, which may be read-only.
 //
 // A node's pod is found as Rockoon's own diagnostics find it (osctl
 // sosreport, collect_ovs_info): the pods of the namespace with the label
@@ -36,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +53,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth/oidc"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -65,6 +69,12 @@ type Cluster struct {
 	container string
 	nodeNames map[string]string
 	source    string // Source()
+	// copyDir holds the run's private copy of the kubeconfig, which the
+	// client was built from ("" in-cluster); Close removes it.
+	copyDir string
+	// cred is what the kubeconfig's user authenticates with (the
+	// preflight's credentials check).
+	cred credential
 	// debugNS is where the node debug pods go (debug_namespace, else
 	// namespace).
 	debugNS string
@@ -87,7 +97,9 @@ type Cluster struct {
 // kubectl loads them: k.Kubeconfig, else every file of $KUBECONFIG merged
 // (first wins), else ~/.kube/config; k.Context, else the current context;
 // with no kubeconfig at all, the pod's service account (in-cluster: the
-// harness running as a Kubernetes Job).
+// harness running as a Kubernetes Job). From a kubeconfig, the client is
+// built from the run's private copy (privateCopy), so refreshed
+// credentials go there; Close removes it.
 func NewCluster(k config.Kubernetes, o kubeaccess.Options) (*Cluster, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
@@ -105,12 +117,49 @@ func NewCluster(k config.Kubernetes, o kubeaccess.Options) (*Cluster, error) {
 		}
 		return nil, fmt.Errorf("kubernetes: %s (hypervisors.kubernetes.kubeconfig, context): %w", where, err)
 	}
+	source := describeSource(cc, rules, k.Context)
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %s (hypervisors.kubernetes.kubeconfig, context): %w", source, err)
+	}
+	var copyPath string
+	var cred credential
+	if !clientcmdapi.IsConfigEmpty(&raw) {
+		// From a kubeconfig (not in-cluster): the client is built from
+		// the run's own copy (kubeconfig.go).
+		copyPath, cred, err = privateCopy(&raw, k.Context)
+		if err == nil {
+			rc, err = fromCopy(copyPath)
+		}
+		if err != nil {
+			if copyPath != "" {
+				os.RemoveAll(filepath.Dir(copyPath))
+			}
+			return nil, fmt.Errorf("kubernetes: %s (hypervisors.kubernetes.kubeconfig, context): the run's copy: %w", source, err)
+		}
+	}
 	c, err := newCluster(rc, k, o)
 	if err != nil {
+		if copyPath != "" {
+			os.RemoveAll(filepath.Dir(copyPath))
+		}
 		return nil, err
 	}
-	c.source = describeSource(cc, rules, k.Context)
+	c.source = source
+	c.cred = cred
+	if copyPath != "" {
+		c.copyDir = filepath.Dir(copyPath)
+	}
 	return c, nil
+}
+
+// KubeconfigCopy is the run's private copy of the kubeconfig the client
+// was built from ("" in-cluster, or after Close).
+func (c *Cluster) KubeconfigCopy() string {
+	if c.copyDir == "" {
+		return ""
+	}
+	return filepath.Join(c.copyDir, kubeconfigFile)
 }
 
 // Open is NewCluster as a kubeaccess.Open: what the programs that reach a

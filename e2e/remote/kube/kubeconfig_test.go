@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
 )
@@ -96,6 +98,7 @@ current-context: mosk
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAfter(t, c)
 	pod, err := c.FindPod(context.Background(), nodeA)
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +116,23 @@ current-context: mosk
 
 // $KUBECONFIG with two files is merged as kubectl merges it (the first
 // file's current-context; users in one file, contexts in the other), and
-// an explicit context picks another.
+// an explicit context picks another. The client is built from the run's
+// copy: minified to the context (the other context and user left out),
+// the certificate file (a path relative to its kubeconfig) read into
+// data, 0600 in a 0700 directory of its own.
 func TestKubeconfigPathListAndContext(t *testing.T) {
 	cluster, auths := podsAPI(t, *ovsPod("openvswitch-vswitchd-default-2xk9p", nodeA))
 	dir := t.TempDir()
+	var entry struct {
+		Server string `json:"server"`
+		CA     string `json:"certificate-authority-data"`
+	}
+	if err := yaml.Unmarshal([]byte(cluster), &entry); err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := base64.StdEncoding.DecodeString(entry.CA)
+	writeFile(t, dir, "ca.crt", string(ca))
+	cluster = "{server: " + entry.Server + ", certificate-authority: ca.crt}"
 	a := writeFile(t, dir, "contexts.yaml", `apiVersion: v1
 kind: Config
 contexts:
@@ -138,9 +154,9 @@ users:
   user: {token: admin-token}
 `)
 	t.Setenv("KUBECONFIG", a+string(os.PathListSeparator)+b)
-	for _, tc := range []struct{ context, token, source string }{
-		{"", "Bearer ci-token", "kubeconfig " + a + ":" + b + ", context mosk (user ci)"},
-		{"mosk-admin", "Bearer admin-token", "kubeconfig " + a + ":" + b + ", context mosk-admin (user admin)"},
+	for _, tc := range []struct{ context, token, source, other string }{
+		{"", "Bearer ci-token", "kubeconfig " + a + ":" + b + ", context mosk (user ci)", "admin"},
+		{"mosk-admin", "Bearer admin-token", "kubeconfig " + a + ":" + b + ", context mosk-admin (user admin)", "ci"},
 	} {
 		k := mosk
 		k.Context = tc.context
@@ -148,6 +164,7 @@ users:
 		if err != nil {
 			t.Fatal(err)
 		}
+		closeAfter(t, c)
 		if _, err := c.FindPod(context.Background(), nodeA); err != nil {
 			t.Fatal(err)
 		}
@@ -156,6 +173,23 @@ users:
 		}
 		if c.Source() != tc.source {
 			t.Errorf("source %q, want %q", c.Source(), tc.source)
+		}
+		p := c.KubeconfigCopy()
+		if filepath.Dir(p) == dir {
+			t.Errorf("the copy %s is in the kubeconfig's directory", p)
+		}
+		readCopyMode(t, p)
+		data, _ := os.ReadFile(p)
+		user := strings.TrimPrefix(tc.token, "Bearer ")
+		for _, w := range []string{"token: " + user, "certificate-authority-data: " + entry.CA} {
+			if !bytes.Contains(data, []byte(w)) {
+				t.Errorf("context %q: the copy does not say %q:\n%s", tc.context, w, data)
+			}
+		}
+		for _, w := range []string{tc.other + "-token", "certificate-authority: "} {
+			if bytes.Contains(data, []byte(w)) {
+				t.Errorf("context %q: the copy keeps %q:\n%s", tc.context, w, data)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,17 +57,30 @@ func RequiredAccess(debugPod bool) []Access {
 }
 
 // Preflight checks, before anything is built, what a run will need from
-// the cluster, and reports every problem at once: that the credentials
+// the cluster, and reports every problem at once: that a credential that
+// must be renewed during the run (an oidc refresh-token, an exec plugin)
+// can be obtained afresh now (checkRefresh), that the credentials
 // work and are allowed each of RequiredAccess (SelfSubjectAccessReview),
 // that the OVS pods are there with the container, that each known
 // hypervisor maps to a node with a Running OVS pod, and that admission
 // accepts the debug pod (a server-side dry-run create). Each problem names
 // the credentials' source, the namespace, verb or node and the key to
-// change.
+// change. A bearer token that expires before in.RunBudget is over is a
+// warning (tokenWarning).
 func (c *Cluster) Preflight(ctx context.Context, in kubeaccess.PreflightInput) kubeaccess.PreflightReport {
 	r := kubeaccess.PreflightReport{Source: c.Source()}
 	add := func(what, problem string) {
 		r.Checks = append(r.Checks, kubeaccess.Check{What: what, Problem: problem})
+	}
+	if w := tokenWarning(c.Source(), c.cred, in.RunBudget, time.Now()); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
+	if c.cred.refreshes {
+		what, problem := c.checkRefresh(ctx)
+		add(what, problem)
+		if problem != "" {
+			return r
+		}
 	}
 	auth := true
 	for _, a := range RequiredAccess(in.DebugPod != nil) {
@@ -159,6 +173,21 @@ func (c *Cluster) Preflight(ctx context.Context, in kubeaccess.PreflightInput) k
 		}
 	}
 	return r
+}
+
+// checkRefresh makes the client obtain its credential afresh, with one
+// call (GET /version): an oidc auth-provider's copy holds no id-token
+// (privateCopy), so the call refreshes it with the refresh-token; an exec
+// plugin runs on a client's first call. A refresh-token that has expired
+// or was revoked, or a plugin that needs a login, is refused now, before
+// anything is built, instead of when the id-token expires mid-run.
+func (c *Cluster) checkRefresh(ctx context.Context) (what, problem string) {
+	what = fmt.Sprintf("credentials of %s obtained afresh (%s)", c.Source(), c.cred.what)
+	if _, err := c.ServerVersion(ctx); err != nil {
+		return what, fmt.Sprintf("the credentials of %s could not be obtained afresh (%s): %v; log in again and renew the kubeconfig, or use a service-account token (hypervisors.kubernetes.kubeconfig, context)",
+			c.Source(), c.cred.what, err)
+	}
+	return what, ""
 }
 
 // review asks the API server whether the credentials may do a

@@ -176,6 +176,10 @@ type PreflightInput struct {
 	// OVS pod, so that admission (PodSecurity, MKE) refuses it now; its
 	// Node is filled in here, its Name must be a valid pod name.
 	DebugPod *DebugPodInput
+	// RunBudget is the longest the run may take (plan.RunBudget's total):
+	// a bearer token that expires before it is over is a warning. 0 = no
+	// such check.
+	RunBudget time.Duration
 }
 
 // ConfiguredTargets are the hypervisors a config names before anything is
@@ -207,6 +211,9 @@ type PreflightReport struct {
 	// Pods are the Running OVS pods found, one per node, by node: where
 	// the tools probe runs (PreflightTools, one per distinct image).
 	Pods []Pod
+	// Warnings do not refuse the run: a bearer token that expires before
+	// the run's budget is over.
+	Warnings []string
 }
 
 // Err is every problem, one per line, nil when none.
