@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -465,5 +466,42 @@ func TestConcurrentClientsOwnCopies(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(src); !bytes.Equal(before, after) {
 		t.Errorf("the source kubeconfig was written:\n%s", after)
+	}
+}
+
+// A run killed with SIGKILL leaves its private copy; the next run on the
+// machine removes the copies of processes that no longer run, and only those.
+func TestStaleCopiesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(dir, fmt.Sprintf("%s%d-123", copyPrefix, gone.Process.Pid))
+	alive := filepath.Join(dir, fmt.Sprintf("%s%d-456", copyPrefix, os.Getpid()))
+	noPid := filepath.Join(dir, copyPrefix+"789")
+	other := filepath.Join(dir, "something-else")
+	for _, d := range []string{dead, alive, noPid, other} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, kubeconfigFile), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if processRuns(gone.Process.Pid) {
+		t.Skipf("pid %d was taken again", gone.Process.Pid)
+	}
+	got := removeStaleCopies(dir)
+	if len(got) != 1 || got[0] != dead {
+		t.Errorf("removed %q, want only %s", got, dead)
+	}
+	for _, d := range []string{alive, noPid, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v (it must stay)", d, err)
+		}
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", dead, err)
 	}
 }

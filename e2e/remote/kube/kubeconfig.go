@@ -3,10 +3,13 @@ package kube
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -81,7 +84,8 @@ func privateCopy(raw *clientcmdapi.Config, ctxName string) (path string, cred cr
 		}
 		cred = credentialOf(u)
 	}
-	dir, err := os.MkdirTemp("", "asap2e2e-kubeconfig-")
+	removeStaleCopies(os.TempDir())
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", copyPrefix, os.Getpid()))
 	if err != nil {
 		return "", cred, fmt.Errorf("a private directory for the run's copy: %w", err)
 	}
@@ -95,6 +99,41 @@ func privateCopy(raw *clientcmdapi.Config, ctxName string) (path string, cred cr
 		return "", cred, fmt.Errorf("writing the run's copy %s: %w", path, err)
 	}
 	return path, cred, nil
+}
+
+// copyPrefix begins the name of a run's private directory, followed by the
+// pid of the process that made it: "asap2e2e-kubeconfig-<pid>-<random>".
+const copyPrefix = "asap2e2e-kubeconfig-"
+
+// removeStaleCopies deletes, in dir, the private directories of processes
+// that no longer run: a run killed with SIGKILL could not remove its copy
+// of the credentials, so the next run on the machine does. A directory
+// whose process still runs (or whose pid another process took since), one
+// of another user and one without a pid in its name are left alone.
+func removeStaleCopies(dir string) (removed []string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, copyPrefix+"*"))
+	for _, m := range matches {
+		pidPart, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(m), copyPrefix), "-")
+		pid, err := strconv.Atoi(pidPart)
+		if !ok || err != nil || pid <= 0 || processRuns(pid) {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(m, &st); err != nil || int(st.Uid) != os.Getuid() || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			continue
+		}
+		if os.RemoveAll(m) == nil {
+			removed = append(removed, m)
+		}
+	}
+	return removed
+}
+
+// processRuns tells whether a process with that pid exists (signal 0:
+// EPERM means it exists and belongs to another user).
+func processRuns(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // flattenOIDC reads an oidc auth-provider's idp-certificate-authority file
