@@ -71,3 +71,50 @@ func TestExtractConnections(t *testing.T) {
 		t.Fatalf("connection points: %v", got)
 	}
 }
+
+// The fleet of the lab (testdata/lab-fleet-isolated-results.json: Zed, four compute nodes in a
+// ring, isolated, the checks in two rounds and tcp-p1 on every pair, recorded by make lab's fleet
+// phase on 2026-12-06): one delivered-rate series a pair, named sender>receiver, one verdict
+// series a node (software: 0 on the baseline path), the run's identity per hypervisor.
+func TestExtractRecordedFleet(t *testing.T) {
+	r := load(t, "testdata/lab-fleet-isolated-results.json")
+	got := map[string]Point{}
+	for _, p := range Extract(r) {
+		if _, dup := got[p.Series.Key()]; dup {
+			t.Errorf("series %s twice", p.Series.Key())
+		}
+		got[p.Series.Key()] = p
+	}
+	mode := r.Config.Mode()
+	rates := map[string]float64{}
+	for _, fr := range r.Fleet.Results {
+		rates[fr.Pair] = fr.Delivered.Median
+	}
+	for _, pr := range r.Fleet.Pairs {
+		k := "delivered_bps|tcp-p1|baseline|" + pr.Sender + ">" + pr.Receiver + "|ml2/ovs|" + mode
+		p, ok := got[k]
+		if !ok || p.Value != rates[pr.ID] || p.Value < 1e6 || p.N != 1 || p.RunID != r.RunKey() {
+			t.Errorf("%s: %+v (present %v), want the pair's median %g", k, p, ok, rates[pr.ID])
+		}
+		delete(got, k)
+	}
+	for _, n := range []string{"compute1", "compute2", "compute3", "compute4"} {
+		k := "offloaded|fleet|baseline|" + n + "|ml2/ovs|" + mode
+		if p, ok := got[k]; !ok || p.Value != 0 {
+			t.Errorf("%s: %+v (present %v), want 0 (software)", k, p, ok)
+		}
+		delete(got, k)
+	}
+	if len(got) != 0 {
+		t.Errorf("series not accounted for: %v", got)
+	}
+	facts, err := Identity(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"compute1", "compute2", "compute3", "compute4"} {
+		if facts["hv."+n+".ovs"] == "" || facts["hv."+n+".kernel"] == "" {
+			t.Errorf("%s: no ovs or kernel fact in %v", n, facts)
+		}
+	}
+}
