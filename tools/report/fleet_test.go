@@ -65,8 +65,10 @@ func TestMergeShards(t *testing.T) {
 	dir := t.TempDir()
 	a := writeShard(t, dir, six, fleet.Shard{Index: 1, Count: 2}, "", nil)
 	b := writeShard(t, dir, six, fleet.Shard{Index: 2, Count: 2}, "cmp5", nil)
-	merged := filepath.Join(dir, "merged.json")
-	code, out, errs := runCmd(t, "merge", "-o", dir, "-results", merged, b, a)
+	// -o and -results into a directory that does not exist yet: both made.
+	outDir := filepath.Join(dir, "merged")
+	merged := filepath.Join(outDir, "results.json")
+	code, out, errs := runCmd(t, "merge", "-o", outDir, "-results", merged, b, a)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (the fleet fails); stderr %s\n%s", code, errs, out)
 	}
@@ -86,7 +88,7 @@ func TestMergeShards(t *testing.T) {
 	if r.Fleet.Shard != "all/2" || len(r.Fleet.MeasuredNodes()) != 6 {
 		t.Errorf("merged shard %s nodes %v", r.Fleet.Shard, r.Fleet.MeasuredNodes())
 	}
-	md, err := os.ReadFile(filepath.Join(dir, "fleet-report.md"))
+	md, err := os.ReadFile(filepath.Join(outDir, "fleet-report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -390,6 +390,10 @@ func merge(args []string, stdout, stderr io.Writer) int {
 	if *resultsOut != "" {
 		data, err := json.MarshalIndent(m, "", "  ")
 		if err == nil {
+			// Its directory as -o's: made when missing (-o DIR -results DIR/results.json).
+			err = os.MkdirAll(filepath.Dir(*resultsOut), 0o755)
+		}
+		if err == nil {
 			err = results.WriteFileAtomic(*resultsOut, append(data, '\n'), 0o644)
 		}
 		if err != nil {
