@@ -119,6 +119,22 @@ func Teardown(cfg *config.Config) BudgetLine {
 		Rule:  "intervals delete + api_retry (leak check)"}
 }
 
+// GinkgoGracePeriod is Ginkgo's --grace-period default: after an
+// interrupt (SIGINT, SIGTERM) the running node, and each cleanup without
+// a NodeTimeout of its own, get this long.
+const GinkgoGracePeriod = 30 * time.Second
+
+// AfterSIGTERM is the longest a run takes from SIGTERM to its exit, and the
+// rule: Ginkgo's grace period for the interrupted node, for the topology
+// evidence and for the reports (cleanups without a NodeTimeout), and the
+// Teardown step. A pod's terminationGracePeriodSeconds must be at least
+// this, or the kubelet's SIGKILL cuts the deletes (deploy/, dist's launcher).
+func AfterSIGTERM(cfg *config.Config) (time.Duration, string) {
+	td := Teardown(cfg)
+	return 3*GinkgoGracePeriod + td.Bound, fmt.Sprintf("3 × Ginkgo's grace period %s (the interrupted node, the topology evidence, the reports) + tear down %s (%s)",
+		GinkgoGracePeriod, td.Bound, td.Rule)
+}
+
 // GinkgoTimeout is the total rounded up to a whole minute: Ginkgo's
 // --timeout for the run (make e2e, tools/budget -ginkgo-timeout, dist's
 // launcher).

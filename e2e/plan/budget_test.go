@@ -231,3 +231,11 @@ func TestTeardownIsRunBudgetsStep(t *testing.T) {
 	}
 	t.Fatalf("RunBudget has no %q step", td.Step)
 }
+
+func TestAfterSIGTERM(t *testing.T) {
+	cfg := budgetConfig()
+	d, rule := AfterSIGTERM(cfg)
+	if d != 90*time.Second+7*time.Minute || !strings.Contains(rule, "intervals delete + api_retry") {
+		t.Fatalf("AfterSIGTERM with the default intervals = %s (%s), want 8m30s", d, rule)
+	}
+}
