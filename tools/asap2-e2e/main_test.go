@@ -2,17 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/plan"
@@ -28,30 +23,9 @@ func exampleConfig(t *testing.T, extra string, replace ...string) string {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	dir := filepath.Join(home, ".ssh")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	line := clitest.SSHKey(t, dir, "id_ed25519")
+	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), []byte("198.18.20.10 "+line), 0o600); err != nil {
 		t.Fatal(err)
-	}
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "asap2-e2e launcher test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshPub, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := ssh.MarshalAuthorizedKey(sshPub)
-	for name, data := range map[string][]byte{
-		"id_ed25519":     pem.EncodeToMemory(block),
-		"id_ed25519.pub": line,
-		"known_hosts":    []byte("198.18.20.10 " + string(line)),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 	src, err := os.ReadFile("../../e2e/config/examples/mosk.yaml")
 	if err != nil {
