@@ -83,6 +83,14 @@ type Result struct {
 // manifest's org.opencontainers.image.ref.name in index.json, and, when
 // archive is set, as a docker-archive tar.
 func Write(in Input, dir, archive string) (Result, error) {
+	for _, d := range []string{dir, archive} {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Clean(d)), 0o755); err != nil {
+			return Result{}, err
+		}
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".image-*")
 	if err != nil {
 		return Result{}, err

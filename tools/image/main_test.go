@@ -264,7 +264,7 @@ func TestRefuses(t *testing.T) {
 func TestCommand(t *testing.T) {
 	clitest.HelpConvention(t, run)
 	dist, ca := testDist(t)
-	out := filepath.Join(t.TempDir(), "oci")
+	out := filepath.Join(t.TempDir(), "not", "yet", "oci") // made as make image's out/ is
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-dist", dist, "-ca-certs", ca, "-o", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
