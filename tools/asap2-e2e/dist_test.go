@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +15,27 @@ import (
 	"time"
 )
 
+// goCaches is the toolchain's caches, read before any test moves HOME
+// (exampleConfig does, and under another HOME go would build from nothing
+// and look for modules in an empty cache).
+var goCaches []string
+
+func TestMain(m *testing.M) {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		panic(fmt.Sprintf("go env: %v", err))
+	}
+	if v := strings.Split(strings.TrimSpace(string(out)), "\n"); len(v) == 3 {
+		goCaches = []string{"GOCACHE=" + v[0], "GOMODCACHE=" + v[1], "GOPATH=" + v[2]}
+	}
+	os.Exit(m.Run())
+}
+
 // goBuild builds pkg into out with the test's own toolchain.
 func goBuild(t *testing.T, out, pkg string) {
 	t.Helper()
 	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(append(os.Environ(), goCaches...), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
@@ -92,7 +109,7 @@ func TestDistRunsWithoutGoToolchain(t *testing.T) {
 	cfgPath := exampleConfig(t, "")
 	dist := filepath.Join(t.TempDir(), "dist")
 	build := exec.Command("bash", "../dist.sh", dist)
-	build.Env = append(os.Environ(), "DIST_SUITES=smoke", "DIST_TOOLS=budget")
+	build.Env = append(append(os.Environ(), goCaches...), "DIST_SUITES=smoke", "DIST_TOOLS=budget")
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("tools/dist.sh: %v\n%s", err, b)
 	}
@@ -115,11 +132,16 @@ func TestDistRunsWithoutGoToolchain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if version["revision"] != "unknown" && !bytes.Contains(b, []byte(version["revision"])) {
-			t.Errorf("%s does not carry the revision %s (-ldflags -X)", f, version["revision"])
+		// The suites link e2e/buildinfo (the harness records the build in
+		// results.json); the launcher and budget do not, so -X has nothing
+		// to set in them.
+		if !strings.HasPrefix(f, "suites/") {
+			continue
 		}
-		if version["version"] != "unknown" && f != "bin/asap2-e2e" && !bytes.Contains(b, []byte(version["version"])) {
-			t.Errorf("%s does not carry the version %s (-ldflags -X)", f, version["version"])
+		for _, k := range []string{"revision", "version"} {
+			if version[k] != "unknown" && !bytes.Contains(b, []byte(version[k])) {
+				t.Errorf("%s does not carry the %s %s (-ldflags -X)", f, k, version[k])
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dist, "examples", "mosk.yaml")); err != nil {
