@@ -4,6 +4,8 @@
 #   make e2e CONFIG=target.yaml  the suites against a cloud
 #   make fleet CONFIG=fleet.yaml the fleet sweep (a config with fleet:, docs/CONFIG.md)
 #   make lab                     the whole job on the local lab (install, up, suites, report, down)
+#   make dist                    dist/: the suites and tools, static, runnable with no Go (docs/DEPLOY.md)
+#   make image                   out/image: dist/ as an OCI image layout (and out/asap2-e2e.tar)
 
 SHELL        := /bin/bash
 GO           ?= go
@@ -26,7 +28,7 @@ HARNESS_LDFLAGS  := $(if $(HARNESS_REVISION),-X github.com/mosk-qa/asap2-e2e/e2e
 
 export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
 
-.PHONY: all build vet test fuzz e2e smoke fleet lab clean
+.PHONY: all build vet test fuzz e2e smoke fleet lab clean dist image
 
 all: vet test
 
@@ -68,6 +70,18 @@ smoke:
 
 fleet:
 	$(MAKE) e2e SUITES=./suites/fleet
+
+# dist/: the suites' test binaries, the tools and the launcher, static (CGO_ENABLED=0), with the
+# harness's version and commit linked in (lab/lib/buildinfo.sh); runs with no Go toolchain.
+DIST ?= $(CURDIR)/dist
+dist:
+	bash tools/dist.sh $(DIST)
+
+# The OCI image of dist/ (no container daemon): an image layout, and a docker archive for
+# podman/docker load; prints its tag, digest and size. docs/DEPLOY.md.
+IMAGE_DIR ?= $(REPORT_DIR)/image
+image: dist
+	$(GO) run ./tools/image -dist $(DIST) -o $(IMAGE_DIR) -docker-archive $(REPORT_DIR)/asap2-e2e.tar
 
 include lab/lab.mk
 

@@ -10,6 +10,9 @@
 // --ldflags, GOFLAGS for go test -c: one -X, so a dirty tree's commit is
 // "<commit>+modified"). With
 // neither, the commit is results.Unknown, said as such, never guessed.
+// make dist (tools/dist.sh) also gives the version, a Go pseudo-version of
+// the commit (lab/lib/buildinfo.sh harness_version), which the image is
+// tagged with: a binary of dist/ says which image it came from.
 package buildinfo
 
 import (
@@ -21,8 +24,10 @@ import (
 
 // Revision, Modified and Time are the -ldflags -X override of the VCS
 // stamp: the commit, "true" for a tree with uncommitted changes, the
-// commit's time. Set, Revision wins over the stamp.
+// commit's time. Set, Revision wins over the stamp. Version, set, wins
+// over the main module's version (a test binary has none).
 var (
+	Version  string
 	Revision string
 	Modified string
 	Time     string
@@ -35,7 +40,7 @@ func Read() results.HarnessBuild {
 	if !ok {
 		bi = nil
 	}
-	return From(bi, Override{Revision: Revision, Modified: Modified, Time: Time})
+	return From(bi, Override{Version: Version, Revision: Revision, Modified: Modified, Time: Time})
 }
 
 // ModifiedSuffix on an overriding Revision says the tree had uncommitted
@@ -44,7 +49,7 @@ const ModifiedSuffix = "+modified"
 
 // Override is what -ldflags -X set (empty fields: not set).
 type Override struct {
-	Revision, Modified, Time string
+	Version, Revision, Modified, Time string
 }
 
 // From is the build bi (nil: no build information) describes, with o
@@ -54,6 +59,9 @@ func From(bi *debug.BuildInfo, o Override) results.HarnessBuild {
 	h := results.HarnessBuild{Version: results.Unknown, Revision: results.Unknown, Source: results.HarnessSourceNone}
 	if bi != nil && bi.Main.Version != "" {
 		h.Version = bi.Main.Version
+	}
+	if o.Version != "" {
+		h.Version = o.Version
 	}
 	if o.Revision != "" {
 		h.Revision, h.Source = o.Revision, results.HarnessSourceLDFlags

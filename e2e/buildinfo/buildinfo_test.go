@@ -24,6 +24,7 @@ func TestFrom(t *testing.T) {
 		{"override wins", stamped, Override{Revision: "cafe", Modified: "false"}, results.HarnessBuild{Version: "(devel)", Revision: "cafe", Source: results.HarnessSourceLDFlags}},
 		{"test binary with override", testBinary, Override{Revision: "cafe", Modified: "true", Time: "2026-05-02T00:00:00Z"}, results.HarnessBuild{Version: results.Unknown, Revision: "cafe", Modified: true, Time: "2026-05-02T00:00:00Z", Source: results.HarnessSourceLDFlags}},
 		{"GOFLAGS' dirty commit", testBinary, Override{Revision: "cafe+modified"}, results.HarnessBuild{Version: results.Unknown, Revision: "cafe", Modified: true, Source: results.HarnessSourceLDFlags}},
+		{"dist's version and commit", testBinary, Override{Version: "v0.0.0-20261205234954-09f1769abcde", Revision: "cafe"}, results.HarnessBuild{Version: "v0.0.0-20261205234954-09f1769abcde", Revision: "cafe", Source: results.HarnessSourceLDFlags}},
 		{"only the suffix", testBinary, Override{Revision: "+modified"}, results.HarnessBuild{Version: results.Unknown, Revision: "+modified", Source: results.HarnessSourceLDFlags}},
 		{"test binary", testBinary, Override{}, results.HarnessBuild{Version: results.Unknown, Revision: results.Unknown, Source: results.HarnessSourceNone}},
 		{"no build info", nil, Override{}, results.HarnessBuild{Version: results.Unknown, Revision: results.Unknown, Source: results.HarnessSourceNone}},

@@ -21,6 +21,9 @@ import (
 
 // Environment variables that override run knobs of the file (see docs/CONFIG.md).
 const (
+	// EnvConfig is the harness config file the suites run with (the
+	// Makefile's CONFIG=; harness.EnvConfig; dist's launcher sets it).
+	EnvConfig       = "ASAP2E2E_CONFIG"
 	EnvOutputDir    = "ASAP2E2E_OUTPUT_DIR"    // run.output_dir (relative to the working directory)
 	EnvExpectedPath = "ASAP2E2E_EXPECTED_PATH" // run.expected_path
 	EnvBuildLabel   = "ASAP2E2E_BUILD_LABEL"   // run.build_label

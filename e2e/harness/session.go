@@ -23,8 +23,8 @@ import (
 )
 
 // EnvConfig names the environment variable that points the suites at a
-// harness config file (the Makefile's CONFIG=).
-const EnvConfig = "ASAP2E2E_CONFIG"
+// harness config file (the Makefile's CONFIG=): config.EnvConfig.
+const EnvConfig = config.EnvConfig
 
 // ResultsFile is the name of the results JSON inside a run's directory.
 const ResultsFile = "results.json"

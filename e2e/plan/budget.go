@@ -92,7 +92,8 @@ func RunBudget(cfg *config.Config) Budget {
 	if d, rule := latencyBudget(cfg); d > 0 {
 		add("measure latency", d, "%s", rule)
 	}
-	add("tear down", iv(config.IntervalDelete)+iv(config.IntervalAPIRetry), "intervals delete + api_retry (leak check)")
+	td := Teardown(cfg)
+	add(td.Step, td.Bound, "%s", td.Rule)
 	// One step that runs to its bound: the longest of a remote command, a
 	// UDP run lost at setup every time (iperf3 waits 30 s per attempt), a
 	// client cut at -t + -O + iperf_server.
@@ -107,6 +108,42 @@ func RunBudget(cfg *config.Config) Budget {
 	add("one step at its bound", longest, "%s", which)
 	add("margin", budgetMargin, "process start, suite compilation, reports")
 	return b
+}
+
+// Teardown is RunBudget's "tear down" step: the deletes' wait and the
+// leak check's listing, at their bounds. deploy/'s Jobs give a pod at least
+// this (and Ginkgo's grace periods) between SIGTERM and SIGKILL.
+func Teardown(cfg *config.Config) BudgetLine {
+	return BudgetLine{Step: "tear down",
+		Bound: cfg.Interval(config.IntervalDelete).Timeout + cfg.Interval(config.IntervalAPIRetry).Timeout,
+		Rule:  "intervals delete + api_retry (leak check)"}
+}
+
+// GinkgoGracePeriod is Ginkgo's --grace-period default: after an
+// interrupt (SIGINT, SIGTERM) the running node, and each cleanup without
+// a NodeTimeout of its own, get this long.
+const GinkgoGracePeriod = 30 * time.Second
+
+// AfterSIGTERM is the longest a run takes from SIGTERM to its exit, and the
+// rule: Ginkgo's grace period for the interrupted node, for the topology
+// evidence and for the reports (cleanups without a NodeTimeout), and the
+// Teardown step. A pod's terminationGracePeriodSeconds must be at least
+// this, or the kubelet's SIGKILL cuts the deletes (deploy/, dist's launcher).
+func AfterSIGTERM(cfg *config.Config) (time.Duration, string) {
+	td := Teardown(cfg)
+	return 3*GinkgoGracePeriod + td.Bound, fmt.Sprintf("3 × Ginkgo's grace period %s (the interrupted node, the topology evidence, the reports) + tear down %s (%s)",
+		GinkgoGracePeriod, td.Bound, td.Rule)
+}
+
+// GinkgoTimeout is the total rounded up to a whole minute: Ginkgo's
+// --timeout for the run (make e2e, tools/budget -ginkgo-timeout, dist's
+// launcher).
+func (b Budget) GinkgoTimeout() time.Duration {
+	total := b.Total.Round(time.Minute)
+	if total < b.Total {
+		total += time.Minute
+	}
+	return total
 }
 
 // fleetRounds is how many rounds of offload checks a fleet config's pairs

@@ -200,3 +200,42 @@ func TestLatencyBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestGinkgoTimeoutRoundsUpToAMinute(t *testing.T) {
+	for _, c := range []struct{ total, want time.Duration }{
+		{90 * time.Minute, 90 * time.Minute},
+		{90*time.Minute + time.Second, 91 * time.Minute},
+		{90*time.Minute + 31*time.Second, 91 * time.Minute},
+		{59 * time.Second, time.Minute},
+	} {
+		if got := (Budget{Total: c.total}).GinkgoTimeout(); got != c.want {
+			t.Errorf("GinkgoTimeout of %s = %s, want %s", c.total, got, c.want)
+		}
+	}
+}
+
+func TestTeardownIsRunBudgetsStep(t *testing.T) {
+	cfg := budgetConfig()
+	cfg.Intervals = map[string]config.Interval{config.IntervalDelete: {Timeout: 9 * time.Minute, Poll: time.Second}}
+	td := Teardown(cfg)
+	if td.Bound != 9*time.Minute+2*time.Minute {
+		t.Fatalf("Teardown = %s, want the file's delete (9m) + the default api_retry (2m)", td.Bound)
+	}
+	for _, l := range RunBudget(cfg).Lines {
+		if l.Step == td.Step {
+			if l != td {
+				t.Fatalf("RunBudget's %q = %+v, Teardown = %+v", l.Step, l, td)
+			}
+			return
+		}
+	}
+	t.Fatalf("RunBudget has no %q step", td.Step)
+}
+
+func TestAfterSIGTERM(t *testing.T) {
+	cfg := budgetConfig()
+	d, rule := AfterSIGTERM(cfg)
+	if d != 90*time.Second+7*time.Minute || !strings.Contains(rule, "intervals delete + api_retry") {
+		t.Fatalf("AfterSIGTERM with the default intervals = %s (%s), want 8m30s", d, rule)
+	}
+}

@@ -112,6 +112,10 @@ var Layers = []Layer{
 			Note: "the Kubernetes preflight alone, before anything is built, with the tools probe"},
 		{Path: "tools/sweeper", Imports: []string{"e2e/cloud", "e2e/config", "e2e/remote/kube", "e2e/remote/kubeaccess", "e2e/wait", "fixtures", "tools/internal/cli"},
 			Note: "the node debug pods through remote/kube; no harness"},
+		{Path: "tools/asap2-e2e", Imports: []string{"e2e/config", "e2e/fleet", "e2e/plan", "tools/internal/cli"},
+			Note: "dist's launcher: a suite's test binary or a tool by name, execve'd"},
+		{Path: "tools/image", Imports: []string{"tools/internal/cli"},
+			Note: "dist/ as an OCI image, no container daemon (go-containerregistry)"},
 		{Path: "lab/faultlab", Imports: []string{"e2e/faultproxy", "e2e/remote"},
 			Note:           "the commands.jsonl schema from remote; lab only",
 			OnlyImportedBy: []string{"suites/faults"}},
@@ -121,13 +125,14 @@ var Layers = []Layer{
 		{Path: "suites/perf"},
 		{Path: "suites/fleet"},
 		{Path: "suites/faults"},
+		{Path: "deploy", Note: "the Kubernetes manifests, decoded by its test"},
 	}},
 }
 
 // Modules: who may import the heavy or framework-bound outside modules.
 var Modules = []Module{
-	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube"}, TestsBy: []string{"tools/sweeper"},
-		Note: "client-go and its API types: the Kubernetes transport alone; the sweeper's tests use client-go's fake clientset"},
+	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube"}, TestsBy: []string{"tools/sweeper", "deploy"},
+		Note: "client-go and its API types: the Kubernetes transport alone; the sweeper's tests use client-go's fake clientset, deploy's its scheme"},
 	{Prefix: "k8s.io/cri-streaming/", TestsBy: []string{"e2e/remote/kube"},
 		Note: "the CRI streaming server that speaks the real exec protocol in process, in remote/kube's tests only"},
 	{Prefix: "k8s.io/cri-api/", TestsBy: []string{"e2e/remote/kube"}, Note: "with cri-streaming"},
@@ -138,6 +143,8 @@ var Modules = []Module{
 		Note:    "the OpenStack calls: clients, the topology (the one owner of every resource call), its fake"},
 	{Prefix: "modernc.org/", By: []string{"e2e/history/store"}, Note: "the pure-Go SQLite of the history's default store"},
 	{Prefix: "github.com/jackc/", By: []string{"e2e/history/store"}, Note: "pgx: the history's PostgreSQL store"},
+	{Prefix: "github.com/google/go-containerregistry/", By: []string{"tools/image"}, TestsBy: []string{"deploy"},
+		Note: "the OCI image of dist/, built without a daemon; deploy's test parses the manifests' image references with it"},
 }
 
 // Linked restricts which builds contain an outside module at all, directly or through any chain
@@ -166,6 +173,7 @@ var Heavy = []Linked{
 			{Path: "suites/fleet", Why: "hands the harness kube.Open for hypervisors.access: kubernetes"},
 			{Path: "tools/kubecheck", Why: "the Kubernetes preflight against a real cluster"},
 			{Path: "tools/sweeper", Why: "sweeps the node debug pods"},
+			{Path: "deploy", Why: "its test decodes the manifests strictly with client-go's scheme"},
 		}},
 	{Prefix: "modernc.org/", Note: "SQLite translated to Go (modernc.org/libc and sqlite: a long first compile); the history alone",
 		By: []Linker{

@@ -12,3 +12,17 @@ harness_ldflags() {
   export HARNESS_LDFLAGS="-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
   export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=$HARNESS_LDFLAGS"
 }
+
+# harness_version ROOT: the harness's version, printed: the Go pseudo-version of the checkout's
+# commit, v0.0.0-<commit time, UTC, yyyymmddhhmmss>-<12 hex of the commit>, with "-modified" after
+# it for a dirty tree (no "+": an image tag may not hold one). make dist records it in every binary
+# (buildinfo.Version) and in dist/VERSION, and tools/image tags the image with it. Nothing outside a
+# git checkout. (tools/dist.sh)
+harness_version() {
+  local rev when v
+  rev=$(git -C "$1" rev-parse HEAD 2>/dev/null) || return 0
+  when=$(TZ=UTC git -C "$1" show -s --format=%cd --date=format-local:%Y%m%d%H%M%S HEAD) || return 0
+  v="v0.0.0-$when-${rev:0:12}"
+  [ -z "$(git -C "$1" status --porcelain 2>/dev/null)" ] || v+=-modified
+  echo "$v"
+}

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
-	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/plan"
@@ -49,10 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	b := plan.RunBudget(cfg)
-	total := b.Total.Round(time.Minute)
-	if total < b.Total {
-		total += time.Minute
-	}
+	total := b.GinkgoTimeout()
 	if *timeoutOnly {
 		fmt.Fprintln(stdout, total)
 		return 0

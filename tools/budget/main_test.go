@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/mosk-qa/asap2-e2e/tools/internal/cli/clitest"
 )
@@ -27,23 +23,7 @@ func TestLabConfig(t *testing.T) {
 	}
 	dir := t.TempDir()
 	key := filepath.Join(dir, "id_ed25519")
-	pub, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshPub, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for f, data := range map[string][]byte{key: pem.EncodeToMemory(block), key + ".pub": ssh.MarshalAuthorizedKey(sshPub)} {
-		if err := os.WriteFile(f, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	clitest.SSHKey(t, dir, "id_ed25519")
 	const labKey = "/var/lib/asap2lab/ssh/id_ed25519"
 	if !bytes.Contains(b, []byte(labKey)) {
 		t.Fatalf("lab/harness.yaml no longer names %s: update this test", labKey)
