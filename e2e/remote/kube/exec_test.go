@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +33,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
-	"k8s.io/klog/v2"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote/kubeaccess"
@@ -500,12 +499,12 @@ func klogLines(t *testing.T) func() string {
 	t.Helper()
 	var mu sync.Mutex
 	var buf strings.Builder
-	klog.SetLogger(funcr.New(func(prefix, args string) {
+	setClientLogSink(func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		buf.WriteString(prefix + " " + args + "\n")
-	}, funcr.Options{}))
-	t.Cleanup(klog.ClearLogger)
+		fmt.Fprintf(&buf, format+"\n", args...)
+	})
+	t.Cleanup(klogReset)
 	return func() string {
 		mu.Lock()
 		defer mu.Unlock()

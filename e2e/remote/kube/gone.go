@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,13 +93,39 @@ func unreachable(err error) bool {
 // Error" reports among them: a stream's copy that failed, a watch that
 // broke) to logf, the run's log, instead of the process's stderr, where it
 // landed amid the suite's output. klog's logger is the process's: the last
-// cluster opened with a log wins.
+// cluster opened with a log wins. klog's own SetLogger is not safe beside
+// goroutines that log (an earlier cluster's streams), so it is called once,
+// with a logger that reads the current sink (clientLogSink) on each line.
 func routeClientLog(logf func(format string, args ...any)) {
-	klog.SetLogger(funcr.New(func(prefix, args string) {
-		if prefix != "" {
-			logf("client-go: %s %s", prefix, args)
-			return
-		}
-		logf("client-go: %s", args)
-	}, funcr.Options{}))
+	setClientLogSink(logf)
+}
+
+// clientLogSink is where routeClientLog's logger writes; nil: stderr, as
+// klog would.
+var (
+	clientLogSink atomic.Pointer[func(format string, args ...any)]
+	clientLogOnce sync.Once
+)
+
+// setClientLogSink makes logf (nil: stderr) the sink of client-go's log,
+// installing the forwarding logger the first time.
+func setClientLogSink(logf func(format string, args ...any)) {
+	if logf == nil {
+		clientLogSink.Store(nil)
+	} else {
+		clientLogSink.Store(&logf)
+	}
+	clientLogOnce.Do(func() {
+		klog.SetLogger(funcr.New(func(prefix, args string) {
+			line := args
+			if prefix != "" {
+				line = prefix + " " + args
+			}
+			if f := clientLogSink.Load(); f != nil {
+				(*f)("client-go: %s", line)
+				return
+			}
+			fmt.Fprintf(os.Stderr, "client-go: %s\n", line)
+		}, funcr.Options{}))
+	})
 }

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -357,8 +356,8 @@ func TestClientLogGoesToTheRunsLog(t *testing.T) {
 	}
 }
 
-// klogReset gives klog back its own output after a test that routed it.
-func klogReset() { klog.ClearLogger() }
+// klogReset sends client-go's log back to stderr after a test that routed it.
+func klogReset() { setClientLogSink(nil) }
 
 // An API server that takes the exec's connection and never answers: the
 // command fails at its bound plus the kill's grace periods, and the error
