@@ -140,12 +140,7 @@ func (p *dropProbe) Result() []results.OVSDrops {
 				d.Error = err.Error()
 				break
 			}
-			if len(ds) > 0 {
-				d.Drops = map[string]uint64{}
-				for _, x := range ds {
-					d.Drops[x.Counter] = x.Count
-				}
-			}
+			d.Drops = ds
 		}
 		out[i] = d
 	}

@@ -2,6 +2,7 @@ package offload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,30 +132,20 @@ func IsDropCounter(name string) bool {
 		strings.HasPrefix(name, "netdev_") && strings.HasSuffix(name, "_drops")
 }
 
-// Drop is a drop counter's growth between two readings.
-type Drop struct {
-	Counter string
-	Count   uint64
-}
-
-// DropsBetween is how much each drop counter grew from before to after,
-// the counters that grew only, largest first (then by name). A drop
-// counter that shrank means ovs-vswitchd restarted between the readings
-// (its counters start again at zero): that is an error naming it, since
-// the growth is then unknown.
-func DropsBetween(before, after Coverage) ([]Drop, error) {
-	var out []Drop
+// DropsBetween is how much each drop counter grew from before to after:
+// the counters that grew only (nil when none did), as results.OVSDrops
+// keeps them. A drop counter that shrank means ovs-vswitchd restarted
+// between the readings (its counters start again at zero): that is an
+// error naming it, since the growth is then unknown.
+func DropsBetween(before, after Coverage) (map[string]uint64, error) {
+	var out map[string]uint64
 	var shrank []string
-	names := make([]string, 0, len(after.Totals)+len(before.Totals))
-	for n := range after.Totals {
-		names = append(names, n)
-	}
+	names := slices.Sorted(maps.Keys(after.Totals))
 	for n := range before.Totals {
 		if _, ok := after.Totals[n]; !ok {
 			names = append(names, n)
 		}
 	}
-	slices.Sort(names)
 	for _, n := range names {
 		if !IsDropCounter(n) {
 			continue
@@ -164,30 +155,15 @@ func DropsBetween(before, after Coverage) ([]Drop, error) {
 		case a < b:
 			shrank = append(shrank, fmt.Sprintf("%s %d → %d", n, b, a))
 		case a > b:
-			out = append(out, Drop{Counter: n, Count: a - b})
+			if out == nil {
+				out = map[string]uint64{}
+			}
+			out[n] = a - b
 		}
 	}
 	if len(shrank) > 0 {
+		slices.Sort(shrank)
 		return nil, fmt.Errorf("OVS drop counters went down between the readings (ovs-vswitchd restarted?): %s", strings.Join(shrank, ", "))
 	}
-	slices.SortStableFunc(out, func(x, y Drop) int {
-		if x.Count != y.Count {
-			if x.Count > y.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Counter, y.Counter)
-	})
 	return out, nil
-}
-
-// FormatDrops is "drop_action_of_pipeline 22, datapath_drop_upcall_error 1";
-// "" for none.
-func FormatDrops(ds []Drop) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = fmt.Sprintf("%s %d", d.Counter, d.Count)
-	}
-	return strings.Join(parts, ", ")
 }
