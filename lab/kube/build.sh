@@ -5,6 +5,8 @@
 #   bash lab/kube/build.sh              build what is missing or stale into $LAB_KUBE_CACHE/bin
 #   bash lab/kube/build.sh --rebuild    (or LAB_KUBE_REBUILD=1) delete the cache, build all from nothing
 #   bash lab/kube/build.sh etcd kwok    only these (etcd, kube-apiserver, kwok)
+#   bash lab/kube/build.sh --stamps     print what each binary must be built from today (NAME, its
+#                                       stamp, the Go toolchain) and build nothing
 # Idempotent: a binary whose stamp ($LAB_KUBE_CACHE/stamp/NAME) names today's pinned version and recipe
 # is kept. Each build runs in a throw-away module under $LAB_KUBE_CACHE/src/NAME with its own
 # GOCACHE (deleted afterwards: the cache keeps binaries only), niced (LAB_KUBE_NICE, default 10),
@@ -21,19 +23,18 @@ case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) [ -x /usr/local/go/bin/go ] && PA
 command -v go >/dev/null || die "go not on PATH (nor in /usr/local/go/bin)"
 
 rebuild=${LAB_KUBE_REBUILD:-0}
+stamps=0
 want=()
 for a in "$@"; do
   case $a in
     --rebuild) rebuild=1 ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --stamps) stamps=1 ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     etcd|kube-apiserver|kwok) want+=("$a") ;;
     *) die "unknown argument '$a' (want --rebuild, etcd, kube-apiserver, kwok)" ;;
   esac
 done
 [ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kwok)
-[ "$rebuild" = 1 ] && { say "rebuild from nothing: rm -rf $LAB_KUBE_CACHE"; rm -rf "$LAB_KUBE_CACHE"; }
-mkdir -p "$LAB_KUBE_CACHE"/{bin,stamp,src}
-NICE=${LAB_KUBE_NICE:-10}
 
 # stamp_of NAME: what a cached binary must have been built from to be kept — the pinned
 # version and the recipe: a hash of the functions that write its module and build it (this
@@ -217,6 +218,15 @@ kwok_stages() {
   echo "$st" >"$LAB_KUBE_CACHE/stamp/kwok-stages"
   say "kwok stages: $(ls "$d" | tr '\n' ' ')"
 }
+
+if [ "$stamps" = 1 ]; then
+  gov=$(go env GOVERSION)
+  for n in "${want[@]}"; do echo "$n $(stamp_of "$n") $gov"; done
+  exit 0
+fi
+[ "$rebuild" = 1 ] && { say "rebuild from nothing: rm -rf $LAB_KUBE_CACHE"; rm -rf "$LAB_KUBE_CACHE"; }
+mkdir -p "$LAB_KUBE_CACHE"/{bin,stamp,src}
+NICE=${LAB_KUBE_NICE:-10}
 
 for n in "${want[@]}"; do
   build_one "$n"

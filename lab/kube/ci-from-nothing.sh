@@ -16,7 +16,22 @@
 #                                                only says so. check then has nothing to compare and says that
 #   bash lab/kube/ci-from-nothing.sh cached DIR  exit 0 when $LAB_KUBE_CACHE holds all three binaries (adopt
 #                                                would keep them), 1 when the build from nothing must fill it
+#   bash lab/kube/ci-from-nothing.sh proven DIR  exit 0 when $LAB_KUBE_CACHE/proof says a build from nothing
+#                                                of today's recipe with today's Go toolchain produced exactly
+#                                                the cached binaries and stages, less than LAB_KUBE_PROOF_DAYS
+#                                                (default 7) days ago: CI then skips start and check; exit 1
+#                                                (saying why) when it must build from nothing again
 #   bash lab/kube/ci-from-nothing.sh stop DIR    end the build if it still runs (its process group)
+#
+# The proof: check writes it after the byte-identity passed, adopt after it filled an empty cache
+# (the cache is then the build from nothing itself). One line a binary, "NAME STAMP GOVERSION
+# sha256:HASH", one for the kwok stages, and "proved EPOCH DATE HOW". lab/kube/build.sh --rebuild
+# removes it with the cache; a new recipe, a new toolchain or another binary no longer matches it.
+# Why not prove it on every run: the build from nothing is about 15 minutes of both cores, and
+# beside the lab jobs (under SCHED_IDLE it still takes the caches, the disk and the memory bus) it
+# slowed them by minutes, to re-prove what the recipe and the toolchain already pin. What it still
+# proves when it runs (the proxy serves every module of the recipe, a toolchain builds it the same)
+# can change without a commit, so the proof ages out after a week.
 #
 # Why: building from nothing costs about 15 minutes of this machine's two cores (build-times.log),
 # which CI's 90 minutes cannot hold in the foreground beside three lab jobs. A SCHED_IDLE build
@@ -31,7 +46,7 @@ KUBE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$KUBE_DIR/versions.sh"
 die() { echo "lab/kube/ci-from-nothing.sh: $*" >&2; exit 1; }
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|cached|adopt|check|stop DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|cached|proven|adopt|check|stop DIR"
 log=$dir/build.log pidf=$dir/build.pid rcf=$dir/build.rc
 
 # wait_build: wait for the background build (its priority back to normal: what waits for it
@@ -61,7 +76,37 @@ cache_full() {
   for b in etcd kube-apiserver kwok; do [ -x "$LAB_KUBE_CACHE/bin/$b" ] && [ -s "$LAB_KUBE_CACHE/stamp/$b" ] || return 1; done
 }
 
+# proof_now: the proof lines for today's recipe and toolchain and the cache's binaries (no "proved").
+proof_now() {
+  local b
+  LAB_KUBE_CACHE=$LAB_KUBE_CACHE bash "$KUBE_DIR/build.sh" --stamps | while read -r b rest; do
+    [ -x "$LAB_KUBE_CACHE/bin/$b" ] || { echo "$b missing"; continue; }
+    echo "$b $rest sha256:$(sha256sum "$LAB_KUBE_CACHE/bin/$b" | cut -c1-64)"
+  done
+  echo "kwok-stages sha256:$(cd "$LAB_KUBE_CACHE/kwok-stages" 2>/dev/null && sha256sum -- * | sha256sum | cut -c1-64)"
+}
+# write_proof HOW: record that the cache's binaries are what a build from nothing made today.
+write_proof() {
+  { proof_now; echo "proved $(date +%s) $(date -u +%FT%TZ) $1"; } >"$LAB_KUBE_CACHE/proof.new"
+  mv "$LAB_KUBE_CACHE/proof.new" "$LAB_KUBE_CACHE/proof"
+}
+PROOF_DAYS=${LAB_KUBE_PROOF_DAYS:-7}
+
 case $cmd in
+  proven)
+    proof=$LAB_KUBE_CACHE/proof
+    cache_full || { echo "the build from nothing must run: $LAB_KUBE_CACHE lacks a binary"; exit 1; }
+    [ -r "$proof" ] || { echo "the build from nothing must run: $proof is missing (no build from nothing was compared with this cache yet)"; exit 1; }
+    read -r _ when date how < <(grep '^proved ' "$proof") || { echo "the build from nothing must run: $proof has no 'proved' line"; exit 1; }
+    if ! diff <(grep -v '^proved ' "$proof") <(proof_now) >/dev/null; then
+      echo "the build from nothing must run: the cache, the recipe or the Go toolchain changed since $proof was written ($date):"
+      diff <(grep -v '^proved ' "$proof") <(proof_now) | grep '^[<>]' | sed 's/^</  proved:/; s/^>/  today: /'
+      exit 1
+    fi
+    age=$(( ($(date +%s) - when) / 86400 ))
+    [ "$age" -lt "$PROOF_DAYS" ] || { echo "the build from nothing must run: its proof of $date is $age days old (LAB_KUBE_PROOF_DAYS=$PROOF_DAYS)"; exit 1; }
+    echo "the Kubernetes binaries of this recipe and toolchain were built from nothing and matched byte for byte on $date ($how, $age of $PROOF_DAYS days): not built again"
+    ;;
   start)
     [ ! -e "$pidf" ] || die "$dir: a build was started there already (pid $(cat "$pidf"))"
     mkdir -p "$dir"
@@ -95,6 +140,7 @@ case $cmd in
     [ -d "$dir/cache/kwok-stages" ] && cp -a "$dir/cache/kwok-stages" "$LAB_KUBE_CACHE/"
     [ -f "$dir/cache/build-times.log" ] && cat "$dir/cache/build-times.log" >>"$LAB_KUBE_CACHE/build-times.log"
     echo "adopted" >"$dir/adopted"
+    write_proof "adopted: the cache was empty and holds the build from nothing"
     echo "$LAB_KUBE_CACHE was empty: it now holds the binaries built from nothing by this run (built once, not twice)"
     ;;
   check)
@@ -123,6 +169,8 @@ case $cmd in
       echo "the lab ran Kubernetes binaries that this tree's recipe does not build today (a new Go toolchain? a cache from an older recipe?): bash lab/kube/build.sh --rebuild, then run CI again" >&2
       exit 1
     fi
+    write_proof "built from nothing beside the lab, byte-identical to the cache"
+    echo "proof written: $LAB_KUBE_CACHE/proof (the next runs within $PROOF_DAYS days skip this build while the recipe, the toolchain and the cache stay as they are)"
     ;;
-  *) die "unknown command '$cmd' (start, cached, adopt, check, stop)" ;;
+  *) die "unknown command '$cmd' (start, cached, proven, adopt, check, stop)" ;;
 esac
