@@ -45,8 +45,8 @@ vet:
 # no OVS); its self-tests need root and the lab's packages, so .ci/run runs them.
 test: vet
 	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -count=1 ./...
-	@if command -v python3 >/dev/null; then python3 -m unittest lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/kube/test_kube_setup.py; \
-	  else echo "make test: no python3 here: lab/guest/test_guestctl.py, lab/lib/test_cloud_setup.py, lab/kube/test_kube_setup.py not run"; fi
+	@if command -v python3 >/dev/null; then python3 -m unittest lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/kube/test_kube_setup.py lab/kube/test_podrun.py; \
+	  else echo "make test: no python3 here: lab/guest/test_guestctl.py, lab/lib/test_cloud_setup.py, lab/kube/test_kube_setup.py, lab/kube/test_podrun.py not run"; fi
 
 # Bounded fuzzing of every parser (each target for FUZZTIME: a count of calls, Nx, or a duration; see tools/fuzz-all.sh).
 fuzz:

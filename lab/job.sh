@@ -12,6 +12,10 @@
 #      must refuse a Role without pods/exec (naming the verb) before any VM
 #      exists, and a PodSecurity restricted namespace for the debug pod; then its fault
 #      rows (lab/kube/faults.sh): kube-apiserver stopped under the checks, an OVS pod replaced
+#   3c. LAB_K8S=1 only: the artifact where MOSK runs its tests (lab/kube/deploy.sh): make image
+#      loaded into podman, deploy/ applied to the API server (server-side apply), the Job's pod
+#      run as a kubelet runs it with in-cluster credentials (offload checks and tcp-p1 pass,
+#      results on the volume), then stopped mid-checks: teardown within its grace, nothing left
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
@@ -191,8 +195,13 @@ begin "suite perf (baseline)${PERF_FILTER[*]:+ ${PERF_FILTER[*]}}"
 ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml "${PERF_FILTER[@]}"; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
 
 if [ "${LAB_K8S:-0}" = 1 ]; then
+# Where MOSK runs its tests: the image (make image) loaded into podman, deploy/ applied to the API
+# server, the Job's pod run as a kubelet runs it: in-cluster credentials, then SIGTERM mid-checks.
+begin "the image as deploy/job.yaml's pod: in-cluster, stopped within its grace (lab/kube/deploy.sh)"
+bash lab/kube/deploy.sh "$OUT/deploy"; rc=$?
+end $rc "the image as the Job's pod"; [ $rc = 0 ] || status=1
 begin "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)"
-bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
+KUBE_RUN=$(cat "$OUT/deploy/pod-run" 2>/dev/null) bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
 end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
 # The Kubernetes path's faults: kube-apiserver stopped under the checks (the commands fail at their
 # bound naming the API server; it is started again), the OVS pod of compute1 deleted and created
@@ -379,7 +388,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

@@ -75,6 +75,13 @@ func (s *Session) recordKubeVersion(ctx context.Context, c kubeaccess.Cluster) {
 		s.Logf("environment: %v", err)
 		return
 	}
+	// Where the credentials came from (a kubeconfig and its context, or a
+	// pod's in-cluster service account): the first thing to check when
+	// a call is refused.
+	if sc, ok := c.(interface{ Source() string }); ok {
+		s.Logf("kubernetes: server %s, credentials from %s", v, sc.Source())
+		return
+	}
 	s.Logf("kubernetes: server %s", v)
 }
 

@@ -2,6 +2,8 @@
 # make lab's LAB_K8S=1 phase (lab/job.sh 3b), or alone against a lab whose Kubernetes control plane
 # is up (LAB_K8S=1 make lab-up, or bash lab/kube/up.sh):
 #   bash lab/kube/job.sh OUT [SSH_RUN_OUT]
+#   (KUBE_RUN=DIR: step 1's run is DIR, the run of deploy/job.yaml's pod that make lab's
+#   lab/kube/deploy.sh made in-cluster, instead of one from here with a kubeconfig)
 #   1. the offload checks and tcp-p1 with lab/harness-kube.yaml: every hypervisor command through
 #      the API server (pods/exec) into the OVS pod kwok runs inside the hypervisor; with
 #      SSH_RUN_OUT (a perf run over SSH, make lab's $OUT/baseline) their verdicts must be that
@@ -54,6 +56,13 @@ variant() {
 }
 
 # ------------------------------------------------------------------ 1. the checks over Kubernetes
+if [ -n "${KUBE_RUN:-}" ]; then
+  # make lab ran the same suite, filter and config as deploy/job.yaml's pod, in-cluster
+  # (lab/kube/deploy.sh, just before): its run is this step's, not a second one from here.
+  echo "== offload checks + tcp-p1 over Kubernetes: the run of deploy/job.yaml's pod (lab/kube/deploy.sh): $KUBE_RUN"
+  kube_run=$KUBE_RUN
+  if [ -s "$kube_run/results.json" ]; then ok "the perf suite over Kubernetes passed (in the Job's pod)"; else failed "no results.json in $kube_run"; kube_run=; fi
+else
 echo "== offload checks + tcp-p1 over Kubernetes (lab/harness-kube.yaml)"
 mkdir -p "$OUT/kube"
 ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/kube \
@@ -62,6 +71,7 @@ ASAP2E2E_CONFIG=$ROOT/lab/harness-kube.yaml ASAP2E2E_OUTPUT_DIR=$OUT/kube \
 rc=$?
 kube_run=$(run_dir_of "$OUT/kube")
 if [ $rc != 0 ]; then failed "the perf suite over Kubernetes (exit $rc; $OUT/kube)"; else ok "the perf suite over Kubernetes passed"; fi
+fi
 # debug_pods: the harness's node debug pods in the API (admin), "NS/NAME NODE RUN-ID" lines.
 debug_pods() {
   KUBE_SERVER=$(awk '/server:/ {print $2; exit}' "$KSTATE/admin.kubeconfig") KUBE_CA=$KSTATE/pki/ca.crt \

@@ -222,10 +222,10 @@ class API:
         self.ctx = ssl.create_default_context(cafile=ca)
         self.token = token
 
-    def call(self, method, path, body=None, ok=(200, 201, 202)):
+    def call(self, method, path, body=None, ok=(200, 201, 202), content_type='application/json'):
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.server + path, data=data, method=method, headers={
-            'Authorization': 'Bearer ' + self.token, 'Content-Type': 'application/json',
+            'Authorization': 'Bearer ' + self.token, 'Content-Type': content_type,
             'Accept': 'application/json'})
         try:
             with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
@@ -247,6 +247,15 @@ class API:
 
     def list(self, path):
         return self.call('GET', path)[1].get('items', [])
+
+
+def api_from_env(prog):
+    """The API of KUBE_SERVER, KUBE_CA and KUBE_TOKEN_FILE; exits naming any not set."""
+    missing = [k for k in ('KUBE_SERVER', 'KUBE_CA', 'KUBE_TOKEN_FILE') if not os.environ.get(k)]
+    if missing:
+        sys.exit('%s: environment %s not set' % (prog, ', '.join(missing)))
+    with open(os.environ['KUBE_TOKEN_FILE']) as f:
+        return API(os.environ['KUBE_SERVER'], os.environ['KUBE_CA'], f.read().strip())
 
 
 def objects(api, hosts):
@@ -363,11 +372,7 @@ def main(argv):
             argv[2], made, ', '.join(left_out) or 'nothing',
             ('; not found in %s anyway: %s' % (':'.join(TOOL_DIRS), ', '.join(missing))) if missing else ''))
         return
-    missing = [k for k in ('KUBE_SERVER', 'KUBE_CA', 'KUBE_TOKEN_FILE') if not os.environ.get(k)]
-    if missing:
-        sys.exit('kube_setup: environment %s not set' % ', '.join(missing))
-    with open(os.environ['KUBE_TOKEN_FILE']) as f:
-        api = API(os.environ['KUBE_SERVER'], os.environ['KUBE_CA'], f.read().strip())
+    api = api_from_env('kube_setup')
     cmd, args = argv[1], argv[2:]
     if cmd == 'objects' and len(args) == 1:
         objects(api, parse_hosts(args[0]))
