@@ -16,6 +16,9 @@
 #      loaded into podman, deploy/ applied to the API server (server-side apply), the Job's pod
 #      run as a kubelet runs it with in-cluster credentials (offload checks and tcp-p1 pass,
 #      results on the volume), then stopped mid-checks: teardown within its grace, nothing left
+#   3d. LAB_K8S=1 only: the SPDY fallback (lab/kube/spdy.sh): kube-apiserver restarted with the
+#      WebSocket translation off (as before 1.30), the checks and tcp-p1 through it, their verdicts
+#      the SSH run's; the exec round trip beside the WebSocket run's
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
@@ -209,6 +212,11 @@ end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
 begin "Kubernetes faults: the API server stopped, an OVS pod replaced (lab/kube/faults.sh)"
 bash lab/kube/faults.sh "$OUT/kube-faults"; rc=$?
 end $rc "Kubernetes faults"; [ $rc = 0 ] || status=1
+# MKE 3 clusters before Kubernetes 1.30 take every exec over SPDY: the API server restarted with the
+# WebSocket translation off, the checks' verdicts through it against the SSH run's.
+begin "the SPDY fallback through the API server (lab/kube/spdy.sh)"
+bash lab/kube/spdy.sh "$OUT/spdy" "$OUT/baseline" "$(cat "$OUT/deploy/pod-run" 2>/dev/null)"; rc=$?
+end $rc "the SPDY fallback"; [ $rc = 0 ] || status=1
 fi
 
 if [ "$LAB_JOB" = full ] && [ "$LAB_BACKEND" = ovs ]; then
@@ -388,7 +396,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

@@ -8,6 +8,7 @@
 #                       = Nova's service host), serving the kubelet API on 198.18.0.1N:10250; it keeps
 #                       its Node Ready and its pods Running, and runs an exec into them as a local
 #                       process there (ClusterExec), where the SSH path's commands run today
+# (LAB_KUBE_APISERVER_FLAGS: more kube-apiserver flags, for a kube-apiserver up.sh starts; lab/kube/spdy.sh)
 # and the objects (kube_setup.py): namespace openstack with its default service account, a Node per
 # hypervisor named as Nova's service host (computeN), an OVS DaemonSet-shaped pod (rockoon's labels,
 # container openvswitch-vswitchd) and an OVN-shaped one (ovn-controller, container vswitchd) on each,
@@ -118,7 +119,7 @@ control_plane() {
     --kubelet-client-certificate "$KUBE_PKI/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$KUBE_PKI/apiserver-kubelet-client.key" \
     --kubelet-preferred-address-types InternalIP \
-    --profiling=false --enable-priority-and-fairness=false --watch-cache=true
+    --profiling=false --enable-priority-and-fairness=false --watch-cache=true ${LAB_KUBE_APISERVER_FLAGS:-}
   wait_for "kube-apiserver https://$CTL_IP:$KUBE_API_PORT/readyz" 180 \
     curl -fsS -m 3 --cacert "$KUBE_PKI/ca.crt" -H "Authorization: Bearer $(cat "$KUBE_ETC/admin.token")" \
     "https://$CTL_IP:$KUBE_API_PORT/readyz"

@@ -117,9 +117,47 @@ func newExecutor(c *Cluster, u *url.URL) (remotecommand.Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("websocket executor: %w", err)
 	}
-	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
+	return &protocolExecutor{c: c, ws: ws, spdy: spdy}, nil
+}
+
+// protocolExecutor is client-go's fallback executor (WebSocket, then SPDY
+// when the upgrade is refused) that remembers the refusal for the cluster:
+// an API server that refused one exec's upgrade (before 1.30, or with
+// TranslateStreamCloseWebsocketRequests off, or behind a proxy that drops
+// WebSockets) refuses them all, so each later exec goes straight to SPDY,
+// and the run's log says once which protocol its commands use. The
+// refusal comes before any stream is opened, so stdin is still unread when
+// SPDY takes over.
+type protocolExecutor struct {
+	c        *Cluster
+	ws, spdy remotecommand.Executor
+}
+
+func (e *protocolExecutor) Stream(o remotecommand.StreamOptions) error {
+	return e.StreamWithContext(context.Background(), o)
+}
+
+func (e *protocolExecutor) StreamWithContext(ctx context.Context, o remotecommand.StreamOptions) error {
+	if e.c.spdyOnly.Load() {
+		return e.spdy.StreamWithContext(ctx, o)
+	}
+	err := e.ws.StreamWithContext(ctx, o)
+	if err == nil || !(httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)) {
+		return err
+	}
+	if e.c.spdyOnly.CompareAndSwap(false, true) && e.c.logf != nil {
+		e.c.logf("kubernetes: pods/exec: the API server refused the WebSocket upgrade (%v); this run's commands use SPDY from here on", err)
+	}
+	return e.spdy.StreamWithContext(ctx, o)
+}
+
+// ExecProtocol is the protocol this cluster's execs use now: "websocket"
+// until the API server refused an upgrade, "spdy" after.
+func (c *Cluster) ExecProtocol() string {
+	if c.spdyOnly.Load() {
+		return "spdy"
+	}
+	return "websocket"
 }
 
 func (r *Runner) start(ctx context.Context, cmd string, background bool) (remote.Process, error) {

@@ -313,6 +313,8 @@ func TestExecOverSPDYFallback(t *testing.T) {
 	dir := t.TempDir()
 	r, log := a.runner(t, dir)
 	ctx := context.Background()
+	var logged []string
+	r.c.logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
 
 	res, err := r.Run(ctx, "echo out; echo err >&2; exit 3")
 	if err != nil {
@@ -331,6 +333,16 @@ func TestExecOverSPDYFallback(t *testing.T) {
 
 	if res, err := r.Run(ctx, "true"); err != nil || res.ExitCode != 0 {
 		t.Errorf("true: exit %d, %v", res.ExitCode, err)
+	}
+	// The refusal is remembered: the next exec goes straight to SPDY.
+	if got := a.kinds(); strings.Join(got, ",") != "websocket,spdy,spdy" {
+		t.Errorf("exec requests %v, want websocket (refused), spdy, then spdy alone", got)
+	}
+	if p := r.c.ExecProtocol(); p != "spdy" {
+		t.Errorf("ExecProtocol() = %q after a refused upgrade, want spdy", p)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "refused the WebSocket upgrade") || !strings.Contains(logged[0], "use SPDY from here on") {
+		t.Errorf("the run's log got %q, want one line saying the upgrade was refused and SPDY is used", logged)
 	}
 
 	const size = 6 << 20
@@ -372,6 +384,9 @@ func TestExecOverWebSocket(t *testing.T) {
 	}
 	if got := a.kinds(); strings.Join(got, ",") != "websocket" {
 		t.Errorf("exec requests %v, want websocket only", got)
+	}
+	if p := r.c.ExecProtocol(); p != "websocket" {
+		t.Errorf("ExecProtocol() = %q, want websocket", p)
 	}
 	testCancelKills(t, r)
 }

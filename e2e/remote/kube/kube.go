@@ -34,6 +34,7 @@
 package kube
 
 import (
+	"sync/atomic"
 	"context"
 	"errors"
 	"fmt"
@@ -91,6 +92,10 @@ type Cluster struct {
 	// v4.channel.k8s.io exercises the WebSocket data path against a server
 	// that has no v5); nil = client-go's v5.
 	wsProtocols []string
+	// spdyOnly is set once the API server refused an exec's WebSocket
+	// upgrade (exec.go's protocolExecutor): every later exec of this
+	// cluster goes straight to SPDY instead of paying a refused upgrade.
+	spdyOnly atomic.Bool
 }
 
 // NewCluster builds the client from k's kubeconfig and context, loaded as
