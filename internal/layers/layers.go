@@ -119,6 +119,7 @@ var Layers = []Layer{
 		{Path: "lab/faultlab", Imports: []string{"e2e/faultproxy", "e2e/remote"},
 			Note:           "the commands.jsonl schema from remote; lab only",
 			OnlyImportedBy: []string{"suites/faults"}},
+		{Path: "lab/oidc", Note: "the lab's OpenID Connect identity provider, standard library only; lab only"},
 	}},
 	{Note: "test files only: framework, harness, fixtures, ...", Packages: []Package{
 		{Path: "suites/smoke"},
