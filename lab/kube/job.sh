@@ -227,11 +227,13 @@ fi
 SECRET=$KSTATE/oidc-secret
 echo "== offload checks + tcp-p1 as an OIDC user, its kubeconfig read-only ($SECRET)"
 # read_only DIR CMD...: CMD with DIR read-only as a Secret's mount is. As root (the lab) a read-only
-# bind mount in a mount namespace of CMD's own, gone with it; as another user the modes up.sh gave.
+# bind mount in a mount namespace of CMD's own, gone with it (propagation slave: what the lab mounts
+# meanwhile, a new netns under /run/netns, still shows inside; nothing of it shows outside); as
+# another user the modes up.sh gave.
 read_only() {
   local dir=$1; shift
   if [ "$(id -u)" = 0 ]; then
-    unshare --mount --propagation private -- sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$dir" "$@"
+    unshare --mount --propagation slave -- sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$dir" "$@"
   else
     "$@"
   fi
