@@ -103,9 +103,9 @@ pki() {
 # ------------------------------------------------------------------ the OIDC identity provider
 # lab/oidc, built from this tree into $KUBE_STATE/bin (standard library only: seconds), started before
 # the API server, whose authentication configuration holds the CA the issuer wrote out. Structured
-# (--authentication-config, apiserver.config.k8s.io/v1, GA since Kubernetes 1.34) rather than the
-# --oidc-* flags v1.37 still accepts: the CA is inline (no file beside it to keep in step), the
-# username prefix is explicit, and it is the form the flags are the legacy subset of.
+# (--authentication-config, apiserver.config.k8s.io/v1: GA, its feature gate gone by v1.37) rather
+# than the --oidc-* flags v1.37 still accepts: the CA is inline (no file beside it to keep in step),
+# the username prefix is explicit, and it is the form the flags are the legacy subset of.
 oidc_issuer() {
   mkdir -p "$KUBE_OIDC_STATE" "$KUBE_STATE/bin"
   chmod 700 "$KUBE_OIDC_STATE"
