@@ -23,11 +23,12 @@
 #      of 20 s), its directory bind-mounted read-only as a Secret's mount is (in a mount namespace
 #      of the command's own: read-only for root too). First the negative: client-go with that
 #      kubeconfig in place (lab/oidc/plainclient) must fail with "could not persist new tokens: …
-#      read-only file system". Then the offload checks and tcp-p1 as step 1 runs them, with that
-#      kubeconfig: they must pass, the preflight must have obtained the credentials afresh (its
-#      harness.log line), the issuer must have served at least KUBE_OIDC_MIN_REFRESHES (default 4:
-#      the preflight's and three renewals of expired id-tokens) refresh grants during the run
-#      (its /stats before and after; the count is printed), and the kubeconfig must be unchanged.
+#      read-only file system". Then the offload checks and tcp-p1 (step 1's suite, filter and
+#      lab/harness-kube.yaml) with that kubeconfig: they must pass, the preflight must have obtained
+#      the credentials afresh (its harness.log line), the issuer must have served at least
+#      KUBE_OIDC_MIN_REFRESHES (default 4: the preflight's and three renewals of expired id-tokens)
+#      refresh grants during the run (its /stats before and after; the count is printed), the
+#      kubeconfig must be unchanged and no debug pod left.
 # Step 1 also holds the debug pod: the lab's OVS containers lack tcpdump (lab/kube/up.sh), so the
 # run must say so, run tcpdump in a node debug pod per node (tools/checkrun debug-pod: harness.log,
 # results.json's host_tools_pod, commands.jsonl) and leave no pod with the harness's debug labels.
@@ -275,6 +276,8 @@ else
     failed "the issuer served $n refresh grant(s) during the ${secs}s run, want >= $MIN_REFRESHES (several expired id-tokens renewed)"
   elif [ "$(sha256sum <"$SECRET/kubeconfig")" != "$sum0" ]; then
     failed "the read-only kubeconfig $SECRET/kubeconfig changed"
+  elif left=$(debug_pods) && [ -n "$left" ]; then
+    failed "debug pods left after the OIDC user's run: $left"
   else
     ok "the perf suite passed as the OIDC user in ${secs}s with the kubeconfig read-only: $n refresh grants (the preflight's and $(( n - 1 )) renewals), each persisted to the run's private copy; the kubeconfig unchanged"
   fi
