@@ -10,7 +10,8 @@
 #      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
 #      (tools/checkrun same-verdicts); the preflight against the real server
 #      must refuse a Role without pods/exec (naming the verb) before any VM
-#      exists, and a PodSecurity restricted namespace for the debug pod; then its fault
+#      exists, and a PodSecurity restricted namespace for the debug pod; the checks again as
+#      an OIDC user (lab/oidc) with a read-only kubeconfig, across several refreshes; then its fault
 #      rows (lab/kube/faults.sh): kube-apiserver stopped under the checks, an OVS pod replaced
 #   3c. LAB_K8S=1 only: the artifact where MOSK runs its tests (lab/kube/deploy.sh): make image
 #      loaded into podman, deploy/ applied to the API server (server-side apply), the Job's pod
@@ -396,7 +397,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/oidc" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do

@@ -119,6 +119,8 @@ var Layers = []Layer{
 		{Path: "lab/faultlab", Imports: []string{"e2e/faultproxy", "e2e/remote"},
 			Note:           "the commands.jsonl schema from remote; lab only",
 			OnlyImportedBy: []string{"suites/faults"}},
+		{Path: "lab/oidc", Note: "the lab's OpenID Connect identity provider, standard library only; lab only"},
+		{Path: "lab/oidc/plainclient", Note: "client-go with a kubeconfig used in place, no private copy: lab/kube/job.sh's negative; lab only"},
 	}},
 	{Note: "test files only: framework, harness, fixtures, ...", Packages: []Package{
 		{Path: "suites/smoke"},
@@ -131,8 +133,8 @@ var Layers = []Layer{
 
 // Modules: who may import the heavy or framework-bound outside modules.
 var Modules = []Module{
-	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube"}, TestsBy: []string{"tools/sweeper", "deploy"},
-		Note: "client-go and its API types: the Kubernetes transport alone; the sweeper's tests use client-go's fake clientset, deploy's its scheme"},
+	{Prefix: "k8s.io/", By: []string{"e2e/remote/kube", "lab/oidc/plainclient"}, TestsBy: []string{"tools/sweeper", "deploy"},
+		Note: "client-go and its API types: the Kubernetes transport alone (and the lab's plainclient, client-go without it); the sweeper's tests use client-go's fake clientset, deploy's its scheme"},
 	{Prefix: "k8s.io/cri-streaming/", TestsBy: []string{"e2e/remote/kube"},
 		Note: "the CRI streaming server that speaks the real exec protocol in process, in remote/kube's tests only"},
 	{Prefix: "k8s.io/cri-api/", TestsBy: []string{"e2e/remote/kube"}, Note: "with cri-streaming"},
@@ -174,6 +176,7 @@ var Heavy = []Linked{
 			{Path: "tools/kubecheck", Why: "the Kubernetes preflight against a real cluster"},
 			{Path: "tools/sweeper", Why: "sweeps the node debug pods"},
 			{Path: "deploy", Why: "its test decodes the manifests strictly with client-go's scheme"},
+			{Path: "lab/oidc/plainclient", Why: "the lab's negative: client-go with the read-only kubeconfig in place, no private copy"},
 		}},
 	{Prefix: "modernc.org/", Note: "SQLite translated to Go (modernc.org/libc and sqlite: a long first compile); the history alone",
 		By: []Linker{

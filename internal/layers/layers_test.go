@@ -252,7 +252,7 @@ func TestImportLayersCatch(t *testing.T) {
 		{"a fake in non-test code", func(g *graph) { g.imports["e2e/harness"] = append(g.imports["e2e/harness"], "fixtures/fakecloud") },
 			"e2e/harness imports fixtures/fakecloud, which only tests may import"},
 		{"client-go outside the transport", func(g *graph) { g.outside["fixtures"] = append(g.outside["fixtures"], "k8s.io/client-go/kubernetes") },
-			"fixtures imports k8s.io/client-go/kubernetes: only e2e/remote/kube may"},
+			"fixtures imports k8s.io/client-go/kubernetes: only e2e/remote/kube, lab/oidc/plainclient may"},
 		{"client-go's fake in a test that is not allowed it", func(g *graph) {
 			g.outsideTest["e2e/offload"] = append(g.outsideTest["e2e/offload"], "k8s.io/client-go/kubernetes/fake")
 		},

@@ -11,7 +11,7 @@ source "$KUBE_DIR/lib.sh"
 lab_lock kube/down.sh || exit 1   # not beside a lab/up.sh or lab/down.sh (from lab/up.sh: its lock is held already)
 say() { echo "[kube-down] $*"; }
 # In the reverse order of their start: the kwoks, then kube-apiserver while etcd still answers
-# (without etcd it retries its connections instead of shutting down), then etcd. A kwok's exec
+# (without etcd it retries its connections instead of shutting down), then its OIDC issuer, then etcd. A kwok's exec
 # children are in its process group (hv-exec, kwok, sh -c ...).
 ended=0
 stop() { # stop NAME...: TERM their process groups, KILL after 10 s
@@ -36,6 +36,7 @@ stop() { # stop NAME...: TERM their process groups, KILL after 10 s
 }
 stop $(cd "$KUBE_PIDS" 2>/dev/null && ls kwok-hv*.pid 2>/dev/null | sed "s/\.pid$//")   # every kwok recorded, also of a lab that had more hypervisors
 stop kube-apiserver
+stop oidc   # the API server's OIDC issuer (lab/oidc)
 stop etcd
 rm -rf "$KUBE_STATE"
 say "down: $ended process groups ended, $KUBE_STATE removed"

@@ -17,7 +17,18 @@
 #   4. a killed run: the offload checks started again, SIGKILLed (the whole ginkgo process group)
 #      once its debug pod exists in the API (the admin's view, not the hypervisors'); the sweeper
 #      with the run id must find and delete that pod and the run's OpenStack leftovers, and no
-#      debug pod may remain.
+#      debug pod may remain;
+#   5. an OIDC user with a read-only kubeconfig (issue 36): lab/kube/up.sh's
+#      $LAB_STATE/kube/oidc-secret/kubeconfig (auth-provider oidc, the issuer lab/oidc with id-tokens
+#      of 20 s), its directory bind-mounted read-only as a Secret's mount is (in a mount namespace
+#      of the command's own: read-only for root too). First the negative: client-go with that
+#      kubeconfig in place (lab/oidc/plainclient) must fail with "could not persist new tokens: …
+#      read-only file system". Then the offload checks and tcp-p1 (step 1's suite, filter and
+#      lab/harness-kube.yaml) with that kubeconfig: they must pass, the preflight must have obtained
+#      the credentials afresh (its harness.log line), the issuer must have served at least
+#      KUBE_OIDC_MIN_REFRESHES (default 4: the preflight's and three renewals of expired id-tokens)
+#      refresh grants during the run (its /stats before and after; the count is printed), the
+#      kubeconfig must be unchanged and no debug pod left.
 # Step 1 also holds the debug pod: the lab's OVS containers lack tcpdump (lab/kube/up.sh), so the
 # run must say so, run tcpdump in a node debug pod per node (tools/checkrun debug-pod: harness.log,
 # results.json's host_tools_pod, commands.jsonl) and leave no pod with the harness's debug labels.
@@ -38,6 +49,7 @@ LAB_DIR=$ROOT/lab
 source lab/releases/select.sh   # rx: the release's openstack CLI
 HV_DOMAIN=$(cat "$LAB_STATE/hv_domain" 2>/dev/null || true)   # lab/up.sh LAB_HV_DOMAIN
 KILL_REACH_S=${KUBE_KILL_REACH_S:-600}   # step 4: start to the debug pod (create, boot, connect)
+MIN_REFRESHES=${KUBE_OIDC_MIN_REFRESHES:-4}   # step 5: the preflight's refresh and three renewals
 for f in harness noexec; do
   [ -r "$KSTATE/$f.kubeconfig" ] || { echo "lab/kube/job.sh: $KSTATE/$f.kubeconfig missing: bash lab/kube/up.sh (or LAB_K8S=1 make lab-up)" >&2; exit 2; }
 done
@@ -209,6 +221,65 @@ PY
     failed "debug pods left after the sweep: $left"
   else
     ok "the sweeper (exit 0, $(( $(date +%s) - t1 ))s) ${verdict#ok }; no debug pod remains"
+  fi
+fi
+
+# ------------------------------------------------------------------ 5. OIDC, a read-only kubeconfig
+SECRET=$KSTATE/oidc-secret
+echo "== offload checks + tcp-p1 as an OIDC user, its kubeconfig read-only ($SECRET)"
+# read_only DIR CMD...: CMD with DIR read-only as a Secret's mount is. As root (the lab) a read-only
+# bind mount in a mount namespace of CMD's own, gone with it (propagation slave: what the lab mounts
+# meanwhile, a new netns under /run/netns, still shows inside; nothing of it shows outside); as
+# another user the modes up.sh gave.
+read_only() {
+  local dir=$1; shift
+  if [ "$(id -u)" = 0 ]; then
+    unshare --mount --propagation slave -- sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$dir" "$@"
+  else
+    "$@"
+  fi
+}
+# oidc_stats: "GRANTS LIFETIME", the refresh grants the issuer served so far and its id-tokens' lifetime
+oidc_stats() {
+  curl -fsS -m 10 --cacert "$SECRET/idp-ca.crt" "$(awk '/idp-issuer-url:/ {print $2; exit}' "$SECRET/kubeconfig")/stats" |
+    python3 -c 'import json,sys; s = json.load(sys.stdin); print(s["refresh_grants"], s["id_token_lifetime"])'
+}
+if [ ! -r "$SECRET/kubeconfig" ] || ! st=$(oidc_stats); then
+  failed "no OIDC kubeconfig or issuer ($SECRET/kubeconfig, lab/oidc): bash lab/kube/up.sh"
+else
+  sum0=$(sha256sum <"$SECRET/kubeconfig")
+  out=$(read_only "$SECRET" go run ./lab/oidc/plainclient -kubeconfig "$SECRET/kubeconfig" 2>&1); rc=$?
+  echo "$out" | sed 's/^/  plainclient: /'
+  if [ $rc = 1 ] && grep -q 'could not persist new tokens.*read-only file system' <<<"$out"; then
+    ok "client-go with the read-only kubeconfig in place failed as issue 36 says (could not persist new tokens: read-only file system)"
+  else
+    failed "client-go with the read-only kubeconfig in place: exit $rc, want 1 and \"could not persist new tokens ... read-only file system\""
+  fi
+  cfg=$(variant oidc -e "s#$KSTATE/harness.kubeconfig#$SECRET/kubeconfig#")
+  mkdir -p "$OUT/oidc"
+  st=$(oidc_stats); g1=${st%% *}; life=${st#* }; t0=$(date +%s)
+  ASAP2E2E_CONFIG=$cfg ASAP2E2E_OUTPUT_DIR=$OUT/oidc read_only "$SECRET" \
+    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=30m --junit-report=junit-oidc.xml --output-dir="$OUT/oidc" \
+    --label-filter='offload || tcp-p1' ./suites/perf >"$OUT/oidc/ginkgo.out" 2>&1
+  rc=$?
+  secs=$(( $(date +%s) - t0 ))
+  st=$(oidc_stats) && g2=${st%% *} || g2=
+  oidc_run=$(run_dir_of "$OUT/oidc")
+  n=$(( ${g2:-0} - g1 ))
+  fresh=$(grep -m1 'kubernetes preflight: ok: credentials of .* obtained afresh (auth-provider oidc' "$oidc_run/harness.log" 2>/dev/null)
+  echo "  the run took ${secs}s; the issuer served $n refresh grant(s) meanwhile ($g1 -> ${g2:-?}, id-tokens of $life); want >= $MIN_REFRESHES"
+  if [ $rc != 0 ]; then
+    failed "the perf suite as the OIDC user with a read-only kubeconfig (exit $rc; $OUT/oidc/ginkgo.out)"
+  elif [ -z "$fresh" ]; then
+    failed "no preflight line 'credentials ... obtained afresh (auth-provider oidc' in ${oidc_run:-$OUT/oidc}/harness.log"
+  elif [ -z "$g2" ] || [ "$n" -lt "$MIN_REFRESHES" ]; then
+    failed "the issuer served $n refresh grant(s) during the ${secs}s run, want >= $MIN_REFRESHES (several expired id-tokens renewed)"
+  elif [ "$(sha256sum <"$SECRET/kubeconfig")" != "$sum0" ]; then
+    failed "the read-only kubeconfig $SECRET/kubeconfig changed"
+  elif left=$(debug_pods) && [ -n "$left" ]; then
+    failed "debug pods left after the OIDC user's run: $left"
+  else
+    ok "the perf suite passed as the OIDC user in ${secs}s with the kubeconfig read-only: $n refresh grants (the preflight's and $(( n - 1 )) renewals), each persisted to the run's private copy; the kubeconfig unchanged"
   fi
 fi
 exit $status

@@ -1,10 +1,13 @@
 """asap2lab Kubernetes: the API objects of the lab's control plane (lab/kube/up.sh), through the
 API server's REST API with the lab admin's token (no kubectl).
 
-  python3 kube_setup.py objects HOSTS       namespaces, default service accounts, a Node per
+  python3 kube_setup.py objects HOSTS [OIDC_USER]
+                                            namespaces, default service accounts, a Node per
                                             hypervisor, its OVS DaemonSet-shaped pod and the
                                             OVN-shaped variant, the RBAC of docs/kubernetes-rbac.yaml
-                                            (as written) and its no-exec variant
+                                            (as written) and its no-exec variant; with OIDC_USER
+                                            (the API server's name for the lab issuer's user) the
+                                            docs' bindings for that user too
   python3 kube_setup.py wait HOSTS TIMEOUT  every Node Ready and every lab pod Running, ready
   python3 kube_setup.py token NS SA SECONDS a service-account token (TokenRequest), on stdout
   python3 kube_setup.py delete-pod NS NAME  delete a pod (grace 0) and wait until it is gone
@@ -183,6 +186,22 @@ def without_exec(docs, name=NOEXEC_NAME):
     return [sa, role, rb]
 
 
+def for_user(docs, user, suffix='-oidc'):
+    """The docs' RoleBindings and ClusterRoleBindings again, renamed with suffix, for user (a User
+    as the API server names it, e.g. an OIDC user "oidc:NAME"): the harness's Role granted to a
+    person as docs/kubernetes-rbac.yaml's commented subject shows."""
+    out = []
+    for d in docs:
+        if d['kind'] in ('RoleBinding', 'ClusterRoleBinding'):
+            d = copy.deepcopy(d)
+            d['metadata']['name'] += suffix
+            d['subjects'] = [{'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'User', 'name': user}]
+            out.append(d)
+    if not any(d['kind'] == 'RoleBinding' for d in out):
+        raise ValueError('%s: no RoleBinding to grant %s' % (RBAC_FILE, user))
+    return out
+
+
 def in_namespace(docs, ns):
     """The namespaced documents moved to namespace ns (subjects keep theirs)."""
     out = []
@@ -258,7 +277,7 @@ def api_from_env(prog):
         return API(os.environ['KUBE_SERVER'], os.environ['KUBE_CA'], f.read().strip())
 
 
-def objects(api, hosts):
+def objects(api, hosts, oidc_user=None):
     created = []
 
     def make(obj):
@@ -273,7 +292,8 @@ def objects(api, hosts):
         make({'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': {'name': 'default', 'namespace': ns}})
     with open(RBAC_FILE) as f:
         docs = rbac_docs(f.read())
-    for d in docs + without_exec(docs) + in_namespace(docs, RESTRICTED_NAMESPACE):
+    for d in (docs + without_exec(docs) + in_namespace(docs, RESTRICTED_NAMESPACE) +
+              (for_user(docs, oidc_user) if oidc_user else [])):
         make(d)
     for name, ip in hosts:
         make(node(name, ip))
@@ -374,8 +394,8 @@ def main(argv):
         return
     api = api_from_env('kube_setup')
     cmd, args = argv[1], argv[2:]
-    if cmd == 'objects' and len(args) == 1:
-        objects(api, parse_hosts(args[0]))
+    if cmd == 'objects' and len(args) in (1, 2):
+        objects(api, parse_hosts(args[0]), *args[1:])
     elif cmd == 'wait' and len(args) == 2:
         wait(api, parse_hosts(args[0]), float(args[1]))
     elif cmd == 'token' and len(args) == 3:

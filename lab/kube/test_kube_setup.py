@@ -80,6 +80,21 @@ class RBACTest(unittest.TestCase):
         self.assertEqual(rb['metadata']['namespace'], 'asap2lab-restricted')
         self.assertEqual(rb['subjects'][0]['namespace'], 'openstack')
 
+    def test_for_user_binds_the_docs_roles_to_the_user(self):
+        docs = self.docs()
+        bound = kube_setup.for_user(docs, 'oidc:asap2lab-re')
+        want = {(d['kind'], d['metadata']['name'] + '-oidc', d['roleRef']['name'])
+                for d in docs if d['kind'] in ('RoleBinding', 'ClusterRoleBinding')}
+        self.assertEqual({(d['kind'], d['metadata']['name'], d['roleRef']['name']) for d in bound}, want)
+        self.assertIn(('RoleBinding', 'asap2-e2e-oidc', 'asap2-e2e'), want)
+        for d in bound:
+            self.assertEqual(d['subjects'], [{'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'User',
+                                              'name': 'oidc:asap2lab-re'}])
+        # the docs' own bindings keep their service account
+        self.assertEqual([d for d in docs if d['kind'] == 'RoleBinding'][0]['subjects'][0]['kind'], 'ServiceAccount')
+        with self.assertRaisesRegex(ValueError, 'no RoleBinding'):
+            kube_setup.for_user([d for d in docs if d['kind'] != 'RoleBinding'], 'oidc:x')
+
     def test_bad_documents_named(self):
         with self.assertRaisesRegex(ValueError, r'document\(s\) \[1\]'):
             kube_setup.rbac_docs('kind: Role\nmetadata: {name: a}\n---\nkind: Role\nmetadata: {}\n')

@@ -4,6 +4,9 @@
 #   etcd                127.0.0.1:12379 (loopback only, data in $KUBE_STATE/etcd)
 #   kube-apiserver      https://198.18.0.1:16443 (the lab's control address), static token file,
 #                       Node,RBAC authorization, service-account keys, --endpoint-reconciler-type=none
+#   oidc                https://127.0.0.1:16445 (lab/oidc, built here): an OpenID Connect identity
+#                       provider with a CA of its own, RS256 id-tokens of $KUBE_OIDC_LIFETIME (20 s) by
+#                       refresh grant; the API server trusts it (--authentication-config)
 #   kwok per hypervisor INSIDE that hypervisor (lib/hv-exec N: its netns, /run/openvswitch, hostname
 #                       = Nova's service host), serving the kubelet API on 198.18.0.1N:10250; it keeps
 #                       its Node Ready and its pods Running, and runs an exec into them as a local
@@ -16,7 +19,9 @@
 # the harness runs it in a node debug pod (the debug container keeps every tool),
 # docs/kubernetes-rbac.yaml as written plus its no-pods/exec variant, a PodSecurity restricted
 # namespace, and kubeconfigs in $KUBE_STATE: harness.kubeconfig (the docs' service account),
-# noexec.kubeconfig, admin.kubeconfig.
+# noexec.kubeconfig, admin.kubeconfig; and oidc-secret/kubeconfig, the OIDC user oidc:asap2lab-re
+# (the docs' Role bound to it) with client-go's auth-provider oidc and a refresh-token, 0444 in a
+# 0555 directory as a Secret's mount (lab/kube/job.sh step 5 mounts it read-only for root too).
 # Binaries: lab/kube/build.sh ($LAB_KUBE_CACHE/bin; built here when missing).
 # Every process is a lab process (marker ASAP2LAB_PROC=$LAB_STATE, pid in $KUBE_STATE/pids): lab/down.sh
 # ends them and removes $LAB_STATE; lab/kube/down.sh ends only these. Idempotent: what runs is kept.
@@ -95,6 +100,47 @@ pki() {
   awk -F, '$2 == "asap2lab-admin" {print $1}' "$KUBE_ETC/tokens.csv" >"$KUBE_ETC/admin.token"
 }
 
+# ------------------------------------------------------------------ the OIDC identity provider
+# lab/oidc, built from this tree into $KUBE_STATE/bin (standard library only: seconds), started before
+# the API server, whose authentication configuration holds the CA the issuer wrote out. Structured
+# (--authentication-config, apiserver.config.k8s.io/v1: GA, its feature gate gone by v1.37) rather
+# than the --oidc-* flags v1.37 still accepts: the CA is inline (no file beside it to keep in step),
+# the username prefix is explicit, and it is the form the flags are the legacy subset of.
+oidc_issuer() {
+  mkdir -p "$KUBE_OIDC_STATE" "$KUBE_STATE/bin"
+  chmod 700 "$KUBE_OIDC_STATE"
+  if [ ! -s "$KUBE_OIDC_STATE/refresh-tokens" ]; then
+    # what a login at MOSK's Keycloak would have left in the engineer's kubeconfig
+    echo "$(kube_rand)$(kube_rand) $KUBE_OIDC_USER" >"$KUBE_OIDC_STATE/refresh-tokens"
+    chmod 600 "$KUBE_OIDC_STATE/refresh-tokens"
+  fi
+  if ! kube_running oidc; then
+    case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) [ -x /usr/local/go/bin/go ] && PATH=/usr/local/go/bin:$PATH ;; esac
+    (cd "$LAB_DIR/.." && go build -trimpath -o "$KUBE_STATE/bin/oidc" ./lab/oidc) ||
+      die "building the OIDC identity provider (go build ./lab/oidc) failed"
+  fi
+  kstart oidc "$KUBE_STATE/bin/oidc" -listen "127.0.0.1:$KUBE_OIDC_PORT" -dir "$KUBE_OIDC_STATE" \
+    -refresh-tokens "$KUBE_OIDC_STATE/refresh-tokens" -client-id "$KUBE_OIDC_CLIENT" \
+    -username-claim preferred_username -lifetime "$KUBE_OIDC_LIFETIME"
+  wait_for "the OIDC issuer $KUBE_OIDC_URL" 60 \
+    curl -fsS -m 2 --cacert "$KUBE_OIDC_STATE/ca.crt" "$KUBE_OIDC_URL/.well-known/openid-configuration"
+  cat >"$KUBE_ETC/authentication.yaml" <<EOF
+# written by lab/kube/up.sh: the lab's OIDC issuer (lab/oidc) for kube-apiserver --authentication-config
+apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: $KUBE_OIDC_URL
+    audiences: [$KUBE_OIDC_CLIENT]
+    certificateAuthority: |
+$(sed 's/^/      /' "$KUBE_OIDC_STATE/ca.crt")
+  claimMappings:
+    username:
+      claim: preferred_username
+      prefix: "$KUBE_OIDC_PREFIX"
+EOF
+}
+
 # ------------------------------------------------------------------ etcd + kube-apiserver
 control_plane() {
   kstart etcd "$BIN/etcd" --name asap2lab --data-dir "$KUBE_STATE/etcd" \
@@ -111,6 +157,7 @@ control_plane() {
     --endpoint-reconciler-type none \
     --tls-cert-file "$KUBE_PKI/apiserver.crt" --tls-private-key-file "$KUBE_PKI/apiserver.key" \
     --client-ca-file "$KUBE_PKI/ca.crt" --token-auth-file "$KUBE_ETC/tokens.csv" \
+    --authentication-config "$KUBE_ETC/authentication.yaml" \
     --authorization-mode Node,RBAC --allow-privileged=true \
     --service-account-issuer "https://$CTL_IP:$KUBE_API_PORT" \
     --service-account-key-file "$KUBE_PKI/sa.pub" --service-account-signing-key-file "$KUBE_PKI/sa.key" \
@@ -226,19 +273,74 @@ current-context: asap2lab
 EOF
   chmod 600 "$1"
 }
+# oidc_kubeconfig: $KUBE_OIDC_SECRET/kubeconfig, the OIDC user's, as MOSK's Keycloak kubeconfigs are
+# (auth-provider oidc: idp-issuer-url, client-id, refresh-token, idp-certificate-authority, and an
+# id-token, long expired when a run reads it), with the issuer's CA beside it; made read-only. The
+# id-token is one the API server was seen to accept as oidc:asap2lab-re (a SelfSubjectReview; its
+# JWT authenticator starts in the background, so it is retried).
+oidc_whoami() { # sets OIDC_ID (a fresh id-token) and OIDC_WHO (the API server's name for its user)
+  local rt
+  rt=$(awk 'NR == 1 {print $1}' "$KUBE_OIDC_STATE/refresh-tokens")
+  OIDC_ID=$(curl -fsS -m 5 --cacert "$KUBE_OIDC_STATE/ca.crt" -u "$KUBE_OIDC_CLIENT:" -d grant_type=refresh_token \
+    --data-urlencode "refresh_token=$rt" "$KUBE_OIDC_URL/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id_token"])') &&
+  OIDC_WHO=$(curl -fsS -m 5 --cacert "$KUBE_PKI/ca.crt" -H "Authorization: Bearer $OIDC_ID" -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}' \
+    "https://$CTL_IP:$KUBE_API_PORT/apis/authentication.k8s.io/v1/selfsubjectreviews" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["userInfo"]["username"])') &&
+  [ "$OIDC_WHO" = "$KUBE_OIDC_PREFIX$KUBE_OIDC_USER" ]
+}
+oidc_kubeconfig() {
+  local d=$KUBE_OIDC_SECRET
+  wait_for "kube-apiserver to authenticate the issuer's id-token as $KUBE_OIDC_PREFIX$KUBE_OIDC_USER" 60 oidc_whoami
+  mkdir -p "$d"
+  chmod 755 "$d"
+  rm -f "$d/kubeconfig" "$d/idp-ca.crt"
+  cp "$KUBE_OIDC_STATE/ca.crt" "$d/idp-ca.crt"
+  cat >"$d/kubeconfig" <<EOF
+# asap2lab Kubernetes, the OIDC user $OIDC_WHO of lab/oidc (id-tokens of $KUBE_OIDC_LIFETIME),
+# written by lab/kube/up.sh; read-only, as a Secret's mount
+apiVersion: v1
+kind: Config
+clusters:
+- name: asap2lab
+  cluster:
+    server: https://$CTL_IP:$KUBE_API_PORT
+    certificate-authority-data: $(base64 -w0 "$KUBE_PKI/ca.crt")
+users:
+- name: $KUBE_OIDC_USER
+  user:
+    auth-provider:
+      name: oidc
+      config:
+        idp-issuer-url: $KUBE_OIDC_URL
+        client-id: $KUBE_OIDC_CLIENT
+        idp-certificate-authority: $d/idp-ca.crt
+        refresh-token: $(awk 'NR == 1 {print $1}' "$KUBE_OIDC_STATE/refresh-tokens")
+        id-token: $OIDC_ID
+contexts:
+- name: asap2lab
+  context: {cluster: asap2lab, user: $KUBE_OIDC_USER, namespace: openstack}
+current-context: asap2lab
+EOF
+  chmod 444 "$d/kubeconfig" "$d/idp-ca.crt"
+  chmod 555 "$d"
+  say "OIDC user $OIDC_WHO: $d/kubeconfig (read-only; id-tokens of $KUBE_OIDC_LIFETIME from $KUBE_OIDC_URL)"
+}
 objects() {
   local hosts= n
   for n in $HVS; do hosts+="${hosts:+,}$(hv_host "$n")=$(hv_ctlip "$n")"; done
-  kube_py objects "$hosts"
+  kube_py objects "$hosts" "$KUBE_OIDC_PREFIX$KUBE_OIDC_USER"
   kwoks
   kube_py wait "$hosts" 90
   kubeconfig "$KUBE_STATE/admin.kubeconfig" asap2lab-admin "$(cat "$KUBE_ETC/admin.token")"
   # 7 days: a token outliving any run of the lab; the service accounts are docs/kubernetes-rbac.yaml's
   kubeconfig "$KUBE_STATE/harness.kubeconfig" asap2-e2e "$(kube_py token openstack asap2-e2e 604800)"
   kubeconfig "$KUBE_STATE/noexec.kubeconfig" asap2-e2e-noexec "$(kube_py token openstack asap2-e2e-noexec 604800)"
+  oidc_kubeconfig
 }
 
 pki
+oidc_issuer
 control_plane
 objects
-say "UP: https://$CTL_IP:$KUBE_API_PORT; kubeconfigs $KUBE_STATE/{harness,noexec,admin}.kubeconfig; pids $KUBE_PIDS"
+say "UP: https://$CTL_IP:$KUBE_API_PORT; kubeconfigs $KUBE_STATE/{harness,noexec,admin}.kubeconfig, $KUBE_OIDC_SECRET/kubeconfig (OIDC, $KUBE_OIDC_URL); pids $KUBE_PIDS"
