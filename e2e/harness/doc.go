@@ -20,6 +20,8 @@
 // Where things are:
 //   - run.go: Start (config, directory, results file, preflight), Logf,
 //     ProvisionPair, Close (every pair's results file, then the run's);
+//     access.go: the run's SSH dialer, Kubernetes cluster and hypervisor
+//     dialling, opened once for every pair;
 //     outdir.go: CheckOutputDir and the output guard (OutputLost, Failed,
 //     guard: the first failed write stops every step); timing.go: Timings;
 //   - preflight.go: Preflight before the first create (quotas, host tools);
