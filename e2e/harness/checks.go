@@ -123,7 +123,7 @@ func (pair *Pair) recordChecks(fcs []evidence.FlowCheck) error {
 }
 
 // saveIperfEvidence writes each process's raw client and server JSON and
-// returns the first client file (relative to the run directory).
+// returns the first client file (relative to the pair's directory).
 func (pair *Pair) saveIperfEvidence(base string, m iperf3.Measurement) string {
 	return evidence.SaveIperf(pair.SaveArtifact, pair.Logf, base, m)
 }

@@ -74,8 +74,8 @@ func (pair *Pair) Logf(format string, args ...any) {
 	pair.run.Logf("%s: %s", pair.label, fmt.Sprintf(format, args...))
 }
 
-// SaveArtifact writes raw bytes under the run directory (sub-directories are
-// created) and returns the path relative to the run directory.
+// SaveArtifact writes raw bytes under the pair's directory (sub-directories
+// are created) and returns the path relative to it.
 func (pair *Pair) SaveArtifact(rel string, data []byte) (string, error) {
 	if err := pair.run.OutputLost(); err != nil {
 		return "", err

@@ -12,8 +12,8 @@ import (
 // replacement. The move joins the run's history and, once the environment
 // is recorded, results.json (environment.hypervisors[].pod_replacements),
 // so that the file names every pod the commands ran in, not only the one
-// found at connect. A pair of a fleet records in the fleet's run, whose
-// results hold the environment.
+// found at connect. The moves are the run's: a fleet's pairs share its
+// hypervisors, and its results file holds the environment.
 func (run *Run) podReplaced(rp kubeaccess.PodReplacement) {
 	run.podMu.Lock()
 	if run.podMoves == nil {
