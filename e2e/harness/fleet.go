@@ -458,7 +458,7 @@ func (f *Fleet) RunProfile(ctx context.Context, p iperf3.Profile) error {
 		return errors.Join(append(errs, f.runTogether(ctx, p, live))...)
 	}
 	for _, fp := range live {
-		pr, err := fp.runProfile(ctx, p, nil)
+		pr, err := fp.RunProfile(ctx, p)
 		errs = append(errs, f.pairDone(fp, p, pr, err))
 	}
 	return errors.Join(errs...)
