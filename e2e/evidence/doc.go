@@ -10,5 +10,5 @@
 // fleet's round of checks a Barrier, so each flow's window opens and
 // closes with the other pairs' of the round and the look waits until it
 // is over) and calls Run; its tests use fake runners and no harness
-// Session.
+// Run or Pair.
 package evidence

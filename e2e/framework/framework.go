@@ -47,58 +47,52 @@ type Steps struct {
 	Kubernetes kubeaccess.Open
 }
 
-// SetUp is a suite's BeforeSuite body: it starts the session, registers the
-// final steps (close the results file, leak check, reports) so they run after
-// every delete, then provisions and verifies the topology. A config with a
-// fleet section is the fleet suite's (SetUpFleet): the single-pair suites
-// skip it.
-func SetUp(ctx SpecContext, steps Steps) *harness.Session {
-	s := start(ctx, steps)
-	if s.Config.Fleet != nil {
-		ExpectNoError(s.Close(), "finishing the results file")
-		Skip(fmt.Sprintf("%s has a fleet section: suites/fleet runs it (make e2e SUITES=./suites/fleet CONFIG=%s)", s.Config.File, s.Config.File))
+// SetUp is a suite's BeforeSuite body: it starts the run, registers the
+// final steps (close the results file, leak check, reports) so they run
+// after every delete, then provisions and verifies the run's one pair. A
+// config with a fleet section is the fleet suite's (SetUpFleet): the
+// single-pair suites skip it.
+func SetUp(ctx SpecContext, steps Steps) (*harness.Run, *harness.Pair) {
+	run := start(ctx, steps)
+	if run.Config.Fleet != nil {
+		ExpectNoError(run.Close(), "finishing the results file")
+		Skip(fmt.Sprintf("%s has a fleet section: suites/fleet runs it (make e2e SUITES=./suites/fleet CONFIG=%s)", run.Config.File, run.Config.File))
 	}
-	finalSteps(s, s.Close)
+	finalSteps(run)
 
-	err := s.Provision(ctx, Cleaner(s.Config))
+	pair, err := run.ProvisionPair(ctx, Cleaner(run.Config))
 	// Registered after every delete, so it runs before them: what the cloud
 	// says about the servers and ports (fault, host, binding, console log)
 	// is saved while they still exist, also when provisioning failed.
-	DeferCleanup(func(ctx SpecContext) { s.CollectTopologyEvidence(ctx) })
+	DeferCleanup(func(ctx SpecContext) { run.CollectTopologyEvidence(ctx) })
 	ExpectNoError(err, "building the topology")
 	if steps.Connect {
-		ExpectNoError(s.Connect(ctx), "connecting to the guests and hypervisors")
+		ExpectNoError(pair.Connect(ctx), "connecting to the guests and hypervisors")
 	}
 	if steps.Environment {
-		ExpectNoError(s.CollectEnvironment(ctx), "recording the environment")
+		ExpectNoError(pair.CollectEnvironment(ctx), "recording the environment")
 	}
-	return s
+	return run, pair
 }
 
 // SetUpFleet is the fleet suite's BeforeSuite body (config fleet:): as
 // SetUp, with the fleet's steps — the nodes resolved and the pairs planned
-// (harness.Session.PlanFleet), every pair provisioned and verified on its
+// (harness.Run.PlanFleet), every pair provisioned and verified on its
 // nodes, every pair connected, each node's environment and drift recorded
 // once — and the same final steps (the fleet's pairs' results files are
 // finished with the run's). A config without a fleet section is the
 // single-pair suites': this one skips it.
 func SetUpFleet(ctx SpecContext, steps Steps) *harness.Fleet {
-	s := start(ctx, steps)
-	if s.Config.Fleet == nil {
-		ExpectNoError(s.Close(), "finishing the results file")
-		Skip(fmt.Sprintf("%s has no fleet section: suites/perf and suites/smoke run a single pair; see docs/CONFIG.md, fleet", s.Config.File))
+	run := start(ctx, steps)
+	if run.Config.Fleet == nil {
+		ExpectNoError(run.Close(), "finishing the results file")
+		Skip(fmt.Sprintf("%s has no fleet section: suites/perf and suites/smoke run a single pair; see docs/CONFIG.md, fleet", run.Config.File))
 	}
-	var f *harness.Fleet
-	finalSteps(s, func() error {
-		if f != nil {
-			return f.Close()
-		}
-		return s.Close()
-	})
-	f, err := s.PlanFleet(ctx)
+	finalSteps(run)
+	f, err := run.PlanFleet(ctx)
 	ExpectNoError(err, "planning the fleet")
-	err = f.Provision(ctx, Cleaner(s.Config))
-	DeferCleanup(func(ctx SpecContext) { f.CollectTopologyEvidence(ctx) })
+	err = f.Provision(ctx, Cleaner(run.Config))
+	DeferCleanup(func(ctx SpecContext) { run.CollectTopologyEvidence(ctx) })
 	ExpectNoError(err, "building the fleet's topology")
 	if steps.Connect {
 		ExpectNoError(f.Connect(ctx), "connecting to the fleet's guests and hypervisors")
@@ -110,31 +104,31 @@ func SetUpFleet(ctx SpecContext, steps Steps) *harness.Fleet {
 }
 
 // start loads the config and starts the run; with no config the suite is skipped.
-func start(ctx SpecContext, steps Steps) *harness.Session {
+func start(ctx SpecContext, steps Steps) *harness.Run {
 	cfgPath := harness.ConfigPathFromEnv()
 	if cfgPath == "" {
 		// `go test ./...` from the module root meets the suites with no cloud: they
 		// have nothing to run against, which is not a failure.
 		Skip(fmt.Sprintf("no target cloud: set %s to a harness config file (make e2e CONFIG=FILE, or make lab for the local lab); every spec of this suite is skipped", harness.EnvConfig))
 	}
-	s, err := harness.Start(ctx, harness.Options{ConfigPath: cfgPath, Console: GinkgoWriter, Kubernetes: steps.Kubernetes})
+	run, err := harness.Start(ctx, harness.Options{ConfigPath: cfgPath, Console: GinkgoWriter, Kubernetes: steps.Kubernetes})
 	ExpectNoError(err, "starting the run")
-	return s
+	return run
 }
 
 // finalSteps registers, before anything is built so that they run after
-// every delete: the leak check, then closing the results file (closeRun),
-// then the reports from the closed file.
-func finalSteps(s *harness.Session, closeRun func() error) {
+// every delete: the leak check, then closing the results files (the
+// pairs' and the run's: Run.Close), then the reports from the closed file.
+func finalSteps(run *harness.Run) {
 	// Registered first, so they run last: after every delete below.
-	stopWatching := watchInterrupts(s)
+	stopWatching := watchInterrupts(run)
 	// Last of all: the reports, from the finished results file.
 	DeferCleanup(func(ctx SpecContext) {
-		if lost := s.OutputLost(); lost != nil {
+		if lost := run.OutputLost(); lost != nil {
 			fmt.Fprintf(GinkgoWriter, "reports not written: %v\n", lost)
 			return
 		}
-		files, err := report.WriteRun(s.Dir, s.Results.Snapshot())
+		files, err := report.WriteRun(run.Dir, run.Results.Snapshot())
 		ExpectNoError(err, "writing the reports")
 		for _, f := range files {
 			fmt.Fprintf(GinkgoWriter, "report: %s\n", f)
@@ -143,19 +137,19 @@ func finalSteps(s *harness.Session, closeRun func() error) {
 	// Then, before them: close the results file (timings with teardown, end time).
 	DeferCleanup(func() {
 		stopWatching()
-		ExpectNoError(closeRun(), "finishing the results file")
+		ExpectNoError(run.Close(), "finishing the results file")
 	})
 	DeferCleanup(func(ctx SpecContext) {
-		left, err := s.LeakCheck(ctx)
-		ExpectNoError(err, "listing what run %s left in the cloud", s.RunID)
-		if s.Config.Run.KeepTopology {
+		left, err := run.LeakCheck(ctx)
+		ExpectNoError(err, "listing what run %s left in the cloud", run.RunID)
+		if run.Config.Run.KeepTopology {
 			fmt.Fprintf(GinkgoWriter, "kept on purpose (keep_topology): %s\n", harness.DescribeLeft(left))
 			return
 		}
 		Expect(left.AnythingLeft()).To(BeFalse(),
 			"run %s left resources behind: %s (remove them with: %s)",
-			s.RunID, harness.DescribeLeft(left), fixtures.SweepHint(s.Config.File, s.RunID, runGroup(s.Config)))
-	}, NodeTimeout(s.Config.Interval(config.IntervalDelete).Timeout))
+			run.RunID, harness.DescribeLeft(left), fixtures.SweepHint(run.Config.File, run.RunID, runGroup(run.Config)))
+	}, NodeTimeout(run.Config.Interval(config.IntervalDelete).Timeout))
 }
 
 // ProfileLabels selects a throughput profile by protocol, by "throughput"

@@ -64,7 +64,7 @@ func (l *ledger) Pending() []string {
 // says the deletes will run, the second lists what is still in the cloud
 // and how to sweep it (to harness.log and straight to stderr, since Ginkgo
 // may be about to exit). It returns the function that stops watching.
-func watchInterrupts(s *harness.Session) (stop func()) {
+func watchInterrupts(run *harness.Run) (stop func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	quit := make(chan struct{})
@@ -78,17 +78,17 @@ func watchInterrupts(s *harness.Session) (stop func()) {
 				n++
 				left := deletes.Pending()
 				if n == 1 {
-					s.Logf("interrupted (%s): stopping the run; the %d registered deletes run now (a second interrupt abandons them)", sig, len(left))
+					run.Logf("interrupted (%s): stopping the run; the %d registered deletes run now (a second interrupt abandons them)", sig, len(left))
 					continue
 				}
 				msg := fmt.Sprintf("interrupted again (%s): Ginkgo skips the remaining deletes", sig)
 				if len(left) == 0 {
-					msg += "; nothing of run " + s.RunID + " is left to delete"
+					msg += "; nothing of run " + run.RunID + " is left to delete"
 				} else {
 					msg += fmt.Sprintf("; NOT DELETED, still in the cloud (%d): %s; remove them with: %s",
-						len(left), strings.Join(left, ", "), fixtures.SweepHint(s.Config.File, s.RunID, runGroup(s.Config)))
+						len(left), strings.Join(left, ", "), fixtures.SweepHint(run.Config.File, run.RunID, runGroup(run.Config)))
 				}
-				s.Logf("%s", msg)
+				run.Logf("%s", msg)
 				fmt.Fprintf(os.Stderr, "\n%s\n", msg)
 			}
 		}

@@ -57,9 +57,9 @@ func TestCollectEnvironmentNetworkBackend(t *testing.T) {
 			for _, a := range c.agents {
 				fc.AddAgent(fakecloud.Obj{"agent_type": a[0], "host": a[1], "binary": "ovn-controller"})
 			}
-			s.Clients = &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network()}}
+			s.run.Clients = &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network()}}
 			if c.admin {
-				s.Clients.Admin = &cloud.Set{Compute: fc.AdminCompute(), Network: fc.AdminNetwork()}
+				s.run.Clients.Admin = &cloud.Set{Compute: fc.AdminCompute(), Network: fc.AdminNetwork()}
 			}
 			for i, hv := range wd.hvs {
 				if c.ovn[i] != nil {

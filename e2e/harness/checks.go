@@ -13,15 +13,15 @@ import (
 
 // representor finds the OVS interface of a Neutron port on a hypervisor
 // (asked again for each flow: a port re-plugged between flows is seen).
-func (s *Session) representor(ctx context.Context, hv, portID string) (string, error) {
-	r, ok := s.Hypervisors[hv]
+func (pair *Pair) representor(ctx context.Context, hv, portID string) (string, error) {
+	r, ok := pair.run.Hypervisors[hv]
 	if !ok {
 		return "", fmt.Errorf("no connection to hypervisor %s", hv)
 	}
 	name, ev, err := offload.FindRepresentor(ctx, r, portID)
 	if ev.Name != "" {
-		if _, serr := s.SaveArtifact(path.Join("offload", "representor-lookup", hv+"-"+ev.Name), ev.Output); serr != nil {
-			s.Logf("saving evidence: %v", serr)
+		if _, serr := pair.SaveArtifact(path.Join("offload", "representor-lookup", hv+"-"+ev.Name), ev.Output); serr != nil {
+			pair.Logf("saving evidence: %v", serr)
 		}
 	}
 	if err != nil {
@@ -37,49 +37,49 @@ func (s *Session) representor(ctx context.Context, hv, portID string) (string, e
 // file. The returned error is for failures to run the window (transport,
 // cancellation); the verdicts are judged by the caller with
 // offload.ExpectPath.
-func (s *Session) RunOffloadChecks(ctx context.Context) ([]evidence.FlowCheck, error) {
-	return s.runOffloadChecks(ctx, nil)
+func (pair *Pair) RunOffloadChecks(ctx context.Context) ([]evidence.FlowCheck, error) {
+	return pair.runOffloadChecks(ctx, nil)
 }
 
 // runOffloadChecks is RunOffloadChecks with each flow's window held to
 // barrier's (a fleet's round of checks; nil: alone).
-func (s *Session) runOffloadChecks(ctx context.Context, barrier evidence.Barrier) (_ []evidence.FlowCheck, err error) {
-	ctx, end, err := s.guard(ctx)
+func (pair *Pair) runOffloadChecks(ctx context.Context, barrier evidence.Barrier) (_ []evidence.FlowCheck, err error) {
+	ctx, end, err := pair.run.guard(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = end(err) }()
-	stop := s.Timings.Track(results.PhaseChecks)
+	stop := pair.Timings.Track(results.PhaseChecks)
 	defer stop()
-	w := s.evidenceWindow()
+	w := pair.evidenceWindow()
 	w.Barrier = barrier
 	return evidence.Run(ctx, w)
 }
 
-// evidenceWindow is the evidence window's input: this session's pair, its
+// evidenceWindow is the evidence window's input: this pair, its
 // connections and lookups, its artifacts directory, results file and log,
 // and the look after a failed flow.
-func (s *Session) evidenceWindow() evidence.Window {
+func (pair *Pair) evidenceWindow() evidence.Window {
 	w := evidence.Window{
-		Config:        s.Config,
-		Hypervisors:   s.Hypervisors,
-		Representor:   s.representor,
-		DataInterface: s.dataInterface,
-		Iperf:         s.iperfInput,
-		NotRun:        s.notRunOnDamage,
-		Explain:       s.explainFailure,
-		Record:        s.recordChecks,
-		Save:          s.SaveArtifact,
-		Logf:          s.Logf,
+		Config:        pair.run.Config,
+		Hypervisors:   pair.run.Hypervisors,
+		Representor:   pair.representor,
+		DataInterface: pair.dataInterface,
+		Iperf:         pair.iperfInput,
+		NotRun:        pair.notRunOnDamage,
+		Explain:       pair.explainFailure,
+		Record:        pair.recordChecks,
+		Save:          pair.SaveArtifact,
+		Logf:          pair.Logf,
 	}
 	for i := range w.Guests {
-		if s.Topology == nil || i >= len(s.Topology.Servers) || i >= len(s.Guests) {
+		if pair.Topology == nil || i >= len(pair.Topology.Servers) || i >= len(pair.Guests) {
 			break // refused before it runs (NotRun) or not connected
 		}
-		srv := s.Topology.Servers[i]
+		srv := pair.Topology.Servers[i]
 		w.Guests[i] = evidence.Guest{
 			Name: srv.Name, Hypervisor: srv.Hypervisor, PortID: srv.DataPortID, MAC: srv.DataMAC, DataIP: srv.DataIP,
-			Runner: s.Guests[i],
+			Runner: pair.Guests[i],
 		}
 	}
 	return w
@@ -88,15 +88,15 @@ func (s *Session) evidenceWindow() evidence.Window {
 // dataInterface finds (and caches) the name of a guest's data interface:
 // the one carrying its data port's MAC. The representor check captures there
 // as its positive control, the counters check reads its counters.
-func (s *Session) dataInterface(ctx context.Context, i int) (string, error) {
-	s.ifaceMu.Lock()
-	name, ok := s.dataIfaces[i]
-	s.ifaceMu.Unlock()
+func (pair *Pair) dataInterface(ctx context.Context, i int) (string, error) {
+	pair.ifaceMu.Lock()
+	name, ok := pair.dataIfaces[i]
+	pair.ifaceMu.Unlock()
 	if ok {
 		return name, nil
 	}
-	srv := s.Topology.Servers[i]
-	res, err := s.Guests[i].Run(ctx, "ip -o link show")
+	srv := pair.Topology.Servers[i]
+	res, err := pair.Guests[i].Run(ctx, "ip -o link show")
 	if err == nil {
 		err = res.Err()
 	}
@@ -107,23 +107,23 @@ func (s *Session) dataInterface(ctx context.Context, i int) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("%s: no interface has the data port's MAC %s", srv.Name, srv.DataMAC)
 	}
-	s.ifaceMu.Lock()
-	if s.dataIfaces == nil {
-		s.dataIfaces = map[int]string{}
+	pair.ifaceMu.Lock()
+	if pair.dataIfaces == nil {
+		pair.dataIfaces = map[int]string{}
 	}
-	s.dataIfaces[i] = name
-	s.ifaceMu.Unlock()
+	pair.dataIfaces[i] = name
+	pair.ifaceMu.Unlock()
 	return name, nil
 }
 
-func (s *Session) recordChecks(fcs []evidence.FlowCheck) error {
-	return s.Results.Update(func(r *results.Results) {
+func (pair *Pair) recordChecks(fcs []evidence.FlowCheck) error {
+	return pair.Results.Update(func(r *results.Results) {
 		r.Offload = append(r.Offload, evidence.CheckResults(fcs)...)
 	})
 }
 
 // saveIperfEvidence writes each process's raw client and server JSON and
-// returns the first client file (relative to the run directory).
-func (s *Session) saveIperfEvidence(base string, m iperf3.Measurement) string {
-	return evidence.SaveIperf(s.SaveArtifact, s.Logf, base, m)
+// returns the first client file (relative to the pair's directory).
+func (pair *Pair) saveIperfEvidence(base string, m iperf3.Measurement) string {
+	return evidence.SaveIperf(pair.SaveArtifact, pair.Logf, base, m)
 }

@@ -119,14 +119,14 @@ func (h *ctHost) readSample(ctx context.Context, bound time.Duration, flows []co
 // connectionHosts are the pair's hypervisors, each with its datapath told
 // apart before the traffic starts (DpctlFlowsCommand's "flow-dump from"
 // headers: the userspace datapath).
-func (s *Session) connectionHosts(ctx context.Context) []*ctHost {
+func (pair *Pair) connectionHosts(ctx context.Context) []*ctHost {
 	var out []*ctHost
-	for i, srv := range s.Topology.Servers {
+	for i, srv := range pair.Topology.Servers {
 		h := &ctHost{name: srv.Hypervisor}
 		if h.name == "" {
 			h.name = fmt.Sprintf("hypervisor of server %d", i)
 		}
-		r, ok := s.Hypervisors[srv.Hypervisor]
+		r, ok := pair.run.Hypervisors[srv.Hypervisor]
 		if !ok {
 			h.err = fmt.Errorf("no connection to %s", h.name)
 			out = append(out, h)
@@ -155,28 +155,28 @@ func (s *Session) connectionHosts(ctx context.Context) []*ctHost {
 // (conntrack.Sampler: no read ends after it), and each hypervisor's share
 // and time until offloaded are its samples' (conntrack.Summarize). The
 // result is written into the results file before it returns.
-func (s *Session) RunConnections(ctx context.Context, n int) (_ results.ConnectionResult, err error) {
-	ctx, end, err := s.guard(ctx)
+func (pair *Pair) RunConnections(ctx context.Context, n int) (_ results.ConnectionResult, err error) {
+	ctx, end, err := pair.run.guard(ctx)
 	id := results.ConnectionProfileID(n)
-	cc := s.Config.Connections
+	cc := pair.run.Config.Connections
 	procs := config.ConnectionProcesses(n)
-	cr := results.ConnectionResult{N: n, Path: results.Path(s.Config.Run.ExpectedPath), Processes: procs, Opened: n + procs,
+	cr := results.ConnectionResult{N: n, Path: results.Path(pair.run.Config.Run.ExpectedPath), Processes: procs, Opened: n + procs,
 		BitratePerConnectionBps: cc.BitratePerConnection, DurationSeconds: cc.Duration.Seconds(), OffloadWaitSeconds: cc.OffloadWait.Seconds(), StartedAt: time.Now().UTC()}
 	if err != nil {
 		return cr, err
 	}
 	defer func() { err = end(err) }()
-	if err := s.notRunOnDamage(id); err != nil {
+	if err := pair.notRunOnDamage(id); err != nil {
 		cr.Error = err.Error()
 		return cr, err
 	}
-	if s.Topology == nil || len(s.Topology.Servers) < 2 || len(s.Guests) < 2 {
+	if pair.Topology == nil || len(pair.Topology.Servers) < 2 || len(pair.Guests) < 2 {
 		err := fmt.Errorf("%s: no guest pair to run between (the topology is not built)", id)
 		cr.Error = err.Error()
 		return cr, err
 	}
 	p := ConnectionProfile(n, cc.BitratePerConnection)
-	in := s.iperfInput(p, cc.Duration)
+	in := pair.iperfInput(p, cc.Duration)
 	in.Omit = cc.OffloadWait
 	in.MaxStreamsPerProcess = config.StreamsPerProcess
 	// A count of connections, not a stall detector: up to 128 unlimited
@@ -198,23 +198,23 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 		stop    context.CancelFunc = func() {}
 		once    sync.Once
 	)
-	iv := s.Config.Interval(config.IntervalConntrackSample)
-	if !s.Config.DataPort.PortSecurity {
+	iv := pair.run.Config.Interval(config.IntervalConntrackSample)
+	if !pair.run.Config.DataPort.PortSecurity {
 		cr.NotApplicable = NoConntrack
 	} else {
 		var ferr error
-		flows, _, ferr = connectionFlows(n, in.BasePort, s.Topology.Servers[1].DataIP, s.Topology.Servers[0].DataIP)
+		flows, _, ferr = connectionFlows(n, in.BasePort, pair.Topology.Servers[1].DataIP, pair.Topology.Servers[0].DataIP)
 		if ferr != nil {
 			cr.Error = ferr.Error()
-			_ = s.Results.PutConnection(cr)
+			_ = pair.Results.PutConnection(cr)
 			return cr, ferr
 		}
-		hosts = s.connectionHosts(ctx)
+		hosts = pair.connectionHosts(ctx)
 		stopCtx, stop = context.WithCancel(ctx)
 	}
 	defer stop()
 	in.ClientsStarting = func(t time.Time) {
-		s.Logf("%s: %d connections%s over %d iperf3 process(es): %s offload wait (-O) then %s measured, until %s",
+		pair.Logf("%s: %d connections%s over %d iperf3 process(es): %s offload wait (-O) then %s measured, until %s",
 			id, n, capWords(cc.BitratePerConnection), procs, cc.OffloadWait, cc.Duration, t.Add(cc.OffloadWait+cc.Duration).UTC().Format("15:04:05"))
 		if hosts == nil {
 			return
@@ -248,27 +248,27 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	// The clients are done: a sampler still running (clients that failed
 	// early) stops.
 	in.ClientsDone = func(time.Time) { stop() }
-	timing := s.Timings.Track(results.PhaseTraffic)
+	timing := pair.Timings.Track(results.PhaseTraffic)
 	m, err := iperf3.Run(ctx, in)
 	timing()
 	stop()
 	wg.Wait()
-	cr.EvidenceFile = s.saveIperfEvidence("iperf3/"+id, m)
-	s.saveClientLooks("iperf3/"+id, m)
+	cr.EvidenceFile = pair.saveIperfEvidence("iperf3/"+id, m)
+	pair.saveClientLooks("iperf3/"+id, m)
 	for _, w := range m.Warnings {
-		s.Logf("%s: %s", id, w)
+		pair.Logf("%s: %s", id, w)
 	}
 	if err != nil {
 		cr.Error = err.Error()
-		s.Logf("%s FAILED: %v", id, err)
+		pair.Logf("%s FAILED: %v", id, err)
 	} else {
 		cr.DeliveredBps, cr.Retransmits, cr.Iperf3Version = m.Result.DeliveredBps, m.Result.Retransmits, m.Result.Version
 	}
 	if hosts != nil {
-		cr.Hosts = s.connectionHostResults(id, cr.Opened, cc.OffloadWait, hosts, ticks)
+		cr.Hosts = pair.connectionHostResults(id, cr.Opened, cc.OffloadWait, hosts, ticks)
 	}
-	s.Logf("%s: %s", id, connectionLine(cr))
-	if werr := s.Results.PutConnection(cr); werr != nil && err == nil {
+	pair.Logf("%s: %s", id, connectionLine(cr))
+	if werr := pair.Results.PutConnection(cr); werr != nil && err == nil {
 		err = werr
 	}
 	return cr, err
@@ -277,16 +277,16 @@ func (s *Session) RunConnections(ctx context.Context, n int) (_ results.Connecti
 // saveClientLooks keeps, beside each process's JSON (saveIperfEvidence's
 // names), the look at its client taken at its bound before the kill
 // (iperf3.LookCommand's raw output), and says where it is.
-func (s *Session) saveClientLooks(base string, m iperf3.Measurement) {
+func (pair *Pair) saveClientLooks(base string, m iperf3.Measurement) {
 	for i, pr := range m.Processes {
 		if pr.ClientLook == nil {
 			continue
 		}
 		name := fmt.Sprintf("%s-p%d-client-look.txt", base, i+1)
-		if rel, err := s.SaveArtifact(name, pr.ClientLook); err != nil {
-			s.Logf("saving %s: %v", name, err)
+		if rel, err := pair.SaveArtifact(name, pr.ClientLook); err != nil {
+			pair.Logf("saving %s: %v", name, err)
 		} else {
-			s.Logf("%s: the look at client %d of %d (port %d) at its bound: %s", base, i+1, len(m.Processes), pr.Port, rel)
+			pair.Logf("%s: the look at client %d of %d (port %d) at its bound: %s", base, i+1, len(m.Processes), pr.Port, rel)
 		}
 	}
 }
@@ -301,7 +301,7 @@ func capWords(bps int64) string {
 
 // connectionHostResults summarizes each hypervisor's kept samples and
 // saves them (and the last table read) as evidence.
-func (s *Session) connectionHostResults(id string, opened int, wait time.Duration, hosts []*ctHost, ticks []conntrack.Tick) []results.ConnectionHost {
+func (pair *Pair) connectionHostResults(id string, opened int, wait time.Duration, hosts []*ctHost, ticks []conntrack.Tick) []results.ConnectionHost {
 	kept := conntrack.Kept(ticks)
 	dropped := 0
 	for _, t := range ticks {
@@ -330,15 +330,15 @@ func (s *Session) connectionHostResults(id string, opened int, wait time.Duratio
 		}
 		base := fmt.Sprintf("connections/%s-%s", id, safeName(h.name))
 		if b, err := json.MarshalIndent(smp, "", "  "); err == nil {
-			if rel, err := s.SaveArtifact(base+"-samples.json", b); err == nil {
+			if rel, err := pair.SaveArtifact(base+"-samples.json", b); err == nil {
 				ch.SamplesFile = rel
 			} else {
-				s.Logf("%s: samples of %s not saved: %v", id, h.name, err)
+				pair.Logf("%s: samples of %s not saved: %v", id, h.name, err)
 			}
 		}
 		if h.last != nil {
-			if _, err := s.SaveArtifact(base+"-last-table.txt", h.last); err != nil {
-				s.Logf("%s: the last table of %s not saved: %v", id, h.name, err)
+			if _, err := pair.SaveArtifact(base+"-last-table.txt", h.last); err != nil {
+				pair.Logf("%s: the last table of %s not saved: %v", id, h.name, err)
 			}
 		}
 		out = append(out, ch)

@@ -22,13 +22,13 @@ import (
 // empty at the first read and then the mlx5 mail's two [HW_OFFLOAD]
 // connections (e2e/conntrack/testdata/hw, its addresses rewritten to the
 // pair's: the stream and its control connection), every command logged.
-func connPair(t *testing.T, portSecurity bool) (*Session, string) {
+func connPair(t *testing.T, portSecurity bool) (*Pair, string) {
 	s, path, _ := connPairFakes(t, portSecurity)
 	return s, path
 }
 
 // connPairFakes is connPair with its fakes.
-func connPairFakes(t *testing.T, portSecurity bool) (*Session, string, *pair) {
+func connPairFakes(t *testing.T, portSecurity bool) (*Pair, string, *pair) {
 	wd := newPair(t)
 	wd.cfg.Traffic.Port = 5001
 	wd.cfg.DataPort.PortSecurity = portSecurity
@@ -59,7 +59,7 @@ func connPairFakes(t *testing.T, portSecurity bool) (*Session, string, *pair) {
 	}
 	t.Cleanup(func() { log.Close() })
 	s.Guests = []remote.Runner{logged{wd.guests[0], log}, logged{wd.guests[1], log}}
-	s.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
+	s.run.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
 	return s, path, wd
 }
 
@@ -110,7 +110,7 @@ func TestConnectionsReadTheTablesOnlyInTheOmitPeriod(t *testing.T) {
 			t.Errorf("%s: %q carries traffic.stall_timeout's guard: many streams in one process starve one past it", e.Target, e.Cmd)
 		}
 	}
-	omitEnd := client.Add(s.Config.Connections.OffloadWait)
+	omitEnd := client.Add(s.run.Config.Connections.OffloadWait)
 	reads := 0
 	for _, e := range entries {
 		if e.Cmd != conntrack.ReadCommand {
@@ -158,7 +158,7 @@ func TestConnectionsWithoutPortSecurityMeasureOnly(t *testing.T) {
 func TestConnectionsCapEachConnection(t *testing.T) {
 	for _, cap := range []int64{0, 2_000_000} {
 		s, logPath := connPair(t, false)
-		s.Config.Connections.BitratePerConnection = cap
+		s.run.Config.Connections.BitratePerConnection = cap
 		cr, err := s.RunConnections(context.Background(), 1)
 		if err != nil {
 			t.Fatalf("cap %d: RunConnections: %v", cap, err)
@@ -195,8 +195,8 @@ func TestConnectionsCapEachConnection(t *testing.T) {
 // unanswered), and the look is kept beside the client's JSON.
 func TestConnectionsClientAtItsBoundIsLookedAt(t *testing.T) {
 	s, _, wd := connPairFakes(t, false)
-	s.Config.Intervals[config.IntervalIperfServer] = wait.Interval{Timeout: 200 * time.Millisecond, Poll: 20 * time.Millisecond}
-	s.Config.Connections.OffloadWait = time.Second
+	s.run.Config.Intervals[config.IntervalIperfServer] = wait.Interval{Timeout: 200 * time.Millisecond, Poll: 20 * time.Millisecond}
+	s.run.Config.Connections.OffloadWait = time.Second
 	wd.guests[1].Play.Client = func(ctx context.Context, _ int, _ bool) (remote.Result, error) {
 		<-ctx.Done()
 		return remote.Result{ExitCode: -1}, ctx.Err()

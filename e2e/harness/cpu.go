@@ -17,7 +17,7 @@ import (
 // runs on a hypervisor between the two. A UDP stream-setup retry starts
 // the clients again: its readings replace the abandoned attempt's.
 type cpuProbe struct {
-	s   *Session
+	run *Run
 	ctx context.Context
 	hvs []string // the pair's hypervisors, the iperf3 server's first
 
@@ -34,12 +34,12 @@ type cpuReading struct {
 }
 
 // newCPUProbe is nil when traffic.host_cpu is off.
-func (s *Session) newCPUProbe(ctx context.Context) *cpuProbe {
-	if !s.Config.Traffic.HostCPU || s.Topology == nil {
+func (pair *Pair) newCPUProbe(ctx context.Context) *cpuProbe {
+	if !pair.run.Config.Traffic.HostCPU || pair.Topology == nil {
 		return nil
 	}
-	p := &cpuProbe{s: s, ctx: ctx}
-	for _, srv := range s.Topology.Servers {
+	p := &cpuProbe{run: pair.run, ctx: ctx}
+	for _, srv := range pair.Topology.Servers {
 		p.hvs = append(p.hvs, srv.Hypervisor)
 	}
 	return p
@@ -50,7 +50,7 @@ func (p *cpuProbe) read() []cpuReading {
 	out := make([]cpuReading, len(p.hvs))
 	var wg sync.WaitGroup
 	for i, hv := range p.hvs {
-		r, ok := p.s.Hypervisors[hv]
+		r, ok := p.run.Hypervisors[hv]
 		if !ok {
 			name := hv
 			if name == "" {

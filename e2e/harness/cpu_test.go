@@ -46,7 +46,7 @@ func (l logged) Start(ctx context.Context, cmd string) (remote.Process, error) {
 // readings: compute1's lab switch dropping nothing, compute2's switch whose
 // tunnel next hop does not answer ARP dropping 22 packets between its two;
 // every command logged to <run dir>/commands.jsonl.
-func cpuPair(t *testing.T) (*pair, *Session, string) {
+func cpuPair(t *testing.T) (*pair, *Pair, string) {
 	wd := newPair(t)
 	wd.cfg.Traffic.Duration = time.Second
 	wd.cfg.Traffic.Repeats = 2
@@ -68,7 +68,7 @@ func cpuPair(t *testing.T) (*pair, *Session, string) {
 	}
 	t.Cleanup(func() { log.Close() })
 	s.Guests = []remote.Runner{logged{wd.guests[0], log}, logged{wd.guests[1], log}}
-	s.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
+	s.run.Hypervisors = map[string]remote.Runner{hvNames[0]: logged{wd.hvs[0], log}, hvNames[1]: logged{wd.hvs[1], log}}
 	return wd, s, path
 }
 

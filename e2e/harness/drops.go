@@ -20,7 +20,7 @@ import (
 // next hop not resolved, a failed upcall): the sentence the look after a
 // failed window could not give, since a drop leaves no state behind.
 type dropProbe struct {
-	s   *Session
+	run *Run
 	ctx context.Context
 	hvs []string // the pair's hypervisors with a runner, once each
 
@@ -34,15 +34,15 @@ type coverageReading struct {
 	err error
 }
 
-// newDropProbe is nil when the session reaches no hypervisor of the pair
+// newDropProbe is nil when the run reaches no hypervisor of the pair
 // (no hypervisor access configured).
-func (s *Session) newDropProbe(ctx context.Context) *dropProbe {
-	if s.Topology == nil {
+func (pair *Pair) newDropProbe(ctx context.Context) *dropProbe {
+	if pair.Topology == nil {
 		return nil
 	}
-	p := &dropProbe{s: s, ctx: ctx}
-	for _, srv := range s.Topology.Servers {
-		if srv.Hypervisor != "" && s.Hypervisors[srv.Hypervisor] != nil && !slices.Contains(p.hvs, srv.Hypervisor) {
+	p := &dropProbe{run: pair.run, ctx: ctx}
+	for _, srv := range pair.Topology.Servers {
+		if srv.Hypervisor != "" && pair.run.Hypervisors[srv.Hypervisor] != nil && !slices.Contains(p.hvs, srv.Hypervisor) {
 			p.hvs = append(p.hvs, srv.Hypervisor)
 		}
 	}
@@ -70,17 +70,17 @@ func coverageCommand(c *config.Config) string {
 // read takes one reading on each hypervisor at once, each bounded by
 // dropBound.
 func (p *dropProbe) read() []coverageReading {
-	bound := dropBound(p.s.Config)
+	bound := dropBound(p.run.Config)
 	out := make([]coverageReading, len(p.hvs))
 	var wg sync.WaitGroup
 	for i, hv := range p.hvs {
-		r := p.s.Hypervisors[hv]
+		r := p.run.Hypervisors[hv]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(p.ctx, bound)
 			defer cancel()
-			res, err := r.Run(ctx, coverageCommand(p.s.Config))
+			res, err := r.Run(ctx, coverageCommand(p.run.Config))
 			if err == nil {
 				err = res.Err()
 			}

@@ -14,13 +14,13 @@ import (
 // ThresholdsFor evaluates the configured thresholds that name profile id on
 // this run's path (gain rules need a baseline file and are left to the
 // report command) and records them in the results file.
-func (s *Session) ThresholdsFor(id string) ([]results.ThresholdResult, error) {
+func (pair *Pair) ThresholdsFor(id string) ([]results.ThresholdResult, error) {
 	var rules []results.ThresholdRule
-	for _, t := range s.Config.Thresholds {
+	for _, t := range pair.run.Config.Thresholds {
 		if t.Profile != id || t.Metric == results.MetricGain {
 			continue
 		}
-		if t.Path != "" && t.Path != string(s.Config.Run.ExpectedPath) {
+		if t.Path != "" && t.Path != string(pair.run.Config.Run.ExpectedPath) {
 			continue
 		}
 		rules = append(rules, results.ThresholdRule(t))
@@ -28,28 +28,28 @@ func (s *Session) ThresholdsFor(id string) ([]results.ThresholdResult, error) {
 	if len(rules) == 0 {
 		return nil, nil
 	}
-	snap := s.Results.Snapshot()
+	snap := pair.Results.Snapshot()
 	got := results.EvaluateThresholds(rules, &snap)
-	return got, s.Results.Update(func(r *results.Results) { r.Thresholds = append(r.Thresholds, got...) })
+	return got, pair.Results.Update(func(r *results.Results) { r.Thresholds = append(r.Thresholds, got...) })
 }
 
 // LeakCheck lists, from the cloud, every resource that still carries this
 // run's id. It is the suite's last word: anything listed is a leak (unless
 // keep_topology is set, when it lists what was kept).
-func (s *Session) LeakCheck(ctx context.Context) (*fixtures.SweepReport, error) {
+func (run *Run) LeakCheck(ctx context.Context) (*fixtures.SweepReport, error) {
 	rep, err := fixtures.Sweep(ctx, fixtures.SweepInput{
-		Clients:  s.fixtureClients(),
-		Prefix:   s.Config.Run.NamePrefix,
-		RunID:    s.RunID,
-		Interval: s.Config.Interval(config.IntervalDelete),
-		Logf:     s.Logf,
+		Clients:  run.fixtureClients(),
+		Prefix:   run.Config.Run.NamePrefix,
+		RunID:    run.RunID,
+		Interval: run.Config.Interval(config.IntervalDelete),
+		Logf:     run.Logf,
 	})
 	if err != nil {
 		return rep, err
 	}
 	// The node debug pods of hypervisors.access: kubernetes, by the run's
 	// label (kubehost.go).
-	pods, err := s.leakedDebugPods(ctx)
+	pods, err := run.leakedDebugPods(ctx)
 	rep.Resources = append(rep.Resources, pods...)
 	rep.Left += len(pods)
 	if err != nil {

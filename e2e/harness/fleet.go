@@ -20,25 +20,24 @@ import (
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
-// Fleet is a fleet run (config fleet:, issue 21): the run's Session —
-// config, run id, cloud clients, results file, SSH dialer and command log,
-// cleaner, log and output directory — and one pair Session per measured
-// pair, which shares all of them and the hypervisors' connections, and
-// keeps its own topology, guests and results file
-// (<run dir>/pairs/pNN/results.json: the single-pair run's file of that
-// pair, raw iperf3 and offload evidence beside it). The run's own results
-// file carries the fleet section (results.Fleet), rewritten after every
-// pair's step, so a killed run keeps what finished pairs measured.
+// Fleet is a fleet run (config fleet:, issue 21): the Run plus its plan.
+// Its Pairs, one per measured pair, share the run's config, clients, SSH
+// dialer and command log, hypervisors' connections, cleaner, log and
+// output directory, and each keeps its own topology, guests and results
+// file (<run dir>/pairs/pNN/results.json: the single-pair run's file of
+// that pair, raw iperf3 and offload evidence beside it). The run's own
+// results file carries the fleet section (results.Fleet), rewritten after
+// every pair's step, so a killed run keeps what finished pairs measured.
 type Fleet struct {
-	*Session
+	*Run
 	// Nodes is the resolved fleet (fixtures.ResolveFleet), Shard the part
 	// of it this run measures, Planned its pairs (fleet.Plan).
 	Nodes   fleet.Resolved
 	Shard   fleet.Shard
 	Planned []fleet.Pair
-	// Topology is what ProvisionFleet built; Pairs the provisioned pairs.
+	// Topology is what ProvisionFleet built; Run.Pairs the provisioned
+	// pairs.
 	Topology *fixtures.FleetTopology
-	Pairs    []*FleetPair
 
 	mu      sync.Mutex
 	section results.Fleet
@@ -46,41 +45,27 @@ type Fleet struct {
 	lastGate *Gate
 }
 
-// FleetPair is one pair of the fleet with its Session. The pair's sender
-// node runs the iperf3 clients (Session.Guests[1]) and its receiver node
-// the servers (Guests[0]); ProvisionFleet's servers are [sender, receiver],
-// so the pair's Session holds them the other way round.
-type FleetPair struct {
-	Index   int
-	Pair    fleet.Pair
-	ID      string // fleet.PairID: its id in the results file
-	Session *Session
-	// Broken is why the pair is not measured (its guests or hypervisors
-	// could not be reached); every profile records it as the pair's error.
-	Broken error
-}
-
 // PlanFleet resolves the fleet's nodes from Nova (fleet.nodes,
 // availability_zone, aggregate or all), plans this run's pairs (the ring
 // or fleet.explicit_pairs, then fleet.shard), writes the fleet section
 // (nodes, skipped nodes, pairs, mode, rule) into the results file and runs
 // the preflight for those pairs and nodes (Preflight: quotas, host tools).
-func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
-	fc := s.Config.Fleet
+func (run *Run) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
+	fc := run.Config.Fleet
 	if fc == nil {
-		return nil, fmt.Errorf("%s: no fleet section: the single-pair suites (suites/perf, suites/smoke) run this config", s.Config.File)
+		return nil, fmt.Errorf("%s: no fleet section: the single-pair suites (suites/perf, suites/smoke) run this config", run.Config.File)
 	}
-	ctx, end, err := s.guard(ctx)
+	ctx, end, err := run.guard(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = end(err) }()
 	shard, err := fleet.ParseShard(fc.Shard)
 	if err != nil {
-		return nil, fmt.Errorf("%s: fleet.shard: %w", s.Config.File, err)
+		return nil, fmt.Errorf("%s: fleet.shard: %w", run.Config.File, err)
 	}
 	src := fc.Source()
-	res, err := fixtures.ResolveFleet(ctx, s.fixtureClients(), src)
+	res, err := fixtures.ResolveFleet(ctx, run.fixtureClients(), src)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the fleet's nodes (%s): %w", src.Describe(), err)
 	}
@@ -88,25 +73,19 @@ func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("planning the fleet's pairs: %w", err)
 	}
-	if s.hvPods == nil {
-		s.hvPods = map[string]kubeaccess.Pod{}
-	}
-	if s.hvTools == nil {
-		s.hvTools = map[string]hostTools{}
-	}
-	f := newFleet(s, res, shard, pairs)
+	f := newFleet(run, res, shard, pairs)
 	var names []string
 	for _, p := range pairs {
 		names = append(names, p.String())
 	}
 	for _, sk := range res.Skipped {
-		s.Logf("fleet: %s skipped: %s", sk.Name, sk.Reason)
+		run.Logf("fleet: %s skipped: %s", sk.Name, sk.Reason)
 	}
 	group := ""
 	if fc.RunGroup != "" {
-		group = fmt.Sprintf(" of run group %s (run id %s)", fc.RunGroup, s.RunID)
+		group = fmt.Sprintf(" of run group %s (run id %s)", fc.RunGroup, run.RunID)
 	}
-	s.Logf("fleet: %d nodes from %s, shard %s%s: %d pairs (%s), mode %s, outlier rule %s",
+	run.Logf("fleet: %d nodes from %s, shard %s%s: %d pairs (%s), mode %s, outlier rule %s",
 		len(res.Nodes), src.Describe(), shard, group, len(pairs), strings.Join(names, ", "), fc.Mode, fc.Outlier.Rule)
 	if err := f.write(); err != nil {
 		return nil, err
@@ -119,7 +98,7 @@ func (s *Session) PlanFleet(ctx context.Context) (_ *Fleet, err error) {
 			targets = append(targets, kubeaccess.Target{Hypervisor: n.Name, ServiceHost: n.ServiceHost})
 		}
 	}
-	if err := s.Preflight(ctx, len(pairs), targets); err != nil {
+	if err := run.Preflight(ctx, len(pairs), targets); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -137,9 +116,9 @@ func explicitPairs(fc *config.Fleet) []fleet.Pair {
 // newFleet is the fleet of pairs over res, its section's nodes (this
 // run's pairs' nodes, then the skipped ones), pairs, mode, rule, run group
 // and, when sharded, every shard's nodes (fleet.PlanShards) set.
-func newFleet(s *Session, res fleet.Resolved, shard fleet.Shard, pairs []fleet.Pair) *Fleet {
-	fc := s.Config.Fleet
-	f := &Fleet{Session: s, Nodes: res, Shard: shard, Planned: pairs}
+func newFleet(run *Run, res fleet.Resolved, shard fleet.Shard, pairs []fleet.Pair) *Fleet {
+	fc := run.Config.Fleet
+	f := &Fleet{Run: run, Nodes: res, Shard: shard, Planned: pairs}
 	f.section = results.Fleet{Mode: fc.Mode, Shard: shard.String(), RunGroup: fc.RunGroup, Rule: fleet.StoredRule(fc.Rule()),
 		Plan: fleet.PlanShards(res.Names(), explicitPairs(fc), shard.Count)}
 	host := map[string]string{}
@@ -161,33 +140,15 @@ func newFleet(s *Session, res fleet.Resolved, shard fleet.Shard, pairs []fleet.P
 // Provision builds the fleet's topology (fixtures.ProvisionFleet: the
 // shared resources once, then the pairs, at most fleet.cloud_parallel at
 // once, every create registering its delete with cleaner), saves
-// topology.json, makes each pair's Session and verifies every pair on its
+// topology.json, makes each Pair and verifies every pair on its
 // nodes (fixtures.VerifyFleet).
 func (f *Fleet) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err error) {
-	// As Session.Provision: refused once output is lost, never cut then.
-	if lost := f.OutputLost(); lost != nil {
-		return lost
-	}
-	defer func() {
-		if lost := f.OutputLost(); lost != nil && err != nil {
-			err = lost
-		}
-	}()
-	stop := f.Timings.Track(results.PhaseProvisioning)
-	defer stop()
-	pub, err := f.publicKey()
+	pin, done, err := f.provisioning(cleaner)
 	if err != nil {
 		return err
 	}
-	in := fixtures.FleetInput{
-		ProvisionInput: fixtures.ProvisionInput{
-			Clients: f.fixtureClients(), Config: f.Config, RunID: f.RunID, Cleaner: f.timedCleaner(cleaner),
-			Logf: f.Logf, SSHPublicKey: pub, Keep: f.Config.Run.KeepTopology,
-		},
-		Pairs:         f.Planned,
-		CloudParallel: f.Config.Fleet.CloudParallel,
-	}
-	f.cleaner = in.Cleaner
+	defer func() { err = done(err) }()
+	in := fixtures.FleetInput{ProvisionInput: pin, Pairs: f.Planned, CloudParallel: f.Config.Fleet.CloudParallel}
 	ft, err := fixtures.ProvisionFleet(ctx, in)
 	f.Topology = ft
 	if ft != nil {
@@ -222,8 +183,10 @@ func (f *Fleet) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err er
 	return nil
 }
 
-// newPair is pair pt's Session (see Fleet).
-func (f *Fleet) newPair(pt fixtures.PairTopology) (*FleetPair, error) {
+// newPair is pair pt of the fleet (see Fleet): its directory and results
+// file. ProvisionFleet's servers are [sender, receiver]; a Pair's Guests[1]
+// runs the iperf3 clients, so it holds them the other way round.
+func (f *Fleet) newPair(pt fixtures.PairTopology) (*Pair, error) {
 	id := strings.TrimSuffix(fixtures.PairRole(pt.Index), "-")
 	topo := *pt.Topology
 	if len(topo.Servers) == 2 {
@@ -233,12 +196,8 @@ func (f *Fleet) newPair(pt fixtures.PairTopology) (*FleetPair, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, f.Failed(err)
 	}
-	ps := &Session{
-		Config: f.Config, RunID: f.RunID, Dir: dir, Clients: f.Clients, Topology: &topo,
-		Hypervisors: f.Hypervisors, hvPods: f.hvPods, hvTools: f.hvTools, openKube: f.openKube,
-		cleaner: f.cleaner, console: f.console, parent: f.Session,
-		label: fixtures.PairLabel(pt.Index, pt.Pair), party: id,
-	}
+	pair := &Pair{run: f.Run, Index: pt.Index, Nodes: pt.Pair, ID: fleet.PairID(pt.Pair), Dir: dir, Timings: &Timings{},
+		Topology: &topo, label: fixtures.PairLabel(pt.Index, pt.Pair), party: id}
 	// The pair's file names the run's identity as the fleet's does.
 	var env results.Environment
 	results.KeepIdentity(&env, f.Results.Snapshot().Environment)
@@ -251,22 +210,22 @@ func (f *Fleet) newPair(pt fixtures.PairTopology) (*FleetPair, error) {
 		Environment:   env,
 	})
 	if err != nil {
-		return nil, f.written(fmt.Errorf("%s: results file: %w", ps.label, err))
+		return nil, f.written(fmt.Errorf("%s: results file: %w", pair.label, err))
 	}
-	w.SetGuard(ps)
-	ps.Results = w
-	return &FleetPair{Index: pt.Index, Pair: pt.Pair, ID: fleet.PairID(pt.Pair), Session: ps}, nil
+	w.SetGuard(f.Run)
+	pair.Results = w
+	return pair, nil
 }
 
 // progress names pair p for the progress lines: "pair 3/8 compute5→compute6".
-func (f *Fleet) progress(p *FleetPair) string {
-	return fmt.Sprintf("pair %d/%d %s", p.Index+1, len(f.Planned), p.Pair)
+func (f *Fleet) progress(p *Pair) string {
+	return fmt.Sprintf("pair %d/%d %s", p.Index+1, len(f.Planned), p.Nodes)
 }
 
-// Connect reaches every pair in turn (Session.Connect: SSH to its guests,
+// Connect reaches every pair in turn (Pair.Connect: SSH to its guests,
 // the data path between them, its hypervisors — each one once, shared by
 // the pairs on it). A pair that cannot be reached is not measured
-// (FleetPair.Broken, its nodes named by the verdict); the fleet fails only
+// (Pair.Broken, its nodes named by the verdict); the fleet fails only
 // when no pair can be reached.
 func (f *Fleet) Connect(ctx context.Context) (err error) {
 	ctx, end, err := f.guard(ctx)
@@ -286,10 +245,9 @@ func (f *Fleet) Connect(ctx context.Context) (err error) {
 	}
 	var broken []error
 	for _, p := range f.Pairs {
-		p.Session.dialer, p.Session.kube = f.dialer, f.kube
-		if err := p.Session.Connect(ctx); err != nil {
+		if err := p.Connect(ctx); err != nil {
 			p.Broken = err
-			broken = append(broken, fmt.Errorf("%s: %w", p.Session.label, err))
+			broken = append(broken, fmt.Errorf("%s: %w", p.label, err))
 			f.Logf("%s NOT measured: %v", f.progress(p), err)
 			continue
 		}
@@ -311,7 +269,7 @@ func (f *Fleet) Connect(ctx context.Context) (err error) {
 }
 
 // CollectEnvironment records, once per node and before any window, what
-// Session.CollectEnvironment records of a hypervisor (kernel, OVS, tc,
+// Pair.CollectEnvironment records of a hypervisor (kernel, OVS, tc,
 // ovn-controller, the representor's `ethtool -i`: driver and firmware),
 // taken through a reached pair with a guest on the node, OVS's
 // hw-offload and tc-policy (offload.CmdOtherConfig), and the data path's
@@ -337,7 +295,7 @@ func (f *Fleet) CollectEnvironment(ctx context.Context) (err error) {
 			problems = append(problems, fmt.Sprintf("%s: no reached pair has a guest on it: its configuration is not recorded", node))
 			continue
 		}
-		h, ok := p.Session.hypervisorFacts(ctx, srv, env.NetworkBackend, &problems)
+		h, ok := p.hypervisorFacts(ctx, srv, env.NetworkBackend, &problems)
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s: no connection to it: its configuration is not recorded", node))
 			continue
@@ -389,14 +347,14 @@ func (f *Fleet) representorsOn(ctx context.Context, node, rep string, srv fixtur
 		reps = append(reps, rep)
 	}
 	for _, p := range f.Pairs {
-		if p.Broken != nil || p.Session.Topology == nil {
+		if p.Broken != nil || p.Topology == nil {
 			continue
 		}
-		for _, o := range p.Session.Topology.Servers {
+		for _, o := range p.Topology.Servers {
 			if o.Hypervisor != node || o.DataPortID == srv.DataPortID {
 				continue
 			}
-			r, err := p.Session.representor(ctx, node, o.DataPortID)
+			r, err := p.representor(ctx, node, o.DataPortID)
 			if err != nil {
 				*problems = append(*problems, err.Error())
 				continue
@@ -463,12 +421,12 @@ func (f *Fleet) measuredNodes() []string {
 }
 
 // guestOn is a reached pair with a guest on node, and that guest's server.
-func (f *Fleet) guestOn(node string) (*FleetPair, fixtures.Server) {
+func (f *Fleet) guestOn(node string) (*Pair, fixtures.Server) {
 	for _, p := range f.Pairs {
-		if p.Broken != nil || p.Session.Topology == nil {
+		if p.Broken != nil || p.Topology == nil {
 			continue
 		}
-		for _, srv := range p.Session.Topology.Servers {
+		for _, srv := range p.Topology.Servers {
 			if srv.Hypervisor == node {
 				return p, srv
 			}
@@ -481,13 +439,13 @@ func (f *Fleet) guestOn(node string) (*FleetPair, fixtures.Server) {
 // isolated one pair after the other; with concurrent every pair at once,
 // each repeat's window opened together by a Gate and closed when every
 // pair's clients returned. Each pair's result goes into its own results
-// file (Session.RunProfile) and, compact, into the fleet section, which is
+// file (Pair.RunProfile) and, compact, into the fleet section, which is
 // judged again (per-node rates, outliers) and rewritten as each pair
 // finishes. The error joins the pairs' failures, each led by its pair.
 func (f *Fleet) RunProfile(ctx context.Context, p iperf3.Profile) error {
 	stop := f.Timings.Track(results.PhaseTraffic)
 	defer stop()
-	var live []*FleetPair
+	var live []*Pair
 	var errs []error
 	for _, fp := range f.Pairs {
 		if fp.Broken != nil {
@@ -500,23 +458,21 @@ func (f *Fleet) RunProfile(ctx context.Context, p iperf3.Profile) error {
 		return errors.Join(append(errs, f.runTogether(ctx, p, live))...)
 	}
 	for _, fp := range live {
-		pr, err := fp.Session.RunProfile(ctx, p)
+		pr, err := fp.RunProfile(ctx, p)
 		errs = append(errs, f.pairDone(fp, p, pr, err))
 	}
 	return errors.Join(errs...)
 }
 
 // runTogether is RunProfile's concurrent mode.
-func (f *Fleet) runTogether(ctx context.Context, p iperf3.Profile, live []*FleetPair) error {
+func (f *Fleet) runTogether(ctx context.Context, p iperf3.Profile, live []*Pair) error {
 	f.Logf("%s: %d pairs start each repeat together (fleet.mode concurrent)", p.ID, len(live))
 	errs := make([]error, len(live))
-	g := atOnce(live, func(g *Gate, i int, fp *FleetPair) {
-		fp.Session.gate = g
-		defer func() { fp.Session.gate = nil }()
-		pr, err := fp.Session.RunProfile(ctx, p)
+	g := atOnce(live, func(g *Gate, i int, fp *Pair) {
+		pr, err := fp.runProfile(ctx, p, g)
 		// Repeats it did not run (the topology damaged, cancelled): the
 		// others no longer wait for it.
-		if qerr := g.Quit(ctx, fp.Session.party); qerr != nil && err == nil {
+		if qerr := g.Quit(ctx, fp.party); qerr != nil && err == nil {
 			err = qerr
 		}
 		errs[i] = f.pairDone(fp, p, pr, err)
@@ -535,10 +491,10 @@ func (f *Fleet) runTogether(ctx context.Context, p iperf3.Profile, live []*Fleet
 // one Gate of their parties, and returns the gate once every do has
 // returned: how a concurrent profile's repeats and a round of checks run
 // their pairs together.
-func atOnce(pairs []*FleetPair, do func(g *Gate, i int, fp *FleetPair)) *Gate {
+func atOnce(pairs []*Pair, do func(g *Gate, i int, fp *Pair)) *Gate {
 	parties := make([]string, len(pairs))
 	for i, fp := range pairs {
-		parties[i] = fp.Session.party
+		parties[i] = fp.party
 	}
 	g := NewGate(parties)
 	var wg sync.WaitGroup
@@ -555,13 +511,13 @@ func atOnce(pairs []*FleetPair, do func(g *Gate, i int, fp *FleetPair)) *Gate {
 
 // pairDone records pair fp's result in profile p in the fleet section,
 // rewrites the results file and says so; it returns err led by the pair.
-func (f *Fleet) pairDone(fp *FleetPair, p iperf3.Profile, pr results.ProfileResult, err error) error {
+func (f *Fleet) pairDone(fp *Pair, p iperf3.Profile, pr results.ProfileResult, err error) error {
 	r := results.FleetPairRate{
 		Pair: fp.ID, Profile: p.ID, Repeats: pr.Summary.Runs, Failed: pr.Summary.Failed,
 		Delivered: pr.Summary.Delivered, Offered: pr.Summary.Offered,
 		LossPercent: pr.Summary.Loss.Median, Retransmits: pr.Summary.Retransmits.Median,
 	}
-	rel, _ := filepath.Rel(f.Dir, fp.Session.Dir)
+	rel, _ := filepath.Rel(f.Dir, fp.Dir)
 	for _, run := range pr.Runs {
 		if run.EvidenceFile != "" {
 			r.EvidenceFiles = append(r.EvidenceFiles, filepath.ToSlash(filepath.Join(rel, run.EvidenceFile)))
@@ -588,7 +544,7 @@ func (f *Fleet) pairDone(fp *FleetPair, p iperf3.Profile, pr results.ProfileResu
 	}
 	f.Logf("%s done: %s", f.progress(fp), line)
 	if err != nil {
-		err = fmt.Errorf("%s: %w", fp.Session.label, err)
+		err = fmt.Errorf("%s: %w", fp.label, err)
 	}
 	return errors.Join(err, werr)
 }
@@ -660,39 +616,4 @@ func DescribeVerdict(v results.FleetVerdict) string {
 		lines = append(lines, fl.Node+": "+strings.Join(fl.Reasons, "; "))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// CollectTopologyEvidence saves what the cloud says about every pair's
-// servers and ports, into each pair's directory.
-func (f *Fleet) CollectTopologyEvidence(ctx context.Context) {
-	for _, p := range f.Pairs {
-		p.Session.CollectTopologyEvidence(ctx)
-	}
-}
-
-// Close finishes every pair's results file, then the run's (Session.Close:
-// timings, end time, the SSH connections and the log).
-func (f *Fleet) Close() error {
-	var errs []error
-	for _, p := range f.Pairs {
-		errs = append(errs, p.Session.closePair())
-	}
-	return errors.Join(append(errs, f.Session.Close())...)
-}
-
-// closePair finishes a pair's results file; the connections and the log
-// are the run's.
-func (s *Session) closePair() error {
-	if s.OutputLost() != nil || s.Results == nil {
-		return nil
-	}
-	if err := s.Results.Update(func(r *results.Results) {
-		r.Timings = r.Timings[:0]
-		for _, t := range s.Timings.Snapshot() {
-			r.Timings = append(r.Timings, results.Timing{Phase: t.Phase, Seconds: t.Spent.Seconds()})
-		}
-	}); err != nil {
-		return err
-	}
-	return s.Results.Finish(time.Now().UTC())
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // RunOffloadChecks runs every reached pair's evidence window
-// (Session.RunOffloadChecks: the flood ping, then the sustained TCP and
+// (Pair.RunOffloadChecks: the flood ping, then the sustained TCP and
 // UDP flows with every check on both hypervisors) in rounds of pairs that
 // share no node (fleet.Rounds: 2 rounds for an even ring, 3 for an odd
 // one), the rounds one after the other, in both modes. A window's checks
@@ -32,12 +32,12 @@ import (
 func (f *Fleet) RunOffloadChecks(ctx context.Context) error {
 	stop := f.Timings.Track(results.PhaseChecks)
 	defer stop()
-	var live []*FleetPair
+	var live []*Pair
 	var pairs []fleet.Pair
 	for _, p := range f.Pairs {
 		if p.Broken == nil {
 			live = append(live, p)
-			pairs = append(pairs, p.Pair)
+			pairs = append(pairs, p.Nodes)
 		}
 	}
 	rounds := fleet.Rounds(pairs)
@@ -61,7 +61,7 @@ func (f *Fleet) RunOffloadChecks(ctx context.Context) error {
 			errs = append(errs, err)
 			break
 		}
-		members := make([]*FleetPair, len(r))
+		members := make([]*Pair, len(r))
 		for j, i := range r {
 			members[j] = live[i]
 		}
@@ -72,20 +72,20 @@ func (f *Fleet) RunOffloadChecks(ctx context.Context) error {
 
 // checkRound runs round k's pairs' evidence windows at once behind one
 // Gate (see RunOffloadChecks), then records their verdicts and the round.
-func (f *Fleet) checkRound(ctx context.Context, k, of int, members []*FleetPair) error {
+func (f *Fleet) checkRound(ctx context.Context, k, of int, members []*Pair) error {
 	names := make([]string, len(members))
 	for i, p := range members {
-		names[i] = p.Pair.String()
+		names[i] = p.Nodes.String()
 	}
 	f.Logf("checks round %d/%d: %d pair(s) at once (%s)", k+1, of, len(members), strings.Join(names, ", "))
 	fcs := make([][]evidence.FlowCheck, len(members))
 	errs := make([]error, len(members))
-	g := atOnce(members, func(g *Gate, i int, p *FleetPair) {
-		fcs[i], errs[i] = p.Session.runOffloadChecks(ctx, gateBarrier{g: g, party: p.Session.party})
+	g := atOnce(members, func(g *Gate, i int, p *Pair) {
+		fcs[i], errs[i] = p.runOffloadChecks(ctx, gateBarrier{g: g, party: p.party})
 		// The flows it did not run (its window refused, a flow failed): the
 		// others no longer wait for it, and it is done only once no window
 		// of the round runs.
-		if qerr := g.Quit(ctx, p.Session.party); qerr != nil && errs[i] == nil {
+		if qerr := g.Quit(ctx, p.party); qerr != nil && errs[i] == nil {
 			errs[i] = qerr
 		}
 	})
@@ -94,7 +94,7 @@ func (f *Fleet) checkRound(ctx context.Context, k, of int, members []*FleetPair)
 		f.addChecks(p, fcs[i])
 		line := checkSummary(fcs[i])
 		if errs[i] != nil {
-			failed = append(failed, fmt.Errorf("%s: %w", p.Session.label, errs[i]))
+			failed = append(failed, fmt.Errorf("%s: %w", p.label, errs[i]))
 			line += "; the window FAILED: " + errs[i].Error()
 		}
 		f.Logf("%s checks done (round %d/%d): %s", f.progress(p), k+1, of, line)
@@ -105,10 +105,10 @@ func (f *Fleet) checkRound(ctx context.Context, k, of int, members []*FleetPair)
 
 // recordRound stores round k's flow windows, its start skew and its
 // failures in the fleet section, and says how the windows went.
-func (f *Fleet) recordRound(k, of int, members []*FleetPair, ws []Window, failed []error) {
+func (f *Fleet) recordRound(k, of int, members []*Pair, ws []Window, failed []error) {
 	id := map[string]string{}
 	for _, p := range members {
-		id[p.Session.party] = p.ID
+		id[p.party] = p.ID
 	}
 	goal := results.SkewGoal(f.Config.Offload.FlowDuration.Seconds())
 	var lines []string
@@ -165,7 +165,7 @@ func (b gateBarrier) Leave(ctx context.Context, flow string) error {
 }
 
 // addChecks records pair p's verdicts, each on the node it was taken on.
-func (f *Fleet) addChecks(p *FleetPair, fcs []evidence.FlowCheck) {
+func (f *Fleet) addChecks(p *Pair, fcs []evidence.FlowCheck) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, fc := range fcs {

@@ -59,12 +59,12 @@ func newChecksFleet(t *testing.T, nodes []string, mode string, software map[stri
 	tcp, udp := swRecording(t, "iperf3-tcp.json"), swRecording(t, "iperf3-udp.json")
 	pathCut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
 	for i, p := range ff.f.Pairs {
-		scriptRepresentors(ff.hvs, p.Session.Topology)
+		scriptRepresentors(ff.hvs, p.Topology)
 		play := fakeremote.SleepThen(func(isUDP bool) remote.Result {
 			switch {
 			case isUDP:
 				return remote.Result{Stdout: udp}
-			case cut[p.Pair]:
+			case cut[p.Nodes]:
 				return remote.Result{Stdout: pathCut}
 			}
 			return remote.Result{Stdout: tcp}
@@ -73,7 +73,7 @@ func newChecksFleet(t *testing.T, nodes []string, mode string, software map[stri
 			start := time.Now()
 			res, err := play(ctx, secs, isUDP)
 			cf.mu.Lock()
-			cf.spans = append(cf.spans, flowSpan{pair: p.Pair, udp: isUDP, start: start, end: time.Now()})
+			cf.spans = append(cf.spans, flowSpan{pair: p.Nodes, udp: isUDP, start: start, end: time.Now()})
 			cf.mu.Unlock()
 			return res, err
 		}

@@ -196,7 +196,7 @@ func runSim(tb testing.TB, n int, d simDelays) simRun {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Session{Config: cfg, RunID: runID, Dir: dir, Results: res, console: &lockedBuffer{}, Hypervisors: map[string]remote.Runner{},
+	s := &Run{Config: cfg, RunID: runID, Dir: dir, Results: res, console: &lockedBuffer{}, Hypervisors: map[string]remote.Runner{},
 		Clients: &cloud.Clients{
 			Tenant: &cloud.Set{Compute: c.Compute(), Network: c.Network(), Image: c.Image()},
 			Admin:  &cloud.Set{Compute: c.AdminCompute(), Network: c.AdminNetwork(), Image: c.Image(), Placement: c.AdminPlacement()},
@@ -234,9 +234,9 @@ func runSim(tb testing.TB, n int, d simDelays) simRun {
 		return remote.Result{Stdout: tcp}
 	})
 	for _, p := range f.Pairs {
-		srv := p.Session.Topology.Servers
+		srv := p.Topology.Servers
 		srv[0].DataMAC, srv[1].DataMAC = fakeremote.MACServer, fakeremote.MACClient
-		scriptRepresentors(hvs, p.Session.Topology)
+		scriptRepresentors(hvs, p.Topology)
 		fakeGuests(tb, w, p, links, 0, play)
 	}
 	checksErr := f.RunOffloadChecks(ctx)

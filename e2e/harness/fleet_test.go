@@ -90,8 +90,8 @@ func newFakeShard(t *testing.T, nodes []string, shard fleet.Shard, group, mode s
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Session{Config: cfg, RunID: runID, Dir: dir, Results: res, console: ff.console,
-		Hypervisors: map[string]remote.Runner{}, hvPods: nil, hvTools: nil}
+	s := &Run{Config: cfg, RunID: runID, Dir: dir, Results: res, console: ff.console,
+		Hypervisors: map[string]remote.Runner{}}
 	res.SetGuard(s)
 	for i, n := range nodes {
 		hv := fakeHypervisor(t, ff.w, cfg, i, n)
@@ -154,11 +154,11 @@ func guestLinks(tb testing.TB) string {
 // fakeGuests gives pair fp fake guests (fakeremote.PairRunners over its
 // topology) whose iperf3 servers listen after listen and whose client
 // plays play; it returns the client guest.
-func fakeGuests(tb testing.TB, w *fakeremote.World, fp *FleetPair, links string, listen time.Duration, play func(context.Context, int, bool) (remote.Result, error)) *fakeremote.Runner {
-	guests, _ := fakeremote.PairRunners(tb, w, fp.Session.Topology, filepath.Join("..", "offload", "testdata"), links)
+func fakeGuests(tb testing.TB, w *fakeremote.World, fp *Pair, links string, listen time.Duration, play func(context.Context, int, bool) (remote.Result, error)) *fakeremote.Runner {
+	guests, _ := fakeremote.PairRunners(tb, w, fp.Topology, filepath.Join("..", "offload", "testdata"), links)
 	guests[0].Play.ListenDelay = listen
 	guests[1].Play.Client = play
-	fp.Session.Guests = []remote.Runner{guests[0], guests[1]}
+	fp.Guests = []remote.Runner{guests[0], guests[1]}
 	return guests[1]
 }
 
@@ -351,7 +351,7 @@ func TestFleetChecksAreAttributedToTheirNode(t *testing.T) {
 	}
 	for _, p := range ff.f.Pairs {
 		var fcs []evidence.FlowCheck
-		for _, hv := range []string{p.Pair.Sender, p.Pair.Receiver} {
+		for _, hv := range []string{p.Nodes.Sender, p.Nodes.Receiver} {
 			fcs = append(fcs, evidence.FlowCheck{Flow: "tcp", Hypervisor: hv,
 				Check: offload.Check{Name: results.CheckTC, Verdict: verdict(hv), Reason: "tc on " + hv}})
 		}

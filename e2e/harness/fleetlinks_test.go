@@ -55,11 +55,11 @@ func healthyLinks(t *testing.T) linkAnswers {
 func scriptLinks(t *testing.T, ff *fakeFleet, node string, a linkAnswers) {
 	hv := ff.hvs[node]
 	for _, p := range ff.f.Pairs {
-		for i, srv := range p.Session.Topology.Servers {
+		for i, srv := range p.Topology.Servers {
 			if srv.Hypervisor != node {
 				continue
 			}
-			// Session.Topology.Servers is [receiver, sender].
+			// Pair.Topology.Servers is [receiver, sender].
 			rep := map[int]string{0: "enp1s0f0_1", 1: "enp1s0f0_0"}[i]
 			hv.On(offload.FindInterfaceCommand(srv.DataPortID), fakeremote.Reply{Stdout: []byte(rep + "\n")})
 			hv.On("ethtool -i "+rep, fakeremote.Reply{Stdout: envSample(t, "ethtool-i-mlx5_core-cx4lx.txt")})
@@ -192,7 +192,7 @@ func TestLinkDriftExplicitValues(t *testing.T) {
 			r := c.ip
 			hv.On(envinfo.IPLinkCommand, fakeremote.Reply{Stdout: r.Stdout, Stderr: r.Stderr, Exit: r.ExitCode})
 			hv.On(eswitchCmd, fakeremote.Reply{Stdout: envSample(t, "devlink-eswitch-switchdev.json")})
-			f := &Fleet{Session: &Session{Hypervisors: map[string]remote.Runner{"hv1": hv}}}
+			f := &Fleet{Run: &Run{Hypervisors: map[string]remote.Runner{"hv1": hv}}}
 			values := map[string]string{}
 			var problems []string
 			f.linkDrift(context.Background(), "hv1", []string{c.rep}, c.busInfo, values, &problems)

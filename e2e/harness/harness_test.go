@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/fixtures"
 )
 
 func TestTimingsKeepsFirstSeenOrderAndSums(t *testing.T) {
@@ -25,4 +27,12 @@ func TestProgressLineSaysWhatRunsAndUntilWhen(t *testing.T) {
 	if want := "TCP 15 streams, repeat 2/3: 30s, until 12:41:07"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+// pairOf is run's one pair (as Run.ProvisionPair makes it) with topo and
+// guests.
+func pairOf(run *Run, topo *fixtures.Topology, guests ...remote.Runner) *Pair {
+	pair := run.singlePair()
+	pair.Topology, pair.Guests = topo, guests
+	return pair
 }

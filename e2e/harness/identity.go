@@ -31,18 +31,18 @@ func harnessBuild() *results.HarnessBuild {
 // Neutron's versions, Keystone's. A document that cannot be read is an
 // error of the environment in the results, never a failed run; Nova's
 // maximum falls back on the one the clients' check read.
-func (s *Session) RecordServiceVersions(ctx context.Context) {
-	if s.Clients == nil || s.Clients.Tenant == nil {
+func (run *Run) RecordServiceVersions(ctx context.Context) {
+	if run.Clients == nil || run.Clients.Tenant == nil {
 		return
 	}
-	v, err := cloud.ReadServiceVersions(ctx, s.Clients.Tenant)
+	v, err := cloud.ReadServiceVersions(ctx, run.Clients.Tenant)
 	if v.ComputeMax == "" {
-		v.ComputeMax = s.Clients.Tenant.ComputeMaxMicroversion
+		v.ComputeMax = run.Clients.Tenant.ComputeMaxMicroversion
 	}
 	if err != nil {
-		s.Logf("environment: %v", err)
+		run.Logf("environment: %v", err)
 	}
-	if uerr := s.Results.Update(func(r *results.Results) {
+	if uerr := run.Results.Update(func(r *results.Results) {
 		e := &r.Environment
 		e.ComputeMinMicroversion, e.ComputeMaxMicroversion = v.ComputeMin, v.ComputeMax
 		e.NetworkAPIVersions, e.IdentityAPIVersion = v.Network, v.Identity
@@ -50,39 +50,39 @@ func (s *Session) RecordServiceVersions(ctx context.Context) {
 			r.Errors = append(r.Errors, "environment: "+err.Error())
 		}
 	}); uerr != nil {
-		s.Logf("results: %v", uerr)
+		run.Logf("results: %v", uerr)
 	}
 }
 
 // recordKubeVersion records the Kubernetes server's version once per run
 // (hypervisors.access kubernetes), where the cluster says it
 // (kubeaccess.Versioned); a failure is said, never fatal.
-func (s *Session) recordKubeVersion(ctx context.Context, c kubeaccess.Cluster) {
+func (run *Run) recordKubeVersion(ctx context.Context, c kubeaccess.Cluster) {
 	vc, ok := c.(kubeaccess.Versioned)
 	if !ok {
 		return
 	}
 	v, err := vc.ServerVersion(ctx)
-	if uerr := s.Results.Update(func(r *results.Results) {
+	if uerr := run.Results.Update(func(r *results.Results) {
 		r.Environment.KubernetesServerVersion = v
 		if err != nil {
 			r.Errors = append(r.Errors, "environment: "+err.Error())
 		}
 	}); uerr != nil {
-		s.Logf("results: %v", uerr)
+		run.Logf("results: %v", uerr)
 	}
 	if err != nil {
-		s.Logf("environment: %v", err)
+		run.Logf("environment: %v", err)
 		return
 	}
 	// Where the credentials came from (a kubeconfig and its context, or a
 	// pod's in-cluster service account): the first thing to check when
 	// a call is refused.
 	if sc, ok := c.(interface{ Source() string }); ok {
-		s.Logf("kubernetes: server %s, credentials from %s", v, sc.Source())
+		run.Logf("kubernetes: server %s, credentials from %s", v, sc.Source())
 		return
 	}
-	s.Logf("kubernetes: server %s", v)
+	run.Logf("kubernetes: server %s", v)
 }
 
 // nicFirmware is the firmware the NIC at PCI address bus runs and holds
@@ -90,7 +90,7 @@ func (s *Session) recordKubeVersion(ctx context.Context, c kubeaccess.Cluster) {
 // results.NoDevlink for both where there is no devlink (exit 127); a
 // failure or an answer that is not the device's versions is a problem
 // and leaves them empty. A flash not activated is said in the log.
-func (s *Session) nicFirmware(ctx context.Context, hv remote.Runner, name, bus string, problems *[]string) (running, stored string) {
+func (pair *Pair) nicFirmware(ctx context.Context, hv remote.Runner, name, bus string, problems *[]string) (running, stored string) {
 	cmd := envinfo.InfoCommand(bus)
 	res, err := hv.Run(ctx, cmd)
 	switch {
@@ -109,7 +109,7 @@ func (s *Session) nicFirmware(ctx context.Context, hv remote.Runner, name, bus s
 		return "", ""
 	}
 	if info.PendingActivation() {
-		s.Logf("WARNING: %s: NIC %s: %s (running %s, stored %s): the run measures the running one", name, bus, results.FirmwareNotActivated, info.FirmwareRunning(), info.FirmwareStored())
+		pair.Logf("WARNING: %s: NIC %s: %s (running %s, stored %s): the run measures the running one", name, bus, results.FirmwareNotActivated, info.FirmwareRunning(), info.FirmwareStored())
 	}
 	return info.FirmwareRunning(), info.FirmwareStored()
 }

@@ -47,13 +47,13 @@ func TestServiceVersionsInResultsFile(t *testing.T) {
 	s := wd.session()
 	fc := fakecloud.New()
 	t.Cleanup(fc.Close)
-	s.Clients = &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network()}}
+	s.run.Clients = &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network()}}
 	if err := s.Results.Update(func(r *results.Results) {
 		r.Environment.BuildID, r.Environment.Harness = "pipeline-4711", harnessBuild()
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordServiceVersions(context.Background())
+	s.run.RecordServiceVersions(context.Background())
 	hostFacts(t, wd, mlx5Ethtool, [2]fakeremote.Reply{{Exit: 127}, {Exit: 127}})
 	if err := s.CollectEnvironment(context.Background()); err != nil {
 		t.Fatal(err)
@@ -83,8 +83,8 @@ func TestServiceVersionsFailure(t *testing.T) {
 	fc := fakecloud.New()
 	t.Cleanup(fc.Close)
 	fc.Faults = append(fc.Faults, &fakecloud.Fault{Method: "GET", Path: regexp.MustCompile(`^$`), Status: 503, Body: `{"message": "down"}`})
-	s.Clients = &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network(), ComputeMaxMicroversion: "2.95"}}
-	s.RecordServiceVersions(context.Background())
+	s.run.Clients = &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network(), ComputeMaxMicroversion: "2.95"}}
+	s.run.RecordServiceVersions(context.Background())
 	got := s.Results.Snapshot()
 	if got.Environment.ComputeMaxMicroversion != "2.95" || len(got.Environment.NetworkAPIVersions) != 1 {
 		t.Errorf("environment %+v", got.Environment)

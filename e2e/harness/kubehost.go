@@ -37,42 +37,42 @@ type debugPods interface {
 // an error naming the node, the tools and the key; an optional one
 // (offload.OptionalTools: ethtool) missing alone needs no debug pod, and
 // the NIC facts are then recorded as offload.NoEthtool.
-func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kubeaccess.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
+func (pair *Pair) kubeHostTools(ctx context.Context, hv string, ovs remote.Runner, node string, pods debugPods, newRunner func(kubeaccess.Pod) (remote.Runner, error)) (remote.Runner, hostTools, error) {
 	var ht hostTools
-	probe, err := offload.ProbeTools(ctx, s.bounded(ovs))
+	probe, err := offload.ProbeTools(ctx, pair.run.bounded(ovs))
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
 	ht.inOVS = probe.Found
 	missing, required := probe.Missing(), probe.MissingRequired()
-	s.Logf("%s: host tools in the OVS container: %s", hv, listOrNone(probe.Found))
+	pair.Logf("%s: host tools in the OVS container: %s", hv, listOrNone(probe.Found))
 	if len(missing) > 0 {
-		s.Logf("%s: the OVS container lacks %s", hv, probe.Why(missing))
+		pair.Logf("%s: the OVS container lacks %s", hv, probe.Why(missing))
 	}
 	if len(required) == 0 {
-		s.noteOptional(hv, missing)
+		noteOptional(pair.Logf, hv, missing)
 		return ovs, ht, nil
 	}
-	k := s.Config.Hypervisors.Kubernetes
+	k := pair.run.Config.Hypervisors.Kubernetes
 	if k.DebugImage == "" {
 		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): the OVS container %s lacks %s; %s",
-			s.Config.File, hv, node, ovs.Name(), probe.Why(required), kubeaccess.DebugImageAdvice)
+			pair.run.Config.File, hv, node, ovs.Name(), probe.Why(required), kubeaccess.DebugImageAdvice)
 	}
-	if s.cleaner == nil {
-		return nil, ht, fmt.Errorf("hypervisor %s: a node debug pod is needed but the session has no cleaner to delete it (Provision sets it)", hv)
+	if pair.run.cleaner == nil {
+		return nil, ht, fmt.Errorf("hypervisor %s: a node debug pod is needed but the run has no cleaner to delete it (provisioning sets it)", hv)
 	}
 	pod, err := pods.CreateDebugPod(ctx, kubeaccess.DebugPodInput{
-		Name:     fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-"+node),
-		Prefix:   s.Config.Run.NamePrefix,
-		RunID:    s.RunID,
+		Name:     fixtures.ResourceName(pair.run.Config.Run.NamePrefix, pair.run.RunID, "debug-"+node),
+		Prefix:   pair.run.Config.Run.NamePrefix,
+		RunID:    pair.run.RunID,
 		Node:     node,
 		Image:    k.DebugImage,
-		Interval: s.Config.Interval(config.IntervalDebugPod),
+		Interval: pair.run.Config.Interval(config.IntervalDebugPod),
 		// A pod whose delete never comes stops when the run would have
 		// timed out (make e2e's Ginkgo --timeout is this budget).
-		ActiveDeadline: plan.RunBudget(s.Config).Total,
-		Cleaner:        s.cleaner,
-		Logf:           s.Logf,
+		ActiveDeadline: plan.RunBudget(pair.run.Config).Total,
+		Cleaner:        pair.run.cleaner,
+		Logf:           pair.Logf,
 	})
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %s lacks %s: %w", hv, ovs.Name(), strings.Join(required, ", "), err)
@@ -82,7 +82,7 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
-	dprobe, err := offload.ProbeTools(ctx, s.bounded(dr))
+	dprobe, err := offload.ProbeTools(ctx, pair.run.bounded(dr))
 	if err != nil {
 		return nil, ht, fmt.Errorf("hypervisor %s: %w", hv, err)
 	}
@@ -99,18 +99,18 @@ func (s *Session) kubeHostTools(ctx context.Context, hv string, ovs remote.Runne
 	}
 	if len(lacking) > 0 {
 		return nil, ht, fmt.Errorf("%s: hypervisor %s (node %s): neither the OVS container nor the debug pod (hypervisors.kubernetes.debug_image %s) has %s",
-			s.Config.File, hv, node, k.DebugImage, dprobe.Why(lacking))
+			pair.run.Config.File, hv, node, k.DebugImage, dprobe.Why(lacking))
 	}
-	s.noteOptional(hv, absent)
-	s.Logf("%s: %s run in %s", hv, strings.Join(routed, ", "), dr.Name())
+	noteOptional(pair.Logf, hv, absent)
+	pair.Logf("%s: %s run in %s", hv, strings.Join(routed, ", "), dr.Name())
 	return offload.WithHostTools(ovs, dr, routed), ht, nil
 }
 
-// noteOptional says in the run's log what the optional tools missing on
-// hv cost: the NIC facts (offload.OptionalTools).
-func (s *Session) noteOptional(hv string, missing []string) {
+// noteOptional says with logf what the optional tools missing on hv
+// cost: the NIC facts (offload.OptionalTools).
+func noteOptional(logf func(string, ...any), hv string, missing []string) {
 	if len(missing) > 0 {
-		s.Logf("%s: no %s where its host tools run: the run goes on, the NIC facts are recorded as %q", hv, strings.Join(missing, ", "), offload.NoEthtool)
+		logf("%s: no %s where its host tools run: the run goes on, the NIC facts are recorded as %q", hv, strings.Join(missing, ", "), offload.NoEthtool)
 	}
 }
 
@@ -127,42 +127,42 @@ type preflighter interface {
 // the debug pod (dry run). Each check goes to harness.log; every problem
 // is in the error. The time is the wall-time breakdown's preflight. c nil:
 // the cluster of hypervisors.kubernetes, opened with Options.Kubernetes.
-func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
-	if s.Config.Hypervisors.Access != config.HypervisorAccessKubernetes {
+func (run *Run) PreflightKube(ctx context.Context, c preflighter) error {
+	if run.Config.Hypervisors.Access != config.HypervisorAccessKubernetes {
 		return nil
 	}
-	stop := s.Timings.Track(results.PhasePreflight)
+	stop := run.Timings.Track(results.PhasePreflight)
 	defer stop()
-	k := s.Config.Hypervisors.Kubernetes
+	k := run.Config.Hypervisors.Kubernetes
 	if c == nil {
-		kc, err := s.openCluster(kubeaccess.Options{API: s.Config.Interval(config.IntervalKubeAPI), Logf: s.Logf})
+		kc, err := run.openCluster(kubeaccess.Options{API: run.Config.Interval(config.IntervalKubeAPI), Logf: run.Logf})
 		if err != nil {
 			return err
 		}
-		defer closeCluster(kc, s.Logf)
+		defer closeCluster(kc, run.Logf)
 		c = kc
 	}
-	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(s.Config), RunBudget: plan.RunBudget(s.Config).Total}
+	in := kubeaccess.PreflightInput{Hypervisors: kubeaccess.ConfiguredTargets(run.Config), RunBudget: plan.RunBudget(run.Config).Total}
 	if k.DebugImage != "" {
 		in.DebugPod = &kubeaccess.DebugPodInput{
-			Name:   fixtures.ResourceName(s.Config.Run.NamePrefix, s.RunID, "debug-preflight"),
-			Prefix: s.Config.Run.NamePrefix, RunID: s.RunID, Image: k.DebugImage, ActiveDeadline: plan.RunBudget(s.Config).Total,
+			Name:   fixtures.ResourceName(run.Config.Run.NamePrefix, run.RunID, "debug-preflight"),
+			Prefix: run.Config.Run.NamePrefix, RunID: run.RunID, Image: k.DebugImage, ActiveDeadline: plan.RunBudget(run.Config).Total,
 		}
 	}
 	r := c.Preflight(ctx, in)
-	s.ovsPods = r.Pods
+	run.ovsPods = r.Pods
 	for _, w := range r.Warnings {
-		s.Logf("WARNING: kubernetes preflight: %s", w)
+		run.Logf("WARNING: kubernetes preflight: %s", w)
 	}
 	for _, ch := range r.Checks {
 		if ch.Problem == "" {
-			s.Logf("kubernetes preflight: ok: %s", ch.What)
+			run.Logf("kubernetes preflight: ok: %s", ch.What)
 		} else {
-			s.Logf("kubernetes preflight: FAILED: %s", ch.Problem)
+			run.Logf("kubernetes preflight: FAILED: %s", ch.Problem)
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("%s: %w (nothing was created; go run ./tools/kubecheck %s checks again)", s.Config.File, err, s.Config.File)
+		return fmt.Errorf("%s: %w (nothing was created; go run ./tools/kubecheck %s checks again)", run.Config.File, err, run.Config.File)
 	}
 	return nil
 }
@@ -171,13 +171,13 @@ func (s *Session) PreflightKube(ctx context.Context, c preflighter) error {
 // Options.Kubernetes. A program that passed none (one that links no
 // Kubernetes client) cannot run with hypervisors.access: kubernetes: the
 // error says so before anything is built.
-func (s *Session) openCluster(o kubeaccess.Options) (kubeaccess.Cluster, error) {
-	if s.openKube == nil {
-		return nil, fmt.Errorf("%s: hypervisors.access: kubernetes, but this program has no Kubernetes client (harness.Options.Kubernetes is nil; the suites pass kube.Open)", s.Config.File)
+func (run *Run) openCluster(o kubeaccess.Options) (kubeaccess.Cluster, error) {
+	if run.openKube == nil {
+		return nil, fmt.Errorf("%s: hypervisors.access: kubernetes, but this program has no Kubernetes client (harness.Options.Kubernetes is nil; the suites pass kube.Open)", run.Config.File)
 	}
-	c, err := s.openKube(s.Config.Hypervisors.Kubernetes, o)
+	c, err := run.openKube(run.Config.Hypervisors.Kubernetes, o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: hypervisors.kubernetes: %w", s.Config.File, err)
+		return nil, fmt.Errorf("%s: hypervisors.kubernetes: %w", run.Config.File, err)
 	}
 	return c, nil
 }
@@ -196,12 +196,12 @@ func closeCluster(c any, logf func(format string, args ...any)) {
 
 // leakedDebugPods lists this run's debug pods that still exist (the leak
 // check's share of Kubernetes): nil without a cluster or a debug image.
-func (s *Session) leakedDebugPods(ctx context.Context) ([]fixtures.SweptResource, error) {
-	if s.kube == nil || s.Config.Hypervisors.Kubernetes.DebugImage == "" {
+func (run *Run) leakedDebugPods(ctx context.Context) ([]fixtures.SweptResource, error) {
+	if run.kube == nil || run.Config.Hypervisors.Kubernetes.DebugImage == "" {
 		return nil, nil
 	}
-	pods, err := s.kube.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: s.Config.Run.NamePrefix, RunID: s.RunID,
-		Interval: s.Config.Interval(config.IntervalDebugPod), Logf: s.Logf})
+	pods, err := run.kube.SweepDebugPods(ctx, kubeaccess.SweepInput{Prefix: run.Config.Run.NamePrefix, RunID: run.RunID,
+		Interval: run.Config.Interval(config.IntervalDebugPod), Logf: run.Logf})
 	if err != nil {
 		return nil, err
 	}

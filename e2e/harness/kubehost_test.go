@@ -37,12 +37,13 @@ func (f *fakeDebugPods) CreateDebugPod(_ context.Context, in kubeaccess.DebugPod
 	return kubeaccess.Pod{Node: in.Node, Namespace: "openstack", Name: in.Name, Container: "debug"}, nil
 }
 
-func kubeSession(t *testing.T, image string) (*Session, *fixtures.Stack) {
+func kubePair(t *testing.T, image string) (*Pair, *fixtures.Stack) {
 	t.Helper()
 	var st fixtures.Stack
 	cfg := &config.Config{File: "mosk.yaml", Run: config.Run{NamePrefix: "asap2e2e"},
 		Hypervisors: config.Hypervisors{Access: config.HypervisorAccessKubernetes, Kubernetes: config.Kubernetes{DebugImage: image}}}
-	return &Session{Config: cfg, RunID: "20261203t101500-ab12", console: &bytes.Buffer{}, cleaner: &st}, &st
+	run := &Run{Config: cfg, RunID: "20261203t101500-ab12", console: &bytes.Buffer{}, cleaner: &st}
+	return run.singlePair(), &st
 }
 
 // probeReply is offload.ToolsProbeCommand's output where tools are
@@ -79,7 +80,7 @@ func TestKubeHostToolsOldIproute2(t *testing.T) {
 	ovs := fakeremote.New("hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd)", w)
 	ovs.On(offload.ToolsProbeCommand, fakeremote.Reply{Stdout: []byte(old)})
 
-	s, _ := kubeSession(t, "")
+	s, _ := kubePair(t, "")
 	_, ht, err := s.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, nil)
 	want := "mosk.yaml: hypervisor cmp-1 (node cmp-1): the OVS container hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd) lacks ip " +
 		"(ip utility, iproute2-ss200127 has no `ip stats` (iproute2 5.18 or later), which the counters check reads the cpu_hit counters with: " +
@@ -91,7 +92,7 @@ func TestKubeHostToolsOldIproute2(t *testing.T) {
 		t.Errorf("found in the OVS container %v", ht.inOVS)
 	}
 
-	s, _ = kubeSession(t, config.DebugImageAuto)
+	s, _ = kubePair(t, config.DebugImageAuto)
 	dbg := fakeremote.New("debug", w)
 	dbg.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
 	pods := &fakeDebugPods{}
@@ -104,7 +105,7 @@ func TestKubeHostToolsOldIproute2(t *testing.T) {
 }
 
 func TestKubeHostToolsAllInTheOVSContainer(t *testing.T) {
-	s, st := kubeSession(t, "")
+	s, st := kubePair(t, "")
 	w := fakeremote.NewWorld()
 	ovs := fakeremote.New("hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd)", w)
 	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
@@ -122,7 +123,7 @@ func TestKubeHostToolsAllInTheOVSContainer(t *testing.T) {
 }
 
 func TestKubeHostToolsMissingWithoutImage(t *testing.T) {
-	s, _ := kubeSession(t, "")
+	s, _ := kubePair(t, "")
 	w := fakeremote.NewWorld()
 	ovs := fakeremote.New("hypervisor cmp-1 (pod openstack/ovs-a, container openvswitch-vswitchd)", w)
 	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "ip"))
@@ -142,7 +143,7 @@ func TestKubeHostToolsMissingWithoutImage(t *testing.T) {
 	if err != nil || r != remote.Runner(ovs) || len(pods.created) != 0 {
 		t.Errorf("ethtool missing: err %v, runner %v, debug pods %d", err, r, len(pods.created))
 	}
-	if log := s.console.(*bytes.Buffer).String(); !strings.Contains(log, `cmp-1.mosk: no ethtool where its host tools run: the run goes on, the NIC facts are recorded as "unknown (no ethtool)"`) {
+	if log := s.run.console.(*bytes.Buffer).String(); !strings.Contains(log, `cmp-1.mosk: no ethtool where its host tools run: the run goes on, the NIC facts are recorded as "unknown (no ethtool)"`) {
 		t.Errorf("log:\n%s", log)
 	}
 }
@@ -151,7 +152,7 @@ func TestKubeHostToolsMissingWithoutImage(t *testing.T) {
 // with the run's name, labels, image, interval and cleaner; everything
 // else stays in the OVS container.
 func TestKubeHostToolsDebugPod(t *testing.T) {
-	s, st := kubeSession(t, "registry.example/tools/netshoot:v0.13")
+	s, st := kubePair(t, "registry.example/tools/netshoot:v0.13")
 	w := fakeremote.NewWorld()
 	ovs := fakeremote.New("ovs", w)
 	ovs.On(offload.ToolsProbeCommand, probeReply("ip"))
@@ -180,7 +181,7 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 		in.Node != "cmp-1" || in.Image != "registry.example/tools/netshoot:v0.13" || in.Interval != config.DefaultIntervals[config.IntervalDebugPod] || in.Cleaner == nil {
 		t.Errorf("debug pod input %+v", in)
 	}
-	if b := plan.RunBudget(s.Config).Total; b <= 0 || in.ActiveDeadline != b {
+	if b := plan.RunBudget(s.run.Config).Total; b <= 0 || in.ActiveDeadline != b {
 		t.Errorf("active deadline %s, want the run's budget %s", in.ActiveDeadline, b)
 	}
 	if st.Len() != 1 {
@@ -209,7 +210,7 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 }
 
 func TestKubeHostToolsDebugPodFails(t *testing.T) {
-	s, _ := kubeSession(t, "registry.example/tools/busybox:1")
+	s, _ := kubePair(t, "registry.example/tools/busybox:1")
 	w := fakeremote.NewWorld()
 	ovs := fakeremote.New("ovs", w)
 	ovs.On(offload.ToolsProbeCommand, probeReply("tc", "ip"))
@@ -246,8 +247,8 @@ func TestKubeHostToolsDebugPodFails(t *testing.T) {
 		}
 	})
 	t.Run("no cleaner", func(t *testing.T) {
-		s2, _ := kubeSession(t, "img")
-		s2.cleaner = nil
+		s2, _ := kubePair(t, "img")
+		s2.run.cleaner = nil
 		_, _, err := s2.kubeHostTools(context.Background(), "cmp-1", ovs, "cmp-1", &fakeDebugPods{}, nil)
 		if err == nil || !strings.Contains(err.Error(), "no cleaner") {
 			t.Errorf("got %v", err)
@@ -272,8 +273,8 @@ func TestCollectEnvironmentTCAndHostTools(t *testing.T) {
 		hv.On(offload.FindInterfaceCommand(wd.topo.Servers[i].DataPortID), fakeremote.Reply{Stdout: []byte("rep1\n")})
 		hv.On("ethtool -i rep1", fakeremote.Reply{Stdout: []byte("driver: mlx5e_rep\nversion: 6.8\nfirmware-version: 26.43\nbus-info: 0000:08:00.2\n")})
 	}
-	s.hvPods = map[string]kubeaccess.Pod{hv0: {Node: hv0, Namespace: "openstack", Name: "ovs-a", Container: "openvswitch-vswitchd"}}
-	s.hvTools = map[string]hostTools{hv0: {inOVS: []string{"ip"}, debug: &kubeaccess.Pod{Namespace: "openstack", Name: "asap2e2e-x-debug-" + hv0, Container: "debug"}}}
+	s.run.hvPods = map[string]kubeaccess.Pod{hv0: {Node: hv0, Namespace: "openstack", Name: "ovs-a", Container: "openvswitch-vswitchd"}}
+	s.run.hvTools = map[string]hostTools{hv0: {inOVS: []string{"ip"}, debug: &kubeaccess.Pod{Namespace: "openstack", Name: "asap2e2e-x-debug-" + hv0, Container: "debug"}}}
 	if err := s.CollectEnvironment(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -336,27 +337,27 @@ func (f *fakeCluster) SweepDebugPods(_ context.Context, in kubeaccess.SweepInput
 // selects them by label: kube's sweep tests), listed, never deleted, as
 // rows of the leak report.
 func TestLeakedDebugPods(t *testing.T) {
-	s, _ := kubeSession(t, "img")
-	name := "asap2e2e-" + s.RunID + "-debug-cmp-1"
+	s, _ := kubePair(t, "img")
+	name := "asap2e2e-" + s.run.RunID + "-debug-cmp-1"
 	created := time.Date(2026, 12, 3, 10, 16, 0, 0, time.UTC)
-	if got, err := s.leakedDebugPods(context.Background()); err != nil || got != nil {
+	if got, err := s.run.leakedDebugPods(context.Background()); err != nil || got != nil {
 		t.Errorf("no cluster (never connected): %v, %v", got, err)
 	}
 	c := &fakeCluster{swept: []kubeaccess.SweptPod{{Kind: "kubernetes pod", ID: "openstack/" + name, Name: name, CreatedAt: &created,
-		Tags: []string{"asap2-e2e/run-id=" + s.RunID}, Action: "would delete", Reason: "node cmp-1"}}}
-	s.kube = c
-	got, err := s.leakedDebugPods(context.Background())
+		Tags: []string{"asap2-e2e/run-id=" + s.run.RunID}, Action: "would delete", Reason: "node cmp-1"}}}
+	s.run.kube = c
+	got, err := s.run.leakedDebugPods(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.sweeps) != 1 {
 		t.Fatalf("sweeps %+v", c.sweeps)
 	}
-	if in := c.sweeps[0]; in.Prefix != "asap2e2e" || in.RunID != s.RunID || in.Delete || in.All || in.OlderThan != 0 || in.Logf == nil {
-		t.Errorf("the leak check asked for %+v: want this run's pods (prefix asap2e2e, run %s), not deleted", in, s.RunID)
+	if in := c.sweeps[0]; in.Prefix != "asap2e2e" || in.RunID != s.run.RunID || in.Delete || in.All || in.OlderThan != 0 || in.Logf == nil {
+		t.Errorf("the leak check asked for %+v: want this run's pods (prefix asap2e2e, run %s), not deleted", in, s.run.RunID)
 	}
 	want := []fixtures.SweptResource{{Kind: "kubernetes pod", ID: "openstack/" + name, Name: name, CreatedAt: &created,
-		Tags: []string{"asap2-e2e/run-id=" + s.RunID}, Action: "would delete", Reason: "node cmp-1"}}
+		Tags: []string{"asap2-e2e/run-id=" + s.run.RunID}, Action: "would delete", Reason: "node cmp-1"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("leaks %+v, want %+v", got, want)
 	}
@@ -364,8 +365,8 @@ func TestLeakedDebugPods(t *testing.T) {
 		t.Errorf("DescribeLeft: %q", line)
 	}
 	// Without a debug image there are no debug pods to look for.
-	s.Config.Hypervisors.Kubernetes.DebugImage = ""
-	if got, err := s.leakedDebugPods(context.Background()); err != nil || got != nil || len(c.sweeps) != 1 {
+	s.run.Config.Hypervisors.Kubernetes.DebugImage = ""
+	if got, err := s.run.leakedDebugPods(context.Background()); err != nil || got != nil || len(c.sweeps) != 1 {
 		t.Errorf("no debug image: %v, %v, sweeps %d", got, err, len(c.sweeps))
 	}
 }
@@ -375,22 +376,22 @@ func TestLeakedDebugPods(t *testing.T) {
 // Kubernetes client) stops at the preflight, naming the config and the
 // option, and so does one whose cluster does not open.
 func TestOpenCluster(t *testing.T) {
-	s, _ := kubeSession(t, "")
-	s.Config.Hypervisors.Kubernetes.Namespace = "openstack"
-	s.Config.Placement.Hosts = []string{"cmp-1"}
-	s.Config.Intervals = map[string]config.Interval{config.IntervalKubeAPI: {Timeout: 7 * time.Second, Poll: time.Second}}
-	err := s.PreflightKube(context.Background(), nil)
+	s, _ := kubePair(t, "")
+	s.run.Config.Hypervisors.Kubernetes.Namespace = "openstack"
+	s.run.Config.Placement.Hosts = []string{"cmp-1"}
+	s.run.Config.Intervals = map[string]config.Interval{config.IntervalKubeAPI: {Timeout: 7 * time.Second, Poll: time.Second}}
+	err := s.run.PreflightKube(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "mosk.yaml: hypervisors.access: kubernetes, but this program has no Kubernetes client (harness.Options.Kubernetes is nil") {
 		t.Errorf("no Options.Kubernetes: %v", err)
 	}
 	c := &fakeCluster{}
 	var gotK config.Kubernetes
 	var gotO kubeaccess.Options
-	s.openKube = func(k config.Kubernetes, o kubeaccess.Options) (kubeaccess.Cluster, error) {
+	s.run.openKube = func(k config.Kubernetes, o kubeaccess.Options) (kubeaccess.Cluster, error) {
 		gotK, gotO = k, o
 		return c, nil
 	}
-	if err := s.PreflightKube(context.Background(), nil); err != nil {
+	if err := s.run.PreflightKube(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if gotK.Namespace != "openstack" || gotO.API != (config.Interval{Timeout: 7 * time.Second, Poll: time.Second}) {
@@ -408,10 +409,10 @@ func TestOpenCluster(t *testing.T) {
 	if c.closed != 1 {
 		t.Errorf("the preflight's own cluster was closed %d times, want 1", c.closed)
 	}
-	s.openKube = func(config.Kubernetes, kubeaccess.Options) (kubeaccess.Cluster, error) {
+	s.run.openKube = func(config.Kubernetes, kubeaccess.Options) (kubeaccess.Cluster, error) {
 		return nil, errors.New("kubernetes: kubeconfig k.yaml: no such file")
 	}
-	if err := s.PreflightKube(context.Background(), nil); err == nil || err.Error() != "mosk.yaml: hypervisors.kubernetes: kubernetes: kubeconfig k.yaml: no such file" {
+	if err := s.run.PreflightKube(context.Background(), nil); err == nil || err.Error() != "mosk.yaml: hypervisors.kubernetes: kubernetes: kubeconfig k.yaml: no such file" {
 		t.Errorf("cluster that does not open: %v", err)
 	}
 }
@@ -429,14 +430,14 @@ func (f *fakePreflight) Preflight(_ context.Context, in kubeaccess.PreflightInpu
 }
 
 func TestPreflightKube(t *testing.T) {
-	s, _ := kubeSession(t, "registry.example/tools/netshoot:v0.13")
-	s.Config.Placement.Hosts = []string{"cmp-1.mosk.example.net", "cmp-2.mosk.example.net"}
-	s.Config.Hypervisors.Kubernetes.NodeNames = map[string]string{"cmp-2.mosk.example.net": "cmp-2", "cmp-0": "kaas-node-0"}
+	s, _ := kubePair(t, "registry.example/tools/netshoot:v0.13")
+	s.run.Config.Placement.Hosts = []string{"cmp-1.mosk.example.net", "cmp-2.mosk.example.net"}
+	s.run.Config.Hypervisors.Kubernetes.NodeNames = map[string]string{"cmp-2.mosk.example.net": "cmp-2", "cmp-0": "kaas-node-0"}
 	f := &fakePreflight{report: kubeaccess.PreflightReport{Source: "kubeconfig k.yaml, context mosk", Checks: []kubeaccess.Check{
 		{What: "list pods in namespace openstack"},
 		{What: "create pods/exec in namespace openstack", Problem: "kubeconfig k.yaml, context mosk may not create pods/exec in namespace openstack"},
 	}, Warnings: []string{"the token of kubeconfig k.yaml expires in 1h0m0s, the run needs up to 3h10m0s"}}}
-	err := s.PreflightKube(context.Background(), f)
+	err := s.run.PreflightKube(context.Background(), f)
 	if err == nil || !strings.Contains(err.Error(), "mosk.yaml: kubernetes preflight (kubeconfig k.yaml, context mosk): 1 problem(s)") ||
 		!strings.Contains(err.Error(), "may not create pods/exec") || !strings.Contains(err.Error(), "nothing was created; go run ./tools/kubecheck mosk.yaml") {
 		t.Errorf("error: %v", err)
@@ -445,15 +446,15 @@ func TestPreflightKube(t *testing.T) {
 	if !reflect.DeepEqual(f.in.Hypervisors, want) {
 		t.Errorf("hypervisors %+v, want %+v", f.in.Hypervisors, want)
 	}
-	if d := f.in.DebugPod; d == nil || d.Image != "registry.example/tools/netshoot:v0.13" || d.Name != "asap2e2e-20261203t101500-ab12-debug-preflight" || d.RunID != s.RunID {
+	if d := f.in.DebugPod; d == nil || d.Image != "registry.example/tools/netshoot:v0.13" || d.Name != "asap2e2e-20261203t101500-ab12-debug-preflight" || d.RunID != s.run.RunID {
 		t.Errorf("debug pod %+v", d)
 	}
 	// The run's budget goes with it (a token that expires before is a
 	// warning), and the warnings go to the log.
-	if want := plan.RunBudget(s.Config).Total; f.in.RunBudget != want || want <= 0 {
+	if want := plan.RunBudget(s.run.Config).Total; f.in.RunBudget != want || want <= 0 {
 		t.Errorf("run budget %v, want plan.RunBudget's %v", f.in.RunBudget, want)
 	}
-	log := s.console.(*bytes.Buffer).String()
+	log := s.run.console.(*bytes.Buffer).String()
 	if !strings.Contains(log, "WARNING: kubernetes preflight: the token of kubeconfig k.yaml expires in 1h0m0s, the run needs up to 3h10m0s") {
 		t.Errorf("the warning is not in the log:\n%s", log)
 	}
@@ -464,14 +465,14 @@ func TestPreflightKube(t *testing.T) {
 		t.Errorf("timings %+v", snap)
 	}
 	// Passing, and without a debug image: no dry run asked for.
-	s, _ = kubeSession(t, "")
+	s, _ = kubePair(t, "")
 	f.report.Checks = f.report.Checks[:1]
-	if err := s.PreflightKube(context.Background(), f); err != nil || f.in.DebugPod != nil {
+	if err := s.run.PreflightKube(context.Background(), f); err != nil || f.in.DebugPod != nil {
 		t.Errorf("err %v, debug pod %+v", err, f.in.DebugPod)
 	}
 	// Over SSH there is nothing to check.
-	s.Config.Hypervisors.Access = config.HypervisorAccessSSH
-	if err := s.PreflightKube(context.Background(), nil); err != nil {
+	s.run.Config.Hypervisors.Access = config.HypervisorAccessSSH
+	if err := s.run.PreflightKube(context.Background(), nil); err != nil {
 		t.Error(err)
 	}
 }

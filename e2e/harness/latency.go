@@ -16,11 +16,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
-func (s *Session) sockperfInput() sockperf.RunInput {
-	iv := s.Config.Interval(config.IntervalIperfServer)
-	l := s.Config.Latency
+func (pair *Pair) sockperfInput() sockperf.RunInput {
+	iv := pair.run.Config.Interval(config.IntervalIperfServer)
+	l := pair.run.Config.Latency
 	return sockperf.RunInput{
-		Server: s.Guests[0], Client: s.Guests[1], ServerAddr: s.Topology.Servers[0].DataIP,
+		Server: pair.Guests[0], Client: pair.Guests[1], ServerAddr: pair.Topology.Servers[0].DataIP,
 		Port: l.Port, MessageSize: l.MessageSize, Duration: l.Duration, Grace: l.Grace,
 		ListenTimeout: iv.Timeout, ListenPoll: iv.Poll,
 	}
@@ -31,68 +31,68 @@ func (s *Session) sockperfInput() sockperf.RunInput {
 // results file before it returns. Nothing polls a guest or a hypervisor
 // while its measured window runs: servers are started and seen listening
 // before, evidence is saved after.
-func (s *Session) RunLatency(ctx context.Context, shape results.LatencyShape) (_ results.LatencyResult, err error) {
-	ctx, end, err := s.guard(ctx)
+func (pair *Pair) RunLatency(ctx context.Context, shape results.LatencyShape) (_ results.LatencyResult, err error) {
+	ctx, end, err := pair.run.guard(ctx)
 	if err != nil {
 		return results.LatencyResult{ID: shape.ID}, err
 	}
 	defer func() { err = end(err) }()
-	l := s.Config.Latency
-	lr := results.LatencyResult{ID: shape.ID, Name: shape.Name, Kind: shape.Kind, Path: results.Path(s.Config.Run.ExpectedPath),
+	l := pair.run.Config.Latency
+	lr := results.LatencyResult{ID: shape.ID, Name: shape.Name, Kind: shape.Kind, Path: results.Path(pair.run.Config.Run.ExpectedPath),
 		StartedAt: time.Now().UTC()}
-	if err := s.notRunOnDamage(shape.ID); err != nil {
+	if err := pair.notRunOnDamage(shape.ID); err != nil {
 		return lr, err
 	}
-	stop := s.Timings.Track(results.PhaseTraffic)
+	stop := pair.Timings.Track(results.PhaseTraffic)
 	switch shape.Kind {
 	case results.LatencyPingPong:
-		err = s.pingPong(ctx, &lr, false)
+		err = pair.pingPong(ctx, &lr, false)
 	case results.LatencyUnderLoad:
-		err = s.pingPong(ctx, &lr, true)
+		err = pair.pingPong(ctx, &lr, true)
 	case results.LatencyFirstPacket:
-		err = s.firstPacket(ctx, &lr)
+		err = pair.firstPacket(ctx, &lr)
 	default:
 		err = fmt.Errorf("latency profile %s: unknown kind %q", shape.ID, shape.Kind)
 	}
 	stop()
 	if err != nil {
 		lr.Error = err.Error()
-		s.Logf("%s FAILED: %v", shape.Name, err)
+		pair.Logf("%s FAILED: %v", shape.Name, err)
 	} else if lr.Kind == results.LatencyFirstPacket {
 		f := lr.First
-		s.Logf("%s: first packet median %s, max %s over %d flows (%d first echoes lost); steady state p50 %s (%.1f×)", shape.Name,
+		pair.Logf("%s: first packet median %s, max %s over %d flows (%d first echoes lost); steady state p50 %s (%.1f×)", shape.Name,
 			results.FormatMicros(f.FirstMedianUs), results.FormatMicros(f.FirstMaxUs), f.Flows, f.FirstLost, results.FormatMicros(f.SteadyP50Us), f.Ratio())
 	} else {
-		s.Logf("%s: round trip p50 %s, p99 %s, p99.9 %s, max %s (%d samples, %d-byte messages, %s)", shape.Name,
+		pair.Logf("%s: round trip p50 %s, p99 %s, p99.9 %s, max %s (%d samples, %d-byte messages, %s)", shape.Name,
 			results.FormatMicros(lr.P50Us), results.FormatMicros(lr.P99Us), results.FormatMicros(lr.P999Us), results.FormatMicros(lr.MaxUs),
 			lr.Samples, l.MessageSize, l.Duration)
 	}
 	for _, w := range lr.Warnings {
-		s.Logf("%s: %s", shape.ID, w)
+		pair.Logf("%s: %s", shape.ID, w)
 	}
-	if werr := s.Results.PutLatency(lr); werr != nil {
+	if werr := pair.Results.PutLatency(lr); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	return lr, err
 }
 
 // pingPong runs sockperf ping-pong, alone or beside the load.
-func (s *Session) pingPong(ctx context.Context, lr *results.LatencyResult, underLoad bool) error {
-	l := s.Config.Latency
+func (pair *Pair) pingPong(ctx context.Context, lr *results.LatencyResult, underLoad bool) error {
+	l := pair.run.Config.Latency
 	lr.Protocol, lr.MessageBytes, lr.DurationSeconds = "udp", l.MessageSize, l.Duration.Seconds()
-	in := s.sockperfInput()
+	in := pair.sockperfInput()
 	in.ClientStarting = func(t time.Time) {
-		s.Logf("%s: sockperf ping-pong, %s, until %s", lr.Name, l.Duration, t.Add(l.Duration).UTC().Format("15:04:05"))
+		pair.Logf("%s: sockperf ping-pong, %s, until %s", lr.Name, l.Duration, t.Add(l.Duration).UTC().Format("15:04:05"))
 	}
 	var m sockperf.Measurement
 	var err error
 	if underLoad {
-		m, err = s.underLoad(ctx, lr, in)
+		m, err = pair.underLoad(ctx, lr, in)
 	} else {
 		// OVS's drop counters before the server starts and after the
 		// client returned (drops.go): a ping-pong that lost a message
 		// (sockperf.LostMessageError) then says which OVS dropped it, if one did.
-		drops := s.newDropProbe(ctx)
+		drops := pair.newDropProbe(ctx)
 		if drops != nil {
 			drops.Before()
 		}
@@ -108,7 +108,7 @@ func (s *Session) pingPong(ctx context.Context, lr *results.LatencyResult, under
 			case m.LostFirst != nil:
 				m.Warnings = append(m.Warnings, "the lost message: "+line)
 			default:
-				s.Logf("%s: %s", lr.Name, line)
+				pair.Logf("%s: %s", lr.Name, line)
 			}
 		}
 	}
@@ -118,9 +118,9 @@ func (s *Session) pingPong(ctx context.Context, lr *results.LatencyResult, under
 	lr.Warnings = append(lr.Warnings, m.Warnings...)
 	if len(m.ClientOutput) > 0 {
 		var b bytes.Buffer
-		fmt.Fprintf(&b, "# %s (client %s)\n# server: %s\n", m.ClientCmd, s.Guests[1].Name(), m.ServerCmd)
+		fmt.Fprintf(&b, "# %s (client %s)\n# server: %s\n", m.ClientCmd, pair.Guests[1].Name(), m.ServerCmd)
 		b.Write(m.ClientOutput)
-		if rel, serr := s.SaveArtifact("latency/"+lr.ID+".txt", b.Bytes()); serr == nil {
+		if rel, serr := pair.SaveArtifact("latency/"+lr.ID+".txt", b.Bytes()); serr == nil {
 			lr.EvidenceFile = rel
 		}
 	}
@@ -138,8 +138,8 @@ func (s *Session) pingPong(ctx context.Context, lr *results.LatencyResult, under
 // latency.settle from the moment the load's clients start, runs the
 // ping-pong and waits for the load to end; the load's own result is
 // recorded in lr.Load. The ping-pong must end before the load does.
-func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in sockperf.RunInput) (sockperf.Measurement, error) {
-	l := s.Config.Latency
+func (pair *Pair) underLoad(ctx context.Context, lr *results.LatencyResult, in sockperf.RunInput) (sockperf.Measurement, error) {
+	l := pair.run.Config.Latency
 	var load iperf3.Profile
 	for _, p := range iperf3.Catalogue() {
 		if p.ID == l.LoadProfile {
@@ -162,10 +162,10 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 	var mu sync.Mutex
 	var loadEnded time.Time
 	started := make(chan time.Time, 1)
-	lin := s.iperfInput(load, loadDur)
+	lin := pair.iperfInput(load, loadDur)
 	lin.Omit = 0
 	lin.ClientsStarting = func(t time.Time) {
-		s.Logf("%s: load %s (%s) for %s, sockperf after %s", lr.Name, load.ID, load.Name, loadDur, l.Settle)
+		pair.Logf("%s: load %s (%s) for %s, sockperf after %s", lr.Name, load.ID, load.Name, loadDur, l.Settle)
 		select {
 		case started <- t:
 		default:
@@ -188,7 +188,7 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 	finishLoad := func(lres loadResult) error {
 		lr.Load.DeliveredBps, lr.Load.OfferedBps = lres.m.Result.DeliveredBps, lres.m.Result.OfferedBps
 		lr.Load.LossPercent, lr.Load.Retransmits = lres.m.Result.LossPercent, lres.m.Result.Retransmits
-		lr.Load.EvidenceFile = s.saveIperfEvidence("latency/"+lr.ID+"-load", lres.m)
+		lr.Load.EvidenceFile = pair.saveIperfEvidence("latency/"+lr.ID+"-load", lres.m)
 		if lres.err != nil && stoppedByUs && errors.Is(lres.err, context.Canceled) {
 			lr.Load.Error = "stopped by the harness: the latency measurement did not complete"
 			return nil
@@ -229,13 +229,13 @@ func (s *Session) underLoad(ctx context.Context, lr *results.LatencyResult, in s
 }
 
 // firstPacket runs the first-packet profile.
-func (s *Session) firstPacket(ctx context.Context, lr *results.LatencyResult) error {
-	l := s.Config.Latency
+func (pair *Pair) firstPacket(ctx context.Context, lr *results.LatencyResult) error {
+	l := pair.run.Config.Latency
 	lr.Protocol, lr.MessageBytes = "icmp", 56
-	in := sockperf.FirstInput{Client: s.Guests[1], ServerAddr: s.Topology.Servers[0].DataIP,
+	in := sockperf.FirstInput{Client: pair.Guests[1], ServerAddr: pair.Topology.Servers[0].DataIP,
 		Flows: l.FirstPacketFlows, Pings: l.FirstPacketPings, IdleGap: l.FirstPacketIdle, Grace: l.Grace,
 		FlowStarting: func(i int, t time.Time) {
-			s.Logf("%s: flow %d/%d after %s idle, %d echoes", lr.Name, i, l.FirstPacketFlows, l.FirstPacketIdle, l.FirstPacketPings)
+			pair.Logf("%s: flow %d/%d after %s idle, %d echoes", lr.Name, i, l.FirstPacketFlows, l.FirstPacketIdle, l.FirstPacketPings)
 		}}
 	lr.Tool = "ping (" + sockperf.PingPackage + ")"
 	m, err := sockperf.FirstPacket(ctx, in)
@@ -245,7 +245,7 @@ func (s *Session) firstPacket(ctx context.Context, lr *results.LatencyResult) er
 		b.Write(f.Output)
 	}
 	if b.Len() > 0 {
-		if rel, serr := s.SaveArtifact("latency/"+lr.ID+".txt", b.Bytes()); serr == nil {
+		if rel, serr := pair.SaveArtifact("latency/"+lr.ID+".txt", b.Bytes()); serr == nil {
 			lr.EvidenceFile = rel
 		}
 	}

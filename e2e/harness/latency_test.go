@@ -15,11 +15,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
-// latencySession is the evidence-window pair (fakeremote.PairTopology)
+// latencyPair is the evidence-window pair (fakeremote.PairTopology)
 // playing sockperf from the recorded 3.7 samples (e2e/sockperf/testdata)
 // and iperf3 from the recorded 3.12 tcp-p1 client output (e2e/iperf3/testdata).
 // loadSecs is how long the load's iperf3 client runs before it answers.
-func latencySession(t *testing.T, loadFor func(secs int) time.Duration) (*Session, *fakeremote.World, [2]*fakeremote.Runner) {
+func latencyPair(t *testing.T, loadFor func(secs int) time.Duration) (*Pair, *fakeremote.World, [2]*fakeremote.Runner) {
 	t.Helper()
 	w := fakeremote.NewWorld()
 	topo := fakeremote.PairTopology()
@@ -63,8 +63,9 @@ func latencySession(t *testing.T, loadFor func(secs int) time.Duration) (*Sessio
 		t.Fatal(err)
 	}
 	var console strings.Builder
-	s := &Session{Config: cfg, RunID: topo.RunID, Dir: dir, Results: res, Topology: topo, console: &console,
-		Guests: []remote.Runner{guests[0], remote.Bounded(guests[1], time.Minute, "intervals.command")}}
+	run := &Run{Config: cfg, RunID: topo.RunID, Dir: dir, Results: res, console: &console}
+	s := run.singlePair()
+	s.Topology, s.Guests = topo, []remote.Runner{guests[0], remote.Bounded(guests[1], time.Minute, "intervals.command")}
 	return s, w, guests
 }
 
@@ -81,7 +82,7 @@ func shape(id string) results.LatencyShape {
 // starts latency.settle after the load's client, nothing else reaches a
 // guest while sockperf measures, and the load's own result is recorded.
 func TestLatencyUnderLoad(t *testing.T) {
-	s, w, _ := latencySession(t, func(secs int) time.Duration { return time.Duration(secs) * time.Second })
+	s, w, _ := latencyPair(t, func(secs int) time.Duration { return time.Duration(secs) * time.Second })
 	lr, err := s.RunLatency(context.Background(), shape(results.LatencyLoadID))
 	if err != nil {
 		w.Dump(t)
@@ -106,8 +107,8 @@ func TestLatencyUnderLoad(t *testing.T) {
 	// which is a goroutine start before the fake records the client's
 	// command: allow that much.
 	const launch = 250 * time.Millisecond
-	if loadAt.IsZero() || ppAt.Sub(loadAt) < s.Config.Latency.Settle-launch {
-		t.Errorf("sockperf started %s after the load, want >= settle %s", ppAt.Sub(loadAt), s.Config.Latency.Settle)
+	if loadAt.IsZero() || ppAt.Sub(loadAt) < s.run.Config.Latency.Settle-launch {
+		t.Errorf("sockperf started %s after the load, want >= settle %s", ppAt.Sub(loadAt), s.run.Config.Latency.Settle)
 	}
 	if !ssLast.Before(loadAt) {
 		t.Errorf("the sockperf server was polled at %s, after the load started at %s", ssLast, loadAt)
@@ -128,7 +129,7 @@ func TestLatencyUnderLoad(t *testing.T) {
 
 // A load that ends before sockperf does makes no under-load measurement.
 func TestLatencyLoadEndsEarly(t *testing.T) {
-	s, _, _ := latencySession(t, func(int) time.Duration { return 700 * time.Millisecond })
+	s, _, _ := latencyPair(t, func(int) time.Duration { return 700 * time.Millisecond })
 	lr, err := s.RunLatency(context.Background(), shape(results.LatencyLoadID))
 	if err == nil || !strings.Contains(err.Error(), "before the latency window did") || !strings.Contains(err.Error(), "not a measurement under load") {
 		t.Fatalf("error %v", err)
@@ -139,7 +140,7 @@ func TestLatencyLoadEndsEarly(t *testing.T) {
 }
 
 func TestLatencyIdleAndFirstPacket(t *testing.T) {
-	s, _, guests := latencySession(t, func(int) time.Duration { return 0 })
+	s, _, guests := latencyPair(t, func(int) time.Duration { return 0 })
 	lr, err := s.RunLatency(context.Background(), shape(results.LatencyIdleID))
 	if err != nil || lr.P50Us != 20.317 || lr.Tool != "sockperf 3.7-no.git" || lr.Load != nil || lr.MessageBytes != 64 {
 		t.Fatalf("idle %+v %v", lr, err)
@@ -164,7 +165,7 @@ func TestLatencyIdleAndFirstPacket(t *testing.T) {
 // When sockperf fails under load, the harness stops the load: that is not
 // reported as a failure of the load (the lab showed "context canceled").
 func TestLatencyUnderLoadSockperfFails(t *testing.T) {
-	s, _, guests := latencySession(t, func(secs int) time.Duration { return time.Duration(secs) * time.Second })
+	s, _, guests := latencyPair(t, func(secs int) time.Duration { return time.Duration(secs) * time.Second })
 	pp := sockperf.ClientCommand(s.Topology.Servers[0].DataIP, 11111, 64, time.Second)
 	guests[1].On(pp, fakeremote.Reply{Stdout: fakeremote.ReadFile(t, "../sockperf/testdata/v3.7-pp-udp-noserver.txt")})
 	start := time.Now()
@@ -187,14 +188,14 @@ func TestLatencyUnderLoadSockperfFails(t *testing.T) {
 // lab switch dropped nothing, compute2's switch, whose tunnel next hop
 // does not answer ARP, dropped 22 packets).
 func TestLatencyLostMessageNamesOVSDrops(t *testing.T) {
-	s, w, guests := latencySession(t, func(int) time.Duration { return 0 })
+	s, w, guests := latencyPair(t, func(int) time.Duration { return 0 })
 	pp := sockperf.ClientCommand(s.Topology.Servers[0].DataIP, 11111, 64, time.Second)
 	guests[1].On(pp,
 		fakeremote.Reply{Stdout: fakeremote.ReadFile(t, "../sockperf/testdata/v3.7-lab-pp-udp-novalid.txt"), Sleep: 100 * time.Millisecond},
 		fakeremote.Reply{Stdout: fakeremote.ReadFile(t, "../sockperf/testdata/v3.7-pp-udp-m64-t2.txt"), Sleep: 100 * time.Millisecond})
-	cov := coverageCommand(s.Config)
+	cov := coverageCommand(s.run.Config)
 	td := "../offload/testdata/coverage/"
-	s.Hypervisors = map[string]remote.Runner{}
+	s.run.Hypervisors = map[string]remote.Runner{}
 	for i, files := range [][]string{{"ovs-3.1-lab-zed-hv1.txt"}, {"ovs-3.1-tunnel-neigh-miss-before.txt", "ovs-3.1-tunnel-neigh-miss-after.txt"}} {
 		hv := fakeremote.New("hypervisor "+fakeremote.HVNames[i], w)
 		var rs []fakeremote.Reply
@@ -202,7 +203,7 @@ func TestLatencyLostMessageNamesOVSDrops(t *testing.T) {
 			rs = append(rs, fakeremote.Reply{Stdout: fakeremote.ReadFile(t, td+f)})
 		}
 		hv.On(cov, rs...)
-		s.Hypervisors[fakeremote.HVNames[i]] = hv
+		s.run.Hypervisors[fakeremote.HVNames[i]] = hv
 	}
 	lr, err := s.RunLatency(context.Background(), shape(results.LatencyIdleID))
 	if err != nil {

@@ -50,75 +50,66 @@ func CheckOutputDir(dir string, need int64, rule string) error {
 
 // OutputLost is non-nil once a write into the run's directory failed: the
 // sentence every later step fails with.
-func (s *Session) OutputLost() error {
-	if s.parent != nil {
-		return s.parent.OutputLost()
-	}
-	s.lostMu.Lock()
-	defer s.lostMu.Unlock()
-	return s.lost
+func (run *Run) OutputLost() error {
+	run.lostMu.Lock()
+	defer run.lostMu.Unlock()
+	return run.lost
 }
 
 // Refused is results.OutputGuard's: nothing is written once output is lost.
-func (s *Session) Refused() error { return s.OutputLost() }
+func (run *Run) Refused() error { return run.OutputLost() }
 
 // Failed is told of a failed write into the run's directory: the first one
 // stops the run (every guarded step's context is cancelled with the
 // sentence, later steps refuse at once). It returns the sentence.
-func (s *Session) Failed(err error) error {
-	if s.parent != nil {
-		return s.parent.Failed(err)
-	}
-	s.lostMu.Lock()
-	first := s.lost == nil
+func (run *Run) Failed(err error) error {
+	run.lostMu.Lock()
+	first := run.lost == nil
 	if first {
-		s.lost = fmt.Errorf("output directory %s is no longer writable, the run stops: %w", s.Dir, err)
-		if s.loseAll != nil {
-			s.loseAll(s.lost)
+		run.lost = fmt.Errorf("output directory %s is no longer writable, the run stops: %w", run.Dir, err)
+		if run.loseAll != nil {
+			run.loseAll(run.lost)
 		}
 	}
-	lost := s.lost
-	s.lostMu.Unlock()
+	lost := run.lost
+	run.lostMu.Unlock()
 	if first {
 		// The console only: harness.log is in the directory that failed.
-		s.logMu.Lock()
-		fmt.Fprintf(s.console, "[%s] %v (teardown and the leak check still run and write nothing else)\n", time.Now().UTC().Format("15:04:05"), lost)
-		s.logMu.Unlock()
+		run.logMu.Lock()
+		fmt.Fprintf(run.console, "[%s] %v (teardown and the leak check still run and write nothing else)\n", time.Now().UTC().Format("15:04:05"), lost)
+		run.logMu.Unlock()
 	}
 	return lost
 }
 
 // written passes a write's outcome through Failed.
-func (s *Session) written(err error) error {
+func (run *Run) written(err error) error {
 	if err == nil {
 		return nil
 	}
-	return s.Failed(err)
+	return run.Failed(err)
 }
 
 // guard runs a step of the run: it refuses at once when output is lost,
 // and its context ends the moment output is lost while it runs; end turns
 // the step's error into the sentence then.
-func (s *Session) guard(ctx context.Context) (context.Context, func(err error) error, error) {
-	if s.parent != nil {
-		return s.parent.guard(ctx)
+func (run *Run) guard(ctx context.Context) (context.Context, func(err error) error, error) {
+	run.lostMu.Lock()
+	if run.lost != nil {
+		defer run.lostMu.Unlock()
+		return ctx, nil, run.lost
 	}
-	s.lostMu.Lock()
-	if s.lost != nil {
-		defer s.lostMu.Unlock()
-		return ctx, nil, s.lost
+	if run.lostCtx == nil {
+		run.lostCtx, run.loseAll = context.WithCancelCause(context.Background())
 	}
-	if s.lostCtx == nil {
-		s.lostCtx, s.loseAll = context.WithCancelCause(context.Background())
-	}
-	lostCtx := s.lostCtx
-	s.lostMu.Unlock()
+	lostCtx := run.lostCtx
+	run.lostMu.Unlock()
 	gctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(lostCtx, func() { cancel(context.Cause(lostCtx)) })
 	return gctx, func(err error) error {
 		stop()
 		cancel(nil)
-		if lost := s.OutputLost(); lost != nil && err != nil {
+		if lost := run.OutputLost(); lost != nil && err != nil {
 			return lost // what the step met after it is the loss's consequence
 		}
 		return err

@@ -27,13 +27,13 @@ func TestOutputDirFullStopsTheRunAtOnce(t *testing.T) {
 	out := iperfJSON(t, "v3.12-tcp-p1.json")
 	wd.guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
 	s := wd.session()
-	s.Results.SetGuard(s)
+	s.Results.SetGuard(s.run)
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)
 	}
 	defer full.Close()
-	s.logFile = full // harness.log on a full file system
+	s.run.logFile = full // harness.log on a full file system
 	before, err := os.ReadFile(s.Results.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -74,12 +74,12 @@ func TestOutputDirFullStopsTheRunAtOnce(t *testing.T) {
 	}
 
 	// Teardown writes nothing else, even where it could.
-	s.logFile = nil
+	s.run.logFile = nil
 	s.CollectTopologyEvidence(context.Background())
 	if _, err := s.SaveArtifact("late.txt", []byte("x")); err == nil {
 		t.Error("an artifact was saved after the loss")
 	}
-	if err := s.Close(); err == nil || !strings.Contains(err.Error(), want) {
+	if err := s.run.Close(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Close: %v", err)
 	}
 	after, _ := os.ReadFile(s.Results.Path())
@@ -98,7 +98,7 @@ func TestOutputDirFullStopsTheRunAtOnce(t *testing.T) {
 func TestResultsWriteFailureIsTheLoss(t *testing.T) {
 	wd := newPair(t)
 	s := wd.session()
-	s.Results.SetGuard(s)
+	s.Results.SetGuard(s.run)
 	if err := os.RemoveAll(s.Dir); err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,8 @@ func TestResultsWriteFailureIsTheLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Results.Update(func(r *results.Results) { r.Errors = append(r.Errors, "x") })
-	if err == nil || !strings.HasPrefix(err.Error(), "output directory "+s.Dir+" is no longer writable, the run stops: ") || s.OutputLost() == nil {
-		t.Fatalf("results write into a lost directory: %v (lost: %v)", err, s.OutputLost())
+	if err == nil || !strings.HasPrefix(err.Error(), "output directory "+s.Dir+" is no longer writable, the run stops: ") || s.run.OutputLost() == nil {
+		t.Fatalf("results write into a lost directory: %v (lost: %v)", err, s.run.OutputLost())
 	}
 }
 

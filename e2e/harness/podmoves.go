@@ -12,26 +12,22 @@ import (
 // replacement. The move joins the run's history and, once the environment
 // is recorded, results.json (environment.hypervisors[].pod_replacements),
 // so that the file names every pod the commands ran in, not only the one
-// found at connect. A pair of a fleet records in the fleet's run, whose
-// results hold the environment.
-func (s *Session) podReplaced(rp kubeaccess.PodReplacement) {
-	if s.parent != nil {
-		s.parent.podReplaced(rp)
-		return
+// found at connect. The moves are the run's: a fleet's pairs share its
+// hypervisors, and its results file holds the environment.
+func (run *Run) podReplaced(rp kubeaccess.PodReplacement) {
+	run.podMu.Lock()
+	if run.podMoves == nil {
+		run.podMoves = map[string][]results.PodReplacement{}
 	}
-	s.podMu.Lock()
-	if s.podMoves == nil {
-		s.podMoves = map[string][]results.PodReplacement{}
-	}
-	s.podMoves[rp.Hypervisor] = append(s.podMoves[rp.Hypervisor], results.PodReplacement{
+	run.podMoves[rp.Hypervisor] = append(run.podMoves[rp.Hypervisor], results.PodReplacement{
 		From: podRef(rp.Old), To: podRef(rp.New), Node: rp.Old.Node, At: rp.At.UTC(), Reason: "pod vanished: " + rp.How,
 	})
-	s.podMu.Unlock()
-	if s.Results == nil {
+	run.podMu.Unlock()
+	if run.Results == nil {
 		return
 	}
-	if err := s.Results.Update(s.recordPodMoves); err != nil {
-		s.Logf("WARNING: %s: the move from pod %s to %s is not in %s: %v", rp.Hypervisor, podRef(rp.Old), podRef(rp.New), ResultsFile, err)
+	if err := run.Results.Update(run.recordPodMoves); err != nil {
+		run.Logf("WARNING: %s: the move from pod %s to %s is not in %s: %v", rp.Hypervisor, podRef(rp.Old), podRef(rp.New), ResultsFile, err)
 	}
 }
 
@@ -39,16 +35,12 @@ func (s *Session) podReplaced(rp kubeaccess.PodReplacement) {
 // hypervisors that are recorded. It runs in each update of the
 // environment, so that a move told before the environment was collected,
 // or while it was, is not lost.
-func (s *Session) recordPodMoves(r *results.Results) {
-	if s.parent != nil {
-		s.parent.recordPodMoves(r)
-		return
-	}
-	s.podMu.Lock()
-	defer s.podMu.Unlock()
+func (run *Run) recordPodMoves(r *results.Results) {
+	run.podMu.Lock()
+	defer run.podMu.Unlock()
 	for i := range r.Environment.Hypervisors {
 		h := &r.Environment.Hypervisors[i]
-		if moves := s.podMoves[h.Name]; len(moves) > 0 {
+		if moves := run.podMoves[h.Name]; len(moves) > 0 {
 			h.PodReplacements = slices.Clone(moves)
 		}
 	}

@@ -105,21 +105,21 @@ func ovsPod(node, name string) kubeaccess.Pod {
 func TestPodReplacedMidRunInResults(t *testing.T) {
 	wd := newPair(t)
 	s := wd.session()
-	s.Config.Hypervisors = config.Hypervisors{Access: config.HypervisorAccessKubernetes,
+	s.run.Config.Hypervisors = config.Hypervisors{Access: config.HypervisorAccessKubernetes,
 		Kubernetes: config.Kubernetes{Namespace: "openstack", Container: "openvswitch-vswitchd"}}
 	file := filepath.Join(s.Dir, ResultsFile)
-	w, err := results.NewWriter(file, results.Results{SchemaVersion: results.SchemaVersion, RunID: s.RunID, StartedAt: time.Now().UTC(), Config: configSummary(wd.cfg)})
+	w, err := results.NewWriter(file, results.Results{SchemaVersion: results.SchemaVersion, RunID: s.run.RunID, StartedAt: time.Now().UTC(), Config: configSummary(wd.cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Results, s.dialer, s.Hypervisors = w, &remote.Dialer{}, map[string]remote.Runner{}
+	s.Results, s.run.Results, s.run.dialer, s.run.Hypervisors = w, w, &remote.Dialer{}, map[string]remote.Runner{}
 	hv0, hv1 := hvNames[0], hvNames[1]
 	const check, flows = "tc -s -j filter show dev rep1 ingress", "ovs-appctl dpctl/dump-flows -m"
 	c := &movingCluster{runners: map[string]*movingPodRunner{
 		hv0: {hv: hv0, fake: wd.hvs[0], pod: ovsPod(hv0, "ovs-a"), vanish: map[string]kubeaccess.Pod{check: ovsPod(hv0, "ovs-b")}},
 		hv1: {hv: hv1, fake: wd.hvs[1], pod: ovsPod(hv1, "ovs-x"), vanish: map[string]kubeaccess.Pod{flows: ovsPod(hv1, "ovs-y")}},
 	}}
-	s.openKube = func(_ config.Kubernetes, o kubeaccess.Options) (kubeaccess.Cluster, error) {
+	s.run.openKube = func(_ config.Kubernetes, o kubeaccess.Options) (kubeaccess.Cluster, error) {
 		c.opened = o
 		return c, nil
 	}
@@ -147,7 +147,7 @@ func TestPodReplacedMidRunInResults(t *testing.T) {
 	}
 	var gone *kubeaccess.PodGoneError
 	t1 := time.Now()
-	if _, err := s.Hypervisors[hv1].Run(ctx, flows); !errors.As(err, &gone) {
+	if _, err := s.run.Hypervisors[hv1].Run(ctx, flows); !errors.As(err, &gone) {
 		t.Fatalf("%s: %v, want the pod gone", hv1, err)
 	}
 	if err := s.CollectEnvironment(ctx); err != nil {
@@ -160,11 +160,11 @@ func TestPodReplacedMidRunInResults(t *testing.T) {
 		t.Errorf("after the environment's collection: %+v; want %s's replacement only", hs, hv1)
 	}
 	t0 := time.Now()
-	if _, err := s.Hypervisors[hv0].Run(ctx, check); !errors.As(err, &gone) {
+	if _, err := s.run.Hypervisors[hv0].Run(ctx, check); !errors.As(err, &gone) {
 		t.Fatalf("%s: %v, want the pod gone", hv0, err)
 	}
 	end := time.Now()
-	if res, err := s.Hypervisors[hv0].Run(ctx, check); err != nil || !res.OK() {
+	if res, err := s.run.Hypervisors[hv0].Run(ctx, check); err != nil || !res.OK() {
 		t.Fatalf("%s after the move: exit %d, %v", hv0, res.ExitCode, err)
 	}
 
@@ -214,11 +214,11 @@ func TestPairPodMovesGoToTheFleetsResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := &Session{Results: w}
-	pair := &Session{parent: root}
+	root := &Run{Results: w}
+	pair := &Pair{run: root}
 	at := time.Date(2026, 12, 4, 12, 1, 3, 0, time.FixedZone("CET", 3600))
-	pair.podReplaced(kubeaccess.PodReplacement{Hypervisor: "compute5", Old: ovsPod("compute5", "ovs-a"), New: ovsPod("compute5", "ovs-b"), How: "being deleted", At: at})
-	pair.podReplaced(kubeaccess.PodReplacement{Hypervisor: "compute6", Old: ovsPod("compute6", "ovs-x"), New: ovsPod("compute6", "ovs-y"), How: "NotFound", At: at})
+	pair.run.podReplaced(kubeaccess.PodReplacement{Hypervisor: "compute5", Old: ovsPod("compute5", "ovs-a"), New: ovsPod("compute5", "ovs-b"), How: "being deleted", At: at})
+	pair.run.podReplaced(kubeaccess.PodReplacement{Hypervisor: "compute6", Old: ovsPod("compute6", "ovs-x"), New: ovsPod("compute6", "ovs-y"), How: "NotFound", At: at})
 	r, err := results.Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -227,13 +227,13 @@ func TestPairPodMovesGoToTheFleetsResults(t *testing.T) {
 	if got := r.Environment.Hypervisors[0].PodReplacements; !reflect.DeepEqual(got, want) {
 		t.Errorf("compute5: %+v, want %+v", got, want)
 	}
-	if pair.podMoves != nil || len(root.podMoves["compute6"]) != 1 {
-		t.Errorf("history: pair %v, fleet %v; want compute6's move in the fleet's", pair.podMoves, root.podMoves)
+	if len(root.podMoves["compute6"]) != 1 {
+		t.Errorf("history: fleet %v; want compute6's move in the fleet's", root.podMoves)
 	}
 	// The environment collected later names compute6's move too.
 	if err := w.Update(func(r *results.Results) {
 		r.Environment.Hypervisors = append(r.Environment.Hypervisors, results.Hypervisor{Name: "compute6", Transport: "kubernetes", Pod: "openstack/ovs-x"})
-		pair.recordPodMoves(r)
+		pair.run.recordPodMoves(r)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,13 @@ import (
 
 // fillPackets adds a UDP repeat's packet rates (iperf3.Packets); a result
 // whose datagrams cannot be counted keeps none, and the log says why.
-func (s *Session) fillPackets(run *results.Run, id string, r iperf3.Result) {
+func (pair *Pair) fillPackets(run *results.Run, id string, r iperf3.Result) {
 	if r.Protocol != iperf3.UDP {
 		return
 	}
 	p, err := iperf3.Packets(r)
 	if err != nil {
-		s.Logf("%s repeat %d: no packet rates: %v", id, run.Repeat, err)
+		pair.Logf("%s repeat %d: no packet rates: %v", id, run.Repeat, err)
 		return
 	}
 	run.Packets = &p
@@ -47,19 +47,19 @@ func searchProfile(id string, sc config.PPSSearch, rateBps float64) iperf3.Profi
 // results file. The error is a trial that did not measure or an
 // invalid search; a search that found no rate is not an error (its
 // result says so, with rate 0).
-func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent float64) (_ results.SearchResult, err error) {
-	ctx, end, err := s.guard(ctx)
+func (pair *Pair) RunSearch(ctx context.Context, kind, id string, lossPercent float64) (_ results.SearchResult, err error) {
+	ctx, end, err := pair.run.guard(ctx)
 	if err != nil {
 		return results.SearchResult{ID: id}, err
 	}
 	defer func() { err = end(err) }()
-	sc := s.Config.PPS.Search
+	sc := pair.run.Config.PPS.Search
 	sr := results.SearchResult{
-		ID: id, Kind: kind, Path: results.Path(s.Config.Run.ExpectedPath),
+		ID: id, Kind: kind, Path: results.Path(pair.run.Config.Run.ExpectedPath),
 		Streams: sc.Streams, LengthBytes: sc.LengthBytes, LossPercent: lossPercent,
 		TrialSeconds: sc.TrialDuration.Seconds(), MaxTrials: sc.MaxTrials, ResolutionPercent: sc.ResolutionPercent,
 	}
-	if err := s.notRunOnDamage(id); err != nil {
+	if err := pair.notRunOnDamage(id); err != nil {
 		sr.Error = err.Error()
 		return sr, err
 	}
@@ -67,16 +67,16 @@ func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent fl
 	trial := func(ctx context.Context, rate float64) (ndr.Outcome, error) {
 		n := len(extra) + 1
 		p := searchProfile(id, sc, rate)
-		in := s.iperfInput(p, sc.TrialDuration)
-		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
+		in := pair.iperfInput(p, sc.TrialDuration)
+		in.UDPSetupRetries, in.UDPSetupBackoff = pair.run.Config.Traffic.UDPSetupRetries, pair.run.Config.Traffic.UDPSetupBackoff
 		st := results.SearchTrial{N: n, RequestedBps: rate, StartedAt: time.Now().UTC()}
 		in.ClientsStarting = func(t time.Time) {
-			s.Logf("%s trial %d/%d at %s: %s, until %s", id, n, sc.MaxTrials, rateText(rate), in.Duration+in.Omit, t.Add(in.Duration+in.Omit).UTC().Format("15:04:05"))
+			pair.Logf("%s trial %d/%d at %s: %s, until %s", id, n, sc.MaxTrials, rateText(rate), in.Duration+in.Omit, t.Add(in.Duration+in.Omit).UTC().Format("15:04:05"))
 		}
-		stop := s.Timings.Track(results.PhaseTraffic)
+		stop := pair.Timings.Track(results.PhaseTraffic)
 		m, err := iperf3.Run(ctx, in)
 		stop()
-		st.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-t%d", id, n), m)
+		st.EvidenceFile = pair.saveIperfEvidence(fmt.Sprintf("iperf3/%s-t%d", id, n), m)
 		if err == nil && sr.Iperf3Version == "" {
 			sr.Iperf3Version = m.Result.Version
 		}
@@ -91,7 +91,7 @@ func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent fl
 			st.OfferedPps, st.DeliveredPps = pk.OfferedPps, pk.DeliveredPps
 			sr.PacketBasis = pk.Basis
 		} else {
-			s.Logf("%s trial %d: no packet rates (%v); loss is iperf3's", id, n, perr)
+			pair.Logf("%s trial %d: no packet rates (%v); loss is iperf3's", id, n, perr)
 		}
 		extra[n] = st
 		return o, nil
@@ -103,8 +103,8 @@ func (s *Session) RunSearch(ctx context.Context, kind, id string, lossPercent fl
 	if err != nil {
 		sr.Error = err.Error()
 	}
-	s.Logf("%s: %s", id, searchLine(sr))
-	if werr := s.Results.PutSearch(sr); werr != nil && err == nil {
+	pair.Logf("%s: %s", id, searchLine(sr))
+	if werr := pair.Results.PutSearch(sr); werr != nil && err == nil {
 		err = werr
 	}
 	return sr, err

@@ -22,21 +22,21 @@ import (
 // tools where the hypervisor commands will run (PreflightTools; targets:
 // a fleet's nodes, nil for a single pair). Every problem at once; a
 // refused run has created nothing. Its time is the breakdown's preflight.
-func (s *Session) Preflight(ctx context.Context, pairs int, targets []kubeaccess.Target) error {
-	stop := s.Timings.Track(results.PhasePreflight)
+func (run *Run) Preflight(ctx context.Context, pairs int, targets []kubeaccess.Target) error {
+	stop := run.Timings.Track(results.PhasePreflight)
 	defer stop()
 	var probs []string
-	s.checkAPILatency(ctx, pairs)
-	if err := s.checkQuota(ctx, pairs); err != nil {
+	run.checkAPILatency(ctx, pairs)
+	if err := run.checkQuota(ctx, pairs); err != nil {
 		probs = append(probs, err.Error())
 	}
-	if err := s.PreflightTools(ctx, targets); err != nil {
+	if err := run.PreflightTools(ctx, targets); err != nil {
 		probs = append(probs, err.Error())
 	}
 	if len(probs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: preflight refused the run before anything was created (%d problem(s)):\n  %s", s.Config.File, len(probs), strings.Join(probs, "\n  "))
+	return fmt.Errorf("%s: preflight refused the run before anything was created (%d problem(s)):\n  %s", run.Config.File, len(probs), strings.Join(probs, "\n  "))
 }
 
 // callsPerPair is about how many API calls a pair costs a run: a single
@@ -48,11 +48,11 @@ const callsPerPair = 110
 // it in results.json and warns when it is slow (fixtures.SlowAPI): with the
 // cost to a run of pairs pairs, so the engineer knows before the first
 // create why provisioning will crawl. It never refuses the run.
-func (s *Session) checkAPILatency(ctx context.Context, pairs int) {
-	if s.Clients == nil || s.Clients.Tenant == nil {
+func (run *Run) checkAPILatency(ctx context.Context, pairs int) {
+	if run.Clients == nil || run.Clients.Tenant == nil {
 		return
 	}
-	ls := fixtures.APILatency(ctx, s.fixtureClients())
+	ls := fixtures.APILatency(ctx, run.fixtureClients())
 	var parts []string
 	var rec []results.APILatency
 	for _, l := range ls {
@@ -64,37 +64,37 @@ func (s *Session) checkAPILatency(ctx context.Context, pairs int) {
 		rec = append(rec, r)
 	}
 	if len(parts) > 0 {
-		s.Logf("API latency: %s", strings.Join(parts, ", "))
+		run.Logf("API latency: %s", strings.Join(parts, ", "))
 	}
 	for _, w := range fixtures.LatencyWarnings(ls, callsPerPair*max(pairs, 1)) {
-		s.Logf("WARNING: %s", w)
+		run.Logf("WARNING: %s", w)
 	}
-	if s.Results == nil {
+	if run.Results == nil {
 		return
 	}
-	if err := s.Results.Update(func(r *results.Results) { r.Environment.APILatency = rec }); err != nil {
-		s.Logf("results: %v", err)
+	if err := run.Results.Update(func(r *results.Results) { r.Environment.APILatency = rec }); err != nil {
+		run.Logf("results: %v", err)
 	}
 }
 
 // checkQuota sets the tenant project's quotas against what the run will
 // create; each row goes to harness.log, a quota the credentials may not
 // read is a warning.
-func (s *Session) checkQuota(ctx context.Context, pairs int) error {
-	if s.Clients == nil || s.Clients.Tenant == nil {
+func (run *Run) checkQuota(ctx context.Context, pairs int) error {
+	if run.Clients == nil || run.Clients.Tenant == nil {
 		return nil
 	}
-	rep, err := fixtures.CheckQuota(ctx, fixtures.QuotaInput{Clients: s.fixtureClients(), Config: s.Config,
-		ProjectID: s.Clients.Tenant.ProjectID, ProjectName: s.Clients.Tenant.ProjectName, Pairs: pairs})
+	rep, err := fixtures.CheckQuota(ctx, fixtures.QuotaInput{Clients: run.fixtureClients(), Config: run.Config,
+		ProjectID: run.Clients.Tenant.ProjectID, ProjectName: run.Clients.Tenant.ProjectName, Pairs: pairs})
 	for _, w := range rep.Warnings {
-		s.Logf("WARNING: quota: %s", w)
+		run.Logf("WARNING: quota: %s", w)
 	}
 	for _, row := range rep.Rows {
 		verdict := "ok"
 		if row.Short() {
 			verdict = "SHORT"
 		}
-		s.Logf("quota: %s: %s", verdict, row)
+		run.Logf("quota: %s: %s", verdict, row)
 	}
 	if err != nil {
 		return fmt.Errorf("quotas: %w", err)
@@ -115,33 +115,33 @@ func (s *Session) checkQuota(ctx context.Context, pairs int) error {
 // of targets, else placement.hosts, else every hypervisors.hosts entry,
 // is reached and probed; its connection is kept for Connect. Without
 // offload checks nothing runs the tools, and nothing is probed.
-func (s *Session) PreflightTools(ctx context.Context, targets []kubeaccess.Target) error {
-	if len(s.Config.Offload.Checks) == 0 {
+func (run *Run) PreflightTools(ctx context.Context, targets []kubeaccess.Target) error {
+	if len(run.Config.Offload.Checks) == 0 {
 		return nil
 	}
-	if s.Config.Hypervisors.Access == config.HypervisorAccessKubernetes {
-		return s.preflightKubeTools(ctx, targets)
+	if run.Config.Hypervisors.Access == config.HypervisorAccessKubernetes {
+		return run.preflightKubeTools(ctx, targets)
 	}
 	names := make([]string, 0, len(targets))
 	for _, t := range targets {
 		names = append(names, t.Hypervisor)
 	}
 	if len(names) == 0 {
-		names = s.Config.Placement.Hosts
+		names = run.Config.Placement.Hosts
 	}
 	if len(names) == 0 {
-		names = slices.Sorted(maps.Keys(s.Config.Hypervisors.Hosts))
+		names = slices.Sorted(maps.Keys(run.Config.Hypervisors.Hosts))
 	}
 	var probs []string
 	for _, hv := range names {
-		r, ok := s.Hypervisors[hv]
+		r, ok := run.Hypervisors[hv]
 		if !ok {
 			var err error
-			if r, err = s.dialHypervisor(ctx, hv); err != nil {
+			if r, err = run.dialHypervisor(ctx, hv); err != nil {
 				probs = append(probs, err.Error())
 				continue
 			}
-			s.Hypervisors[hv] = r
+			run.Hypervisors[hv] = r
 		}
 		probe, err := offload.ProbeTools(ctx, r)
 		if err != nil {
@@ -153,8 +153,8 @@ func (s *Session) PreflightTools(ctx context.Context, targets []kubeaccess.Targe
 			probs = append(probs, fmt.Sprintf("hypervisor %s (%s) lacks %s: install them there (the offload checks run them over SSH)", hv, r.Name(), probe.Why(required)))
 			continue
 		}
-		s.Logf("preflight: ok: host tools on hypervisor %s: %s", hv, listOrNone(probe.Found))
-		s.noteOptional(hv, probe.Missing())
+		run.Logf("preflight: ok: host tools on hypervisor %s: %s", hv, listOrNone(probe.Found))
+		noteOptional(run.Logf, hv, probe.Missing())
 	}
 	if len(probs) > 0 {
 		return errors.New(strings.Join(probs, "\n  "))
@@ -163,33 +163,33 @@ func (s *Session) PreflightTools(ctx context.Context, targets []kubeaccess.Targe
 }
 
 // preflightKubeTools is PreflightTools over Kubernetes.
-func (s *Session) preflightKubeTools(ctx context.Context, targets []kubeaccess.Target) error {
-	if s.kube == nil {
+func (run *Run) preflightKubeTools(ctx context.Context, targets []kubeaccess.Target) error {
+	if run.kube == nil {
 		return nil // no cluster opened: PreflightKube refused already
 	}
 	var probs []string
-	pods := s.ovsPods
+	pods := run.ovsPods
 	if len(targets) > 0 {
 		pods = nil
 		for _, t := range targets {
-			r, m, err := s.kube.Runner(ctx, t)
+			r, m, err := run.kube.Runner(ctx, t)
 			if err != nil {
 				probs = append(probs, fmt.Sprintf("%s: its node's OVS pod: %v", t, err))
 				continue
 			}
-			s.Logf("preflight: ok: %s → node %s (%s), %s", t, r.Pod().Node, m.How, r.Pod())
+			run.Logf("preflight: ok: %s → node %s (%s), %s", t, r.Pod().Node, m.How, r.Pod())
 			pods = append(pods, r.Pod())
 		}
 	}
 	probe := func(ctx context.Context, r remote.Runner) (kubeaccess.ProbedTools, error) {
-		return offload.ProbeTools(ctx, s.bounded(r))
+		return offload.ProbeTools(ctx, run.bounded(r))
 	}
-	for _, ch := range kubeaccess.PreflightTools(ctx, s.kube, pods, s.Config.Hypervisors.Kubernetes.DebugImage, probe) {
+	for _, ch := range kubeaccess.PreflightTools(ctx, run.kube, pods, run.Config.Hypervisors.Kubernetes.DebugImage, probe) {
 		if ch.Problem != "" {
 			probs = append(probs, ch.Problem)
-			s.Logf("preflight: FAILED: %s", ch.Problem)
+			run.Logf("preflight: FAILED: %s", ch.Problem)
 		} else {
-			s.Logf("preflight: ok: %s", ch.What)
+			run.Logf("preflight: ok: %s", ch.What)
 		}
 	}
 	if len(probs) > 0 {

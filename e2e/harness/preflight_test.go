@@ -18,11 +18,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
 )
 
-// preflightSession is a session on the fake cloud, as Start leaves it
+// preflightRun is a run on the fake cloud, as Start leaves it
 // before the first create: the tenant's clients with their project, a
 // flavor of 16 vCPUs to create, SSH hypervisors compute1 and compute2
 // reached through hvs (every dial recorded).
-func preflightSession(t *testing.T) (*Session, *fakecloud.Cloud, map[string]*fakeremote.Runner, *[]string) {
+func preflightRun(t *testing.T) (*Run, *fakecloud.Cloud, map[string]*fakeremote.Runner, *[]string) {
 	t.Helper()
 	fc := fakecloud.New()
 	t.Cleanup(fc.Close)
@@ -37,7 +37,7 @@ func preflightSession(t *testing.T) (*Session, *fakecloud.Cloud, map[string]*fak
 	w := fakeremote.NewWorld()
 	hvs := map[string]*fakeremote.Runner{"compute1": fakeremote.New("hypervisor compute1 (198.18.0.11)", w), "compute2": fakeremote.New("hypervisor compute2 (198.18.0.12)", w)}
 	var dialed []string
-	s := &Session{Config: cfg, RunID: "20261205t171500-ab12", console: &bytes.Buffer{}, Hypervisors: map[string]remote.Runner{},
+	s := &Run{Config: cfg, RunID: "20261205t171500-ab12", console: &bytes.Buffer{}, Hypervisors: map[string]remote.Runner{},
 		Clients: &cloud.Clients{Tenant: &cloud.Set{Compute: fc.Compute(), Network: fc.Network(), Image: fc.Image(), ProjectID: "9f3c0a1e", ProjectName: "demo"}},
 		hvDial: func(_ context.Context, hv string) (remote.Runner, error) {
 			dialed = append(dialed, hv)
@@ -63,7 +63,7 @@ func noPOST(t *testing.T, fc *fakecloud.Cloud) {
 // together, with the numbers and the node, and nothing is created; a
 // hypervisor lacking only ethtool passes (the NIC facts are then unknown).
 func TestPreflightRefusesEverythingAtOnceBeforeAnyCreate(t *testing.T) {
-	s, fc, hvs, dialed := preflightSession(t)
+	s, fc, hvs, dialed := preflightRun(t)
 	fc.QuotaUsed = map[string]int{"compute/instances": 9}
 	hvs["compute1"].On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ip"))
 	hvs["compute2"].On(offload.ToolsProbeCommand, probeReply("tc", "ethtool", "ip"))
@@ -102,7 +102,7 @@ func TestPreflightRefusesEverythingAtOnceBeforeAnyCreate(t *testing.T) {
 // Unlimited quotas (-1) and every tool there: the preflight passes, and
 // placement.hosts narrows the hypervisors probed to the pair's.
 func TestPreflightPassesUnlimited(t *testing.T) {
-	s, fc, hvs, dialed := preflightSession(t)
+	s, fc, hvs, dialed := preflightRun(t)
 	fc.QuotaLimits = map[string]int{"compute/cores": -1, "compute/ram": -1}
 	s.Config.Placement.Hosts = []string{"compute2"}
 	hvs["compute2"].On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
@@ -125,7 +125,7 @@ func TestPreflightPassesUnlimited(t *testing.T) {
 // Quota APIs the tenant may not read are a warning that says so; the run
 // goes on. A fleet's pairs multiply the demand.
 func TestPreflightQuotaForbiddenWarns(t *testing.T) {
-	s, fc, _, _ := preflightSession(t)
+	s, fc, _, _ := preflightRun(t)
 	s.Config.Offload.Checks = nil // no checks: no tools probed
 	fc.QuotaForbidden = true
 	if err := s.Preflight(context.Background(), 4, nil); err != nil {
@@ -172,7 +172,7 @@ func (c *probeCluster) RunnerIn(_ string, p kubeaccess.Pod) (kubeaccess.PodRunne
 // debug image it passes (the debug pod runs it). A fleet's nodes are each
 // looked up, and a node without an OVS pod is named.
 func TestPreflightKubeToolsPerImage(t *testing.T) {
-	s, fc, _, _ := preflightSession(t)
+	s, fc, _, _ := preflightRun(t)
 	fc.QuotaLimits = map[string]int{"compute/cores": -1}
 	s.Config.Hypervisors = config.Hypervisors{Access: config.HypervisorAccessKubernetes}
 	w := fakeremote.NewWorld()

@@ -24,7 +24,7 @@ import (
 // measured traffic runs), the harness looks once at what changed — each
 // server's status and host, each guest port's status and binding, each
 // guest's management path, and whether ovs-vswitchd answers on each of the
-// pair's hypervisors the session has a runner for (stall_ovs.go) — and
+// pair's hypervisors the run has a runner for (stall_ovs.go) — and
 // reads from the client's own JSON when the data stopped. Only what is
 // abnormal goes into the failure; when nothing is, the failure says what
 // was looked at.
@@ -32,7 +32,7 @@ import (
 // errGone is what a witness returns for a resource the cloud answers 404 for.
 var errGone = errors.New("no longer exists")
 
-// witness answers the look after a window. Session.witness (nil = the
+// witness answers the look after a window. Pair.witness (nil = the
 // run's cloud clients and a TCP connect, see cloudWitness) is a fake in
 // the tests.
 type witness interface {
@@ -251,33 +251,33 @@ func moved(was fixtures.Server, now fixtures.ServerState) (from, to string) {
 // topology it remembers why, so later windows are not started against it
 // (see notRunOnDamage). It does not look when ctx is over (an interrupted
 // run has no use for it).
-func (s *Session) afterWindow(ctx context.Context, what, after string, m iperf3.Measurement) string {
-	if ctx.Err() != nil || s.Topology == nil {
+func (pair *Pair) afterWindow(ctx context.Context, what, after string, m iperf3.Measurement) string {
+	if ctx.Err() != nil || pair.Topology == nil {
 		return ""
 	}
-	bound := s.Config.Interval(config.IntervalCommand).Timeout
+	bound := pair.run.Config.Interval(config.IntervalCommand).Timeout
 	lctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	w := s.witness
+	w := pair.witness
 	if w == nil {
-		w = s.cloudWitness()
+		w = pair.cloudWitness()
 	}
-	l := look{bound: bound, guests: make([]guestLook, len(s.Topology.Servers)), hvs: s.lookHypervisors()}
+	l := look{bound: bound, guests: make([]guestLook, len(pair.Topology.Servers)), hvs: pair.lookHypervisors()}
 	var wg sync.WaitGroup
 	for i := range l.hvs {
 		h := &l.hvs[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.v, h.err = askVswitchd(lctx, s.Hypervisors[h.name], bound)
+			h.v, h.err = askVswitchd(lctx, pair.run.Hypervisors[h.name], bound)
 		}()
 	}
-	for i, srv := range s.Topology.Servers {
+	for i, srv := range pair.Topology.Servers {
 		g := &l.guests[i]
 		g.srv = srv
 		for _, p := range []struct{ role, id, suffix string }{{"data", srv.DataPortID, "data"}, {"management", srv.ManagementPortID, "mgmt"}} {
 			if p.id != "" {
-				g.ports = append(g.ports, portLook{role: p.role, id: p.id, name: s.portName(p.id, i, p.suffix)})
+				g.ports = append(g.ports, portLook{role: p.role, id: p.id, name: pair.portName(p.id, i, p.suffix)})
 			}
 		}
 		if a := srv.AccessIP(); a != "" {
@@ -306,24 +306,24 @@ func (s *Session) afterWindow(ctx context.Context, what, after string, m iperf3.
 	}
 	wg.Wait()
 	l.cut = errors.Is(lctx.Err(), context.DeadlineExceeded)
-	if len(s.Topology.Servers) > 1 {
-		l.stop = iperf3.DescribeDataStop(s.Topology.Servers[1].Name, m)
+	if len(pair.Topology.Servers) > 1 {
+		l.stop = iperf3.DescribeDataStop(pair.Topology.Servers[1].Name, m)
 	}
 	why, damage := explainLook(l)
-	s.Logf("%s: %s", after, why)
-	if len(damage) > 0 && s.damage == "" {
-		s.damage = fmt.Sprintf("%s (%s)", what, strings.Join(damage, "; "))
+	pair.Logf("%s: %s", after, why)
+	if len(damage) > 0 && pair.damage == "" {
+		pair.damage = fmt.Sprintf("%s (%s)", what, strings.Join(damage, "; "))
 	}
 	return why
 }
 
 // lookHypervisors are the pair's hypervisors the look asks about, in the
-// servers' order, once each: those the session has a runner for (with no
+// servers' order, once each: those the run has a runner for (with no
 // hypervisor access configured, none).
-func (s *Session) lookHypervisors() []hvLook {
+func (pair *Pair) lookHypervisors() []hvLook {
 	var hvs []hvLook
-	for _, srv := range s.Topology.Servers {
-		if srv.Hypervisor == "" || s.Hypervisors[srv.Hypervisor] == nil ||
+	for _, srv := range pair.Topology.Servers {
+		if srv.Hypervisor == "" || pair.run.Hypervisors[srv.Hypervisor] == nil ||
 			slices.ContainsFunc(hvs, func(h hvLook) bool { return h.name == srv.Hypervisor }) {
 			continue
 		}
@@ -345,30 +345,30 @@ func askVswitchd(ctx context.Context, r remote.Runner, bound time.Duration) (off
 
 // portName is a port's name as the run created it (Topology.Resources), or
 // the name the run gives that role's port when the list lacks it.
-func (s *Session) portName(id string, i int, suffix string) string {
-	for _, r := range s.Topology.Resources {
+func (pair *Pair) portName(id string, i int, suffix string) string {
+	for _, r := range pair.Topology.Resources {
 		if r.Kind == fixtures.KindPort && r.ID == id {
 			return r.Name
 		}
 	}
-	return fixtures.ResourceName(s.Topology.Prefix, s.Topology.RunID, fmt.Sprintf("vm%d-%s", i, suffix))
+	return fixtures.ResourceName(pair.Topology.Prefix, pair.Topology.RunID, fmt.Sprintf("vm%d-%s", i, suffix))
 }
 
 // explainFailure adds to a failed window's error what the look found
 // ("<err>; after the window: <findings>"); what names the window ("tcp-p1
 // repeat 1"). The original error stays first and in the chain.
-func (s *Session) explainFailure(ctx context.Context, what string, m iperf3.Measurement, err error) error {
-	return s.explain(ctx, what, "after the window", m, err)
+func (pair *Pair) explainFailure(ctx context.Context, what string, m iperf3.Measurement, err error) error {
+	return pair.explain(ctx, what, "after the window", m, err)
 }
 
 // explainWait is explainFailure for a failed wait that carried no traffic
 // (the SSH wait): a guest that never answers may be a server that died.
-func (s *Session) explainWait(ctx context.Context, what string, err error) error {
-	return s.explain(ctx, what, "after the wait", iperf3.Measurement{}, err)
+func (pair *Pair) explainWait(ctx context.Context, what string, err error) error {
+	return pair.explain(ctx, what, "after the wait", iperf3.Measurement{}, err)
 }
 
-func (s *Session) explain(ctx context.Context, what, after string, m iperf3.Measurement, err error) error {
-	if why := s.afterWindow(ctx, what, after, m); why != "" {
+func (pair *Pair) explain(ctx context.Context, what, after string, m iperf3.Measurement, err error) error {
+	if why := pair.afterWindow(ctx, what, after, m); why != "" {
 		return fmt.Errorf("%w; %s: %s", err, after, why)
 	}
 	return err
@@ -378,13 +378,13 @@ func (s *Session) explain(ctx context.Context, what, after string, m iperf3.Meas
 // damaged: it cannot succeed, and each attempt would only wait for its
 // bounds. The refusal is logged and kept in the results' errors, so the
 // report lists what was not run and why.
-func (s *Session) notRunOnDamage(what string) error {
-	if s.damage == "" {
+func (pair *Pair) notRunOnDamage(what string) error {
+	if pair.damage == "" {
 		return nil
 	}
-	err := fmt.Errorf("%s: not run: the topology was damaged during %s", what, s.damage)
-	s.Logf("%v", err)
-	if uerr := s.Results.Update(func(r *results.Results) { r.Errors = append(r.Errors, err.Error()) }); uerr != nil {
+	err := fmt.Errorf("%s: not run: the topology was damaged during %s", what, pair.damage)
+	pair.Logf("%v", err)
+	if uerr := pair.Results.Update(func(r *results.Results) { r.Errors = append(r.Errors, err.Error()) }); uerr != nil {
 		return errors.Join(err, uerr)
 	}
 	return err

@@ -12,7 +12,7 @@ import (
 )
 
 // cloudWitness is the look's real witness: the fixtures' reads with the
-// clients the topology was provisioned with (Session.fixtureClients; the
+// clients the topology was provisioned with (Run.fixtureClients; the
 // admin ones when the config has them: host names and port bindings are
 // admin-only) and a TCP connect to each guest's SSH address —
 // through the guest's SSH connection when guests sit behind a jump host,
@@ -22,23 +22,23 @@ type cloudWitness struct {
 	dial    func(ctx context.Context, i int, addr string) error
 }
 
-func (s *Session) cloudWitness() *cloudWitness {
+func (pair *Pair) cloudWitness() *cloudWitness {
 	w := &cloudWitness{}
-	if s.Topology != nil && s.Clients != nil {
-		c := s.fixtureClients()
+	if pair.Topology != nil && pair.run.Clients != nil {
+		c := pair.run.fixtureClients()
 		w.clients = &c
 	}
 	timeout := remote.DefaultConnectTimeout
-	if s.dialer != nil && s.dialer.ConnectTimeout > 0 {
-		timeout = s.dialer.ConnectTimeout
+	if pair.run.dialer != nil && pair.run.dialer.ConnectTimeout > 0 {
+		timeout = pair.run.dialer.ConnectTimeout
 	}
-	jump := s.Config.GuestAccess.Mode == config.AccessJump
+	jump := pair.run.Config.GuestAccess.Mode == config.AccessJump
 	w.dial = func(ctx context.Context, i int, addr string) error {
 		if jump {
-			if i >= len(s.Guests) || s.Guests[i] == nil {
+			if i >= len(pair.Guests) || pair.Guests[i] == nil {
 				return errors.New("no SSH connection to it through the jump host")
 			}
-			res, err := s.Guests[i].Run(remote.WithBound(ctx, timeout, "the look after a window: one connect"), "true")
+			res, err := pair.Guests[i].Run(remote.WithBound(ctx, timeout, "the look after a window: one connect"), "true")
 			if err == nil {
 				err = res.Err()
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
-	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/fixtures"
 	"github.com/mosk-qa/asap2-e2e/fixtures/fakecloud"
 )
@@ -36,10 +35,10 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 		"binding:host_id": "", "binding:vif_type": "unbound"})
 
 	tenantSet := &cloud.Set{Compute: c.Compute(), Network: c.Network()}
-	admin := (&Session{Config: &config.Config{}, Topology: &fixtures.Topology{}, Clients: &cloud.Clients{
+	admin := pairOf(&Run{Config: &config.Config{}, Clients: &cloud.Clients{
 		Tenant: tenantSet, Admin: &cloud.Set{Compute: c.AdminCompute(), Network: c.AdminNetwork()},
-	}}).cloudWitness()
-	tenant := (&Session{Config: &config.Config{}, Topology: &fixtures.Topology{}, Clients: &cloud.Clients{Tenant: tenantSet}}).cloudWitness()
+	}}, &fixtures.Topology{}).cloudWitness()
+	tenant := pairOf(&Run{Config: &config.Config{}, Clients: &cloud.Clients{Tenant: tenantSet}}, &fixtures.Topology{}).cloudWitness()
 	ctx := context.Background()
 
 	got, err := admin.Server(ctx, srv)
@@ -73,7 +72,7 @@ func TestCloudWitnessReadsTheCloud(t *testing.T) {
 		t.Errorf("a failing look-up must not read as gone: %v", err)
 	}
 
-	none := (&Session{Config: &config.Config{}}).cloudWitness()
+	none := pairOf(&Run{Config: &config.Config{}}, nil).cloudWitness()
 	if _, err := none.Server(ctx, srv); err == nil {
 		t.Error("no clients: no error")
 	}
@@ -93,7 +92,7 @@ func TestCloudWitnessTriesTheManagementPath(t *testing.T) {
 	shut := closed.Addr().String()
 	closed.Close()
 
-	direct := (&Session{Config: &config.Config{GuestAccess: config.GuestAccess{Mode: config.AccessManagementNetwork}}}).cloudWitness()
+	direct := pairOf(&Run{Config: &config.Config{GuestAccess: config.GuestAccess{Mode: config.AccessManagementNetwork}}}, nil).cloudWitness()
 	ctx := context.Background()
 	if err := direct.Answers(ctx, 0, open); err != nil {
 		t.Errorf("listening address: %v", err)
@@ -107,8 +106,7 @@ func TestCloudWitnessTriesTheManagementPath(t *testing.T) {
 	up, down := fakeremote.New("guest vm0", w), fakeremote.New("guest vm1", w)
 	up.On("true", fakeremote.Reply{})
 	down.On("true", fakeremote.Reply{Err: errors.New("ssh: connection lost")})
-	jump := (&Session{Config: &config.Config{GuestAccess: config.GuestAccess{Mode: config.AccessJump}},
-		Guests: []remote.Runner{up, down}}).cloudWitness()
+	jump := pairOf(&Run{Config: &config.Config{GuestAccess: config.GuestAccess{Mode: config.AccessJump}}}, nil, up, down).cloudWitness()
 	if err := jump.Answers(ctx, 0, "198.19.128.10:22"); err != nil {
 		t.Errorf("through the jump host: %v", err)
 	}
@@ -131,8 +129,8 @@ func TestCollectTopologyEvidenceSavesTheAPIsAnswers(t *testing.T) {
 	sets := &cloud.Set{Compute: c.Compute(), Network: c.Network()}
 	admin := &cloud.Set{Compute: c.AdminCompute(), Network: c.AdminNetwork()}
 	var console bytes.Buffer
-	s := &Session{Config: &config.Config{}, Dir: t.TempDir(), Clients: &cloud.Clients{Tenant: sets, Admin: admin}, console: &console,
-		Topology: &fixtures.Topology{Servers: []fixtures.Server{{ID: srv, Name: "asap2e2e-r1-vm0", ManagementPortID: mgmt, DataPortID: data}}}}
+	s := pairOf(&Run{Config: &config.Config{}, Dir: t.TempDir(), Clients: &cloud.Clients{Tenant: sets, Admin: admin}, console: &console},
+		&fixtures.Topology{Servers: []fixtures.Server{{ID: srv, Name: "asap2e2e-r1-vm0", ManagementPortID: mgmt, DataPortID: data}}})
 	s.CollectTopologyEvidence(context.Background())
 	for file, want := range map[string]string{
 		"topology/server-asap2e2e-r1-vm0.json": `"OS-EXT-SRV-ATTR:host": "compute1"`,

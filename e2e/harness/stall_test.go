@@ -125,7 +125,7 @@ func stallTopology() *fixtures.Topology {
 	return topo
 }
 
-func stallSession(t *testing.T, topo *fixtures.Topology, w witness, console *bytes.Buffer) *Session {
+func stallPair(t *testing.T, topo *fixtures.Topology, w witness, console *bytes.Buffer) *Pair {
 	t.Helper()
 	dir := t.TempDir()
 	res, err := results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{RunID: topo.RunID, StartedAt: time.Now().UTC()})
@@ -135,7 +135,10 @@ func stallSession(t *testing.T, topo *fixtures.Topology, w witness, console *byt
 	cfg := &config.Config{Intervals: map[string]wait.Interval{
 		config.IntervalCommand: {Timeout: 200 * time.Millisecond, Poll: 10 * time.Millisecond},
 	}}
-	return &Session{Config: cfg, RunID: topo.RunID, Dir: dir, Results: res, Topology: topo, witness: w, console: console}
+	run := &Run{Config: cfg, RunID: topo.RunID, Dir: dir, Results: res, console: console}
+	s := run.singlePair()
+	s.Topology, s.witness = topo, w
+	return s
 }
 
 func TestAfterWindowExplains(t *testing.T) {
@@ -223,7 +226,7 @@ func TestAfterWindowExplains(t *testing.T) {
 				tc.change(f)
 			}
 			var console bytes.Buffer
-			s := stallSession(t, topo, f, &console)
+			s := stallPair(t, topo, f, &console)
 			start := time.Now()
 			err := s.explainFailure(context.Background(), "tcp-p1 repeat 1", tc.m, orig)
 			if d := time.Since(start); d > 2*time.Second {
@@ -266,7 +269,7 @@ func TestAfterWindowNotOnCancelledRun(t *testing.T) {
 	f := healthyWitness(topo)
 	f.block = true
 	var console bytes.Buffer
-	s := stallSession(t, topo, f, &console)
+	s := stallPair(t, topo, f, &console)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	orig := errors.New("context canceled")
@@ -366,7 +369,7 @@ func TestExplainWaitNamesAStoppedServer(t *testing.T) {
 	f.servers[srv.ID] = now
 	f.errs[net.JoinHostPort(srv.AccessIP(), strconv.Itoa(guestSSHPort))] = errors.New("connection refused")
 	var console bytes.Buffer
-	s := stallSession(t, topo, f, &console)
+	s := stallPair(t, topo, f, &console)
 	orig := errors.New("ssh to guest: not reachable within 10m0s")
 	err := s.explainWait(context.Background(), "the SSH wait", orig)
 	if !errors.Is(err, orig) {
@@ -446,15 +449,15 @@ func TestAfterWindowAsksVswitchd(t *testing.T) {
 				f.errs[vm0Access] = syscall.ECONNREFUSED
 			}
 			var console bytes.Buffer
-			s := stallSession(t, topo, f, &console)
+			s := stallPair(t, topo, f, &console)
 			world := fakeremote.NewWorld()
-			s.Hypervisors = map[string]remote.Runner{}
+			s.run.Hypervisors = map[string]remote.Runner{}
 			cmd := offload.VswitchdCommand(1) // half of the 200ms bound, at least 1 s
 			for hv, r := range map[string]*fakeremote.Reply{"compute1": tc.hv1, "compute2": tc.hv2} {
 				if r != nil {
 					fr := fakeremote.New("hypervisor "+hv, world)
 					fr.On(cmd, *r)
-					s.Hypervisors[hv] = fr
+					s.run.Hypervisors[hv] = fr
 				}
 			}
 			orig := errors.New("iperf3 run tcp-p1: control socket has closed unexpectedly")

@@ -13,21 +13,21 @@ import (
 
 // iperfInput is one iperf3 run between the pair: Guests[0] serves on its
 // data address, Guests[1] sends.
-func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.RunInput {
-	iv := s.Config.Interval(config.IntervalIperfServer)
+func (pair *Pair) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.RunInput {
+	iv := pair.run.Config.Interval(config.IntervalIperfServer)
 	return iperf3.RunInput{
-		Server:               s.Guests[0],
-		Client:               s.Guests[1],
-		ServerAddr:           s.Topology.Servers[0].DataIP,
+		Server:               pair.Guests[0],
+		Client:               pair.Guests[1],
+		ServerAddr:           pair.Topology.Servers[0].DataIP,
 		Profile:              p,
 		Duration:             duration,
-		Omit:                 s.Config.Traffic.Omit,
-		BasePort:             s.Config.Traffic.Port,
-		MaxStreamsPerProcess: s.Config.Traffic.MaxStreamsPerProcess,
-		GuestVCPUs:           s.Topology.Flavor.VCPUs,
+		Omit:                 pair.run.Config.Traffic.Omit,
+		BasePort:             pair.run.Config.Traffic.Port,
+		MaxStreamsPerProcess: pair.run.Config.Traffic.MaxStreamsPerProcess,
+		GuestVCPUs:           pair.Topology.Flavor.VCPUs,
 		ListenTimeout:        iv.Timeout,
 		ListenPoll:           iv.Poll,
-		StallTimeout:         s.Config.Traffic.StallTimeout,
+		StallTimeout:         pair.run.Config.Traffic.StallTimeout,
 	}
 }
 
@@ -35,8 +35,15 @@ func (s *Session) iperfInput(p iperf3.Profile, duration time.Duration) iperf3.Ru
 // output under iperf3/, and writes the profile into the results file before
 // it returns (so a later crash keeps it). It returns the profile's result;
 // the error joins every failed repeat.
-func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.ProfileResult, err error) {
-	ctx, end, err := s.guard(ctx)
+func (pair *Pair) RunProfile(ctx context.Context, p iperf3.Profile) (results.ProfileResult, error) {
+	return pair.runProfile(ctx, p, nil)
+}
+
+// runProfile is RunProfile with each repeat's measured window at gate g
+// (a concurrent fleet, gate.go; nil: alone): the window opens when every
+// pair of g stands at it and closes when every pair's clients returned.
+func (pair *Pair) runProfile(ctx context.Context, p iperf3.Profile, g *Gate) (_ results.ProfileResult, err error) {
+	ctx, end, err := pair.run.guard(ctx)
 	if err != nil {
 		return results.ProfileResult{ID: p.ID, Name: p.Name}, err
 	}
@@ -44,33 +51,33 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 	pr := results.ProfileResult{
 		ID: p.ID, Name: p.Name, Protocol: protoName(p.Protocol), Streams: p.Streams,
 		BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length,
-		Path: results.Path(s.Config.Run.ExpectedPath), DurationSeconds: s.Config.Traffic.Duration.Seconds(),
+		Path: results.Path(pair.run.Config.Run.ExpectedPath), DurationSeconds: pair.run.Config.Traffic.Duration.Seconds(),
 	}
-	if err := s.notRunOnDamage(p.ID); err != nil {
+	if err := pair.notRunOnDamage(p.ID); err != nil {
 		return pr, err
 	}
 	var errs []error
-	for rep := 1; rep <= s.Config.Traffic.Repeats; rep++ {
+	for rep := 1; rep <= pair.run.Config.Traffic.Repeats; rep++ {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		if s.damage != "" {
-			s.Logf("%s: repeats %d..%d not run: the topology is damaged (see above)", p.ID, rep, s.Config.Traffic.Repeats)
+		if pair.damage != "" {
+			pair.Logf("%s: repeats %d..%d not run: the topology is damaged (see above)", p.ID, rep, pair.run.Config.Traffic.Repeats)
 			break
 		}
 		run := results.Run{Repeat: rep, StartedAt: time.Now().UTC()}
-		stop := s.Timings.Track(results.PhaseTraffic)
-		in := s.iperfInput(p, s.Config.Traffic.Duration)
-		in.UDPSetupRetries, in.UDPSetupBackoff = s.Config.Traffic.UDPSetupRetries, s.Config.Traffic.UDPSetupBackoff
+		stop := pair.Timings.Track(results.PhaseTraffic)
+		in := pair.iperfInput(p, pair.run.Config.Traffic.Duration)
+		in.UDPSetupRetries, in.UDPSetupBackoff = pair.run.Config.Traffic.UDPSetupRetries, pair.run.Config.Traffic.UDPSetupBackoff
 		// The hypervisors' CPU (traffic.host_cpu): read while the servers
 		// listen and no client runs, and again once every client returned.
-		cpu := s.newCPUProbe(ctx)
+		cpu := pair.newCPUProbe(ctx)
 		// OVS's drop counters at the same two moments (drops.go).
-		drops := s.newDropProbe(ctx)
+		drops := pair.newDropProbe(ctx)
 		key := roundKey(p.ID, rep)
 		var gateErr error
-		if s.gate != nil {
+		if g != nil {
 			// A concurrent fleet: a UDP setup retry would relaunch this
 			// pair's clients alone, after the other pairs' windows closed.
 			in.UDPSetupRetries = 0
@@ -82,20 +89,20 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 			if drops != nil {
 				drops.Before()
 			}
-			if s.gate != nil {
+			if g != nil {
 				// Every pair's servers listen and its clients are built:
 				// the clients of all pairs start together.
-				gateErr = s.gate.Start(ctx, key, s.party)
+				gateErr = g.Start(ctx, key, pair.party)
 			}
 			// One line a person can watch, from the harness's own clock:
 			// nothing polls the guests for it while the measured window runs.
-			s.Logf("%s", progressLine(p.Name, rep, s.Config.Traffic.Repeats, in.Duration+in.Omit, time.Now()))
+			pair.Logf("%s", progressLine(p.Name, rep, pair.run.Config.Traffic.Repeats, in.Duration+in.Omit, time.Now()))
 		}
 		in.ClientsDone = func(time.Time) {
-			if s.gate != nil {
+			if g != nil {
 				// Nothing after the window (CPU readings, stopping the
 				// servers) until every pair's window is over.
-				if err := s.gate.Done(ctx, key, s.party); err != nil && gateErr == nil {
+				if err := g.Done(ctx, key, pair.party); err != nil && gateErr == nil {
 					gateErr = err
 				}
 			}
@@ -107,8 +114,8 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 			}
 		}
 		m, err := iperf3.Run(ctx, in)
-		if s.gate != nil {
-			if lerr := s.gate.Leave(ctx, key, s.party); lerr != nil && gateErr == nil {
+		if g != nil {
+			if lerr := g.Leave(ctx, key, pair.party); lerr != nil && gateErr == nil {
 				gateErr = lerr
 			}
 			if err == nil && gateErr != nil {
@@ -120,16 +127,16 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 			run.HostCPU = cpu.Result()
 		}
 		run.OVSDrops = drops.Result()
-		run.EvidenceFile = s.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
+		run.EvidenceFile = pair.saveIperfEvidence(fmt.Sprintf("iperf3/%s-r%d", p.ID, rep), m)
 		fillAttempts(&run, m)
 		for _, w := range m.Warnings {
-			s.Logf("%s repeat %d: %s", p.ID, rep, w)
+			pair.Logf("%s repeat %d: %s", p.ID, rep, w)
 		}
 		if err != nil {
-			s.Logf("%s repeat %d FAILED: %v", p.Name, rep, err)
+			pair.Logf("%s repeat %d FAILED: %v", p.Name, rep, err)
 			// Once, after the window: what changed, in the failure itself
 			// (the results and the report carry it with the repeat).
-			err = s.explainFailure(ctx, fmt.Sprintf("%s repeat %d", p.ID, rep), m, err)
+			err = pair.explainFailure(ctx, fmt.Sprintf("%s repeat %d", p.ID, rep), m, err)
 			if line := results.DropsLine(run.OVSDrops); line != "" {
 				err = fmt.Errorf("%w; %s", err, line)
 			}
@@ -138,18 +145,18 @@ func (s *Session) RunProfile(ctx context.Context, p iperf3.Profile) (_ results.P
 		} else {
 			fillRun(&run, m.Result)
 			run.GuestCPU = guestCPU(m.Result)
-			s.fillPackets(&run, p.ID, m.Result)
-			s.Logf("%s repeat %d/%d: %s", p.Name, rep, s.Config.Traffic.Repeats, oneLine(p, run))
+			pair.fillPackets(&run, p.ID, m.Result)
+			pair.Logf("%s repeat %d/%d: %s", p.Name, rep, pair.run.Config.Traffic.Repeats, oneLine(p, run))
 		}
 		if line := cpuLine(run); line != "" {
-			s.Logf("%s repeat %d: %s", p.ID, rep, line)
+			pair.Logf("%s repeat %d: %s", p.ID, rep, line)
 		}
 		if line := results.DropsLine(run.OVSDrops); line != "" && run.Error == "" {
-			s.Logf("%s repeat %d: %s", p.ID, rep, line)
+			pair.Logf("%s repeat %d: %s", p.ID, rep, line)
 		}
 		pr.Runs = append(pr.Runs, run)
-		results.Summarize(&pr, s.Config.Traffic.CVLimitPercent)
-		if werr := s.Results.PutProfile(pr); werr != nil {
+		results.Summarize(&pr, pair.run.Config.Traffic.CVLimitPercent)
+		if werr := pair.Results.PutProfile(pr); werr != nil {
 			errs = append(errs, werr)
 		}
 	}

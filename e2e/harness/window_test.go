@@ -63,10 +63,10 @@ func newPair(t *testing.T) *pair {
 	return wd
 }
 
-// session builds the Session under test around the fakes. Both
+// session builds the Run and its one Pair under test around the fakes. Both
 // hypervisors' ovs-vswitchd answer the look after a failed window
 // (e2e/offload/testdata/vswitchd), with ovs-appctl's wait from the config as it is now.
-func (wd *pair) session() *Session {
+func (wd *pair) session() *Pair {
 	t := wd.t
 	answering := vswitchdRecording(t, "ovs-3.1-answering.txt")
 	for _, hv := range wd.hvs {
@@ -83,13 +83,14 @@ func (wd *pair) session() *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Session{
-		Config: wd.cfg, RunID: runID, Dir: dir, Results: res, Topology: wd.topo,
-		Guests:      []remote.Runner{wd.guests[0], wd.guests[1]},
+	run := &Run{
+		Config: wd.cfg, RunID: runID, Dir: dir, Results: res,
 		Hypervisors: map[string]remote.Runner{hvNames[0]: wd.hvs[0], hvNames[1]: wd.hvs[1]},
 		console:     &wd.console,
-		witness:     wd.witness,
 	}
+	s := run.singlePair()
+	s.Topology, s.Guests, s.witness = wd.topo, []remote.Runner{wd.guests[0], wd.guests[1]}, wd.witness
+	return s
 }
 
 // RunOffloadChecks gives the evidence window this run's pair, lookups,
@@ -102,7 +103,7 @@ func TestEvidenceWindowWiring(t *testing.T) {
 	s := wd.session()
 	w := s.evidenceWindow()
 
-	if w.Config != s.Config || len(w.Hypervisors) != 2 || w.Hypervisors[hvNames[1]] != remote.Runner(wd.hvs[1]) {
+	if w.Config != s.run.Config || len(w.Hypervisors) != 2 || w.Hypervisors[hvNames[1]] != remote.Runner(wd.hvs[1]) {
 		t.Errorf("config or hypervisors not the session's: %+v", w)
 	}
 	for i, srv := range wd.topo.Servers {

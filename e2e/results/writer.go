@@ -24,7 +24,7 @@ type Writer struct {
 
 // OutputGuard is told of every failed write of the file and may stop all
 // later ones: a run whose output directory became unwritable writes nothing
-// more (the harness's Session).
+// more (the harness's Run).
 type OutputGuard interface {
 	// Refused is non-nil once nothing may be written any more.
 	Refused() error

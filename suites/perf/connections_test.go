@@ -26,10 +26,10 @@ func connectionSpecs() {
 		// 0 %), a threshold the result violates. A share that fell is a
 		// result, not a failure, unless a threshold gates it: the report
 		// says where, with the numbers.
-		run := func(ctx SpecContext, n int) []string {
-			cc := session.Config.Connections
+		measure := func(ctx SpecContext, n int) []string {
+			cc := run.Config.Connections
 			By(fmt.Sprintf("opening %d concurrent TCP connections: %s offload wait (conntrack read in it only), %s measured", n, cc.OffloadWait, cc.Duration))
-			cr, err := session.RunConnections(ctx, n)
+			cr, err := pair.RunConnections(ctx, n)
 			if err != nil {
 				return []string{fmt.Sprintf("%d connections: %v", n, err)}
 			}
@@ -50,7 +50,7 @@ func connectionSpecs() {
 			// config sets (thresholds: offloaded_share, time_to_offload_seconds).
 			id := results.ConnectionProfileID(n)
 			By(fmt.Sprintf("comparing %s with its thresholds", id))
-			got, err := session.ThresholdsFor(id)
+			got, err := pair.ThresholdsFor(id)
 			if err != nil {
 				bad = append(bad, fmt.Sprintf("evaluating thresholds of %s: %v", id, err))
 			}
@@ -63,26 +63,26 @@ func connectionSpecs() {
 		}
 		for _, n := range connectionLadder {
 			It(fmt.Sprintf("opens %d concurrent connections", n), Label(results.ConnectionProfileID(n)), func(ctx SpecContext) {
-				if !slices.Contains(session.Config.Connections.Counts, n) {
-					Skip(fmt.Sprintf("%d is not in connections.counts of %s", n, session.Config.File))
+				if !slices.Contains(run.Config.Connections.Counts, n) {
+					Skip(fmt.Sprintf("%d is not in connections.counts of %s", n, run.Config.File))
 				}
-				Expect(run(ctx, n)).To(BeEmpty())
+				Expect(measure(ctx, n)).To(BeEmpty())
 			})
 		}
 		It("opens the other counts of connections.counts", func(ctx SpecContext) {
 			var others []int
-			for _, n := range session.Config.Connections.Counts {
+			for _, n := range run.Config.Connections.Counts {
 				if !slices.Contains(connectionLadder, n) {
 					others = append(others, n)
 				}
 			}
 			if len(others) == 0 {
-				Skip(fmt.Sprintf("connections.counts of %s has no count off %v", session.Config.File, connectionLadder))
+				Skip(fmt.Sprintf("connections.counts of %s has no count off %v", run.Config.File, connectionLadder))
 			}
 			slices.Sort(others)
 			var bad []string
 			for _, n := range others {
-				bad = append(bad, run(ctx, n)...)
+				bad = append(bad, measure(ctx, n)...)
 			}
 			Expect(bad).To(BeEmpty())
 		})

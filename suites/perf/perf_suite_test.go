@@ -20,8 +20,12 @@ func TestPerf(t *testing.T) {
 	RunSpecs(t, "ASAP² Direct performance")
 }
 
-var session *harness.Session
+// run is the suite's run, pair its one pair of guests (framework.SetUp).
+var (
+	run  *harness.Run
+	pair *harness.Pair
+)
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	session = framework.SetUp(ctx, framework.Steps{Connect: true, Environment: true, Kubernetes: kube.Open})
+	run, pair = framework.SetUp(ctx, framework.Steps{Connect: true, Environment: true, Kubernetes: kube.Open})
 })

@@ -27,11 +27,11 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	Describe("Complementary offload checks", Label("offload"), func() {
 		expect := func(path results.Path) func(SpecContext) {
 			return func(ctx SpecContext) {
-				if session.Config.Run.ExpectedPath != path {
-					Skip(fmt.Sprintf("run.expected_path is %s in %s", session.Config.Run.ExpectedPath, session.Config.File))
+				if run.Config.Run.ExpectedPath != path {
+					Skip(fmt.Sprintf("run.expected_path is %s in %s", run.Config.Run.ExpectedPath, run.Config.File))
 				}
-				By(fmt.Sprintf("proving the data path: %s checks during one evidence window", checkNames(session.Config)))
-				checks, err := session.RunOffloadChecks(ctx)
+				By(fmt.Sprintf("proving the data path: %s checks during one evidence window", checkNames(run.Config)))
+				checks, err := pair.RunOffloadChecks(ctx)
 				framework.ExpectNoError(err, "running the offload evidence window")
 				By(fmt.Sprintf("judging the verdicts against the expected path %s", path))
 				framework.ExpectNoError(offload.ExpectPath(path, evidence.Checks(checks)), "proving the data path")
@@ -44,16 +44,16 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	Describe("iperf3 throughput", func() {
 		for _, p := range iperf3.Catalogue() {
 			It(p.Name, framework.ProfileLabels(p), func(ctx SpecContext) {
-				if !plan.Selected(session.Config, p.ID) {
-					Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, session.Config.File))
+				if !plan.Selected(run.Config, p.ID) {
+					Skip(fmt.Sprintf("%s is not in traffic.profiles of %s", p.ID, run.Config.File))
 				}
-				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, session.Config.Traffic.Repeats, session.Config.Traffic.Duration))
-				pr, err := session.RunProfile(ctx, p)
+				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, run.Config.Traffic.Repeats, run.Config.Traffic.Duration))
+				pr, err := pair.RunProfile(ctx, p)
 				framework.ExpectNoError(err, "running %s", p.Name)
 				Expect(pr.Summary.Runs).To(BeNumerically(">", 0), "no successful repeat of %s", p.Name)
 				Expect(pr.Summary.Delivered.Median).To(BeNumerically(">", 0), "%s delivered nothing", p.Name)
 				By(fmt.Sprintf("comparing %s with its thresholds", p.ID))
-				results, err := session.ThresholdsFor(p.ID)
+				results, err := pair.ThresholdsFor(p.ID)
 				framework.ExpectNoError(err, "evaluating thresholds of %s", p.ID)
 				for _, t := range results {
 					Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)
@@ -67,15 +67,15 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 	Describe("Latency", func() {
 		for _, l := range results.LatencyCatalogue() {
 			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {
-				if !plan.Selected(session.Config, l.ID) {
-					Skip(fmt.Sprintf("%s is not in latency.profiles of %s", l.ID, session.Config.File))
+				if !plan.Selected(run.Config, l.ID) {
+					Skip(fmt.Sprintf("%s is not in latency.profiles of %s", l.ID, run.Config.File))
 				}
 				By(fmt.Sprintf("measuring %s (%s)", l.ID, l.Name))
-				lr, err := session.RunLatency(ctx, l)
+				lr, err := pair.RunLatency(ctx, l)
 				framework.ExpectNoError(err, "running %s", l.Name)
 				Expect(lr.OK()).To(BeTrue(), "%s has no result", l.Name)
 				By(fmt.Sprintf("comparing %s with its thresholds", l.ID))
-				got, err := session.ThresholdsFor(l.ID)
+				got, err := pair.ThresholdsFor(l.ID)
 				framework.ExpectNoError(err, "evaluating thresholds of %s", l.ID)
 				for _, t := range got {
 					Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)

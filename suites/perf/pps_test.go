@@ -19,11 +19,11 @@ func ppsSpecs() {
 	Describe("Small packets (packets per second)", func() {
 		for _, p := range iperf3.PPSCatalogue() {
 			It(p.Name, Label("udp", "pps", p.ID), func(ctx SpecContext) {
-				if !plan.Selected(session.Config, p.ID) {
-					Skip(fmt.Sprintf("%s is not in pps.profiles (or traffic.profiles) of %s", p.ID, session.Config.File))
+				if !plan.Selected(run.Config, p.ID) {
+					Skip(fmt.Sprintf("%s is not in pps.profiles (or traffic.profiles) of %s", p.ID, run.Config.File))
 				}
-				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, session.Config.Traffic.Repeats, session.Config.Traffic.Duration))
-				pr, err := session.RunProfile(ctx, p)
+				By(fmt.Sprintf("measuring %s (%s): %d repeat(s) of %s", p.ID, p.Name, run.Config.Traffic.Repeats, run.Config.Traffic.Duration))
+				pr, err := pair.RunProfile(ctx, p)
 				framework.ExpectNoError(err, "running %s", p.Name)
 				Expect(pr.Summary.Runs).To(BeNumerically(">", 0), "no successful repeat of %s", p.Name)
 				Expect(pr.Summary.Packets).NotTo(BeNil(), "%s: no repeat had packet rates (see the log)", p.Name)
@@ -36,14 +36,14 @@ func ppsSpecs() {
 	Describe("Zero-loss search (RFC 2544 throughput, ETSI TST009)", Label("ndr"), func() {
 		search := func(kind string) func(SpecContext) {
 			return func(ctx SpecContext) {
-				sc := session.Config.PPS.Search
+				sc := run.Config.PPS.Search
 				for _, s := range sc.Searches() {
 					if s.Kind != kind {
 						continue
 					}
 					By(fmt.Sprintf("searching the %s of %d B datagrams, %d stream(s): loss <= %v%%, at most %d trials of %s",
 						kind, sc.LengthBytes, sc.Streams, s.LossPercent, sc.MaxTrials, sc.TrialDuration))
-					sr, err := session.RunSearch(ctx, s.Kind, s.ID, s.LossPercent)
+					sr, err := pair.RunSearch(ctx, s.Kind, s.ID, s.LossPercent)
 					framework.ExpectNoError(err, "running the %s search %s", kind, s.ID)
 					// A search that found no rate is a result, not a failure:
 					// the report says "none found" and a threshold on it fails.
@@ -51,7 +51,7 @@ func ppsSpecs() {
 					expectThresholds(s.ID)
 					return
 				}
-				Skip(fmt.Sprintf("no %s search: pps.search.pdr_loss_percent is 0 in %s", kind, session.Config.File))
+				Skip(fmt.Sprintf("no %s search: pps.search.pdr_loss_percent is 0 in %s", kind, run.Config.File))
 			}
 		}
 		It("finds the no-drop rate (NDR)", Label("pps"), search(results.SearchNDR))
@@ -63,7 +63,7 @@ func ppsSpecs() {
 // search) and fails on any that does not pass.
 func expectThresholds(id string) {
 	By(fmt.Sprintf("comparing %s with its thresholds", id))
-	got, err := session.ThresholdsFor(id)
+	got, err := pair.ThresholdsFor(id)
 	framework.ExpectNoError(err, "evaluating thresholds of %s", id)
 	for _, t := range got {
 		Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)

@@ -19,15 +19,19 @@ func TestSmoke(t *testing.T) {
 	RunSpecs(t, "ASAP² Direct smoke")
 }
 
-var session *harness.Session
+// run is the suite's run, pair its one pair of guests (framework.SetUp).
+var (
+	run  *harness.Run
+	pair *harness.Pair
+)
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	session = framework.SetUp(ctx, framework.Steps{Connect: true, Kubernetes: kube.Open})
+	run, pair = framework.SetUp(ctx, framework.Steps{Connect: true, Kubernetes: kube.Open})
 })
 
 var _ = Describe("Topology", Label("smoke"), func() {
 	It("puts two guests on different hypervisors with their direct ports on one VXLAN network, reachable over it", func(ctx SpecContext) {
-		Expect(session.Topology.Servers).To(HaveLen(2))
-		framework.ExpectNoError(session.CheckDataPath(ctx), "reaching each guest over the data network")
+		Expect(pair.Topology.Servers).To(HaveLen(2))
+		framework.ExpectNoError(pair.CheckDataPath(ctx), "reaching each guest over the data network")
 	})
 })

@@ -29,7 +29,7 @@ const EnvConfig = config.EnvConfig
 // ResultsFile is the name of the results JSON inside a run's directory.
 const ResultsFile = "results.json"
 
-// Options start a Session.
+// Options start a Run.
 type Options struct {
 	// ConfigPath is the harness config file.
 	ConfigPath string
@@ -45,22 +45,25 @@ type Options struct {
 	Kubernetes kubeaccess.Open
 }
 
-// Session is one run: its configuration, id, artifacts directory, cloud
-// clients, topology, SSH runners and results file.
-type Session struct {
+// Run is one run of the harness and what all its pairs share: its
+// configuration, id, artifacts directory, cloud clients, results file,
+// the hypervisors' connections (SSH, or the Kubernetes cluster), the log,
+// the output directory's guard (outdir.go), the cleaner, and its Pairs —
+// one for the single-pair suites (ProvisionPair), one per measured pair of
+// a fleet (Fleet.Provision).
+type Run struct {
 	Config  *config.Config
 	RunID   string
 	Dir     string // <output_dir>/<run id>
 	Clients *cloud.Clients
 	Results *results.Writer
 	Timings Timings
+	// Pairs are the run's pairs, in the order they were built.
+	Pairs []*Pair
 
-	Topology *fixtures.Topology
-	// Guests are the SSH runners of Topology.Servers, index for index:
-	// Guests[0] runs the iperf3 servers, Guests[1] the clients.
-	Guests []remote.Runner
 	// Hypervisors maps a hypervisor name to its runner (SSH, or exec in its
-	// node's OVS pod with hypervisors.access: kubernetes).
+	// node's OVS pod with hypervisors.access: kubernetes), shared by every
+	// pair with a guest on it.
 	Hypervisors map[string]remote.Runner
 	// hvPods is where each hypervisor's commands run with access kubernetes.
 	hvPods map[string]kubeaccess.Pod
@@ -75,22 +78,14 @@ type Session struct {
 	// hvDial opens SSH to a hypervisor in tests (nil: dialHypervisor's).
 	hvDial func(ctx context.Context, hv string) (remote.Runner, error)
 	// podMoves are each hypervisor's moves to the replacement of its
-	// vanished OVS pod, in order (podmoves.go; the root session's).
+	// vanished OVS pod, in order (podmoves.go).
 	podMu    sync.Mutex
 	podMoves map[string][]results.PodReplacement
-	// cleaner is the run's (Provision's): a node debug pod registers its
-	// delete with it.
+	// cleaner is the run's (set when it provisions): a node debug pod
+	// registers its delete with it.
 	cleaner fixtures.Cleaner
 
 	dialer *remote.Dialer
-	// dataIfaces caches each guest's data interface name (by server index).
-	ifaceMu    sync.Mutex
-	dataIfaces map[int]string
-	// witness answers the look after a failed window (nil = the topology's
-	// cloud clients and a TCP connect: cloudWitness); damage is set when a
-	// look found the topology damaged, and refuses later windows.
-	witness witness
-	damage  string
 
 	logMu   sync.Mutex
 	console io.Writer
@@ -102,17 +97,6 @@ type Session struct {
 	lost    error
 	lostCtx context.Context
 	loseAll context.CancelCauseFunc
-
-	// parent is the fleet run's Session of a pair's Session (fleet.go):
-	// its lines go to the parent's log led by label, and the parent owns
-	// the output directory's state (OutputLost, Failed, guard).
-	parent *Session
-	label  string
-	// gate, when set (a concurrent fleet), holds each measured window of
-	// RunProfile until every pair is ready and after it until every pair's
-	// window is over (gate.go); party is this pair's name at the gate.
-	gate  *Gate
-	party string
 }
 
 // Start loads and validates the configuration (before anything touches the
@@ -121,7 +105,7 @@ type Session struct {
 // builds the cloud clients and, for a single pair, decides what can be
 // decided before the first create (Preflight: the project's quotas, the
 // hypervisors' host tools); a fleet's preflight is PlanFleet's.
-func Start(ctx context.Context, o Options) (*Session, error) {
+func Start(ctx context.Context, o Options) (*Run, error) {
 	if o.ConfigPath == "" {
 		return nil, fmt.Errorf("no harness config: set %s (make e2e CONFIG=<file>)", EnvConfig)
 	}
@@ -160,11 +144,11 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	if console == nil {
 		console = os.Stderr
 	}
-	s := &Session{Config: cfg, RunID: runID, Dir: dir, console: console, logFile: logFile,
+	run := &Run{Config: cfg, RunID: runID, Dir: dir, console: console, logFile: logFile,
 		Hypervisors: map[string]remote.Runner{}, openKube: o.Kubernetes}
-	s.Logf("run %s: config %s, expected path %s, artifacts in %s", runID, cfg.File, cfg.Run.ExpectedPath, dir)
+	run.Logf("run %s: config %s, expected path %s, artifacts in %s", runID, cfg.File, cfg.Run.ExpectedPath, dir)
 
-	s.Results, err = results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
+	run.Results, err = results.NewWriter(filepath.Join(dir, ResultsFile), results.Results{
 		SchemaVersion: results.SchemaVersion,
 		RunID:         runID,
 		StartedAt:     started.UTC(),
@@ -178,171 +162,184 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 		},
 	})
 	if err != nil {
-		return nil, s.closeOnError(err)
+		return nil, run.closeOnError(err)
 	}
-	s.Results.SetGuard(s)
+	run.Results.SetGuard(run)
 
 	// Before any cloud call: a Kubernetes cluster the run cannot use fails
 	// the run now, not after two servers were built and reached. The
 	// cluster is the run's (its commands in commands.jsonl), opened once.
 	if cfg.Hypervisors.Access == config.HypervisorAccessKubernetes {
-		if err := s.ensureDialer(); err != nil {
-			return nil, s.closeOnError(err)
+		if err := run.ensureDialer(); err != nil {
+			return nil, run.closeOnError(err)
 		}
-		if err := s.ensureKube(); err != nil {
-			return nil, s.closeOnError(err)
+		if err := run.ensureKube(); err != nil {
+			return nil, run.closeOnError(err)
 		}
-		s.recordKubeVersion(ctx, s.kube)
+		run.recordKubeVersion(ctx, run.kube)
 	}
-	if err := s.PreflightKube(ctx, s.kube); err != nil {
-		return nil, s.closeOnError(err)
+	if err := run.PreflightKube(ctx, run.kube); err != nil {
+		return nil, run.closeOnError(err)
 	}
 
 	apiLog, err := os.OpenFile(filepath.Join(dir, "api.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, s.closeOnError(fmt.Errorf("api log: %w", err))
+		return nil, run.closeOnError(fmt.Errorf("api log: %w", err))
 	}
 	var apiMu sync.Mutex
 	apiLogf := func(format string, args ...any) {
-		if s.OutputLost() != nil {
+		if run.OutputLost() != nil {
 			return
 		}
 		apiMu.Lock()
 		_, err := fmt.Fprintf(apiLog, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
 		apiMu.Unlock()
-		_ = s.written(err)
+		_ = run.written(err)
 	}
 	clients, err := cloud.NewClients(ctx, cfg.Cloud,
 		cloud.WithRetry(cfg.Interval(config.IntervalAPIRetry)),
 		cloud.WithRateLimit(cfg.Interval(config.IntervalRateLimit)),
-		cloud.WithLogf(s.Logf),
+		cloud.WithLogf(run.Logf),
 		cloud.WithRequestLog(apiLogf))
 	if err != nil {
 		apiLog.Close()
-		return nil, s.closeOnError(fmt.Errorf("cloud clients: %w", err))
+		return nil, run.closeOnError(fmt.Errorf("cloud clients: %w", err))
 	}
-	s.Clients = clients
+	run.Clients = clients
 	if pins := cfg.Fleet != nil || len(cfg.Placement.Hosts) > 0; pins {
 		if why := clients.PinProblem(); why != "" {
 			apiLog.Close()
-			return nil, s.closeOnError(fmt.Errorf("servers pinned to their hosts (%s): %s", pinWhy(cfg), why))
+			return nil, run.closeOnError(fmt.Errorf("servers pinned to their hosts (%s): %s", pinWhy(cfg), why))
 		}
 	}
-	s.RecordServiceVersions(ctx)
+	run.RecordServiceVersions(ctx)
 	// A fleet's pairs and nodes are known once it is planned: PlanFleet
 	// runs its preflight.
 	if cfg.Fleet == nil {
-		if err := s.Preflight(ctx, 1, nil); err != nil {
+		if err := run.Preflight(ctx, 1, nil); err != nil {
 			apiLog.Close()
-			return nil, s.closeOnError(err)
+			return nil, run.closeOnError(err)
 		}
 	}
-	return s, nil
+	return run, nil
 }
 
-func (s *Session) closeOnError(err error) error {
-	s.Logf("ERROR: %v", err)
-	if s.dialer != nil {
-		_ = s.dialer.Close() // the preflight's hypervisor connections
+func (run *Run) closeOnError(err error) error {
+	run.Logf("ERROR: %v", err)
+	if run.dialer != nil {
+		_ = run.dialer.Close() // the preflight's hypervisor connections
 	}
-	if s.kube != nil {
-		closeCluster(s.kube, s.Logf)
+	if run.kube != nil {
+		closeCluster(run.kube, run.Logf)
 	}
-	s.logFile.Close()
+	run.logFile.Close()
 	return err
 }
 
 // Logf writes one progress line to the console and to harness.log.
-func (s *Session) Logf(format string, args ...any) {
+func (run *Run) Logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
-	if s.parent != nil {
-		s.parent.Logf("%s: %s", s.label, line)
-		return
-	}
-	if s.Clients != nil && s.Clients.Redactor != nil {
-		line = s.Clients.Redactor.Redact(line)
+	if run.Clients != nil && run.Clients.Redactor != nil {
+		line = run.Clients.Redactor.Redact(line)
 	}
 	stamp := time.Now().UTC().Format("15:04:05")
-	lost := s.OutputLost() != nil
+	lost := run.OutputLost() != nil
 	var err error
-	s.logMu.Lock()
-	fmt.Fprintf(s.console, "[%s] %s\n", stamp, line)
-	if s.logFile != nil && !lost {
-		_, err = fmt.Fprintf(s.logFile, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
+	run.logMu.Lock()
+	fmt.Fprintf(run.console, "[%s] %s\n", stamp, line)
+	if run.logFile != nil && !lost {
+		_, err = fmt.Fprintf(run.logFile, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
 	}
-	s.logMu.Unlock()
-	_ = s.written(err)
+	run.logMu.Unlock()
+	_ = run.written(err)
 }
 
-// Provision builds the topology (every create registering its delete with
-// cleaner), saves topology.json and verifies it.
-func (s *Session) Provision(ctx context.Context, cleaner fixtures.Cleaner) (err error) {
-	// Refused once output is lost, but never cut when it is lost meanwhile:
-	// a create cut between its request and its answer could leave a
-	// resource whose delete is not registered.
-	if lost := s.OutputLost(); lost != nil {
-		return lost
-	}
-	defer func() {
-		if lost := s.OutputLost(); lost != nil && err != nil {
-			err = lost
-		}
-	}()
-	stop := s.Timings.Track(results.PhaseProvisioning)
-	defer stop()
-	pub, err := s.publicKey()
+// ProvisionPair builds the run's one pair, the single-pair suites' (every
+// create registering its delete with cleaner), saves topology.json and
+// verifies it. The pair is returned, and among Pairs, also when building
+// failed: its topology is what was built (CollectTopologyEvidence).
+func (run *Run) ProvisionPair(ctx context.Context, cleaner fixtures.Cleaner) (_ *Pair, err error) {
+	pair := run.singlePair()
+	in, done, err := run.provisioning(cleaner)
 	if err != nil {
-		return err
+		return pair, err
 	}
-	in := fixtures.ProvisionInput{
-		Clients:      s.fixtureClients(),
-		Config:       s.Config,
-		RunID:        s.RunID,
-		Cleaner:      s.timedCleaner(cleaner),
-		Logf:         s.Logf,
-		SSHPublicKey: pub,
-		Keep:         s.Config.Run.KeepTopology,
-	}
-	s.cleaner = in.Cleaner
+	defer func() { err = done(err) }()
 	topo, err := fixtures.Provision(ctx, in)
-	s.Topology = topo
+	pair.Topology = topo
 	if topo != nil {
-		s.saveJSON("topology.json", topo)
+		run.saveJSON("topology.json", topo)
 		if topo.KeepHint != "" {
-			s.Logf("keep_topology is set: nothing will be deleted. %s", topo.KeepHint)
+			run.Logf("keep_topology is set: nothing will be deleted. %s", topo.KeepHint)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("provisioning: %w", err)
+		return pair, fmt.Errorf("provisioning: %w", err)
 	}
-	if err := fixtures.Verify(ctx, fixtures.VerifyInput{Clients: in.Clients, Config: s.Config, Topology: topo, Logf: s.Logf}); err != nil {
-		return fmt.Errorf("verifying the topology: %w", err)
+	if err := fixtures.Verify(ctx, fixtures.VerifyInput{Clients: in.Clients, Config: run.Config, Topology: topo, Logf: run.Logf}); err != nil {
+		return pair, fmt.Errorf("verifying the topology: %w", err)
 	}
-	if err := s.Results.Update(func(r *results.Results) {
+	if err := run.Results.Update(func(r *results.Results) {
 		r.Environment.MTU, r.Environment.NetworkType, r.Environment.SegmentationID = topo.Network.MTU, topo.Network.Type, topo.Network.SegmentationID
 	}); err != nil {
+		return pair, err
+	}
+	run.Logf("topology %s verified: %s", run.RunID, pair.describeTopology())
+	return pair, nil
+}
+
+// provisioning starts a build of the run's topology (ProvisionPair, the
+// fleet's Provision): what fixtures provision with, every delete
+// registered with cleaner through the run's (timedCleaner). It is refused
+// once output is lost, but never cut when output is lost meanwhile: a
+// create cut between its request and its answer could leave a resource
+// whose delete is not registered. done ends it: its time is
+// provisioning's, and the build's error the loss once output was lost.
+func (run *Run) provisioning(cleaner fixtures.Cleaner) (_ fixtures.ProvisionInput, done func(error) error, _ error) {
+	if lost := run.OutputLost(); lost != nil {
+		return fixtures.ProvisionInput{}, nil, lost
+	}
+	stop := run.Timings.Track(results.PhaseProvisioning)
+	done = func(err error) error {
+		stop()
+		if lost := run.OutputLost(); lost != nil && err != nil {
+			return lost
+		}
 		return err
 	}
-	s.Logf("topology %s verified: %s", s.RunID, s.describeTopology())
-	return nil
+	pub, err := run.publicKey()
+	if err != nil {
+		return fixtures.ProvisionInput{}, nil, done(err)
+	}
+	in := fixtures.ProvisionInput{
+		Clients:      run.fixtureClients(),
+		Config:       run.Config,
+		RunID:        run.RunID,
+		Cleaner:      run.timedCleaner(cleaner),
+		Logf:         run.Logf,
+		SSHPublicKey: pub,
+		Keep:         run.Config.Run.KeepTopology,
+	}
+	run.cleaner = in.Cleaner
+	return in, done, nil
 }
 
 // publicKey is ssh.public_key's key for the run's keypair ("" when
 // guest_access.keypair names an existing one).
-func (s *Session) publicKey() (string, error) {
-	if s.Config.GuestAccess.Keypair != "" {
+func (run *Run) publicKey() (string, error) {
+	if run.Config.GuestAccess.Keypair != "" {
 		return "", nil
 	}
-	data, err := os.ReadFile(s.Config.SSH.PublicKey)
+	data, err := os.ReadFile(run.Config.SSH.PublicKey)
 	if err != nil {
-		return "", fmt.Errorf("%s: ssh.public_key: %w", s.Config.File, err)
+		return "", fmt.Errorf("%s: ssh.public_key: %w", run.Config.File, err)
 	}
 	return strings.TrimSpace(string(data)), nil
 }
 
 // timedCleaner wraps every registered delete so teardown time is accounted
 // for in the breakdown and in the results file.
-func (s *Session) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
+func (run *Run) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
 	if c == nil {
 		return nil
 	}
@@ -351,103 +348,91 @@ func (s *Session) timedCleaner(c fixtures.Cleaner) fixtures.Cleaner {
 			start := time.Now()
 			err := fn(ctx)
 			d := time.Since(start)
-			s.Timings.Add(results.PhaseTeardown, d)
+			run.Timings.Add(results.PhaseTeardown, d)
 			if err != nil {
-				s.Logf("teardown: %s: %v", what, err)
+				run.Logf("teardown: %s: %v", what, err)
 			} else {
-				s.Logf("teardown: %s deleted (%.1fs)", what, d.Seconds())
+				run.Logf("teardown: %s deleted (%.1fs)", what, d.Seconds())
 			}
 			return err
 		})
 	})
 }
 
-func (s *Session) fixtureClients() fixtures.Clients { return fixtures.ClientsOf(s.Clients) }
-
-func (s *Session) describeTopology() string {
-	var parts []string
-	for _, srv := range s.Topology.Servers {
-		where := srv.Hypervisor
-		if where == "" {
-			where = "host " + shortID(srv.HostID)
-		}
-		parts = append(parts, fmt.Sprintf("%s on %s (data %s %s, access %s)", srv.Name, where, srv.DataIP, srv.DataMAC, srv.AccessIP()))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
+func (run *Run) fixtureClients() fixtures.Clients { return fixtures.ClientsOf(run.Clients) }
 
 // saveJSON writes v as indented JSON into the run directory; a failure is
 // logged, never fatal (evidence is a by-product of the run).
-func (s *Session) saveJSON(name string, v any) {
+func (run *Run) saveJSON(name string, v any) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		err = s.OutputLost()
+		err = run.OutputLost()
 	}
 	if err == nil {
-		err = s.written(results.WriteFileAtomic(filepath.Join(s.Dir, name), append(data, '\n'), 0o644))
+		err = run.written(results.WriteFileAtomic(filepath.Join(run.Dir, name), append(data, '\n'), 0o644))
 	}
 	if err != nil {
-		s.Logf("saving %s: %v", name, err)
+		run.Logf("saving %s: %v", name, err)
 	}
 }
 
-// SaveArtifact writes raw bytes under the run directory (sub-directories are
-// created) and returns the path relative to the run directory.
-func (s *Session) SaveArtifact(rel string, data []byte) (string, error) {
-	if err := s.OutputLost(); err != nil {
-		return "", err
-	}
-	path := filepath.Join(s.Dir, rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", s.Failed(err)
-	}
-	if err := results.WriteFileAtomic(path, data, 0o644); err != nil {
-		return "", s.Failed(err)
-	}
-	return rel, nil
-}
-
-// Close finishes the results file (timings, end time) and closes SSH
-// connections, the Kubernetes cluster (its copy of the kubeconfig) and
-// logs. It is safe to call once the run is over, also after
-// a failure.
-func (s *Session) Close() error {
+// Close finishes the results file of every pair that has its own (a
+// fleet's: pairs/pNN/results.json), then the run's (timings, end time),
+// and closes SSH connections, the Kubernetes cluster (its copy of the
+// kubeconfig) and logs. It is safe to call once the run is over, also
+// after a failure.
+func (run *Run) Close() error {
 	var errs []error
-	if s.dialer != nil {
-		errs = append(errs, s.dialer.Close())
+	for _, pair := range run.Pairs {
+		if pair.Results != run.Results {
+			errs = append(errs, pair.finish())
+		}
 	}
-	if s.kube != nil && s.parent == nil { // a pair's is the fleet's
-		closeCluster(s.kube, s.Logf)
+	if run.dialer != nil {
+		errs = append(errs, run.dialer.Close())
 	}
-	if lost := s.OutputLost(); lost != nil {
+	if run.kube != nil {
+		closeCluster(run.kube, run.Logf)
+	}
+	if lost := run.OutputLost(); lost != nil {
 		errs = append(errs, fmt.Errorf("results file not finished: %w", lost))
-	} else if s.Results != nil {
-		errs = append(errs, s.Results.Update(func(r *results.Results) {
-			r.Timings = r.Timings[:0]
-			for _, t := range s.Timings.Snapshot() {
-				r.Timings = append(r.Timings, results.Timing{Phase: t.Phase, Seconds: t.Spent.Seconds()})
-			}
-		}))
-		errs = append(errs, s.Results.Finish(time.Now().UTC()))
+	} else if run.Results != nil {
+		errs = append(errs, finishResults(run.Results, &run.Timings))
 	}
 	var lines []string
-	for _, t := range s.Timings.Snapshot() {
+	for _, t := range run.Timings.Snapshot() {
 		lines = append(lines, fmt.Sprintf("%s %.1fs", t.Phase, t.Spent.Seconds()))
 	}
 	if len(lines) > 0 {
-		s.Logf("wall time by phase: %s", strings.Join(lines, ", "))
+		run.Logf("wall time by phase: %s", strings.Join(lines, ", "))
 	}
-	if s.logFile != nil {
-		errs = append(errs, s.logFile.Close())
+	if run.logFile != nil {
+		errs = append(errs, run.logFile.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// finishResults writes the wall-time breakdown t into w and finishes it
+// (its end time).
+func finishResults(w *results.Writer, t *Timings) error {
+	if err := w.Update(func(r *results.Results) {
+		r.Timings = r.Timings[:0]
+		for _, pt := range t.Snapshot() {
+			r.Timings = append(r.Timings, results.Timing{Phase: pt.Phase, Seconds: pt.Spent.Seconds()})
+		}
+	}); err != nil {
+		return err
+	}
+	return w.Finish(time.Now().UTC())
+}
+
+// CollectTopologyEvidence saves, before teardown, what the cloud says
+// about every pair's servers and ports, into each pair's directory
+// (Pair.CollectTopologyEvidence).
+func (run *Run) CollectTopologyEvidence(ctx context.Context) {
+	for _, pair := range run.Pairs {
+		pair.CollectTopologyEvidence(ctx)
+	}
 }
 
 func configSummary(cfg *config.Config) results.ConfigSummary {
