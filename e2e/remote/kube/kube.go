@@ -34,7 +34,6 @@
 package kube
 
 import (
-	"sync/atomic"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +41,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
