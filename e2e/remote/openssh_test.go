@@ -374,14 +374,28 @@ func readFIFOUnless[T any](path string, done <-chan T) (string, *T, error) {
 	case r := <-got:
 		return r.line, nil, r.err
 	case v := <-done:
-		if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
-			w.Close()
+		// The reader must be let go without a writer of ours blocking: when
+		// both were ready (a loaded machine let the bound run out after the
+		// command wrote its pid), select picks either, and a blocking open
+		// for writing then waits forever for a reader that has finished —
+		// the test hung until go test's timeout. A non-blocking open
+		// succeeds only while the reader has the FIFO open (also while it
+		// waits in its own open), and fails (ENXIO) before or after; so try
+		// until it succeeds or the reader is done.
+		for {
+			select {
+			case r := <-got:
+				if r.line != "" { // the command wrote it after all, just before it ended
+					return r.line, nil, r.err
+				}
+				return "", &v, nil
+			default:
+			}
+			if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		r := <-got
-		if r.line != "" { // the command wrote it after all, just before it ended
-			return r.line, nil, r.err
-		}
-		return "", &v, nil
 	}
 }
 
