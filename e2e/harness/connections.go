@@ -160,7 +160,7 @@ func (pair *Pair) RunConnections(ctx context.Context, n int) (_ results.Connecti
 	id := results.ConnectionProfileID(n)
 	cc := pair.run.Config.Connections
 	procs := config.ConnectionProcesses(n)
-	cr := results.ConnectionResult{N: n, Path: results.Path(pair.run.Config.Run.ExpectedPath), Processes: procs, Opened: n + procs,
+	cr := results.ConnectionResult{N: n, Path: pair.run.Config.Run.ExpectedPath, Processes: procs, Opened: n + procs,
 		BitratePerConnectionBps: cc.BitratePerConnection, DurationSeconds: cc.Duration.Seconds(), OffloadWaitSeconds: cc.OffloadWait.Seconds(), StartedAt: time.Now().UTC()}
 	if err != nil {
 		return cr, err

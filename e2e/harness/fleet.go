@@ -598,14 +598,14 @@ func cloneFleet(s results.Fleet) results.Fleet {
 // nothing — by node, never by pair.
 func (f *Fleet) Verdict() results.FleetVerdict {
 	s := f.Section()
-	return results.JudgeFleet(&s, results.Path(f.Config.Run.ExpectedPath), fleet.StoredLine)
+	return results.JudgeFleet(&s, f.Config.Run.ExpectedPath, fleet.StoredLine)
 }
 
 // CheckVerdict is Verdict on the offload checks alone.
 func (f *Fleet) CheckVerdict() results.FleetVerdict {
 	s := f.Section()
 	s.Results, s.Rates = nil, nil
-	return results.JudgeFleet(&s, results.Path(f.Config.Run.ExpectedPath), fleet.StoredLine)
+	return results.JudgeFleet(&s, f.Config.Run.ExpectedPath, fleet.StoredLine)
 }
 
 // DescribeVerdict is a verdict's failures, one node a line:

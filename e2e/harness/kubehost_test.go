@@ -156,7 +156,7 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 	w := fakeremote.NewWorld()
 	ovs := fakeremote.New("ovs", w)
 	ovs.On(offload.ToolsProbeCommand, probeReply("ip"))
-	ovs.On(offload.CmdVXLANTunnels, fakeremote.Reply{Stdout: []byte("{}")})
+	ovs.On(offload.CmdTunnels, fakeremote.Reply{Stdout: []byte("{}")})
 	ovs.On(offload.LinkCommand("vxlan_sys_4790"), fakeremote.Reply{Stdout: []byte("[]")})
 	dbg := fakeremote.New("debug", w)
 	dbg.On(offload.ToolsProbeCommand, probeReply("tc", "tcpdump", "ethtool", "ip"))
@@ -191,7 +191,7 @@ func TestKubeHostToolsDebugPod(t *testing.T) {
 		t.Errorf("runner for %+v, recorded %+v", gotPod, ht.debug)
 	}
 	ctx := context.Background()
-	for _, cmd := range []string{capture, offload.TCCommand("rep1"), "ethtool -i rep1", offload.CmdVXLANTunnels, offload.LinkCommand("vxlan_sys_4790")} {
+	for _, cmd := range []string{capture, offload.TCCommand("rep1"), "ethtool -i rep1", offload.CmdTunnels, offload.LinkCommand("vxlan_sys_4790")} {
 		if _, err := r.Run(ctx, cmd); err != nil {
 			t.Fatal(err)
 		}

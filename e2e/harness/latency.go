@@ -38,7 +38,7 @@ func (pair *Pair) RunLatency(ctx context.Context, shape results.LatencyShape) (_
 	}
 	defer func() { err = end(err) }()
 	l := pair.run.Config.Latency
-	lr := results.LatencyResult{ID: shape.ID, Name: shape.Name, Kind: shape.Kind, Path: results.Path(pair.run.Config.Run.ExpectedPath),
+	lr := results.LatencyResult{ID: shape.ID, Name: shape.Name, Kind: shape.Kind, Path: pair.run.Config.Run.ExpectedPath,
 		StartedAt: time.Now().UTC()}
 	if err := pair.notRunOnDamage(shape.ID); err != nil {
 		return lr, err

@@ -55,7 +55,7 @@ func (pair *Pair) RunSearch(ctx context.Context, kind, id string, lossPercent fl
 	defer func() { err = end(err) }()
 	sc := pair.run.Config.PPS.Search
 	sr := results.SearchResult{
-		ID: id, Kind: kind, Path: results.Path(pair.run.Config.Run.ExpectedPath),
+		ID: id, Kind: kind, Path: pair.run.Config.Run.ExpectedPath,
 		Streams: sc.Streams, LengthBytes: sc.LengthBytes, LossPercent: lossPercent,
 		TrialSeconds: sc.TrialDuration.Seconds(), MaxTrials: sc.MaxTrials, ResolutionPercent: sc.ResolutionPercent,
 	}

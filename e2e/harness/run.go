@@ -446,7 +446,7 @@ func configSummary(cfg *config.Config) results.ConfigSummary {
 		Cloud:           cfg.Cloud.Tenant,
 		BuildLabel:      cfg.Run.BuildLabel,
 		BuildID:         cfg.Run.BuildID,
-		ExpectedPath:    results.Path(cfg.Run.ExpectedPath),
+		ExpectedPath:    cfg.Run.ExpectedPath,
 		Profiles:        profiles,
 		DurationSeconds: cfg.Traffic.Duration.Seconds(),
 		Repeats:         cfg.Traffic.Repeats,

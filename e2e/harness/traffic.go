@@ -51,7 +51,7 @@ func (pair *Pair) runProfile(ctx context.Context, p iperf3.Profile, g *Gate) (_ 
 	pr := results.ProfileResult{
 		ID: p.ID, Name: p.Name, Protocol: protoName(p.Protocol), Streams: p.Streams,
 		BitrateBps: float64(p.BitratePerStream), LengthBytes: p.Length,
-		Path: results.Path(pair.run.Config.Run.ExpectedPath), DurationSeconds: pair.run.Config.Traffic.Duration.Seconds(),
+		Path: pair.run.Config.Run.ExpectedPath, DurationSeconds: pair.run.Config.Traffic.Duration.Seconds(),
 	}
 	if err := pair.notRunOnDamage(p.ID); err != nil {
 		return pr, err

@@ -32,7 +32,7 @@ func TestToolOfEveryHypervisorCommand(t *testing.T) {
 		{CPUHitStatsCommand("rep1"), "ip", true},
 		{LinkCommand("vxlan_sys_4790"), "ip", true},
 		{FindInterfaceCommand("5d1c0f6e-0000-4000-8000-000000000001"), "ovs-vsctl", false},
-		{CmdVXLANTunnels, "ovs-vsctl", false},
+		{CmdTunnels, "ovs-vsctl", false},
 		{CmdBridgeDatapaths, "ovs-vsctl", false},
 		{cmdDpctlOffloaded, "ovs-appctl", false},
 		{cmdDpctlAll, "ovs-appctl", false},
@@ -165,7 +165,7 @@ esac
 func TestHostToolsThroughRealChecks(t *testing.T) {
 	qdisc := ok([]byte("qdisc ingress ffff: parent ffff:fff1 ----------------\n"))
 	ovs := &fakeRunner{results: map[string][]remote.Result{
-		CmdVXLANTunnels:    {ok(readTestdata(t, "ovs/vxlan-tunnels-4790.json"))},
+		CmdTunnels:         {ok(readTestdata(t, "ovs/vxlan-tunnels-4790.json"))},
 		CmdBridgeDatapaths: {ok(readTestdata(t, "ovs/bridges-system.json"))},
 		cmdDpctlOffloaded:  {ok(nil)},
 		cmdDpctlAll:        {ok(readTestdata(t, "sw/dpctl-tcp-all-1.txt")), ok(readTestdata(t, "sw/dpctl-tcp-all-2.txt"))},
@@ -188,7 +188,7 @@ func TestHostToolsThroughRealChecks(t *testing.T) {
 		t.Errorf("Name %q, want the OVS runner's", hv.Name())
 	}
 	ctx := context.Background()
-	f, err := DiscoverVXLAN(ctx, hv)
+	f, err := DiscoverTunnels(ctx, hv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestOVSPrefixThroughRealChecks(t *testing.T) {
 	p := func(cmd string) string { return OVSCommand(prefix, cmd) }
 	qdisc := ok([]byte("qdisc ingress ffff: parent ffff:fff1 ----------------\n"))
 	inner := &fakeRunner{results: map[string][]remote.Result{
-		p(CmdVXLANTunnels):                         {ok(readTestdata(t, "ovs/vxlan-tunnels-4790.json"))},
+		p(CmdTunnels):                              {ok(readTestdata(t, "ovs/vxlan-tunnels-4790.json"))},
 		p(CmdBridgeDatapaths):                      {ok(readTestdata(t, "ovs/bridges-system.json"))},
 		LinkCommand("vxlan_sys_4790"):              {ok(readTestdata(t, "ovs/ip-link-vxlan_sys_4790.json"))},
 		"tc qdisc show dev vxlan_sys_4790 ingress": {qdisc},
@@ -90,7 +90,7 @@ func TestOVSPrefixThroughRealChecks(t *testing.T) {
 	}}
 	hv := WithOVSPrefix(inner, prefix)
 	ctx := context.Background()
-	f, err := DiscoverVXLAN(ctx, hv)
+	f, err := DiscoverTunnels(ctx, hv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,16 +20,16 @@ import (
 func TestParseVXLANTunnels(t *testing.T) {
 	cases := []struct {
 		file  string
-		want  []VXLANTunnel
+		want  []Tunnel
 		ports []int
 	}{
-		{"ovs/vxlan-tunnels-4790.json", []VXLANTunnel{{"vxlan-c6120c0c", "vxlan", 4790, true}}, []int{4790}},
-		{"ovs/vxlan-tunnels-mixed.json", []VXLANTunnel{{"vxlan-0a000102", "vxlan", 4789, false}, {"vxlan-0a000103", "vxlan", 4790, true}, {"vxlan-0a000104", "vxlan", 4790, true}}, []int{4789, 4790}},
+		{"ovs/vxlan-tunnels-4790.json", []Tunnel{{"vxlan-c6120c0c", "vxlan", 4790, true}}, []int{4790}},
+		{"ovs/vxlan-tunnels-mixed.json", []Tunnel{{"vxlan-0a000102", "vxlan", 4789, false}, {"vxlan-0a000103", "vxlan", 4790, true}, {"vxlan-0a000104", "vxlan", 4790, true}}, []int{4789, 4790}},
 		{"ovs/vxlan-tunnels-none.json", nil, nil},
 		// OVS 3.5.0 (the Epoxy lab), as the harness saved it.
-		{"sw/ovs3.5/vxlan-ovs-tunnels.json", []VXLANTunnel{{"vxlan-c612010c", "vxlan", 4790, true}}, []int{4790}},
+		{"sw/ovs3.5/vxlan-ovs-tunnels.json", []Tunnel{{"vxlan-c612010c", "vxlan", 4790, true}}, []int{4790}},
 		// ovs-vsctl 3.1.0, CmdTunnels (two tables): Neutron's OVS agent's port.
-		{"ovn/tunnels-neutron-vxlan-4790.json", []VXLANTunnel{{"vxlan-c612010c", "vxlan", 4790, true}}, []int{4790}},
+		{"ovn/tunnels-neutron-vxlan-4790.json", []Tunnel{{"vxlan-c612010c", "vxlan", 4790, true}}, []int{4790}},
 	}
 	for _, c := range cases {
 		got, err := ParseVXLANTunnels(readTestdata(t, c.file))
@@ -102,15 +102,15 @@ func TestDiscoverTunnels(t *testing.T) {
 		summary    []string
 		lastEvName string
 	}{
-		{"MOSK: 4790 present", map[string][]remote.Result{CmdVXLANTunnels: {tunnels4790}, CmdBridgeDatapaths: {kernel}, LinkCommand("vxlan_sys_4790"): {present}},
+		{"MOSK: 4790 present", map[string][]remote.Result{CmdTunnels: {tunnels4790}, CmdBridgeDatapaths: {kernel}, LinkCommand("vxlan_sys_4790"): {present}},
 			[]string{"vxlan_sys_4790"}, nil, false, []string{"UDP port 4790 (1 interfaces)", "examined vxlan_sys_4790"}, "tunnel-discovery.txt"},
-		{"two ports, one device missing", map[string][]remote.Result{CmdVXLANTunnels: {mixed}, CmdBridgeDatapaths: {kernel}, LinkCommand("vxlan_sys_4790"): {present}, LinkCommand("vxlan_sys_4789"): {missing}},
+		{"two ports, one device missing", map[string][]remote.Result{CmdTunnels: {mixed}, CmdBridgeDatapaths: {kernel}, LinkCommand("vxlan_sys_4790"): {present}, LinkCommand("vxlan_sys_4789"): {missing}},
 			[]string{"vxlan_sys_4790"}, []string{"vxlan_sys_4789"}, false, []string{"UDP port 4789, 4790 (3 interfaces)", "vxlan_sys_4789 missing"}, "tunnel-discovery.txt"},
-		{"the lab: userspace datapath", map[string][]remote.Result{CmdVXLANTunnels: {tunnels4790}, CmdBridgeDatapaths: {lab}},
+		{"the lab: userspace datapath", map[string][]remote.Result{CmdTunnels: {tunnels4790}, CmdBridgeDatapaths: {lab}},
 			nil, nil, true, []string{"userspace datapath", "no kernel tunnel device", "VXLAN tunnels on UDP port 4790"}, "tunnel-discovery.txt"},
-		{"no tunnel", map[string][]remote.Result{CmdVXLANTunnels: {ok(readTestdata(t, "ovs/vxlan-tunnels-none.json"))}, CmdBridgeDatapaths: {kernel}},
+		{"no tunnel", map[string][]remote.Result{CmdTunnels: {ok(readTestdata(t, "ovs/vxlan-tunnels-none.json"))}, CmdBridgeDatapaths: {kernel}},
 			nil, []string{"tunnel device (auto)"}, false, []string{"tunnel device not found: OVS has no interface of type vxlan or geneve"}, "tunnel-discovery.txt"},
-		{"ovs-vsctl fails", map[string][]remote.Result{CmdVXLANTunnels: {{ExitCode: 1, Stderr: []byte("ovs-vsctl: unix:/run/openvswitch/db.sock: database connection failed (No such file or directory)\n")}}},
+		{"ovs-vsctl fails", map[string][]remote.Result{CmdTunnels: {{ExitCode: 1, Stderr: []byte("ovs-vsctl: unix:/run/openvswitch/db.sock: database connection failed (No such file or directory)\n")}}},
 			nil, []string{"tunnel device (auto)"}, false, []string{"tunnel device not found", "database connection failed"}, "tunnel-discovery.txt"},
 		// ML2/OVN: OVN 23.03's tunnel ports (controller/encaps.c), type
 		// geneve, no dst_port: genev_sys_6081.
@@ -168,7 +168,7 @@ func TestCheckTCDecapNotFound(t *testing.T) {
 			TCCommand("offrec-rep1"):                {ok([]byte("[]\n"))},
 		}
 	}
-	missing := &VXLANFinding{Ports: []int{4790}, Absent: []AbsentDevice{{"vxlan_sys_4790", "OVS tunnels use UDP port 4790 but vxlan_sys_4790 is not on the host: Device \"vxlan_sys_4790\" does not exist."}},
+	missing := &TunnelFinding{Ports: []int{4790}, Absent: []AbsentDevice{{"vxlan_sys_4790", "OVS tunnels use UDP port 4790 but vxlan_sys_4790 is not on the host: Device \"vxlan_sys_4790\" does not exist."}},
 		Summary: "OVS VXLAN tunnels on UDP port 4790 (1 interfaces): vxlan_sys_4790 missing", Evidence: []EvidenceFile{{Name: "tunnel-discovery.txt"}}}
 	c, err := CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: missing})
 	if err != nil {
@@ -178,7 +178,7 @@ func TestCheckTCDecapNotFound(t *testing.T) {
 	if c.Evidence[0].Name != "tunnel-discovery.txt" {
 		t.Errorf("discovery evidence missing: %v", c.Evidence)
 	}
-	user := &VXLANFinding{Userspace: true, Ports: []int{4790}, Summary: "userspace datapath (every bridge is datapath_type netdev): no kernel VXLAN device"}
+	user := &TunnelFinding{Userspace: true, Ports: []int{4790}, Summary: "userspace datapath (every bridge is datapath_type netdev): no kernel VXLAN device"}
 	c, err = CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: user, Network: "vxlan"})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestCheckTCDecapNotFound(t *testing.T) {
 	expectVerdict(t, "userspace", c.Verdict, c.Reason, results.VerdictSoftware, "offrec-rep1: no rule of the guest pair", "VXLAN decap: userspace datapath")
 	// The reason names the tunnel the run met: Geneve on OVN (issue 23),
 	// "tunnel" when neither the finding nor the run says.
-	gen := &VXLANFinding{Tunnels: []Tunnel{{Name: "ovn-2b5c4e-0", Type: TunnelGeneve, Port: 6081}}, Ports: []int{6081}, Absent: []AbsentDevice{{"genev_sys_6081", "missing"}}, Summary: "OVS Geneve tunnels on UDP port 6081 (1 interfaces): genev_sys_6081 missing"}
+	gen := &TunnelFinding{Tunnels: []Tunnel{{Name: "ovn-2b5c4e-0", Type: TunnelGeneve, Port: 6081}}, Ports: []int{6081}, Absent: []AbsentDevice{{"genev_sys_6081", "missing"}}, Summary: "OVS Geneve tunnels on UDP port 6081 (1 interfaces): genev_sys_6081 missing"}
 	c, err = CheckTC(context.Background(), &fakeRunner{results: answers()}, TCInput{Devices: []string{"offrec-rep1"}, MACs: []string{recMAC1, recMAC2}, Samples: 2, Decap: gen})
 	if err != nil {
 		t.Fatal(err)

@@ -22,9 +22,6 @@ const (
 	// tables, the vxlan one first (ParseTunnels).
 	CmdTunnels = "ovs-vsctl --format=json --columns=name,type,options find Interface type=vxlan" +
 		" -- --columns=name,type,options find Interface type=geneve"
-	// CmdVXLANTunnels is CmdTunnels under its name from before Geneve:
-	// the same command, so answers scripted for one serve the other.
-	CmdVXLANTunnels = CmdTunnels
 	// CmdBridgeDatapaths lists the bridges' datapath types ("netdev" is the
 	// userspace datapath, "" or "system" the kernel one).
 	CmdBridgeDatapaths = "ovs-vsctl --format=json --columns=name,datapath_type list Bridge"
@@ -194,9 +191,6 @@ type Tunnel struct {
 	PortSet bool
 }
 
-// VXLANTunnel is Tunnel under its name from before Geneve.
-type VXLANTunnel = Tunnel
-
 // Device is the kernel device of t's type and port (TunnelDeviceName).
 func (t Tunnel) Device() string { return TunnelDeviceName(t.Type, t.Port) }
 
@@ -242,7 +236,7 @@ func ParseTunnels(data []byte) ([]Tunnel, error) {
 
 // ParseVXLANTunnels parses the output of CmdTunnels where only VXLAN
 // tunnels may be: a geneve interface is an error ("type is not vxlan").
-func ParseVXLANTunnels(data []byte) ([]VXLANTunnel, error) {
+func ParseVXLANTunnels(data []byte) ([]Tunnel, error) {
 	tunnels, err := ParseTunnels(data)
 	if err != nil {
 		return nil, err
@@ -256,7 +250,7 @@ func ParseVXLANTunnels(data []byte) ([]VXLANTunnel, error) {
 }
 
 // VXLANPorts returns the distinct UDP ports of tunnels, ascending.
-func VXLANPorts(tunnels []VXLANTunnel) []int {
+func VXLANPorts(tunnels []Tunnel) []int {
 	seen := map[int]bool{}
 	var ports []int
 	for _, t := range tunnels {
@@ -363,15 +357,6 @@ type TunnelFinding struct {
 	Absent    []AbsentDevice // expected but missing, or discovery failed
 	Summary   string         // one sentence: types, ports, devices, and why
 	Evidence  []EvidenceFile
-}
-
-// VXLANFinding is TunnelFinding under its name from before Geneve (the tc
-// check's TCInput.Decap).
-type VXLANFinding = TunnelFinding
-
-// DiscoverVXLAN is DiscoverTunnels under its name from before Geneve.
-func DiscoverVXLAN(ctx context.Context, hv remote.Runner) (TunnelFinding, error) {
-	return DiscoverTunnels(ctx, hv)
 }
 
 // DiscoverTunnels finds the tunnel decap devices of hv
