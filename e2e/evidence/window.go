@@ -249,117 +249,207 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 	flow := flowName(p.Protocol)
 	w.Logf("offload checks during a sustained %s flow (%s, %s)", flow, p.Name, oc.FlowDuration)
 
-	// Resolve each guest's hypervisor connection and representor before the
-	// flow starts: the window is for the checks alone.
-	type target struct {
-		runner remote.Runner
-		rep    string
-		iface  string // the guest's data interface
-		err    error
+	targets, err := w.flowTargets(ctx)
+	if err != nil {
+		return nil, err
 	}
-	servers := w.Guests
-	targets := make([]target, len(servers))
-	for i, srv := range servers {
+	f := w.startFlow(ctx, p, flow)
+	defer f.cancel()
+	clientsAt, err := w.awaitSettle(ctx, p, f)
+	if err != nil {
+		return nil, err
+	}
+	checksStart := time.Now()
+	w.Logf("checks start %s after the %s flow's clients (offload.settle %s)", checksStart.Sub(clientsAt).Round(time.Millisecond), flow, oc.Settle)
+	flowChecks, ctReads, errs := w.runChecks(f.ctx, p, flow, targets)
+	checksDone := time.Now()
+
+	// Every sample must have been taken while the flow ran: the checks
+	// started after the flow did (settle), so it suffices that the traffic
+	// was still running when the last check returned. The traffic ends when
+	// the clients return, which can be long before iperf3.Run does (it then
+	// waits for the servers to exit). A flow that ended first makes an empty
+	// capture or a silent counter meaningless.
+	outlasted := false
+	select {
+	case end := <-f.trafficEnded:
+		outlasted = !end.After(checksDone)
+	default:
+	}
+	var fr flowResult
+	select {
+	case fr = <-f.done:
+	case <-ctx.Done():
+		return flowChecks, ctx.Err()
+	}
+	flowChecks, errs = w.judgeConntrackAndMode(flow, flowChecks, ctReads, fr, errs, mode)
+	if outlasted {
+		why := fmt.Sprintf("the checks took %s after a settle of %s and outlasted the %s sustained flow (offload.flow_duration %s): their samples may postdate the traffic; raise offload.flow_duration",
+			checksDone.Sub(checksStart).Round(time.Millisecond), oc.Settle, flow, oc.FlowDuration)
+		w.Logf("%s", why)
+		markOutlasted(flowChecks, why)
+	}
+	SaveIperf(w.Save, w.Logf, "offload/"+flow+"/iperf3", fr.m)
+	if se, ok := setupFailure(p, fr.m, fr.err); ok {
+		// No traffic ever flowed: the samples prove nothing and are not
+		// recorded; the caller may run the window again.
+		w.Logf("the checks of this window sampled no traffic: the %s flow failed at UDP stream setup (%s)", flow, se.reason)
+		return nil, se
+	}
+	if err := w.confirmFlow(ctx, flow, flowChecks, fr, retried); err != nil {
+		errs = append(errs, err)
+	}
+	if err := w.Record(flowChecks); err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range flowChecks {
+		w.Logf("  %-11s %-10s on %s: %s", r.Check.Name, r.Check.Verdict, r.Hypervisor, r.Check.Reason)
+	}
+	return flowChecks, errors.Join(errs...)
+}
+
+// flowTarget is where one guest's checks run: its hypervisor's runner, its
+// representor and its data interface (err: why one could not be found,
+// which makes that guest's checks inconclusive rather than the window fail).
+type flowTarget struct {
+	runner remote.Runner
+	rep    string
+	iface  string
+	err    error
+}
+
+// flowTargets resolves each guest's hypervisor connection and representor
+// before the flow starts: the window is for the checks alone.
+func (w Window) flowTargets(ctx context.Context) ([]flowTarget, error) {
+	targets := make([]flowTarget, len(w.Guests))
+	for i, srv := range w.Guests {
 		runner, ok := w.Hypervisors[srv.Hypervisor]
 		if !ok {
 			return nil, fmt.Errorf("no SSH connection to hypervisor %s of %s", srv.Hypervisor, srv.Name)
 		}
 		rep, err := w.Representor(ctx, srv.Hypervisor, srv.PortID)
 		iface, ierr := w.DataInterface(ctx, i)
-		targets[i] = target{runner: runner, rep: rep, iface: iface, err: errors.Join(err, ierr)}
+		targets[i] = flowTarget{runner: runner, rep: rep, iface: iface, err: errors.Join(err, ierr)}
 	}
+	return targets, nil
+}
 
-	flowCtx, cancelFlow := context.WithCancel(ctx)
-	defer cancelFlow()
-	type flowResult struct {
-		m   iperf3.Measurement
-		err error
-	}
-	done := make(chan flowResult, 1)
-	started := make(chan time.Time, 1)
-	trafficEnded := make(chan time.Time, 1)
+// flowResult is how the sustained flow's iperf3 run ended.
+type flowResult struct {
+	m   iperf3.Measurement
+	err error
+}
+
+// sustainedFlow is the evidence flow running in the background: started
+// gets the moment its clients start, trafficEnded the moment they return,
+// done its result; cancel ends it.
+type sustainedFlow struct {
+	name         string
+	ctx          context.Context
+	cancel       context.CancelFunc
+	started      chan time.Time
+	trafficEnded chan time.Time
+	done         chan flowResult
+}
+
+// startFlow starts the sustained flow of p for offload.flow_duration, its
+// clients behind the round's barrier when the window has one.
+func (w Window) startFlow(ctx context.Context, p iperf3.Profile, flow string) *sustainedFlow {
+	f := &sustainedFlow{name: flow, started: make(chan time.Time, 1), trafficEnded: make(chan time.Time, 1), done: make(chan flowResult, 1)}
+	f.ctx, f.cancel = context.WithCancel(ctx)
 	go func() {
 		// The measured runs are over (they run one after the other and stop
 		// their servers), so the evidence flow can use the same ports.
-		in := w.Iperf(p, oc.FlowDuration)
+		in := w.Iperf(p, w.Config.Offload.FlowDuration)
 		var barrierErr error
 		in.ClientsStarting = func(t time.Time) {
 			if w.Barrier != nil {
 				// The round's other pairs: their clients start with these.
-				barrierErr = w.Barrier.Start(flowCtx, flow)
+				barrierErr = w.Barrier.Start(f.ctx, flow)
 				t = time.Now()
 			}
-			started <- t
+			f.started <- t
 		}
 		in.ClientsDone = func(t time.Time) {
-			trafficEnded <- t // this pair's traffic, not the round's
+			f.trafficEnded <- t // this pair's traffic, not the round's
 			if w.Barrier != nil {
-				if err := w.Barrier.Done(flowCtx, flow); err != nil && barrierErr == nil {
+				if err := w.Barrier.Done(f.ctx, flow); err != nil && barrierErr == nil {
 					barrierErr = err
 				}
 			}
 		}
-		m, err := iperf3.Run(flowCtx, in)
+		m, err := iperf3.Run(f.ctx, in)
 		if err == nil {
 			err = barrierErr
 		}
-		done <- flowResult{m, err}
+		f.done <- flowResult{m, err}
 	}()
+	return f
+}
 
-	// The settle time counts from the clients' start, not from here: the
-	// runner first asks versions, starts the servers and waits for them to
-	// listen, which can take longer than the settle itself. Counted from
-	// here, a capture could overlap the miss-path packets every new flow
-	// sends through the representor and read a good offload as "software".
+// awaitSettle waits for f's clients to start, then offload.settle, and
+// returns when the clients started. The settle time counts from the
+// clients' start, not from the flow's: the runner first asks versions,
+// starts the servers and waits for them to listen, which can take longer
+// than the settle itself. Counted from there, a capture could overlap the
+// miss-path packets every new flow sends through the representor and read
+// a good offload as "software". A flow that ends before either is an error
+// naming why (a *flowSetupError when it failed at UDP stream setup).
+func (w Window) awaitSettle(ctx context.Context, p iperf3.Profile, f *sustainedFlow) (time.Time, error) {
+	oc := w.Config.Offload
+	ended := func(r flowResult, before string) error {
+		SaveIperf(w.Save, w.Logf, "offload/"+f.name+"/iperf3", r.m)
+		if se, ok := setupFailure(p, r.m, r.err); ok {
+			return se
+		}
+		return fmt.Errorf("the sustained %s flow ended before %s: %w", f.name, before, w.explain(ctx, f.name, r.m, orFinished(r.err)))
+	}
 	var clientsAt time.Time
 	select {
-	case clientsAt = <-started:
-		w.Logf("sustained %s flow running: %s, until %s; checks from %s", flow, oc.FlowDuration,
+	case clientsAt = <-f.started:
+		w.Logf("sustained %s flow running: %s, until %s; checks from %s", f.name, oc.FlowDuration,
 			clientsAt.Add(oc.FlowDuration).UTC().Format("15:04:05"), clientsAt.Add(oc.Settle).UTC().Format("15:04:05"))
-	case r := <-done:
-		SaveIperf(w.Save, w.Logf, "offload/"+flow+"/iperf3", r.m)
-		if se, ok := setupFailure(p, r.m, r.err); ok {
-			return nil, se
-		}
-		return nil, fmt.Errorf("the sustained %s flow ended before its clients started: %w", flow, w.explain(ctx, flow, r.m, orFinished(r.err)))
+	case r := <-f.done:
+		return time.Time{}, ended(r, "its clients started")
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return time.Time{}, ctx.Err()
 	}
 	select {
 	case <-time.After(time.Until(clientsAt.Add(oc.Settle))):
-	case r := <-done:
-		SaveIperf(w.Save, w.Logf, "offload/"+flow+"/iperf3", r.m)
-		if se, ok := setupFailure(p, r.m, r.err); ok {
-			return nil, se
-		}
-		return nil, fmt.Errorf("the sustained %s flow ended before the checks could start: %w", flow, w.explain(ctx, flow, r.m, orFinished(r.err)))
+		return clientsAt, nil
+	case r := <-f.done:
+		return time.Time{}, ended(r, "the checks could start")
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return time.Time{}, ctx.Err()
 	}
+}
 
-	checksStart := time.Now()
-	w.Logf("checks start %s after the %s flow's clients (offload.settle %s)", checksStart.Sub(clientsAt).Round(time.Millisecond), flow, oc.Settle)
+// runChecks runs every configured check on both hypervisors at once, in
+// the running flow (ctx is the flow's), and with data_port.port_security
+// reads each hypervisor's conntrack table beside them. A check that could
+// not finish is inconclusive, its cause in its reason and in errs.
+func (w Window) runChecks(ctx context.Context, p iperf3.Profile, flow string, targets []flowTarget) ([]FlowCheck, [2]conntrackRead, []error) {
 	var (
 		mu         sync.Mutex
 		flowChecks []FlowCheck
 		errs       []error
 		wg         sync.WaitGroup
+		ctReads    [2]conntrackRead
 	)
 	oneWay := w.oneWay(p)
-	portSecurity := w.Config.DataPort.PortSecurity
-	var ctReads [2]conntrackRead
+	servers := w.Guests
 	for i, srv := range servers {
 		peer := servers[1-i]
 		hv, t, guest := srv.Hypervisor, targets[i], srv.Runner
-		if portSecurity {
+		if w.Config.DataPort.PortSecurity {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
-				ev, err := offload.ReadConntrack(flowCtx, t.runner)
+				ev, err := offload.ReadConntrack(ctx, t.runner)
 				ctReads[i] = conntrackRead{ev: ev, err: err}
 			}(i)
 		}
-		for _, name := range oc.Checks {
+		for _, name := range w.Config.Offload.Checks {
 			wg.Add(1)
 			go func(name string) {
 				defer wg.Done()
@@ -369,7 +459,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 				case t.err != nil:
 					c = offload.Check{Name: name, Verdict: results.VerdictInconclusive, Reason: t.err.Error()}
 				default:
-					c, cerr = w.runCheck(flowCtx, checkTarget{
+					c, cerr = w.runCheck(ctx, checkTarget{
 						hv: t.runner, name: name, rep: t.rep, portID: srv.PortID, localMAC: srv.MAC, peerMAC: peer.MAC,
 						flow: flow, guest: guest, guestName: srv.Name, guestIface: t.iface, oneWay: oneWay,
 					})
@@ -392,26 +482,17 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		}
 	}
 	wg.Wait()
-	checksDone := time.Now()
+	return flowChecks, ctReads, errs
+}
 
-	// Every sample must have been taken while the flow ran: the checks
-	// started after the flow did (settle), so it suffices that the traffic
-	// was still running when the last check returned. The traffic ends when
-	// the clients return, which can be long before iperf3.Run does (it then
-	// waits for the servers to exit). A flow that ended first makes an empty
-	// capture or a silent counter meaningless.
-	var fr flowResult
-	outlasted := false
-	select {
-	case end := <-trafficEnded:
-		outlasted = !end.After(checksDone)
-	default:
-	}
-	select {
-	case fr = <-done:
-	case <-ctx.Done():
-		return flowChecks, ctx.Err()
-	}
+// judgeConntrackAndMode adds, once the flow has ended, the conntrack
+// check of a port-security run (each hypervisor's read against the
+// connections the flow opened) and what the pair's datapath flows say
+// against the mode (offload.ModeFinding: to mode, and to the dpctl and
+// conntrack checks' reasons).
+func (w Window) judgeConntrackAndMode(flow string, flowChecks []FlowCheck, ctReads [2]conntrackRead, fr flowResult, errs []error, mode *[]string) ([]FlowCheck, []error) {
+	portSecurity := w.Config.DataPort.PortSecurity
+	servers := w.Guests
 	if portSecurity {
 		for i, srv := range servers {
 			fc, err := w.judgeConntrack(flow, srv.Hypervisor, ctReads[i], fr.m)
@@ -431,30 +512,30 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 			}
 		}
 	}
-	if outlasted {
-		why := fmt.Sprintf("the checks took %s after a settle of %s and outlasted the %s sustained flow (offload.flow_duration %s): their samples may postdate the traffic; raise offload.flow_duration",
-			checksDone.Sub(checksStart).Round(time.Millisecond), oc.Settle, flow, oc.FlowDuration)
-		w.Logf("%s", why)
-		for i := range flowChecks {
-			c := &flowChecks[i].Check
-			if strings.HasPrefix(c.Reason, checkUnfinished) {
-				// Already inconclusive, with the real cause (a bound, a lost
-				// connection): "raise offload.flow_duration" would hide it.
-				continue
-			}
-			c.Reason = fmt.Sprintf("%s (it said %s: %s)", why, c.Verdict, c.Reason)
-			c.Verdict = results.VerdictInconclusive
+	return flowChecks, errs
+}
+
+// markOutlasted makes every check that finished after the flow ended
+// inconclusive, saying why; one already inconclusive with its real cause
+// (a bound, a lost connection) keeps it: "raise offload.flow_duration"
+// would hide it.
+func markOutlasted(flowChecks []FlowCheck, why string) {
+	for i := range flowChecks {
+		c := &flowChecks[i].Check
+		if strings.HasPrefix(c.Reason, checkUnfinished) {
+			continue
 		}
+		c.Reason = fmt.Sprintf("%s (it said %s: %s)", why, c.Verdict, c.Reason)
+		c.Verdict = results.VerdictInconclusive
 	}
-	SaveIperf(w.Save, w.Logf, "offload/"+flow+"/iperf3", fr.m)
-	if se, ok := setupFailure(p, fr.m, fr.err); ok {
-		// No traffic ever flowed: the samples prove nothing and are not
-		// recorded; the caller may run the window again.
-		w.Logf("the checks of this window sampled no traffic: the %s flow failed at UDP stream setup (%s)", flow, se.reason)
-		return nil, se
-	}
+}
+
+// confirmFlow downgrades every verdict of a flow that carried no traffic
+// (no traffic proves nothing, either way), adds the earlier windows given
+// up at stream setup to each reason, and returns the flow's own failure,
+// explained once now that the flow and the checks are over.
+func (w Window) confirmFlow(ctx context.Context, flow string, flowChecks []FlowCheck, fr flowResult, retried []string) error {
 	if fr.err != nil {
-		// Once, now that the flow and the checks are over: what changed.
 		fr.err = w.explain(ctx, flow, fr.m, fr.err)
 	}
 	ran := fr.err == nil && fr.m.Result.BytesReceived > 0
@@ -462,8 +543,6 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 	if fr.err != nil {
 		what = fmt.Sprintf("the sustained %s flow failed: %v", flow, fr.err)
 	}
-	// No traffic proves nothing, either way: every verdict of a flow that
-	// did not run is downgraded.
 	for i := range flowChecks {
 		flowChecks[i].Check = offload.ConfirmFlow(flowChecks[i].Check, ran, what)
 		if len(retried) > 0 {
@@ -472,15 +551,9 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 	}
 	w.Logf("%s", what)
 	if fr.err != nil {
-		errs = append(errs, fmt.Errorf("the sustained %s flow of the offload checks: %w", flow, fr.err))
+		return fmt.Errorf("the sustained %s flow of the offload checks: %w", flow, fr.err)
 	}
-	if err := w.Record(flowChecks); err != nil {
-		errs = append(errs, err)
-	}
-	for _, r := range flowChecks {
-		w.Logf("  %-11s %-10s on %s: %s", r.Check.Name, r.Check.Verdict, r.Hypervisor, r.Check.Reason)
-	}
-	return flowChecks, errors.Join(errs...)
+	return nil
 }
 
 // conntrackRead is one hypervisor's conntrack read of a flow.
