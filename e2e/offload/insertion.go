@@ -188,7 +188,7 @@ func (o Insertion) statement(in InsertionInput) string {
 	fmt.Fprintf(&b, "%d of %d flows at the last sample", o.FinalFlows, in.Target)
 	switch {
 	case o.Grown <= 0:
-		b.WriteString("; no growth phase (the count did not grow before it stopped)")
+		b.WriteString("; the count did not grow")
 	default:
 		fmt.Fprintf(&b, "; inserted at %.0f rules/s (%d flows from %s to %s)", math.Round(o.Rate), o.Grown, secs(o.GrowthFrom), secs(o.GrowthTo))
 	}
@@ -197,7 +197,7 @@ func (o Insertion) statement(in InsertionInput) string {
 		fmt.Fprintf(&b, "; growth stopped at %d flows (%s), below the target %d", o.PlateauFlows, secs(o.PlateauAt), in.Target)
 	case o.Plateau:
 		fmt.Fprintf(&b, "; growth stopped at %d flows (%s)", o.PlateauFlows, secs(o.PlateauAt))
-	default:
+	case o.Grown > 0:
 		fmt.Fprintf(&b, "; still growing at the last sample (%s)", secs(in.Samples[len(in.Samples)-1].At))
 	}
 	share := fmt.Sprintf("%.0f %%", in.Rules.HardwareShare*100)

@@ -145,9 +145,9 @@ sleep 2
 rec upcall-show-ramp.txt "${APPCTL[@]}" upcall/show
 rec dpif-show-ramp.txt "${APPCTL[@]}" dpif/show
 "${APPCTL[@]}" dpctl/dump-flows -m >"$T/dump.txt"
-wc -l <"$T/dump.txt" >"$out/dpctl-dump-flows-m-ramp.count"
-grep -c 'udp(src=' "$T/dump.txt" >>"$out/dpctl-dump-flows-m-ramp.count" || true
-head -n 20 "$T/dump.txt" >"$out/dpctl-dump-flows-m-ramp.head.txt"
+wc -l <"$T/dump.txt" >"$out/dump-flows-m-ramp.count"
+grep -c 'udp(src=' "$T/dump.txt" >>"$out/dump-flows-m-ramp.count" || true
+head -n 20 "$T/dump.txt" >"$out/dump-flows-m-ramp.head.txt"
 wait "$(cat "$T/send2.pid")" || true
 
 # Step 3: the limit.
@@ -159,7 +159,7 @@ sender 30000 "$LIMIT_PORTS" 100000 4 & echo $! >"$T/send4.pid"
 sleep 3
 rec upcall-show-limit.txt "${APPCTL[@]}" upcall/show
 "${APPCTL[@]}" dpctl/dump-flows >"$T/dump2.txt"
-grep -c . "$T/dump2.txt" >"$out/dpctl-dump-flows-limit.count" || true
+grep -c . "$T/dump2.txt" >"$out/dump-flows-limit.count" || true
 rec coverage-limit.txt "${APPCTL[@]}" coverage/show
 wait "$(cat "$T/send4.pid")" || true
 sleep 1
