@@ -306,3 +306,75 @@ func FuzzParseDevlinkInfo(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadSteering(f *testing.F) {
+	for _, g := range []string{"devlink-param-steering-*"} {
+		files, err := filepath.Glob(filepath.Join("testdata", g))
+		if err != nil || len(files) == 0 {
+			f.Fatalf("no seeds %s: %v", g, err)
+		}
+		for _, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			exit := uint8(0)
+			if strings.HasSuffix(name, ".stderr") {
+				exit = 1
+			}
+			if strings.Contains(name, "missing") {
+				exit = 127
+			}
+			f.Add(b, exit, uint8(0))
+			f.Add(b, exit, uint8(1))
+		}
+	}
+	drivers := []string{"", "mlx5_core", "ice"}
+	f.Fuzz(func(t *testing.T, data []byte, exit, driver uint8) {
+		in := SteeringInput{ExitCode: int(exit), Driver: drivers[int(driver)%len(drivers)]}
+		if exit == 0 {
+			in.Stdout = data
+		} else {
+			in.Stderr = data
+		}
+		s, err := ReadSteering(in)
+		if err != nil {
+			if s != (Steering{}) {
+				t.Errorf("error %v with a result %+v", err, s)
+			}
+			if exit == 127 {
+				t.Errorf("exit 127 is no-devlink, never an error: %v", err)
+			}
+			return
+		}
+		known := s.Mode == "dmfs" || s.Mode == "smfs" || s.Mode == "hmfs"
+		switch s.Status {
+		case SteeringKnown:
+			if !known {
+				t.Errorf("known status with mode %q", s.Mode)
+			}
+		case SteeringOther:
+			if s.Mode == "" || known {
+				t.Errorf("other status with mode %q", s.Mode)
+			}
+		case SteeringNoValue, SteeringNoParam, SteeringNotMLX5, SteeringNoDevice, SteeringNoDevlink, SteeringNoDevlinkKernel:
+			if s.Mode != "" {
+				t.Errorf("%s with a mode %q", s.Status, s.Mode)
+			}
+		default:
+			t.Errorf("unknown status %q", s.Status)
+		}
+		if s.Status == SteeringNotMLX5 && (in.Driver == "" || in.Driver == "mlx5_core") {
+			t.Errorf("not-mlx5 for driver %q", in.Driver)
+		}
+		if s.Status == SteeringNoParam && in.Driver != "" && in.Driver != "mlx5_core" {
+			t.Errorf("no-param for driver %q: should be not-mlx5", in.Driver)
+		}
+		if (exit == 127) != (s.Status == SteeringNoDevlink) {
+			t.Errorf("exit %d gave %s", exit, s.Status)
+		}
+		if exit == 0 && (s.Status == SteeringNoDevice || s.Status == SteeringNoDevlinkKernel) {
+			t.Errorf("exit 0 gave %s", s.Status)
+		}
+	})
+}

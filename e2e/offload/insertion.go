@@ -59,8 +59,9 @@ type Insertion struct {
 	// FinalFlows and FinalInHardware are the last sample's counts.
 	FinalFlows, FinalInHardware int
 	// GrowthFrom and GrowthTo bound the growth phase: the last sample
-	// before the first increase, and the plateau's sample (the last sample
-	// when growth never stopped). Grown is the flows added between them.
+	// before the first increase, and the plateau's sample (when growth
+	// never stopped, the first sample with the highest count). Grown is
+	// the flows added between them (0 when the count there is not higher).
 	GrowthFrom, GrowthTo time.Duration
 	Grown                int
 	// Rate is Grown over the growth phase, in rules per second (0 when
@@ -151,10 +152,19 @@ func JudgeInsertion(in InsertionInput) (Insertion, error) {
 			break
 		}
 	}
+	if !out.Plateau && from >= 0 {
+		for i := from; i < len(ss); i++ {
+			if ss[i].Flows > ss[to].Flows || ss[i].Flows == ss[to].Flows && i < to {
+				to = i
+			}
+		}
+	}
 	if from >= 0 && to > from {
 		out.GrowthFrom, out.GrowthTo = ss[from].At, ss[to].At
-		out.Grown = ss[to].Flows - ss[from].Flows
-		out.Rate = float64(out.Grown) / (ss[to].At - ss[from].At).Seconds()
+		if g := ss[to].Flows - ss[from].Flows; g > 0 {
+			out.Grown = g
+			out.Rate = float64(g) / (ss[to].At - ss[from].At).Seconds()
+		}
 	}
 	out.BelowTarget = out.Plateau && out.PlateauFlows < in.Target
 

@@ -136,7 +136,7 @@ func TestJudgeInsertion(t *testing.T) {
 
 func TestJudgeInsertionRefuses(t *testing.T) {
 	_, err := JudgeInsertion(InsertionInput{Target: 0, Software: true,
-		Rules: InsertionRules{PlateauSamples: 0, PlateauGrowth: 1, HardwareShare: 0},
+		Rules:   InsertionRules{PlateauSamples: 0, PlateauGrowth: 1, HardwareShare: 0},
 		Samples: []InsertionSample{s(1, 5, 0), s(1, 6, 0), s(2, -1, 0), s(3, 4, 5), s(4, 9, 2)}})
 	for _, want := range []string{
 		"target must be > 0 flows, got 0",
