@@ -1,7 +1,6 @@
 package envinfo
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -134,19 +133,9 @@ func named(m map[string]string) map[string]string {
 }
 
 func parseDevlinkInfoText(t []byte) (DevlinkInfo, error) {
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(t))
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return DevlinkInfo{}, fmt.Errorf("devlink dev info: empty output")
-	}
-	dev, ok := strings.CutSuffix(lines[0], ":")
-	if !ok || dev == "" || strings.ContainsAny(dev, " \t") || !strings.Contains(dev, "/") {
-		return DevlinkInfo{}, fmt.Errorf("devlink dev info: first line %q is not \"<bus>/<device>:\"", lines[0])
+	dev, lines, err := devlinkTextHead(t, "devlink dev info")
+	if err != nil {
+		return DevlinkInfo{}, err
 	}
 	d := DevlinkInfo{Dev: dev, Fixed: map[string]string{}, Running: map[string]string{}, Stored: map[string]string{}}
 	var section map[string]string // nil: the device's own attributes

@@ -89,11 +89,14 @@ const mlx5Driver = "mlx5_core"
 // known and not mlx5_core is SteeringNotMLX5.
 func ReadSteering(in SteeringInput) (Steering, error) {
 	stderr := strings.TrimSpace(string(in.Stderr))
-	oneLine := strings.Join(strings.Fields(stderr), " ")
+	oneLine := head([]byte(strings.Join(strings.Fields(stderr), " ")), 300)
 	var s Steering
 	switch {
 	case in.ExitCode == 127:
-		return Steering{Status: SteeringNoDevlink, Detail: orExit(oneLine, 127)}, nil
+		if oneLine == "" {
+			oneLine = "exit 127, nothing on stderr"
+		}
+		return Steering{Status: SteeringNoDevlink, Detail: oneLine}, nil
 	case in.ExitCode != 0 && strings.Contains(stderr, "Failed to connect to devlink Netlink"):
 		return Steering{Status: SteeringNoDevlinkKernel, Detail: oneLine}, nil
 	case in.ExitCode != 0 && strings.Contains(stderr, "No such device"):
@@ -101,7 +104,11 @@ func ReadSteering(in SteeringInput) (Steering, error) {
 	case in.ExitCode != 0 && strings.Contains(stderr, "Invalid argument"):
 		s = Steering{Status: SteeringNoParam, Detail: oneLine}
 	case in.ExitCode != 0:
-		return Steering{}, fmt.Errorf("devlink dev param show: exit %d: %s", in.ExitCode, orExit(clipStr(oneLine), in.ExitCode))
+		msg := oneLine
+		if msg == "" {
+			msg = "nothing on stderr"
+		}
+		return Steering{}, fmt.Errorf("devlink dev param show: exit %d: %s", in.ExitCode, msg)
 	default:
 		var err error
 		if s, err = ParseSteering(in.Stdout); err != nil {
@@ -118,20 +125,6 @@ func ReadSteering(in SteeringInput) (Steering, error) {
 		}
 	}
 	return s, nil
-}
-
-func orExit(msg string, code int) string {
-	if msg == "" {
-		return fmt.Sprintf("exit %d, nothing on stderr", code)
-	}
-	return msg
-}
-
-func clipStr(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
 }
 
 // ParseSteering parses devlink's answer on stdout, JSON (devlink -j, the
@@ -236,19 +229,9 @@ func steeringOf(dev string, vals []paramValue) (Steering, error) {
 
 func parseSteeringText(t []byte) (Steering, error) {
 	const cmd = "devlink dev param show"
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(t))
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return Steering{}, fmt.Errorf("%s: empty output", cmd)
-	}
-	dev, ok := strings.CutSuffix(lines[0], ":")
-	if !ok || dev == "" || strings.ContainsAny(dev, " \t") || !strings.Contains(dev, "/") {
-		return Steering{}, fmt.Errorf("%s: first line %q is not \"<bus>/<device>:\"", cmd, clipStr(lines[0]))
+	dev, lines, err := devlinkTextHead(t, cmd)
+	if err != nil {
+		return Steering{}, err
 	}
 	var (
 		cur   string // the parameter being read
@@ -261,7 +244,7 @@ func parseSteeringText(t []byte) (Steering, error) {
 		case f[0] == "name":
 			kv, err := pairs(f)
 			if err != nil || kv["name"] == "" {
-				return Steering{}, fmt.Errorf("%s: %s: line %d %q is not \"name <param> type <type>\"", cmd, dev, i+2, clipStr(l))
+				return Steering{}, fmt.Errorf("%s: %s: line %d %q is not \"name <param> type <type>\"", cmd, dev, i+2, head([]byte(l), 200))
 			}
 			cur = kv["name"]
 			if cur == SteeringParam {
@@ -271,7 +254,7 @@ func parseSteeringText(t []byte) (Steering, error) {
 		case f[0] == "cmode":
 			kv, err := pairs(f)
 			if err != nil {
-				return Steering{}, fmt.Errorf("%s: %s: line %d %q is not \"cmode <cmode> value <value> ...\"", cmd, dev, i+2, clipStr(l))
+				return Steering{}, fmt.Errorf("%s: %s: line %d %q is not \"cmode <cmode> value <value> ...\"", cmd, dev, i+2, head([]byte(l), 200))
 			}
 			if cur == SteeringParam {
 				v := paramValue{Cmode: kv["cmode"]}
@@ -283,7 +266,7 @@ func parseSteeringText(t []byte) (Steering, error) {
 		case strings.HasSuffix(l, ":") && strings.Contains(l, "/"):
 			return Steering{}, fmt.Errorf("%s: want the parameters of one device, got %s and %s", cmd, dev, strings.TrimSuffix(l, ":"))
 		default:
-			return Steering{}, fmt.Errorf("%s: %s: line %d %q is not a parameter, values or cmode line", cmd, dev, i+2, clipStr(l))
+			return Steering{}, fmt.Errorf("%s: %s: line %d %q is not a parameter, values or cmode line", cmd, dev, i+2, head([]byte(l), 200))
 		}
 	}
 	switch found {
@@ -309,4 +292,25 @@ func pairs(f []string) (map[string]string, error) {
 		kv[f[i]] = f[i+1]
 	}
 	return kv, nil
+}
+
+// devlinkTextHead reads the text form of a devlink listing of one device:
+// its lines, trimmed, without the empty ones, the first of which must be
+// the handle ("pci/0000:08:00.0:"). cmd names the command in the errors.
+func devlinkTextHead(t []byte, cmd string) (string, []string, error) {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(t))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return "", nil, fmt.Errorf("%s: empty output", cmd)
+	}
+	dev, ok := strings.CutSuffix(lines[0], ":")
+	if !ok || dev == "" || strings.ContainsAny(dev, " \t") || !strings.Contains(dev, "/") {
+		return "", nil, fmt.Errorf("%s: first line %q is not \"<bus>/<device>:\"", cmd, head([]byte(lines[0]), 200))
+	}
+	return dev, lines, nil
 }

@@ -94,7 +94,7 @@ func TestReadSteeringRefuses(t *testing.T) {
 		want string
 	}{
 		{"other failure", SteeringInput{ExitCode: 1, Stderr: []byte("Permission denied\n")}, "exit 1: Permission denied"},
-		{"silent failure", SteeringInput{ExitCode: 2}, "exit 2: exit 2, nothing on stderr"},
+		{"silent failure", SteeringInput{ExitCode: 2}, "exit 2: nothing on stderr"},
 		{"bad json", SteeringInput{Stdout: []byte(`{"param":`)}, "devlink -j dev param show: unexpected end"},
 		{"no section", SteeringInput{Stdout: []byte(`{"dev":{}}`)}, `no "param" section`},
 		{"two devices", SteeringInput{Stdout: []byte(two)}, "want the parameters of one device, got 2"},
