@@ -52,8 +52,10 @@ func TestUpcallAtLimitAndKeys(t *testing.T) {
 }
 
 // Every sample of the recorded ramp parses, and the count it gives is the
-// flow count beside it in timeline/counts.tsv within what moved between
-// the two reads.
+// flow count beside it in timeline/counts.tsv, less what the ramp added
+// between the two reads (upcall/show was read first; the ramp only adds
+// flows; at 500 new flows a second the reads, ~0.1 s apart under load,
+// saw at most 134 more: 200 is the bound).
 func TestParseUpcallShowTimeline(t *testing.T) {
 	rows := timelineRows(t)
 	for i, r := range rows {
@@ -62,7 +64,7 @@ func TestParseUpcallShowTimeline(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got := int(dps[0].Current); got > r.Flows+1000 || r.Flows > got+1000 {
+		if got := int(dps[0].Current); got > r.Flows || r.Flows-got > 200 {
 			t.Errorf("%s: current %d, dpctl read %d flows just after", name, got, r.Flows)
 		}
 	}
