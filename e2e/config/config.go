@@ -41,6 +41,8 @@ type Config struct {
 	// absent, the run is the one pair of placement.
 	Fleet       *Fleet      `yaml:"fleet"`
 	Connections Connections `yaml:"connections"` // connection scale (connections.go)
+	RuleScale   RuleScale   `yaml:"rule_scale"`  // rule scale and insertion rate (hold.go)
+	Churn       Churn       `yaml:"churn"`       // the long window without churn (hold.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).
@@ -366,6 +368,13 @@ const (
 	// hypervisor's conntrack table every poll during iperf3's omit period,
 	// each read bounded by timeout.
 	IntervalConntrackSample = "conntrack_sample"
+	// IntervalRuleScaleSample: the rule-scale profile (hold.go) reads each
+	// hypervisor every poll while the guest opens and holds its 5-tuples,
+	// each read bounded by timeout.
+	IntervalRuleScaleSample = "rule_scale_sample"
+	// IntervalChurnSample: the churn window (hold.go) reads each
+	// hypervisor every poll, each read bounded by timeout.
+	IntervalChurnSample = "churn_sample"
 )
 
 // DefaultIntervals are used for every name not given in the file.
@@ -382,6 +391,8 @@ var DefaultIntervals = map[string]Interval{
 	IntervalDebugPod:        {Timeout: 3 * time.Minute, Poll: 2 * time.Second},
 	IntervalKubeAPI:         {Timeout: 30 * time.Second, Poll: 2 * time.Second},
 	IntervalConntrackSample: {Timeout: 5 * time.Second, Poll: time.Second},
+	IntervalRuleScaleSample: {Timeout: 10 * time.Second, Poll: time.Second},
+	IntervalChurnSample:     {Timeout: 10 * time.Second, Poll: 10 * time.Second},
 	IntervalDataPath:        {Timeout: time.Minute, Poll: time.Second},
 }
 

@@ -52,6 +52,10 @@ type Results struct {
 	// Connections are the connection-scale profile's results
 	// (connections.go), one per N; absent in files written before it.
 	Connections []ConnectionResult `json:"connections,omitempty"`
+	// RuleScale and Churn are issue 38's rule-scale profile and long
+	// window (hold.go); absent in files written before them.
+	RuleScale []RuleScaleResult `json:"rule_scale,omitempty"`
+	Churn     []ChurnResult     `json:"churn,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

@@ -37,6 +37,7 @@ func ThresholdMetrics() []string {
 	m := append([]string{MetricDelivered, MetricOffered, MetricLoss, MetricRetransmits, MetricGain, MetricCV}, CPUMetrics...)
 	m = append(m, PacketMetrics()...)
 	m = append(m, ConnectionMetrics()...)
+	m = append(m, HoldMetrics()...)
 	return append(m, LatencyMetrics()...)
 }
 
@@ -106,6 +107,14 @@ func MetricValueProblem(metric string, v float64) string {
 	case MetricTimeToOffload:
 		if v <= 0 {
 			return "must be > 0 for " + metric + " (seconds)"
+		}
+	case MetricRulesPerSecond:
+		if v <= 0 {
+			return "must be > 0 for " + metric + " (rules inserted a second)"
+		}
+	case MetricChurnCount:
+		if v < 0 || v != math.Trunc(v) {
+			return "must be a whole number >= 0 for " + metric + " (rules deleted and re-added)"
 		}
 	}
 	return ""

@@ -59,6 +59,12 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 			res.Reason = what
 			return res
 		}
+	} else if IsHoldMetric(r.Metric) {
+		var ok bool
+		if actual, what, ok = evaluateHoldMetric(r, files); !ok {
+			res.Reason = what
+			return res
+		}
 	} else if slices.Contains(PacketMetrics(), r.Metric) {
 		var ok bool
 		if actual, what, ok = evaluatePacketMetric(r, files); !ok {

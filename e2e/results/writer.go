@@ -195,6 +195,12 @@ func clone(r Results) Results {
 	out.Searches = cloneSearches(r.Searches)
 	out.Latency = cloneLatency(r.Latency)
 	out.Connections = cloneConnections(r.Connections)
+	if r.RuleScale != nil {
+		out.RuleScale = cloneJSON(r.RuleScale)
+	}
+	if r.Churn != nil {
+		out.Churn = cloneJSON(r.Churn)
+	}
 	return out
 }
 
