@@ -489,3 +489,7 @@ func PairFlows(flows []DpctlFlow, macs []string, proto string) ([]DpctlFlow, err
 	}
 	return out, nil
 }
+
+// InHardware says whether OVS claims the flow in hardware (offloaded:yes;
+// see flowHardware).
+func InHardware(f DpctlFlow) bool { return flowHardware(f, false) == flowHW }

@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The sender and the receiver run here as they run on a guest (sh -c of
+// the command line), over loopback: the sender opens n distinct source
+// ports, each seen by the receiver side (a socket of this test), and its
+// report says so.
+func TestFlowSenderOverLoopback(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 here: the sender is a python3 program")
+	}
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	in := FlowSenderInput{Src: "127.0.0.1", Dst: "127.0.0.1", DstPort: port, First: 41000, N: 200, Rate: 0,
+		Refresh: 200 * time.Millisecond, Hold: 500 * time.Millisecond}
+	seen := map[int]int{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			_ = pc.SetReadDeadline(time.Now().Add(3 * time.Second))
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			seen[from.(*net.UDPAddr).Port]++
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "sh", "-c", in.SenderCommand()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	rep, err := ParseSenderReport(out, in.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Close()
+	<-done
+	if rep.Opened+rep.BindFailures != in.N || rep.Opened < in.N-5 || rep.Python == "" {
+		t.Errorf("report %+v", rep)
+	}
+	distinct := 0
+	for p, c := range seen {
+		if p >= in.First && p < in.First+in.N && c >= 2 { // opened, then sent again at least once
+			distinct++
+		}
+	}
+	if distinct < rep.Opened-5 {
+		t.Errorf("%d source ports seen twice or more, the sender opened %d", distinct, rep.Opened)
+	}
+	// The receiver's command compiles and ends by itself.
+	in.ReceiverSeconds = 0.2
+	in.DstPort = 0
+	rout, err := exec.CommandContext(ctx, "sh", "-c", in.ReceiverCommand()).CombinedOutput()
+	if err != nil || !strings.Contains(string(rout), "listening") {
+		t.Errorf("receiver: %v: %s", err, rout)
+	}
+}
+
+func TestParseSenderReport(t *testing.T) {
+	r, err := ParseSenderReport([]byte("warning\n{\"opened\": 998, \"bind_failures\": 2, \"open_seconds\": 0.41, \"python\": \"3.11.2\"}\n"), 1000)
+	if err != nil || r.Opened != 998 || r.BindFailures != 2 || r.OpenSeconds != 0.41 {
+		t.Errorf("%+v %v", r, err)
+	}
+	for _, bad := range []string{"", "{\"opened\": 1001, \"bind_failures\": 0, \"open_seconds\": 1}", "{\"opened\": 1, \"extra\": 1}", "{\"opened\": -1}", "not json"} {
+		if _, err := ParseSenderReport([]byte(bad), 1000); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseSenderReport(f *testing.F) {
+	f.Add([]byte("{\"opened\": 998, \"bind_failures\": 2, \"open_seconds\": 0.41, \"python\": \"3.11.2\"}"), 1000)
+	f.Add([]byte("x\n{}"), 0)
+	f.Fuzz(func(t *testing.T, b []byte, n int) {
+		r, err := ParseSenderReport(b, n)
+		if err != nil {
+			return
+		}
+		if r.Opened < 0 || r.BindFailures < 0 || r.Opened+r.BindFailures > n || !(r.OpenSeconds >= 0) {
+			t.Errorf("accepted %+v for n %d", r, n)
+		}
+	})
+}
