@@ -95,11 +95,11 @@ func pythonCommand(program string, args ...string) string {
 
 // FlowSenderInput is one run of the sender.
 type FlowSenderInput struct {
-	Src, Dst         string
-	DstPort, First   int
-	N, Rate          int
-	Refresh, Hold    time.Duration
-	ReceiverSeconds  float64
+	Src, Dst        string
+	DstPort, First  int
+	N, Rate         int
+	Refresh, Hold   time.Duration
+	ReceiverSeconds float64
 }
 
 // SenderCommand is the sender's command line.

@@ -164,5 +164,3 @@ func clipLine(s string) string {
 
 // appctlSecs is ovs-appctl's own timeout inside a read bounded by d.
 func appctlSecs(d time.Duration) int { return offload.AppctlSecs(d) }
-
-
