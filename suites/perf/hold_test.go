@@ -1,0 +1,109 @@
+package perf
+
+import (
+	"fmt"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
+)
+
+// ruleScaleLadder are the counts with their own spec and label
+// (rule-scale-<N>); a count of rule_scale.counts off the ladder runs in
+// the last spec, labelled rule-scale only.
+var ruleScaleLadder = []int{1000, 10000}
+
+// thresholdsOf is what is wrong with a profile's thresholds.
+func thresholdsOf(id string) []string {
+	By(fmt.Sprintf("comparing %s with its thresholds", id))
+	got, err := pair.ThresholdsFor(id)
+	if err != nil {
+		return []string{fmt.Sprintf("evaluating thresholds of %s: %v", id, err)}
+	}
+	var bad []string
+	for _, t := range got {
+		if !t.Pass {
+			bad = append(bad, fmt.Sprintf("threshold %s: %s", t.Name, t.Reason))
+		}
+	}
+	return bad
+}
+
+// holdSpecs are issue 38's evidence windows, inside the suite's Ordered
+// container after the other profiles, each labelled to run alone
+// (--label-filter rule-scale-1000, churn).
+func holdSpecs() {
+	Describe("Rule scale and insertion rate", Label("rule-scale"), func() {
+		// measure opens n 5-tuples and returns what is wrong: the sender
+		// failed, a hypervisor not read (an insertion rate is a
+		// measurement, never a silent 0), a threshold violated. A slow
+		// insertion or a plateau below n is a result the report names, not
+		// a failure, unless a threshold (rules_per_second) gates it.
+		measure := func(ctx SpecContext, n int) []string {
+			rs := run.Config.RuleScale
+			By(fmt.Sprintf("opening %d distinct UDP 5-tuples (%d per second, 0 = as fast as the guest can), held %s, the hypervisors read during it", n, rs.Rate, rs.Hold))
+			cr, err := pair.RunRuleScale(ctx, n)
+			if err != nil {
+				return []string{fmt.Sprintf("%d 5-tuples: %v", n, err)}
+			}
+			var bad []string
+			for _, h := range cr.Hosts {
+				By(fmt.Sprintf("%s (steering %s): %s", h.Hypervisor, h.Steering, h.Reason))
+				if h.Judged(cr.Judged) == nil {
+					bad = append(bad, fmt.Sprintf("%d 5-tuples, %s: no %s timeline: %s", n, h.Hypervisor, cr.Judged, h.Reason))
+				}
+			}
+			return append(bad, thresholdsOf(results.RuleScaleProfileID(n))...)
+		}
+		for _, n := range ruleScaleLadder {
+			It(fmt.Sprintf("opens %d distinct 5-tuples", n), Label(results.RuleScaleProfileID(n)), func(ctx SpecContext) {
+				if !slices.Contains(run.Config.RuleScale.Counts, n) {
+					Skip(fmt.Sprintf("%d is not in rule_scale.counts of %s", n, run.Config.File))
+				}
+				Expect(measure(ctx, n)).To(BeEmpty())
+			})
+		}
+		It("opens the other counts of rule_scale.counts", func(ctx SpecContext) {
+			var others []int
+			for _, n := range run.Config.RuleScale.Counts {
+				if !slices.Contains(ruleScaleLadder, n) {
+					others = append(others, n)
+				}
+			}
+			if len(others) == 0 {
+				Skip(fmt.Sprintf("rule_scale.counts of %s has no count off %v", run.Config.File, ruleScaleLadder))
+			}
+			slices.Sort(others)
+			var bad []string
+			for _, n := range others {
+				bad = append(bad, measure(ctx, n)...)
+			}
+			Expect(bad).To(BeEmpty())
+		})
+	})
+
+	Describe("Long window without churn", Label(results.ChurnProfileID), func() {
+		It("holds one flow's offloaded rules for the whole window", func(ctx SpecContext) {
+			cc := run.Config.Churn
+			if cc.Duration <= 0 {
+				Skip(fmt.Sprintf("churn.duration is not set in %s", run.Config.File))
+			}
+			By(fmt.Sprintf("one UDP flow at %s for %s, the pair's rules read every %s", results.FormatBps(float64(cc.Bitrate)), cc.Duration, run.Config.Interval(config.IntervalChurnSample).Poll))
+			cr, err := pair.RunChurn(ctx)
+			Expect(err).NotTo(HaveOccurred(), "the churn window")
+			var bad []string
+			for _, h := range cr.Hosts {
+				By(fmt.Sprintf("%s: %s", h.Hypervisor, h.Reason))
+				if h.Reads < 2 {
+					bad = append(bad, fmt.Sprintf("%s read %d time(s): %s", h.Hypervisor, h.Reads, h.Reason))
+				}
+			}
+			// Churn fails the spec only through a gate the config sets
+			// (thresholds: churn_count); the verdict is in the report.
+			Expect(append(bad, thresholdsOf(results.ChurnProfileID)...)).To(BeEmpty())
+		})
+	})
+}
