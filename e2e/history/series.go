@@ -76,6 +76,12 @@ const (
 	// opened connections offloaded, and the seconds until all were.
 	MetricOffloadedShare = "offloaded_share"
 	MetricTimeToOffload  = "time_to_offload_s"
+	// Issue 38's, per hypervisor: the rule-scale profile's insertion rate
+	// of its judged table and the seconds until the hardware share was in
+	// hardware; the churn window's counted events.
+	MetricRulesPerSecond = "rules_per_second"
+	MetricTimeToHardware = "time_to_hardware_s"
+	MetricChurnCount     = "churn_count"
 )
 
 // Metrics are the judged metrics by name.
@@ -89,6 +95,9 @@ var Metrics = map[string]Metric{
 	MetricOffloaded:      {Name: MetricOffloaded, HigherBetter: true, Verdict: true},
 	MetricOffloadedShare: {Name: MetricOffloadedShare, HigherBetter: true, MinEffect: 0.05, Absolute: true},
 	MetricTimeToOffload:  {Name: MetricTimeToOffload, MinEffect: 0.20},
+	MetricRulesPerSecond: {Name: MetricRulesPerSecond, HigherBetter: true, MinEffect: 0.10},
+	MetricTimeToHardware: {Name: MetricTimeToHardware, MinEffect: 0.20},
+	MetricChurnCount:     {Name: MetricChurnCount, MinEffect: 1, Absolute: true},
 }
 
 // MetricOf is the metric named, or an error naming the known ones.
@@ -256,6 +265,7 @@ func Extract(r *results.Results) []Point {
 				}
 			}
 		}
+		holdPoints(r, add)
 		return pts
 	}
 	f := r.Fleet
@@ -380,4 +390,40 @@ func tQuantile975(df int) float64 {
 		return 2.01
 	}
 	return 1.96
+}
+
+// holdPoints are issue 38's points: per rule-scale N and hypervisor the
+// judged table's insertion rate (rules_per_second, profile rule-scale-<N>)
+// and its time to hardware (time_to_hardware_s, only when it got there);
+// per hypervisor the churn window's count (churn_count, profile churn).
+// A failed profile or an unread hypervisor adds nothing.
+func holdPoints(r *results.Results, add func(metric, profile string, path results.Path, node string, v, lo, hi float64, n int)) {
+	for _, c := range r.RuleScale {
+		if c.Error != "" {
+			continue
+		}
+		for _, h := range c.Hosts {
+			in := h.Judged(c.Judged)
+			if in == nil {
+				continue
+			}
+			prof := results.RuleScaleProfileID(c.N)
+			add(MetricRulesPerSecond, prof, c.Path, h.Hypervisor, in.RulesPerSecond, in.RulesPerSecond, in.RulesPerSecond, 1)
+			if in.HardwareSeconds != nil && !h.Software {
+				v := *in.HardwareSeconds
+				add(MetricTimeToHardware, prof, c.Path, h.Hypervisor, v, v, v, 1)
+			}
+		}
+	}
+	for _, c := range r.Churn {
+		if c.Error != "" {
+			continue
+		}
+		for _, h := range c.Hosts {
+			if h.Reads >= 2 {
+				v := float64(h.Count)
+				add(MetricChurnCount, results.ChurnProfileID, c.Path, h.Hypervisor, v, v, v, 1)
+			}
+		}
+	}
 }
