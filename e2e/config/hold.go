@@ -63,10 +63,13 @@ const (
 	// MaxRuleScaleFlows bounds N: the source ports must fit below 65536.
 	MaxRuleScaleFlows = 40000
 
-	DefaultRuleScaleHold       = 20 * time.Second
-	DefaultRuleScaleRefresh    = 2 * time.Second
-	DefaultRuleScaleFirstPort  = 20000
-	DefaultVswitchdLog         = "/var/log/openvswitch/ovs-vswitchd.log"
+	DefaultRuleScaleHold      = 20 * time.Second
+	DefaultRuleScaleRefresh   = 2 * time.Second
+	DefaultRuleScaleFirstPort = 20000
+	// VswitchdLogAuto: the log file of the ovs-vswitchd in the
+	// hypervisor's network namespace, from its --log-file.
+	VswitchdLogAuto            = "auto"
+	DefaultVswitchdLog         = VswitchdLogAuto
 	DefaultChurnBitrate        = 10_000_000
 	DefaultChurnLength         = 1000
 	DefaultChurnSlowPathShare  = 0.01

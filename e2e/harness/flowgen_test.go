@@ -97,3 +97,33 @@ func FuzzParseSenderReport(f *testing.F) {
 		}
 	})
 }
+
+// The log file of a command line: the lab's (an absolute --log-file),
+// OVS's default for a bare one, a relative one under OVS's log directory,
+// none.
+func TestVswitchdLogOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"nice\n-n\n-10\novs-vswitchd\nunix:/var/lib/asap2lab/run/hv1/db.sock\n--pidfile=/x.pid\n--log-file=/var/lib/asap2lab/logs/hv1-ovs-vswitchd.log\n-vconsole:off\n": "/var/lib/asap2lab/logs/hv1-ovs-vswitchd.log",
+		"ovs-vswitchd\nunix:/run/openvswitch/db.sock\n--log-file\n--pidfile\n":                                                                                           "/var/log/openvswitch/ovs-vswitchd.log",
+		"ovs-vswitchd\n--log-file=vs.log\n": "/var/log/openvswitch/vs.log",
+		"ovs-vswitchd\n-vconsole:info\n":    "",
+		"":                                  "",
+	} {
+		if got := VswitchdLogOf([]byte(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The command finds this machine's ovs-vswitchd of this network namespace
+// and prints its arguments one a line; where there is none it prints
+// nothing and exits 0.
+func TestVswitchdCmdlineCommandRuns(t *testing.T) {
+	out, err := exec.Command("sh", "-c", VswitchdCmdlineCommand).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(out) > 0 && !strings.Contains(string(out), "ovs-vswitchd") {
+		t.Errorf("printed %q", out)
+	}
+}

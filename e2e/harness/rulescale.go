@@ -362,6 +362,17 @@ func (pair *Pair) scaleLog(ctx context.Context, h *holdHost, from time.Time, hr 
 		hr.LogNote = "not read (rule_scale.vswitchd_log is empty)"
 		return
 	}
+	if file == config.VswitchdLogAuto {
+		out, err := h.run(ctx, VswitchdCmdlineCommand)
+		if err != nil {
+			hr.LogNote = "not read: its file not found: " + clipLine(err.Error())
+			return
+		}
+		if file = VswitchdLogOf(out); file == "" {
+			hr.LogNote = "not read: ovs-vswitchd logs to no file (no --log-file on its command line, or no ovs-vswitchd in this network namespace)"
+			return
+		}
+	}
 	out, err := h.run(ctx, fmt.Sprintf("tail -c %d %s", vswitchdLogBytes, remote.ShellQuote(file)))
 	if err != nil {
 		hr.LogNote = "not read: " + clipLine(err.Error())
@@ -389,4 +400,37 @@ func (pair *Pair) scaleLog(ctx context.Context, h *holdHost, from time.Time, hr 
 			delete(hr.LogEvents, kind)
 		}
 	}
+}
+
+// VswitchdCmdlineCommand prints the command line of the ovs-vswitchd of
+// this network namespace, one argument a line: on a hypervisor there is
+// one; on the lab, whose hypervisors share the machine's process table, the
+// one in the namespace the hypervisor's sshd runs in.
+const VswitchdCmdlineCommand = `self=$(readlink /proc/self/ns/net); for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = ovs-vswitchd ] && [ "$(readlink $d/ns/net 2>/dev/null)" = "$self" ] && tr '\0' '\n' <$d/cmdline && break; done; true`
+
+// defaultVswitchdLog is OVS's log file for a bare --log-file (its
+// default OVS_LOGDIR).
+const defaultVswitchdLog = "/var/log/openvswitch/ovs-vswitchd.log"
+
+// VswitchdLogOf is the log file an ovs-vswitchd command line names:
+// --log-file=FILE (a relative FILE under OVS's log directory), a bare
+// --log-file the default; "" when it logs to no file.
+func VswitchdLogOf(cmdline []byte) string {
+	for _, a := range strings.Split(string(cmdline), "\n") {
+		a = strings.TrimSpace(a)
+		switch {
+		case a == "--log-file":
+			return defaultVswitchdLog
+		case strings.HasPrefix(a, "--log-file="):
+			f := strings.TrimPrefix(a, "--log-file=")
+			if f == "" {
+				return defaultVswitchdLog
+			}
+			if !strings.HasPrefix(f, "/") {
+				return "/var/log/openvswitch/" + f
+			}
+			return f
+		}
+	}
+	return ""
 }
