@@ -127,3 +127,19 @@ func TestVswitchdCmdlineCommandRuns(t *testing.T) {
 		t.Errorf("printed %q", out)
 	}
 }
+
+func FuzzVswitchdLogOf(f *testing.F) {
+	f.Add([]byte("ovs-vswitchd\n--log-file=/var/lib/asap2lab/logs/hv1-ovs-vswitchd.log\n"))
+	f.Add([]byte("ovs-vswitchd\n--log-file\n"))
+	f.Add([]byte("--log-file=x\n--log-file=/y\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := VswitchdLogOf(b)
+		// A file is named only from a --log-file argument, and is absolute.
+		if got != "" && (!strings.Contains(string(b), "--log-file") || !strings.HasPrefix(got, "/")) {
+			t.Errorf("%q: %q", b, got)
+		}
+		if got == "" && strings.Contains(string(b), "\n--log-file\n") {
+			t.Errorf("%q: a bare --log-file read as none", b)
+		}
+	})
+}
