@@ -105,3 +105,111 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 		t.Errorf("threshold %+v", got[0])
 	}
 }
+
+// fakeBackground is a background command that runs until stopped.
+type fakeBackground struct{ done chan struct{} }
+
+func (p *fakeBackground) Wait() (remote.Result, error) { <-p.done; return remote.Result{ExitCode: -1, Signal: "TERM"}, nil }
+func (p *fakeBackground) Stop() (remote.Result, error) {
+	close(p.done)
+	return remote.Result{ExitCode: -1, Signal: "TERM"}, nil
+}
+
+// dumpOf is a userspace datapath's dump of n UDP flows from mac, each
+// line the recording's (churn/steady/00.txt) with its own source port.
+func dumpOf(t *testing.T, n int, mac string) []byte {
+	t.Helper()
+	rec := string(readFile(t, filepath.Join("..", "offload", "testdata", "churn", "steady", "00.txt")))
+	line := strings.Split(strings.TrimSpace(rec), "\n")[1]
+	line = strings.ReplaceAll(line, "16:00:da:94:76:b3", mac)
+	var b strings.Builder
+	b.WriteString("flow-dump from the main thread:\n")
+	for i := 0; i < n; i++ {
+		l := strings.Replace(line, "udp(src=40000/0", fmt.Sprintf("udp(src=%d", 20000+i), 1)
+		l = strings.Replace(l, "ufid:9402f525", fmt.Sprintf("ufid:%08x", i), 1)
+		b.WriteString(l + "\n")
+	}
+	return []byte(b.String())
+}
+
+// The rule-scale profile over the fakes: the client guest's sender (its
+// exact command) opens 1000 5-tuples, the hypervisors' dumps grow 0, 400,
+// 800, 1000 and hold; upcall/show, coverage and the log are the
+// recordings'. The insertion is judged, the software datapath named, the
+// log read through the ovs-vswitchd command line and its old lines left
+// out of the window.
+func TestRuleScaleOverFakes(t *testing.T) {
+	wd := newPair(t)
+	wd.cfg.RuleScale = config.RuleScale{Counts: []int{1000}, Hold: time.Second, Refresh: time.Second, FirstSourcePort: 20000,
+		PlateauSamples: 2, PlateauGrowth: 0.01, HardwareShare: 0.97, VswitchdLog: config.VswitchdLogAuto}
+	iv := wait.Interval{Timeout: time.Second, Poll: 150 * time.Millisecond}
+	wd.cfg.Intervals[config.IntervalRuleScaleSample] = iv
+	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: 10 * time.Second, Poll: time.Second}
+	srv, cli := wd.topo.Servers[0], wd.topo.Servers[1]
+	gen := FlowSenderInput{Src: cli.DataIP, Dst: srv.DataIP, DstPort: wd.cfg.Traffic.Port, First: 20000, N: 1000, Refresh: time.Second, Hold: time.Second}
+	wd.guests[1].On(gen.SenderCommand(), fakeremote.Reply{Sleep: 1500 * time.Millisecond,
+		Stdout: []byte(`{"opened": 1000, "bind_failures": 0, "open_seconds": 0.35, "python": "3.11.2"}` + "\n")})
+	wd.guests[0].Starts = func(ctx context.Context, cmd string) (remote.Process, bool) {
+		if !strings.HasPrefix(cmd, "python3 -c ") {
+			return nil, false
+		}
+		return &fakeBackground{done: make(chan struct{})}, true
+	}
+	appctl := appctlSecs(iv.Timeout)
+	scale := func(name string) []byte {
+		return readFile(t, filepath.Join("..", "offload", "testdata", "scale", name))
+	}
+	for _, hv := range wd.hvs {
+		var dumps []fakeremote.Reply
+		for _, n := range []int{0, 400, 800, 1000, 1000, 1000, 1000} {
+			dumps = append(dumps, fakeremote.Reply{Stdout: dumpOf(t, n, cli.DataMAC)})
+		}
+		for i := 0; i < 30; i++ {
+			dumps = append(dumps, dumps[6])
+		}
+		hv.On(offload.DpctlFlowsCommand, fakeremote.Reply{Stdout: []byte("flow-dump from the main thread:\n")})
+		hv.On(offload.DpctlFlowsCommand+" -m", dumps...)
+		hv.On(offload.UpcallCommand(appctl), fakeremote.Reply{Stdout: scale("upcall-show-ramp.txt")})
+		hv.On(offload.CoverageCommand(appctl),
+			fakeremote.Reply{Stdout: readFile(t, filepath.Join("..", "offload", "testdata", "churn", "steady", "coverage-00.txt"))},
+			fakeremote.Reply{Stdout: scale("coverage-limit.txt")})
+		hv.On(offload.FindInterfaceCommand(srv.DataPortID), fakeremote.Reply{Stdout: []byte("rep0\n")})
+		hv.On(offload.FindInterfaceCommand(cli.DataPortID), fakeremote.Reply{Stdout: []byte("rep1\n")})
+		hv.On(VswitchdCmdlineCommand, fakeremote.Reply{Stdout: []byte("ovs-vswitchd\n--log-file=/lab/hv-ovs-vswitchd.log\n")})
+		hv.On(fmt.Sprintf("tail -c %d %s", vswitchdLogBytes, remote.ShellQuote("/lab/hv-ovs-vswitchd.log")), fakeremote.Reply{Stdout: scale("ovs-vswitchd.log")})
+	}
+	s := wd.session()
+	cr, err := s.RunRuleScale(context.Background(), 1000)
+	if err != nil {
+		wd.world.Dump(t)
+		t.Fatalf("RunRuleScale: %v", err)
+	}
+	if cr.Opened != 1000 || cr.OpenSeconds != 0.35 || cr.Judged != results.TableDatapathFlows || len(cr.Hosts) != 2 || cr.EvidenceFile == "" {
+		t.Fatalf("result %+v", cr)
+	}
+	for _, h := range cr.Hosts {
+		in := h.Flows
+		if in == nil || in.Final != 1000 || in.RulesPerSecond <= 0 || !in.Plateau || in.PlateauCount != 1000 || in.BelowTarget || in.HardwareSeconds != nil || !h.Software {
+			t.Errorf("%s: %+v %+v", h.Hypervisor, h, in)
+			continue
+		}
+		// upcall/show's recorded 2000 flows at a limit of 35000; coverage's
+		// recorded flow-limit hits; the recorded log's lines are hours
+		// before the window.
+		if h.OVSFlows != 2000 || h.OVSFlowLimit != 35000 || h.Coverage["upcall_flow_limit_hit"] != 32086 || len(h.LogEvents) != 0 || h.LogNote != "" {
+			t.Errorf("%s: ovs %d/%d coverage %v log %v %q", h.Hypervisor, h.OVSFlows, h.OVSFlowLimit, h.Coverage, h.LogEvents, h.LogNote)
+		}
+		for _, w := range []string{"software datapath: none in hardware by construction", "coverage: upcall_flow_limit_hit +32086", "log: no scale line in the window", "the reads cost"} {
+			if !strings.Contains(h.Reason, w) {
+				t.Errorf("%s: reason lacks %q: %s", h.Hypervisor, w, h.Reason)
+			}
+		}
+		if !strings.HasPrefix(h.Steering, "not read: the NIC's PCI address is not known") {
+			t.Errorf("%s: steering %q", h.Hypervisor, h.Steering)
+		}
+	}
+	snap := s.Results.Snapshot()
+	if len(snap.RuleScale) != 1 {
+		t.Errorf("results file: %+v", snap.RuleScale)
+	}
+}
