@@ -109,7 +109,10 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 // fakeBackground is a background command that runs until stopped.
 type fakeBackground struct{ done chan struct{} }
 
-func (p *fakeBackground) Wait() (remote.Result, error) { <-p.done; return remote.Result{ExitCode: -1, Signal: "TERM"}, nil }
+func (p *fakeBackground) Wait() (remote.Result, error) {
+	<-p.done
+	return remote.Result{ExitCode: -1, Signal: "TERM"}, nil
+}
 func (p *fakeBackground) Stop() (remote.Result, error) {
 	close(p.done)
 	return remote.Result{ExitCode: -1, Signal: "TERM"}, nil
