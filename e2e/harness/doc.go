@@ -37,6 +37,9 @@
 //     (RunLatency), connections.go (RunConnections), checks.go
 //     (RunOffloadChecks: the evidence window's input); cpu.go and drops.go
 //     read the hypervisors around each window;
+//   - issue 38's evidence windows, which read the hypervisors during
+//     them: rulescale.go (RunRuleScale, with flowgen.go's guest sender and
+//     receiver), churn.go (RunChurn); hold.go: their hypervisors and reads;
 //   - stall.go, stall_cloud.go: the look after a failed window, and the
 //     damage that refuses later ones;
 //   - finish.go: ThresholdsFor (a pair's) and LeakCheck (the run's);
