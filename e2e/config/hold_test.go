@@ -76,3 +76,20 @@ thresholds:
 		file + ": churn.duration: must hold at least two reads (2 × intervals.churn_sample.poll 10s), got 15.5s",
 	}, home)
 }
+
+// TestLabHoldVariant: lab/harness-hold.yaml is lab/harness.yaml with the
+// rule-scale profile (1000 and 10000) and a 5-minute churn window, nothing
+// else changed.
+func TestLabHoldVariant(t *testing.T) {
+	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-hold.yaml")
+	if len(base.RuleScale.Counts) != 0 || base.Churn.Duration != 0 {
+		t.Errorf("lab/harness.yaml runs issue 38's windows: %+v %+v", base.RuleScale, base.Churn)
+	}
+	if c := variant.RuleScale.Counts; len(c) != 2 || c[0] != 1000 || c[1] != 10000 || variant.Churn.Duration != 300*time.Second {
+		t.Errorf("lab/harness-hold.yaml: rule_scale %+v churn %+v", variant.RuleScale, variant.Churn)
+	}
+	variant.RuleScale, variant.Churn = base.RuleScale, base.Churn
+	if a, b := redactedWithout(base), redactedWithout(variant); a != b {
+		t.Errorf("the variant differs from lab/harness.yaml beyond rule_scale and churn:\n--- harness.yaml\n%s\n--- harness-hold.yaml\n%s", a, b)
+	}
+}
