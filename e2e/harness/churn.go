@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -48,18 +47,10 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 		return cr, err
 	}
 	defer func() { err = end(err) }()
-	fail := func(err error) (results.ChurnResult, error) {
+	if err := pair.holdReady(id); err != nil {
 		cr.Error = err.Error()
-		if werr := pair.Results.PutChurn(cr); werr != nil {
-			pair.Logf("%s: %v", id, werr)
-		}
+		pair.put(id, pair.Results.PutChurn(cr))
 		return cr, err
-	}
-	if err := pair.notRunOnDamage(id); err != nil {
-		return fail(err)
-	}
-	if pair.Topology == nil || len(pair.Topology.Servers) < 2 || len(pair.Guests) < 2 {
-		return fail(fmt.Errorf("%s: no guest pair to run between (the topology is not built)", id))
 	}
 	macs := []string{pair.Topology.Servers[0].DataMAC, pair.Topology.Servers[1].DataMAC}
 	hosts := pair.holdHosts(ctx)
@@ -162,14 +153,7 @@ func readChurn(ctx context.Context, h *holdHost, macs []string, appctl int) (off
 func (pair *Pair) churnHost(id string, h *holdHost, r churnReads, rules offload.ChurnRules, pps float64) results.ChurnHost {
 	ch := results.ChurnHost{Hypervisor: h.name, Software: h.userspace, Deleted: -1, Reads: len(r.samples)}
 	ch.ReadMeanMS, ch.ReadMaxMS = h.costMS()
-	base := fmt.Sprintf("churn/%s-%s", id, safeName(h.name))
-	if b, err := json.MarshalIndent(r.samples, "", "  "); err == nil {
-		if rel, err := pair.SaveArtifact(base+"-reads.json", b); err == nil {
-			ch.SamplesFile = rel
-		} else {
-			pair.Logf("%s: reads of %s not saved: %v", id, h.name, err)
-		}
-	}
+	ch.SamplesFile = pair.saveReads(fmt.Sprintf("churn/%s-%s-reads.json", id, safeName(h.name)), r.samples)
 	if h.err != nil {
 		ch.Reason = "not read: " + h.err.Error()
 		return ch

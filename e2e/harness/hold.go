@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -164,3 +165,37 @@ func clipLine(s string) string {
 
 // appctlSecs is ovs-appctl's own timeout inside a read bounded by d.
 func appctlSecs(d time.Duration) int { return offload.AppctlSecs(d) }
+
+// holdReady says why a window cannot run: damage from an earlier one, or
+// no guest pair.
+func (pair *Pair) holdReady(id string) error {
+	if err := pair.notRunOnDamage(id); err != nil {
+		return err
+	}
+	if pair.Topology == nil || len(pair.Topology.Servers) < 2 || len(pair.Guests) < 2 {
+		return fmt.Errorf("%s: no guest pair to run between (the topology is not built)", id)
+	}
+	return nil
+}
+
+// put logs a failed write of a failed window's result (its own error is
+// the one returned).
+func (pair *Pair) put(id string, err error) {
+	if err != nil {
+		pair.Logf("%s: %v", id, err)
+	}
+}
+
+// saveReads saves a window's reads of one hypervisor as evidence and
+// returns the file ("" when not saved: the log says why).
+func (pair *Pair) saveReads(name string, reads any) string {
+	b, err := json.MarshalIndent(reads, "", "  ")
+	if err == nil {
+		var rel string
+		if rel, err = pair.SaveArtifact(name, b); err == nil {
+			return rel
+		}
+	}
+	pair.Logf("%s not saved: %v", name, err)
+	return ""
+}

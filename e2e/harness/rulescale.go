@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -71,16 +70,11 @@ func (pair *Pair) RunRuleScale(ctx context.Context, n int) (_ results.RuleScaleR
 	defer func() { err = end(err) }()
 	fail := func(err error) (results.RuleScaleResult, error) {
 		cr.Error = err.Error()
-		if werr := pair.Results.PutRuleScale(cr); werr != nil {
-			pair.Logf("%s: %v", id, werr)
-		}
+		pair.put(id, pair.Results.PutRuleScale(cr))
 		return cr, err
 	}
-	if err := pair.notRunOnDamage(id); err != nil {
+	if err := pair.holdReady(id); err != nil {
 		return fail(err)
-	}
-	if pair.Topology == nil || len(pair.Topology.Servers) < 2 || len(pair.Guests) < 2 {
-		return fail(fmt.Errorf("%s: no guest pair to run between (the topology is not built)", id))
 	}
 	srv, cli := pair.Topology.Servers[0], pair.Topology.Servers[1]
 	gen := FlowSenderInput{Src: cli.DataIP, Dst: srv.DataIP, DstPort: pair.run.Config.Traffic.Port, First: rs.FirstSourcePort,
@@ -259,12 +253,7 @@ func (pair *Pair) ruleScaleHost(ctx context.Context, id string, n int, h *holdHo
 	rs := pair.run.Config.RuleScale
 	hr := results.RuleScaleHost{Hypervisor: h.name, Software: h.userspace, Samples: len(reads)}
 	hr.ReadMeanMS, hr.ReadMaxMS = h.costMS()
-	base := fmt.Sprintf("rule-scale/%s-%s", id, safeName(h.name))
-	if b, err := json.MarshalIndent(reads, "", "  "); err == nil {
-		if rel, err := pair.SaveArtifact(base+"-reads.json", b); err == nil {
-			hr.SamplesFile = rel
-		}
-	}
+	hr.SamplesFile = pair.saveReads(fmt.Sprintf("rule-scale/%s-%s-reads.json", id, safeName(h.name)), reads)
 	if h.err != nil {
 		hr.Reason = "not read: " + h.err.Error()
 		return hr

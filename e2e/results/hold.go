@@ -296,13 +296,11 @@ func evaluateHoldMetric(r ThresholdRule, files []*Results) (actual float64, what
 				}
 			}
 		}
-		switch {
-		case c == nil:
+		if c == nil {
 			return 0, fmt.Sprintf("no %s result for profile %s", r.Path, r.Profile), false
-		case c.Error != "":
-			return 0, fmt.Sprintf("profile %s %s failed: %s", r.Profile, r.Path, c.Error), false
-		case len(c.Hosts) == 0:
-			return 0, fmt.Sprintf("profile %s %s: no hypervisor was read", r.Profile, r.Path), false
+		}
+		if why := holdMissing(r, c.Error, len(c.Hosts)); why != "" {
+			return 0, why, false
 		}
 		var parts []string
 		for _, h := range c.Hosts {
@@ -322,13 +320,11 @@ func evaluateHoldMetric(r ThresholdRule, files []*Results) (actual float64, what
 			}
 		}
 	}
-	switch {
-	case c == nil:
+	if c == nil {
 		return 0, fmt.Sprintf("no %s result for profile %s", r.Path, r.Profile), false
-	case c.Error != "":
-		return 0, fmt.Sprintf("profile %s %s failed: %s", r.Profile, r.Path, c.Error), false
-	case len(c.Hosts) == 0:
-		return 0, fmt.Sprintf("profile %s %s: no hypervisor was read", r.Profile, r.Path), false
+	}
+	if why := holdMissing(r, c.Error, len(c.Hosts)); why != "" {
+		return 0, why, false
 	}
 	var parts []string
 	for i, h := range c.Hosts {
@@ -342,4 +338,16 @@ func evaluateHoldMetric(r ThresholdRule, files []*Results) (actual float64, what
 		parts = append(parts, fmt.Sprintf("%s %.0f/s", h.Hypervisor, in.RulesPerSecond))
 	}
 	return actual, fmt.Sprintf("%s inserted at %.0f rules/s (the slowest: %s)", c.Judged, actual, strings.Join(parts, ", ")), true
+}
+
+// holdMissing says why a found result has no value for r: it failed, or
+// no hypervisor was read.
+func holdMissing(r ThresholdRule, failed string, hosts int) string {
+	switch {
+	case failed != "":
+		return fmt.Sprintf("profile %s %s failed: %s", r.Profile, r.Path, failed)
+	case hosts == 0:
+		return fmt.Sprintf("profile %s %s: no hypervisor was read", r.Profile, r.Path)
+	}
+	return ""
 }

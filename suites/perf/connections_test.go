@@ -2,10 +2,8 @@ package perf
 
 import (
 	"fmt"
-	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
@@ -48,43 +46,9 @@ func connectionSpecs() {
 			}
 			// A share that fell fails the spec only through a gate the
 			// config sets (thresholds: offloaded_share, time_to_offload_seconds).
-			id := results.ConnectionProfileID(n)
-			By(fmt.Sprintf("comparing %s with its thresholds", id))
-			got, err := pair.ThresholdsFor(id)
-			if err != nil {
-				bad = append(bad, fmt.Sprintf("evaluating thresholds of %s: %v", id, err))
-			}
-			for _, t := range got {
-				if !t.Pass {
-					bad = append(bad, fmt.Sprintf("threshold %s: %s", t.Name, t.Reason))
-				}
-			}
-			return bad
+			return append(bad, thresholdsOf(results.ConnectionProfileID(n))...)
 		}
-		for _, n := range connectionLadder {
-			It(fmt.Sprintf("opens %d concurrent connections", n), Label(results.ConnectionProfileID(n)), func(ctx SpecContext) {
-				if !slices.Contains(run.Config.Connections.Counts, n) {
-					Skip(fmt.Sprintf("%d is not in connections.counts of %s", n, run.Config.File))
-				}
-				Expect(measure(ctx, n)).To(BeEmpty())
-			})
-		}
-		It("opens the other counts of connections.counts", func(ctx SpecContext) {
-			var others []int
-			for _, n := range run.Config.Connections.Counts {
-				if !slices.Contains(connectionLadder, n) {
-					others = append(others, n)
-				}
-			}
-			if len(others) == 0 {
-				Skip(fmt.Sprintf("connections.counts of %s has no count off %v", run.Config.File, connectionLadder))
-			}
-			slices.Sort(others)
-			var bad []string
-			for _, n := range others {
-				bad = append(bad, measure(ctx, n)...)
-			}
-			Expect(bad).To(BeEmpty())
-		})
+		ladderSpecs(ladder{key: "connections.counts", spec: "opens %d concurrent connections", steps: connectionLadder,
+			counts: func() []int { return run.Config.Connections.Counts }, label: results.ConnectionProfileID}, measure)
 	})
 }

@@ -32,6 +32,47 @@ func thresholdsOf(id string) []string {
 	return bad
 }
 
+// ladder is a count family's specs: one per step, labelled with its
+// profile id and skipped when the config does not run it, then one for
+// the configured counts off the steps (labelled with the family only).
+type ladder struct {
+	key    string // the config key of the counts, for the skip messages
+	spec   string // a step's spec name, with %d
+	steps  []int
+	counts func() []int // the config's counts (read when the spec runs)
+	label  func(int) string
+}
+
+// ladderSpecs declares l's specs, each measuring with measure and failing
+// on what it returns.
+func ladderSpecs(l ladder, measure func(SpecContext, int) []string) {
+	for _, n := range l.steps {
+		It(fmt.Sprintf(l.spec, n), Label(l.label(n)), func(ctx SpecContext) {
+			if !slices.Contains(l.counts(), n) {
+				Skip(fmt.Sprintf("%d is not in %s of %s", n, l.key, run.Config.File))
+			}
+			Expect(measure(ctx, n)).To(BeEmpty())
+		})
+	}
+	It("opens the other counts of "+l.key, func(ctx SpecContext) {
+		var others []int
+		for _, n := range l.counts() {
+			if !slices.Contains(l.steps, n) {
+				others = append(others, n)
+			}
+		}
+		if len(others) == 0 {
+			Skip(fmt.Sprintf("%s of %s has no count off %v", l.key, run.Config.File, l.steps))
+		}
+		slices.Sort(others)
+		var bad []string
+		for _, n := range others {
+			bad = append(bad, measure(ctx, n)...)
+		}
+		Expect(bad).To(BeEmpty())
+	})
+}
+
 // holdSpecs are issue 38's evidence windows, inside the suite's Ordered
 // container after the other profiles, each labelled to run alone
 // (--label-filter rule-scale-1000, churn).
@@ -58,31 +99,8 @@ func holdSpecs() {
 			}
 			return append(bad, thresholdsOf(results.RuleScaleProfileID(n))...)
 		}
-		for _, n := range ruleScaleLadder {
-			It(fmt.Sprintf("opens %d distinct 5-tuples", n), Label(results.RuleScaleProfileID(n)), func(ctx SpecContext) {
-				if !slices.Contains(run.Config.RuleScale.Counts, n) {
-					Skip(fmt.Sprintf("%d is not in rule_scale.counts of %s", n, run.Config.File))
-				}
-				Expect(measure(ctx, n)).To(BeEmpty())
-			})
-		}
-		It("opens the other counts of rule_scale.counts", func(ctx SpecContext) {
-			var others []int
-			for _, n := range run.Config.RuleScale.Counts {
-				if !slices.Contains(ruleScaleLadder, n) {
-					others = append(others, n)
-				}
-			}
-			if len(others) == 0 {
-				Skip(fmt.Sprintf("rule_scale.counts of %s has no count off %v", run.Config.File, ruleScaleLadder))
-			}
-			slices.Sort(others)
-			var bad []string
-			for _, n := range others {
-				bad = append(bad, measure(ctx, n)...)
-			}
-			Expect(bad).To(BeEmpty())
-		})
+		ladderSpecs(ladder{key: "rule_scale.counts", spec: "opens %d distinct 5-tuples", steps: ruleScaleLadder,
+			counts: func() []int { return run.Config.RuleScale.Counts }, label: results.RuleScaleProfileID}, measure)
 	})
 
 	Describe("Long window without churn", Label(results.ChurnProfileID), func() {
