@@ -26,53 +26,9 @@ out=$(mkdir -p "$1" && cd "$1" && pwd)
 SAMPLES=${SAMPLES:-12}
 SAMPLE_SECS=${SAMPLE_SECS:-1}
 SEND_PPS=${SEND_PPS:-200}
-HV=o38c-hv A=o38c-a B=o38c-b
-T=$(mktemp -d /tmp/o38c.XXXXXX)
-mkdir -p "$T/run" "$T/db" "$T/log"
-export OVS_RUNDIR=$T/run OVS_DBDIR=$T/db OVS_LOGDIR=$T/log
-
-cleanup() {
-  set +e
-  for p in "$T"/run/*.pid "$T"/*.pid; do
-    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
-  done
-  sleep 1
-  for n in $HV $A $B; do ip netns del $n 2>/dev/null; done
-  cp "$T/log/ovs-vswitchd.log" "$out/ovs-vswitchd.log" 2>/dev/null
-  rm -rf "$T"
-}
-trap cleanup EXIT
-
-in_hv() { ip netns exec $HV "$@"; }
-VSCTL=(ovs-vsctl --db=unix:$T/run/db.sock --timeout=30)
-APPCTL=(ovs-appctl --timeout=30 -t $T/run/ovs-vswitchd.ctl)
-BR=unix:$T/run/o38c-br.mgmt
-
-ip netns add $HV; ip netns add $A; ip netns add $B
-for n in $HV $A $B; do
-  ip -n $n link set lo up
-  ip netns exec $n sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-done
-ip -n $HV link add o38c-pa type veth peer name eth0 netns $A
-ip -n $HV link add o38c-pb type veth peer name eth0 netns $B
-ip -n $HV link set o38c-pa up; ip -n $HV link set o38c-pb up
-ip -n $A addr add 198.18.139.1/24 dev eth0; ip -n $A link set eth0 up
-ip -n $B addr add 198.18.139.2/24 dev eth0; ip -n $B link set eth0 up
-ip -n $A neigh add 198.18.139.2 lladdr "$(ip -n $B -br link show eth0 | awk '{print $3}')" dev eth0
-ip -n $B neigh add 198.18.139.1 lladdr "$(ip -n $A -br link show eth0 | awk '{print $3}')" dev eth0
-
-ovsdb-tool create "$T/db/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-in_hv ovsdb-server "$T/db/conf.db" --remote=punix:$T/run/db.sock \
-  --pidfile=$T/run/ovsdb-server.pid --unixctl=$T/run/ovsdb-server.ctl \
-  --log-file=$T/log/ovsdb-server.log -vconsole:off --no-chdir --detach
-"${VSCTL[@]}" --no-wait init
-in_hv ovs-vswitchd unix:$T/run/db.sock --pidfile=$T/run/ovs-vswitchd.pid \
-  --unixctl=$T/run/ovs-vswitchd.ctl --log-file=$T/log/ovs-vswitchd.log \
-  -vconsole:off --no-chdir --detach
-"${VSCTL[@]}" add-br o38c-br -- set Bridge o38c-br datapath_type=netdev \
-  -- add-port o38c-br o38c-pa -- add-port o38c-br o38c-pb
+. "$(dirname "$0")/private-ovs.sh"
+private_ovs_up o38c 198.18.139
 ovs-ofctl add-flow "$BR" 'priority=10,udp,actions=NORMAL'
-{ ovs-vswitchd --version | head -1; uname -r; date -u +%Y-%m-%dT%H:%M:%SZ; } >"$out/versions.txt"
 
 ip netns exec $B python3 -c '
 import socket

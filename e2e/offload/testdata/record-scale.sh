@@ -28,26 +28,9 @@ RAMP_RATE=${RAMP_RATE:-500}
 SAMPLE_SECS=${SAMPLE_SECS:-0.5}
 LIMIT=${LIMIT:-200}
 LIMIT_PORTS=${LIMIT_PORTS:-1000}
-HV=o38-hv A=o38-a B=o38-b
-T=$(mktemp -d /tmp/o38.XXXXXX)
-mkdir -p "$T/run" "$T/db" "$T/log" "$out/timeline"
-export OVS_RUNDIR=$T/run OVS_DBDIR=$T/db OVS_LOGDIR=$T/log
-
-cleanup() {
-  set +e
-  for p in "$T"/run/*.pid "$T"/*.pid; do
-    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
-  done
-  sleep 1
-  for n in $HV $A $B; do ip netns del $n 2>/dev/null; done
-  cp "$T/log/ovs-vswitchd.log" "$out/ovs-vswitchd.log" 2>/dev/null
-  rm -rf "$T"
-}
-trap cleanup EXIT
-
-in_hv() { ip netns exec $HV "$@"; }
-VSCTL=(ovs-vsctl --db=unix:$T/run/db.sock --timeout=30)
-APPCTL=(ovs-appctl --timeout=30 -t $T/run/ovs-vswitchd.ctl)
+. "$(dirname "$0")/private-ovs.sh"
+private_ovs_up o38 198.18.38
+mkdir -p "$out/timeline"
 
 # rec NAME CMD...: runs CMD, stdout to NAME, stderr to NAME.stderr (kept
 # only when not empty), the command and its status to NAME.cmd; the
@@ -60,36 +43,11 @@ rec() {
   printf '%s\nexit %d\n' "$(printf '%q ' "$@" | sed "s#$T#/tmp/o38.XXXXXX#g")" "$rc" >"$out/$name.cmd"
 }
 
-ip netns add $HV; ip netns add $A; ip netns add $B
-for n in $HV $A $B; do
-  ip -n $n link set lo up
-  ip netns exec $n sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-done
-ip -n $HV link add o38-pa type veth peer name eth0 netns $A
-ip -n $HV link add o38-pb type veth peer name eth0 netns $B
-ip -n $HV link set o38-pa up; ip -n $HV link set o38-pb up
-ip -n $A addr add 198.18.38.1/24 dev eth0; ip -n $A link set eth0 up
-ip -n $B addr add 198.18.38.2/24 dev eth0; ip -n $B link set eth0 up
-# static neighbours: no ARP in the flow counts
-ip -n $A neigh add 198.18.38.2 lladdr "$(ip -n $B -br link show eth0 | awk '{print $3}')" dev eth0
-ip -n $B neigh add 198.18.38.1 lladdr "$(ip -n $A -br link show eth0 | awk '{print $3}')" dev eth0
-
-ovsdb-tool create "$T/db/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-in_hv ovsdb-server "$T/db/conf.db" --remote=punix:$T/run/db.sock \
-  --pidfile=$T/run/ovsdb-server.pid --unixctl=$T/run/ovsdb-server.ctl \
-  --log-file=$T/log/ovsdb-server.log -vconsole:off --no-chdir --detach
-"${VSCTL[@]}" --no-wait init
-in_hv ovs-vswitchd unix:$T/run/db.sock --pidfile=$T/run/ovs-vswitchd.pid \
-  --unixctl=$T/run/ovs-vswitchd.ctl --log-file=$T/log/ovs-vswitchd.log \
-  -vconsole:off --no-chdir --detach
-"${VSCTL[@]}" add-br o38-br -- set Bridge o38-br datapath_type=netdev \
-  -- add-port o38-br o38-pa -- add-port o38-br o38-pb
 # Reading the UDP source port in an action un-wildcards it: one datapath
 # flow per source port (a 5-tuple per flow, as a stateful firewall gives).
-ovs-ofctl add-flow unix:$T/run/o38-br.mgmt \
+ovs-ofctl add-flow "$BR" \
   'priority=10,udp,actions=move:NXM_OF_UDP_SRC[]->NXM_NX_REG0[0..15],NORMAL'
 
-{ ovs-vswitchd --version | head -1; uname -r; date -u +%Y-%m-%dT%H:%M:%SZ; } >"$out/versions.txt"
 
 # The receiver: discards, so the sender's datagrams raise no ICMP.
 ip netns exec $B python3 -c '
