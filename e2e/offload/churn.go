@@ -134,7 +134,8 @@ type Churn struct {
 	Events []ChurnEvent
 	// Count is the counted events: the threshold churn_count's value.
 	Count int
-	// Stable: no counted event and no slow-path period over the share.
+	// Stable: flows of the pair were seen, with no counted event and no
+	// slow-path period over the share.
 	Stable bool
 	// Flows is the distinct flows seen; Reads the reads judged.
 	Flows, Reads int
@@ -346,7 +347,7 @@ func JudgeChurn(in ChurnInput) (Churn, error) {
 	}
 	out.BlindSpot = fmt.Sprintf("a rule deleted and re-added between two reads (up to %s apart) is seen only as its counters restarting under the same ufid, or not at all when it came back with more packets than it had; %s in coverage/show counts every deletion on the hypervisor (%s)",
 		secs(period), CoverageDeleted, out.deletedWords())
-	out.Stable = out.Count == 0 && out.SlowPathOver == 0
+	out.Stable = out.Count == 0 && out.SlowPathOver == 0 && out.Flows > 0
 	out.Statement = out.statement()
 	return out, nil
 }
@@ -406,6 +407,10 @@ func (o Churn) deletedWords() string {
 
 func (o Churn) statement() string {
 	var b strings.Builder
+	if o.Flows == 0 {
+		fmt.Fprintf(&b, "not judged: no flow of the pair in any of %d reads (the flow did not run, or the pair's flows were not found: MACs, protocol)", o.Reads)
+		return b.String()
+	}
 	if o.Stable {
 		b.WriteString("stable")
 	} else {
@@ -467,8 +472,9 @@ func orDash(s string) string {
 
 // PairFlows keeps the flows of the pair: an Ethernet source or destination
 // among macs (any case, exact masks allowed) and, when proto is not "",
-// the protocol's match field ("udp", "tcp": the flow matches on it, as
-// OVS prints udp(...) or tcp(...) for a flow of that protocol). A MAC
+// that protocol ("udp", "tcp"): its match field (udp(...), which -m prints
+// even fully wildcarded), or the IP field's proto= (a flow built back from
+// a tc rule that does not match the ports may lack the L4 field). A MAC
 // that does not read is an error.
 func PairFlows(flows []DpctlFlow, macs []string, proto string) ([]DpctlFlow, error) {
 	set, err := newMACSet(macs)
@@ -480,10 +486,8 @@ func PairFlows(flows []DpctlFlow, macs []string, proto string) ([]DpctlFlow, err
 		if !set.has(f.EthSrc) && !set.has(f.EthDst) {
 			continue
 		}
-		if proto != "" {
-			if _, ok := f.Field(proto); !ok {
-				continue
-			}
+		if proto != "" && !hasProto(f, proto) {
+			continue
 		}
 		out = append(out, f)
 	}
@@ -493,3 +497,30 @@ func PairFlows(flows []DpctlFlow, macs []string, proto string) ([]DpctlFlow, err
 // InHardware says whether OVS claims the flow in hardware (offloaded:yes;
 // see flowHardware).
 func InHardware(f DpctlFlow) bool { return flowHardware(f, false) == flowHW }
+
+// ipProtos are the IP protocol numbers PairFlows knows by name.
+var ipProtos = map[string]string{"udp": "17", "tcp": "6", "sctp": "132"}
+
+// hasProto says whether f is a flow of proto: its L4 field, or proto=N in
+// its ipv4/ipv6 field with an exact mask.
+func hasProto(f DpctlFlow, proto string) bool {
+	if _, ok := f.Field(proto); ok {
+		return true
+	}
+	n, ok := ipProtos[proto]
+	if !ok {
+		return false
+	}
+	for _, k := range []string{"ipv4", "ipv6"} {
+		v, ok := f.Field(k)
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(v, ",") {
+			if part == "proto="+n || part == "proto="+n+"/0xff" {
+				return true
+			}
+		}
+	}
+	return false
+}

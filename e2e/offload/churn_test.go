@@ -239,6 +239,39 @@ func TestJudgeChurnSlowPath(t *testing.T) {
 	}
 }
 
+// Reads that never saw a flow of the pair judge nothing: never stable.
+func TestJudgeChurnNoFlowIsNotStable(t *testing.T) {
+	ss := churnSeq(t, "steady")
+	for i := range ss {
+		ss[i].Flows = nil
+	}
+	c, err := JudgeChurn(ChurnInput{Samples: ss, Software: true, Rules: churnRules()})
+	if err != nil || c.Stable || c.Count != 0 || !strings.HasPrefix(c.Statement, "not judged: no flow of the pair in any of 12 reads") {
+		t.Errorf("%v %+v", err, c)
+	}
+}
+
+// A flow built back from a tc rule that does not match the ports may
+// print no udp(...) field: its ipv4 proto=17 keeps it the pair's UDP flow.
+func TestPairFlowsByIPProto(t *testing.T) {
+	line := "ufid:1, recirc_id(0),in_port(2),eth(src=16:00:da:94:76:b3,dst=4e:3b:93:66:1d:8e),eth_type(0x0800),ipv4(src=1.1.1.1/0.0.0.0,dst=1.1.1.2/0.0.0.0,proto=17,frag=no), packets:5, bytes:500, used:0.1s, offloaded:yes, dp:tc, actions:3\n" +
+		"ufid:2, recirc_id(0),in_port(2),eth(src=16:00:da:94:76:b3,dst=4e:3b:93:66:1d:8e),eth_type(0x0800),ipv4(proto=6,frag=no), packets:5, bytes:500, used:0.1s, actions:3\n"
+	flows, err := ParseDpctl([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PairFlows(flows, []string{"16:00:DA:94:76:B3"}, "udp")
+	if err != nil || len(got) != 1 || got[0].UFID != "1" {
+		t.Errorf("%v %+v", err, got)
+	}
+	if got, _ := PairFlows(flows, []string{"02:00:00:00:00:01"}, ""); len(got) != 0 {
+		t.Errorf("another pair's MAC kept %+v", got)
+	}
+	if _, err := PairFlows(flows, []string{"not-a-mac"}, "udp"); err == nil {
+		t.Error("a MAC that does not read accepted")
+	}
+}
+
 func TestJudgeChurnRefuses(t *testing.T) {
 	_, err := JudgeChurn(ChurnInput{Samples: []ChurnSample{{At: time.Second}, {At: time.Second}}, FlowPPS: -1, Rules: ChurnRules{}})
 	for _, w := range []string{"slow path share must be in (0, 1), got 0", "period must be > 0", "read 1: time 1s is not after read 0's 1s", "flow packets per second must be >= 0"} {

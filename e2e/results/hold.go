@@ -307,6 +307,9 @@ func evaluateHoldMetric(r ThresholdRule, files []*Results) (actual float64, what
 			if h.Reads < 2 {
 				return 0, fmt.Sprintf("profile %s %s: %s was read %d time(s), a churn count needs 2: %s", r.Profile, r.Path, h.Hypervisor, h.Reads, h.Reason), false
 			}
+			if h.Flows == 0 {
+				return 0, fmt.Sprintf("profile %s %s: %s: no flow of the pair in any read, nothing to count: %s", r.Profile, r.Path, h.Hypervisor, h.Reason), false
+			}
 			actual = max(actual, float64(h.Count))
 			parts = append(parts, fmt.Sprintf("%s %d", h.Hypervisor, h.Count))
 		}

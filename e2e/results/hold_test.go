@@ -59,14 +59,17 @@ func TestHoldRoundTripAndValidation(t *testing.T) {
 func TestHoldMetricWithoutResult(t *testing.T) {
 	f := latFile()
 	f.RuleScale = []RuleScaleResult{{N: 1000, Path: PathASAP2, Judged: TableConntrack, Hosts: []RuleScaleHost{{Hypervisor: "cmp-1", Reason: "conntrack: no read"}}}}
-	f.Churn = []ChurnResult{{Path: PathASAP2, Hosts: []ChurnHost{{Hypervisor: "cmp-1", Reads: 1, Reason: "one read"}}}}
+	f.Churn = []ChurnResult{{Path: PathASAP2, Hosts: []ChurnHost{{Hypervisor: "cmp-1", Reads: 1, Reason: "one read"}}}, {Path: PathBaseline, Hosts: []ChurnHost{{Hypervisor: "cmp-2", Reads: 30, Reason: "not judged"}}}}
 	got := EvaluateThresholds([]ThresholdRule{
 		{Profile: "rule-scale-1000", Path: "asap2", Metric: MetricRulesPerSecond, Op: ">=", Value: 1},
 		{Profile: "rule-scale-10000", Path: "asap2", Metric: MetricRulesPerSecond, Op: ">=", Value: 1},
 		{Profile: "churn", Path: "asap2", Metric: MetricChurnCount, Op: "<=", Value: 0},
 		{Profile: "churn", Path: "baseline", Metric: MetricChurnCount, Op: "<=", Value: 0},
 	}, f)
-	for i, want := range []string{"cmp-1 has no conntrack timeline: conntrack: no read", "no asap2 result for profile rule-scale-10000", "cmp-1 was read 1 time(s), a churn count needs 2", "no baseline result for profile churn"} {
+	f.Churn = f.Churn[:1]
+	got = append(got, EvaluateThresholds([]ThresholdRule{{Profile: "churn", Path: "baseline", Metric: MetricChurnCount, Op: "<=", Value: 0}}, f)...)
+	for i, want := range []string{"cmp-1 has no conntrack timeline: conntrack: no read", "no asap2 result for profile rule-scale-10000", "cmp-1 was read 1 time(s), a churn count needs 2",
+		"cmp-2: no flow of the pair in any read, nothing to count", "no baseline result for profile churn"} {
 		if got[i].Pass || got[i].Actual != nil || !strings.Contains(got[i].Reason, want) {
 			t.Errorf("rule %d: %+v, want %q", i, got[i], want)
 		}
