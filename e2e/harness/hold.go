@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -120,18 +121,31 @@ func (h *holdHost) pairFlows(ctx context.Context, macs []string, proto string) (
 	return offload.PairFlows(flows, macs, proto)
 }
 
-// repPackets reads the representor's received and sent packets.
+// repPackets reads the representor's slow-path packets (received and
+// sent): its cpu_hit counters where the driver keeps them (mlx5: its link
+// counters are the VF vport's and count offloaded packets too, see
+// offload/counters.go), else — a device with no hardware datapath (veth,
+// tap) — its link counters. Without cpu_hit support (iproute2 before 5.18)
+// there is no slow-path count: an error says so.
 func (h *holdHost) repPackets(ctx context.Context) (*uint64, error) {
 	if h.rep == "" {
 		return nil, fmt.Errorf("%s: no representor: %s", h.name, h.repErr)
 	}
-	out, err := h.run(ctx, offload.LinkStatsCommand(h.rep))
-	if err != nil {
-		return nil, err
+	read := func(cmd string) (offload.LinkStats, error) {
+		out, err := h.run(ctx, cmd)
+		if err != nil {
+			return offload.LinkStats{}, err
+		}
+		return offload.ParseLinkStats(out)
 	}
-	st, err := offload.ParseLinkStats(out)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", h.name, h.rep, err)
+	st, err := read(offload.CPUHitStatsCommand(h.rep))
+	switch {
+	case errors.Is(err, offload.ErrNoCounters):
+		if st, err = read(offload.LinkStatsCommand(h.rep)); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", h.name, h.rep, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("%s: %s: no cpu_hit (slow-path) counters, whose link counters cannot tell offloaded from host-forwarded packets: %w", h.name, h.rep, err)
 	}
 	n := st.RxPackets + st.TxPackets
 	return &n, nil

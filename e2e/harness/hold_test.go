@@ -57,7 +57,9 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 		hv.On(offload.DpctlFlowsCommand+" -m", dumps...)
 		hv.On(offload.CoverageCommand(appctlSecs(iv.Timeout)), cov...)
 		hv.On(offload.FindInterfaceCommand(wd.topo.Servers[i].DataPortID), fakeremote.Reply{Stdout: []byte("rep0\n")})
-		// Test input, not a recording: the representor's counters.
+		// A veth representor (recorded: no cpu_hit counters), so its link
+		// counters (test input, not a recording) are the slow path.
+		hv.On(offload.CPUHitStatsCommand("rep0"), fakeremote.Reply{Stdout: readFile(t, filepath.Join("..", "offload", "testdata", "sw", "ip-stats-cpuhit-rep-before.json"))})
 		hv.On(offload.LinkStatsCommand("rep0"), fakeremote.Reply{Stdout: []byte(`[{"ifname":"rep0","stats64":{"rx":{"bytes":1,"packets":100},"tx":{"bytes":1,"packets":100}}}]`)})
 	}
 	s := wd.session()
@@ -215,5 +217,26 @@ func TestRuleScaleOverFakes(t *testing.T) {
 	snap := s.Results.Snapshot()
 	if len(snap.RuleScale) != 1 {
 		t.Errorf("results file: %+v", snap.RuleScale)
+	}
+}
+
+// The slow path of a representor: cpu_hit where the driver keeps it (an
+// mlx5 representor's link counters count offloaded packets too), the link
+// counters of a device without it, and no count where ip cannot list
+// cpu_hit (iproute2 before 5.18).
+func TestRepPackets(t *testing.T) {
+	w := fakeremote.NewWorld()
+	hv := fakeremote.New("hypervisor hv", w)
+	h := &holdHost{ctHost: &ctHost{name: "hv", runner: hv}, rep: "enp8s0f0_1"}
+	// Test input, not a recording: cpu_hit 30 + 20, link 9e6 + 9e6.
+	hv.On(offload.CPUHitStatsCommand("enp8s0f0_1"), fakeremote.Reply{Stdout: []byte(`[{"ifindex":9,"ifname":"enp8s0f0_1","group":"offload","subgroup":"cpu_hit","stats64":{"rx":{"bytes":3000,"packets":30},"tx":{"bytes":2000,"packets":20}}}]`)})
+	hv.On(offload.LinkStatsCommand("enp8s0f0_1"), fakeremote.Reply{Stdout: []byte(`[{"ifname":"enp8s0f0_1","stats64":{"rx":{"bytes":1,"packets":9000000},"tx":{"bytes":1,"packets":9000000}}}]`)})
+	n, err := h.repPackets(context.Background())
+	if err != nil || *n != 50 {
+		t.Errorf("cpu_hit: %v %v", n, err)
+	}
+	hv.On(offload.CPUHitStatsCommand("enp8s0f0_1"), fakeremote.Reply{Exit: 255, Stderr: []byte("Option \"stats\" is unknown, try \"ip help\".\n")})
+	if n, err := h.repPackets(context.Background()); err == nil || !strings.Contains(err.Error(), "no cpu_hit (slow-path) counters") {
+		t.Errorf("old iproute2: %v %v", n, err)
 	}
 }
