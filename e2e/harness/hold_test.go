@@ -3,12 +3,14 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -238,5 +240,20 @@ func TestRepPackets(t *testing.T) {
 	hv.On(offload.CPUHitStatsCommand("enp8s0f0_1"), fakeremote.Reply{Exit: 255, Stderr: []byte("Option \"stats\" is unknown, try \"ip help\".\n")})
 	if n, err := h.repPackets(context.Background()); err == nil || !strings.Contains(err.Error(), "no cpu_hit (slow-path) counters") {
 		t.Errorf("old iproute2: %v %v", n, err)
+	}
+}
+
+// With port security the rule-scale profile counts its 5-tuples in the
+// conntrack table: one UDP flow of N from the client to traffic.port, any
+// source port. Over OVS's recorded userspace table (e2e/conntrack's
+// dump-conntrack-udp.txt: iperf3 -u -P 2, two UDP entries to 5201) every
+// UDP entry to that port counts, none in hardware.
+func TestRuleScaleConntrackCount(t *testing.T) {
+	c, s := netip.MustParseAddr("198.18.212.1"), netip.MustParseAddr("198.18.212.2")
+	flows := []conntrack.Flow{{Proto: "udp", Client: c, Server: s, ServerPort: 5201, Opened: 1000}}
+	ovs := readFile(t, filepath.Join("..", "conntrack", "testdata", "ovs", "dump-conntrack-udp.txt"))
+	smp := conntrack.SampleOf([]byte(""), ovs, flows)
+	if smp.Error != "" || smp.Source != conntrack.SourceOVS || smp.Found != 2 || smp.Hardware != 0 {
+		t.Errorf("%+v", smp)
 	}
 }
