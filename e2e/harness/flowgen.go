@@ -11,8 +11,10 @@ import (
 
 // The rule-scale profile's guest programs: a sender that opens N distinct
 // UDP 5-tuples (one source port each) and keeps them alive, and a receiver
-// that discards them (so the server guest answers no ICMP port
-// unreachable, which would add flows of its own).
+// that answers each datagram with one of its own, so that every 5-tuple
+// is a two-way connection: conntrack offloads only an established one
+// (mlx5's CT offload, the kernel's flowtable), and the server guest
+// answers no ICMP port unreachable.
 //
 // Why Python 3: cloud-init is Python, so python3 is in every cloud image
 // the harness boots (Ubuntu, Debian, RHEL and their derivatives), and in
@@ -21,30 +23,50 @@ import (
 // process, at most 128; bash's /dev/udp picks a random ephemeral source
 // port for each redirection, so N of them are not N distinct 5-tuples (and
 // collide long before 10000 in the 28232 ports of the default range);
-// nping or hping are not in cloud images. One socket is bound to each
-// source port in turn, sent on once and closed, so 10000 5-tuples hold no
-// more than one file descriptor at a time (a guest's default limit is
-// 1024). The program goes to the guest as base64 inside `python3 -c`, so
-// no file is written there and no quoting can break it.
+// nping or hping are not in cloud images. The sender raises its open-file
+// limit to the hard limit and keeps one socket per source port open when
+// N fit (the answers then reach an open socket); where they do not (a
+// guest's default soft limit is 1024), each socket is bound, sent on and
+// closed in turn, so 10000 5-tuples hold one descriptor at a time (the
+// answers then meet a closed port: the client guest's ICMP errors, rate
+// limited by its kernel). The report says which (kept_open). The program
+// goes to the guest as base64 inside `python3 -c`, so no file is written
+// there and no quoting can break it.
 
 // flowSender: argv src dst dport first n rate refresh hold. Opens ports
 // first..first+n-1 at rate a second (0: as fast as it can), sends every
 // opened port again each refresh seconds, stops hold seconds after the
-// last; prints one JSON line: opened, bind_failures, open_seconds, python.
-const flowSender = `import json, socket, sys, time
+// last; prints one JSON line: opened, bind_failures, open_seconds,
+// kept_open, python.
+const flowSender = `import json, resource, socket, sys, time
 src, dst, dport, first, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rate, refresh, hold = float(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])
 fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+try:
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+except (ValueError, OSError):
+    pass
+keep = soft == resource.RLIM_INFINITY or n + 64 <= soft
+socks = {}
 def send(port):
-    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s = socks.get(port)
     try:
-        s.bind((src, port))
+        if s is None:
+            s = socket.socket(fam, socket.SOCK_DGRAM)
+            s.setblocking(False)
+            s.bind((src, port))
+            if keep:
+                socks[port] = s
         s.sendto(b"asap2e2e-rule-scale", (dst, dport))
         return True
     except OSError:
         return False
     finally:
-        s.close()
+        if s is not None and not keep:
+            s.close()
 opened, failed, nxt = [], 0, first
 start = time.monotonic()
 last, done = start, None
@@ -67,11 +89,12 @@ while True:
         for p in opened:
             send(p)
     time.sleep(0.005)
-print(json.dumps({"opened": len(opened), "bind_failures": failed, "open_seconds": round(done, 3), "python": sys.version.split()[0]}))
+print(json.dumps({"opened": len(opened), "bind_failures": failed, "open_seconds": round(done, 3), "kept_open": keep, "python": sys.version.split()[0]}))
 `
 
-// flowReceiver: argv addr port seconds. Discards datagrams until seconds
-// have passed (so it never outlives the profile by much).
+// flowReceiver: argv addr port seconds. Answers each datagram with one
+// ("ok") until seconds have passed (so it never outlives the profile by
+// much).
 const flowReceiver = `import socket, sys, time
 addr, port, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_DGRAM)
@@ -81,8 +104,11 @@ end = time.monotonic() + secs
 print("listening", flush=True)
 while time.monotonic() < end:
     try:
-        s.recv(2048)
+        _, peer = s.recvfrom(2048)
+        s.sendto(b"ok", peer)
     except socket.timeout:
+        pass
+    except OSError:
         pass
 `
 
@@ -128,6 +154,7 @@ type SenderReport struct {
 	Opened       int     `json:"opened"`
 	BindFailures int     `json:"bind_failures"`
 	OpenSeconds  float64 `json:"open_seconds"`
+	KeptOpen     bool    `json:"kept_open"`
 	Python       string  `json:"python"`
 }
 

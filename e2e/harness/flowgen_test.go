@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -63,12 +64,60 @@ func TestFlowSenderOverLoopback(t *testing.T) {
 	if distinct < rep.Opened-5 {
 		t.Errorf("%d source ports seen twice or more, the sender opened %d", distinct, rep.Opened)
 	}
-	// The receiver's command compiles and ends by itself.
-	in.ReceiverSeconds = 0.2
-	in.DstPort = 0
-	rout, err := exec.CommandContext(ctx, "sh", "-c", in.ReceiverCommand()).CombinedOutput()
-	if err != nil || !strings.Contains(string(rout), "listening") {
-		t.Errorf("receiver: %v: %s", err, rout)
+	if !rep.KeptOpen {
+		t.Errorf("200 sockets not kept open: %+v", rep)
+	}
+	// Under an open-file limit too small for n, each socket is closed
+	// after its datagram, and the 5-tuples are the same.
+	out, err = exec.CommandContext(ctx, "sh", "-c", "ulimit -n 100; "+in.SenderCommand()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep, err := ParseSenderReport(out, in.N); err != nil || rep.KeptOpen || rep.Opened < in.N-5 {
+		t.Errorf("under ulimit -n 100: %+v %v", rep, err)
+	}
+}
+
+// The receiver answers every datagram, and ends by itself.
+func TestFlowReceiverAnswers(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 here: the receiver is a python3 program")
+	}
+	probe, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := probe.LocalAddr().(*net.UDPAddr).Port
+	probe.Close()
+	in := FlowSenderInput{Dst: "127.0.0.1", DstPort: port, ReceiverSeconds: 3}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", in.ReceiverCommand())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if n, err := stdout.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "listening") {
+		t.Fatalf("receiver: %q %v", buf[:n], err)
+	}
+	c, err := net.Dial("udp4", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "ok" {
+		t.Errorf("answer %q %v", buf[:n], err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("receiver did not end by itself: %v", err)
 	}
 }
 

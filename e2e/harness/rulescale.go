@@ -165,7 +165,7 @@ func (pair *Pair) RunRuleScale(ctx context.Context, n int) (_ results.RuleScaleR
 		if perr != nil {
 			err = fmt.Errorf("%s: %w", id, perr)
 		} else {
-			cr.Opened, cr.BindFailures, cr.OpenSeconds = rep.Opened, rep.BindFailures, rep.OpenSeconds
+			cr.Opened, cr.BindFailures, cr.OpenSeconds, cr.KeptOpen = rep.Opened, rep.BindFailures, rep.OpenSeconds, rep.KeptOpen
 		}
 	}
 	if err != nil {

@@ -62,6 +62,10 @@ type RuleScaleResult struct {
 	Opened       int     `json:"opened"`
 	BindFailures int     `json:"bind_failures,omitempty"`
 	OpenSeconds  float64 `json:"open_seconds"`
+	// KeptOpen says the sender kept a socket per 5-tuple open (the
+	// receiver's answers reached it); false: each was closed after its
+	// datagram (the guest's open-file limit), the answers met ICMP errors.
+	KeptOpen bool `json:"kept_open"`
 	// Judged is the table rules_per_second reads: conntrack with port
 	// security (every 5-tuple is an entry), else the datapath flows.
 	Judged       string          `json:"judged"`
