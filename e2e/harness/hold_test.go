@@ -163,6 +163,8 @@ func TestRuleScaleOverFakes(t *testing.T) {
 		}
 		return &fakeBackground{done: make(chan struct{})}, true
 	}
+	// Test input, not a recording: ss's listing with the receiver bound.
+	wd.guests[0].On(remote.ListenCommand("udp"), fakeremote.Reply{Stdout: []byte(fmt.Sprintf("State Recv-Q Send-Q Local Address:Port Peer Address:Port\nUNCONN 0 0 %s:%d 0.0.0.0:*\n", srv.DataIP, wd.cfg.Traffic.Port))})
 	appctl := appctlSecs(iv.Timeout)
 	scale := func(name string) []byte {
 		return readFile(t, filepath.Join("..", "offload", "testdata", "scale", name))

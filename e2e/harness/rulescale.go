@@ -15,6 +15,7 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
+	"github.com/mosk-qa/asap2-e2e/e2e/wait"
 )
 
 // scaleRead is one read of a hypervisor during the fill.
@@ -116,6 +117,9 @@ func (pair *Pair) RunRuleScale(ctx context.Context, n int) (_ results.RuleScaleR
 			pair.Logf("%s: the receiver on %s: exit %d %s %v", id, pair.Guests[0].Name(), r.ExitCode, clipLine(string(r.Stderr)), err)
 		}
 	}()
+	if err := waitUDPListening(ctx, pair.Guests[0], gen.DstPort, pair.run.Config.Interval(config.IntervalIperfServer)); err != nil {
+		return fail(fmt.Errorf("%s: the receiver: %w", id, err))
+	}
 	pair.Logf("%s: %d UDP 5-tuples from %s ports %d..%d to %s:%d, %s, kept %s after the last; each hypervisor read every %s",
 		id, n, cli.DataIP, gen.First, gen.First+n-1, srv.DataIP, gen.DstPort, rateWords(rs.Rate), rs.Hold, iv.Poll)
 	reads := make([][]scaleRead, len(hosts))
@@ -422,4 +426,21 @@ func VswitchdLogOf(cmdline []byte) string {
 		}
 	}
 	return ""
+}
+
+// waitUDPListening waits until g has a UDP socket bound to port (the
+// receiver), within iv.
+func waitUDPListening(ctx context.Context, g remote.Runner, port int, iv config.Interval) error {
+	return wait.Poll(ctx, iv, fmt.Sprintf("%s: UDP port %d bound", g.Name(), port), func(ctx context.Context) (bool, error) {
+		res, err := g.Run(ctx, remote.ListenCommand("udp"))
+		switch {
+		case err != nil:
+			return false, err
+		case res.ExitCode != 0:
+			return false, res.Err()
+		case !remote.ListeningPorts(res.Stdout)[port]:
+			return false, fmt.Errorf("UDP port %d not bound yet", port)
+		}
+		return true, nil
+	})
 }
