@@ -28,6 +28,11 @@ const TableHold iperf3.Table = "Offload that holds"
 type churnReads struct {
 	samples []offload.ChurnSample
 	errs    []string
+	// tc are the representor's tc rules of the pair at the same reads
+	// (offload.TCChurnFlows), with the read's coverage; tcErr the last
+	// tc read that failed.
+	tc    []offload.ChurnSample
+	tcErr string
 }
 
 // RunChurn runs the churn window: one steady UDP flow for churn.duration
@@ -78,10 +83,16 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 							defer rw.Done()
 							began := time.Now()
 							smp, problems := readChurn(ctx, h, macs, appctl)
+							tc, tcErr := readChurnTC(ctx, h, macs)
 							h.cost(time.Since(began))
 							smp.At = at
 							if ctx.Err() != nil && stopCtx.Err() != nil {
 								return // the window ended during the read
+							}
+							if tcErr != nil {
+								reads[i].tcErr = tcErr.Error()
+							} else {
+								reads[i].tc = append(reads[i].tc, offload.ChurnSample{At: at, Flows: tc, Coverage: smp.Coverage})
 							}
 							if len(problems) > 0 {
 								reads[i].errs = append(reads[i].errs, fmt.Sprintf("%.0f s: %s", at.Seconds(), strings.Join(problems, "; ")))
@@ -149,6 +160,59 @@ func readChurn(ctx context.Context, h *holdHost, macs []string, appctl int) (off
 	return smp, problems
 }
 
+// readChurnTC reads the representor's tc rules of the pair (flower rules
+// whose source or destination MAC is the pair's).
+func readChurnTC(ctx context.Context, h *holdHost, macs []string) ([]offload.DpctlFlow, error) {
+	if h.rep == "" {
+		return nil, fmt.Errorf("%s: no representor: %s", h.name, h.repErr)
+	}
+	out, err := h.run(ctx, offload.TCCommand(h.rep))
+	if err != nil {
+		return nil, err
+	}
+	d, err := offload.ParseTC(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", h.name, err)
+	}
+	return offload.PairFlows(offload.TCChurnFlows(d), macs, "")
+}
+
+// churnTC judges the representor's tc rules beside the datapath flows:
+// only where some read found one (a software datapath has none).
+func churnTC(r churnReads, in offload.ChurnInput, ch *results.ChurnHost) {
+	seen := false
+	for _, s := range r.tc {
+		seen = seen || len(s.Flows) > 0
+	}
+	switch {
+	case !seen && r.tcErr != "":
+		ch.TCReason = "not judged: " + clipLine(r.tcErr)
+		return
+	case !seen:
+		ch.TCReason = fmt.Sprintf("not judged: no tc rule of the pair on the representor in %d reads", len(r.tc))
+		return
+	}
+	in.Samples, in.FlowPPS, in.Software = r.tc, 0, true // the slow path is the flows' judgement's
+	c, err := offload.JudgeChurn(in)
+	if err != nil {
+		ch.TCReason = "not judged: " + err.Error()
+		return
+	}
+	n := c.Count
+	ch.TCChurnCount = &n
+	// The statement less its slow path, which is the flows' judgement's.
+	ch.TCReason = c.Statement
+	if i, j := strings.Index(c.Statement, "; slow path"), strings.Index(c.Statement, "; coverage:"); i >= 0 && j > i {
+		ch.TCReason = c.Statement[:i] + c.Statement[j:]
+	}
+	ch.Count = max(ch.Count, c.Count)
+	ch.Stable = ch.Stable && c.Count == 0
+	for _, e := range c.Events {
+		ch.TCEvents = append(ch.TCEvents, results.ChurnEvent{Kind: string(e.Kind), AfterSeconds: e.After.Seconds(), BeforeSeconds: e.Before.Seconds(),
+			Counted: e.Counted, Flow: e.Flow, Detail: e.Detail})
+	}
+}
+
 // churnHost judges one hypervisor's reads and saves them as evidence.
 func (pair *Pair) churnHost(id string, h *holdHost, r churnReads, rules offload.ChurnRules, pps float64) results.ChurnHost {
 	ch := results.ChurnHost{Hypervisor: h.name, Software: h.userspace, Deleted: -1, Reads: len(r.samples)}
@@ -158,7 +222,8 @@ func (pair *Pair) churnHost(id string, h *holdHost, r churnReads, rules offload.
 		ch.Reason = "not read: " + h.err.Error()
 		return ch
 	}
-	c, err := offload.JudgeChurn(offload.ChurnInput{Samples: r.samples, FlowPPS: pps, Software: h.userspace, OVSVersion: h.ovs, Rules: rules})
+	in := offload.ChurnInput{Samples: r.samples, FlowPPS: pps, Software: h.userspace, OVSVersion: h.ovs, Rules: rules}
+	c, err := offload.JudgeChurn(in)
 	if err != nil {
 		ch.Reason = err.Error()
 		if len(r.errs) > 0 {
@@ -176,6 +241,8 @@ func (pair *Pair) churnHost(id string, h *holdHost, r churnReads, rules offload.
 			Counted: e.Counted, Flow: e.Flow, Detail: e.Detail})
 	}
 	ch.Reason = c.Statement
+	churnTC(r, in, &ch)
+	ch.Reason += "; tc rules: " + ch.TCReason
 	if len(r.errs) > 0 {
 		ch.Reason += fmt.Sprintf("; %d read(s) incomplete: %s", len(r.errs), strings.Join(r.errs[:min(3, len(r.errs))], " | "))
 	}

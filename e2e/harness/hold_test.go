@@ -64,6 +64,23 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 		hv.On(offload.CPUHitStatsCommand("rep0"), fakeremote.Reply{Stdout: readFile(t, filepath.Join("..", "offload", "testdata", "sw", "ip-stats-cpuhit-rep-before.json"))})
 		hv.On(offload.LinkStatsCommand("rep0"), fakeremote.Reply{Stdout: []byte(`[{"ifname":"rep0","stats64":{"rx":{"bytes":1,"packets":100},"tx":{"bytes":1,"packets":100}}}]`)})
 	}
+	// tc: the server's representor has no rule (a veth: the recorded empty
+	// JSON listing); the client's carries the published mlx5 encap rule
+	// (testdata/hw, its source MAC made the client's), the same handle and
+	// growing counters, then under another handle from the fourth read on.
+	wd.hvs[0].On(offload.TCCommand("rep0"), fakeremote.Reply{Stdout: []byte("[]\n")})
+	tc := func(name, handle string) fakeremote.Reply {
+		b := strings.ReplaceAll(string(readFile(t, filepath.Join("..", "offload", "testdata", "hw", name))), "ca:2e:a7:3f:f5:0f", wd.topo.Servers[1].DataMAC)
+		if handle != "" {
+			b = strings.Replace(b, "handle 0x1\n", "handle "+handle+"\n", 1)
+		}
+		return fakeremote.Reply{Stdout: []byte(b)}
+	}
+	tcReplies := []fakeremote.Reply{tc("tc-mlx5-vf-rep-encap.txt", ""), tc("tc-mlx5-vf-rep-encap-sample2.txt", ""), tc("tc-mlx5-vf-rep-encap-sample2.txt", "")}
+	for i := 0; i < 40; i++ {
+		tcReplies = append(tcReplies, tc("tc-mlx5-vf-rep-encap-sample2.txt", "0x2"))
+	}
+	wd.hvs[1].On(offload.TCCommand("rep0"), tcReplies...)
 	s := wd.session()
 	cr, err := s.RunChurn(context.Background())
 	if err != nil {
@@ -80,6 +97,12 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 	// The purge comes at the recording's fifth read (after read 3).
 	if fast.Stable || fast.Count != 1 || len(fast.Events) != 1 || fast.Events[0].Kind != string(offload.ChurnReadded) || !strings.Contains(fast.Events[0].Detail, "dpif_flow_del") {
 		t.Errorf("fast: %+v", fast)
+	}
+	if steady.TCChurnCount != nil || !strings.HasPrefix(steady.TCReason, "not judged: no tc rule of the pair on the representor") {
+		t.Errorf("steady tc: %v %q", steady.TCChurnCount, steady.TCReason)
+	}
+	if fast.TCChurnCount == nil || *fast.TCChurnCount != 1 || len(fast.TCEvents) != 1 || !strings.Contains(fast.TCEvents[0].Detail, "tc handle:1 then handle:2") || strings.Contains(fast.TCReason, "slow path") || fast.Count != 1 {
+		t.Errorf("fast tc: %v %+v %q", fast.TCChurnCount, fast.TCEvents, fast.TCReason)
 	}
 	for _, h := range cr.Hosts {
 		if !strings.Contains(h.Reason, "software datapath") || !strings.Contains(h.Reason, "the reads cost") || h.BlindSpot == "" {

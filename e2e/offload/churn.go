@@ -285,8 +285,12 @@ func JudgeChurn(in ChurnInput) (Churn, error) {
 			grew := f.Packets > p.Packets
 			switch {
 			case p.UFID != "" && f.UFID != "" && p.UFID != f.UFID:
+				what := "ufid "
+				if strings.HasPrefix(p.UFID, "handle:") {
+					what = "tc "
+				}
 				add(ChurnEvent{Kind: ChurnReadded, Flow: short(k), After: ss[i-1].At, Before: s.At, Counted: true,
-					Detail: fmt.Sprintf("ufid %s then %s", p.UFID, f.UFID)})
+					Detail: fmt.Sprintf("%s%s then %s", what, p.UFID, f.UFID)})
 			case f.Packets < p.Packets:
 				e := ChurnEvent{Kind: ChurnModified, Flow: short(k), After: ss[i-1].At, Before: s.At}
 				del, has := deletedBetween(i)
@@ -523,4 +527,37 @@ func hasProto(f DpctlFlow, proto string) bool {
 		}
 	}
 	return false
+}
+
+// TCChurnFlows are a tc dump's flower rules as the churn judge reads
+// flows: the match is the chain, the priority and the flower keys; the
+// handle stands for the ufid (a rule deleted and added again under the
+// same match usually gets another handle, or the lowest free one — the
+// same — with its counters from zero); packets are tc's 64-bit total
+// (hardware and software); in_hw is offloaded:yes. Other classifiers are
+// left out.
+func TCChurnFlows(d TCDump) []DpctlFlow {
+	var out []DpctlFlow
+	for _, f := range d.Filters {
+		if f.Kind != "flower" {
+			continue
+		}
+		m := []MatchField{{Key: "chain", Value: fmt.Sprint(f.Chain)}, {Key: "pref", Value: fmt.Sprint(f.Pref)}, {Key: "protocol", Value: f.Protocol}}
+		keys := make([]string, 0, len(f.Keys))
+		for k := range f.Keys {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			m = append(m, MatchField{Key: k, Value: f.Keys[k]})
+		}
+		fl := DpctlFlow{UFID: "handle:" + normHandle(f.Handle), Match: m, Packets: f.counts().pkts, DP: "tc", EthSrc: f.Keys["src_mac"], EthDst: f.Keys["dst_mac"]}
+		if f.InHW {
+			fl.Offloaded = "yes"
+		} else {
+			fl.Offloaded = "no"
+		}
+		out = append(out, fl)
+	}
+	return out
 }

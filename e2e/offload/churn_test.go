@@ -289,3 +289,39 @@ func TestModifyResetsCounters(t *testing.T) {
 		}
 	}
 }
+
+// tc's rules judged as flows: the published mlx5 representor dump and its
+// second sample (testdata/hw, README.md: the same rules, counters grown)
+// are stable; the same second sample under another handle is a re-add;
+// its counters from zero under the same handle, without coverage, are
+// named and not counted.
+func TestJudgeChurnTC(t *testing.T) {
+	read := func(name string) []DpctlFlow {
+		d, err := ParseTC(readTestdata(t, "hw/"+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return TCChurnFlows(d)
+	}
+	a, b := read("tc-mlx5-vf-rep-encap.txt"), read("tc-mlx5-vf-rep-encap-sample2.txt")
+	if len(a) == 0 || len(a) != len(b) || a[0].UFID == "" || !InHardware(a[0]) || b[0].Packets < a[0].Packets {
+		t.Fatalf("flows %+v / %+v", a, b)
+	}
+	in := func(x, y []DpctlFlow) ChurnInput {
+		return ChurnInput{Samples: []ChurnSample{{At: 0, Flows: x}, {At: 10 * time.Second, Flows: y}}, OVSVersion: "2.17.9", Rules: churnRules()}
+	}
+	c, err := JudgeChurn(in(a, b))
+	if err != nil || !c.Stable || c.Count != 0 {
+		t.Errorf("stable: %v %s", err, c.Statement)
+	}
+	moved := append([]DpctlFlow{}, b...)
+	moved[0].UFID = "handle:0x99"
+	if c, _ := JudgeChurn(in(a, moved)); c.Count != 1 || c.Events[0].Kind != ChurnReadded || !strings.Contains(c.Events[0].Detail, "tc handle:1 then handle:0x99") {
+		t.Errorf("handle change: %s", c.Statement)
+	}
+	reset := append([]DpctlFlow{}, b...)
+	reset[0].Packets = 1
+	if c, _ := JudgeChurn(in(a, reset)); c.Count != 0 || len(c.Events) != 1 || c.Events[0].Kind != ChurnUnresolved {
+		t.Errorf("reset: %s", c.Statement)
+	}
+}

@@ -136,12 +136,12 @@ func logCell(h results.RuleScaleHost) string {
 
 const churnIntro = "One steady UDP flow between the pair for the whole window while each hypervisor's datapath flows of the pair (the tc rules OVS installed, on the kernel datapath), OVS's coverage counters and the representor's counters were read every `intervals.churn_sample.poll`: " +
 	"its own evidence window, not a throughput window. *Churn* counts the pair's rules deleted and re-added (gone and back, a new ufid, counters restarting while the hypervisor deleted flows), gone, or out of hardware; " +
-	"a counter reset with no deletion is a modify (OVS before 3.2 resets tc's counters on modify), listed but not counted. *Slow path* is the representor's packets per period over the flow's. " +
+	"a counter reset with no deletion is a modify (OVS before 3.2 resets tc's counters on modify), listed but not counted. *Churn* is the higher of the datapath flows' count and the representor's tc rules' (*tc rules*: the handle for the ufid). *Slow path* is the representor's slow-path (cpu_hit) packets per period over the flow's. " +
 	"*Blind spot* says what reads this far apart cannot see, with coverage's deletions over the window (every flow of the hypervisor)."
 
 // ChurnRows are the churn table's rows: one per hypervisor.
 func ChurnRows(cs []*results.ChurnResult) (header []string, rows [][]string) {
-	header = []string{"Path", "Window", "Hypervisor", "Verdict", "Churn", "Events", "Slow path (max per period)", "Deleted (coverage)", "Reads", "Blind spot"}
+	header = []string{"Path", "Window", "Hypervisor", "Verdict", "Churn", "Events", "Slow path (max per period)", "Deleted (coverage)", "Reads", "Blind spot", "tc rules (representor)"}
 	for _, c := range cs {
 		window := fmt.Sprintf("%.0f s, %s, read every %.0f s, delivered %s, loss %s", c.DurationSeconds, results.FormatBps(float64(c.BitrateBps)), c.SampleSeconds,
 			results.FormatBps(c.DeliveredBps), results.FormatLoss(c.LossPercent))
@@ -149,7 +149,7 @@ func ChurnRows(cs []*results.ChurnResult) (header []string, rows [][]string) {
 			window = "error: " + c.Error
 		}
 		if len(c.Hosts) == 0 {
-			rows = append(rows, []string{pathName(c.Path), window, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash})
+			rows = append(rows, []string{pathName(c.Path), window, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash, results.Dash})
 			continue
 		}
 		for _, h := range c.Hosts {
@@ -180,8 +180,24 @@ func ChurnRows(cs []*results.ChurnResult) (header []string, rows [][]string) {
 			if h.Deleted >= 0 {
 				deleted = fmt.Sprint(h.Deleted)
 			}
+			tc := h.TCReason
+			if h.TCChurnCount != nil {
+				var ev []string
+				for _, e := range h.TCEvents {
+					if e.Counted {
+						ev = append(ev, fmt.Sprintf("%s %.0f–%.0f s", e.Kind, e.AfterSeconds, e.BeforeSeconds))
+					}
+				}
+				tc = fmt.Sprintf("%d counted", *h.TCChurnCount)
+				if len(ev) > 0 {
+					tc += ": " + strings.Join(ev, ", ")
+				}
+			}
+			if tc == "" {
+				tc = results.Dash
+			}
 			rows = append(rows, []string{pathName(c.Path), window, h.Hypervisor, verdict, fmt.Sprint(h.Count), events, slow, deleted,
-				fmt.Sprintf("%d, %.0f ms avg, %.0f ms max", h.Reads, h.ReadMeanMS, h.ReadMaxMS), h.BlindSpot})
+				fmt.Sprintf("%d, %.0f ms avg, %.0f ms max", h.Reads, h.ReadMeanMS, h.ReadMaxMS), h.BlindSpot, tc})
 		}
 	}
 	return header, rows

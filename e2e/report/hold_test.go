@@ -15,6 +15,7 @@ func holdSet(t *testing.T) *Set {
 	t.Helper()
 	a := seedResults(results.PathASAP2)
 	sec := func(v float64) *float64 { return &v }
+	one := 1
 	a.RuleScale = []results.RuleScaleResult{
 		{N: 10000, Path: results.PathASAP2, Opened: 10000, OpenSeconds: 0.6, HoldSeconds: 20, Judged: results.TableConntrack, Hosts: []results.RuleScaleHost{
 			{Hypervisor: "cmp-1", Steering: "dmfs", Samples: 30, ReadMeanMS: 120, ReadMaxMS: 300, OVSFlows: 4, OVSFlowLimit: 200000,
@@ -29,9 +30,10 @@ func holdSet(t *testing.T) *Set {
 	}
 	a.Churn = []results.ChurnResult{{Path: results.PathASAP2, DurationSeconds: 600, BitrateBps: 10e6, LengthBytes: 1000, SampleSeconds: 10, SlowPathShare: 0.01, DeliveredBps: 10e6,
 		Hosts: []results.ChurnHost{
-			{Hypervisor: "cmp-1", Count: 1, Reads: 60, Deleted: 14, SlowPathMax: 0.002, BlindSpot: "b1",
-				Events: []results.ChurnEvent{{Kind: "re-added", AfterSeconds: 310, BeforeSeconds: 320, Counted: true}}},
-			{Hypervisor: "cmp-2", Stable: true, Reads: 60, Deleted: 3, BlindSpot: "b2",
+			{Hypervisor: "cmp-1", Count: 1, Reads: 60, Flows: 1, Deleted: 14, SlowPathMax: 0.002, BlindSpot: "b1", TCChurnCount: &one,
+				TCEvents: []results.ChurnEvent{{Kind: "re-added", AfterSeconds: 310, BeforeSeconds: 320, Counted: true}},
+				Events:   []results.ChurnEvent{{Kind: "re-added", AfterSeconds: 310, BeforeSeconds: 320, Counted: true}}},
+			{Hypervisor: "cmp-2", Stable: true, Reads: 60, Flows: 1, Deleted: 3, BlindSpot: "b2", TCReason: "not judged: no tc rule of the pair on the representor in 60 reads",
 				Events: []results.ChurnEvent{{Kind: "modified", AfterSeconds: 100, BeforeSeconds: 110}}},
 		}}}
 	s, err := NewSet(a)
@@ -52,6 +54,8 @@ func TestHoldTables(t *testing.T) {
 		"## Long window without churn",
 		"| cmp-1 | churned | 1 | re-added 310–320 s |",
 		"| cmp-2 | stable | 0 | modified 100–110 s (not counted) |",
+		"| b1 | 1 counted: re-added 310–320 s |",
+		"| b2 | not judged: no tc rule of the pair on the representor in 60 reads |",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("markdown lacks %q", w)

@@ -138,13 +138,21 @@ type ChurnResult struct {
 
 // ChurnHost is one hypervisor's view of the churn window.
 type ChurnHost struct {
-	Hypervisor string       `json:"hypervisor"`
-	Software   bool         `json:"software"`
-	Stable     bool         `json:"stable"`
-	Count      int          `json:"churn_count"`
-	Events     []ChurnEvent `json:"events,omitempty"`
-	Flows      int          `json:"flows"`
-	Reads      int          `json:"reads"`
+	Hypervisor string `json:"hypervisor"`
+	Software   bool   `json:"software"`
+	Stable     bool   `json:"stable"`
+	// Count is the counted events: the datapath flows' or, where higher,
+	// the representor's tc rules' (TCChurnCount).
+	Count  int          `json:"churn_count"`
+	Events []ChurnEvent `json:"events,omitempty"`
+	// TCChurnCount and TCEvents are the representor's tc rules judged the
+	// same way (the handle for the ufid); nil where no read found one of
+	// the pair's (TCReason says why).
+	TCChurnCount *int         `json:"tc_churn_count,omitempty"`
+	TCEvents     []ChurnEvent `json:"tc_events,omitempty"`
+	TCReason     string       `json:"tc_reason,omitempty"`
+	Flows        int          `json:"flows"`
+	Reads        int          `json:"reads"`
 	// Deleted is coverage's dpif_flow_del over the window (every flow of
 	// the hypervisor); -1 when not read at both ends.
 	Deleted      int64   `json:"deleted"`
