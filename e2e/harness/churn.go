@@ -76,33 +76,25 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 			go func() {
 				defer wg.Done()
 				everyPoll(stopCtx, t, iv, func(ctx context.Context, at time.Duration) {
-					var rw sync.WaitGroup
-					for i, h := range hosts {
-						rw.Add(1)
-						go func() {
-							defer rw.Done()
-							began := time.Now()
-							smp, problems := readChurn(ctx, h, macs, appctl)
-							tc, tcErr := readChurnTC(ctx, h, macs)
-							h.cost(time.Since(began))
-							smp.At = at
-							if ctx.Err() != nil && stopCtx.Err() != nil {
-								return // the window ended during the read
-							}
-							if tcErr != nil {
-								reads[i].tcErr = tcErr.Error()
-							} else {
-								reads[i].tc = append(reads[i].tc, offload.ChurnSample{At: at, Flows: tc, Coverage: smp.Coverage})
-							}
-							if len(problems) > 0 {
-								reads[i].errs = append(reads[i].errs, fmt.Sprintf("%.0f s: %s", at.Seconds(), strings.Join(problems, "; ")))
-							}
-							if smp.Flows != nil || len(problems) == 0 {
-								reads[i].samples = append(reads[i].samples, smp)
-							}
-						}()
-					}
-					rw.Wait()
+					eachHost(hosts, func(i int, h *holdHost) {
+						smp, problems := readChurn(ctx, h, macs, appctl)
+						tc, tcErr := readChurnTC(ctx, h, macs)
+						smp.At = at
+						if ctx.Err() != nil && stopCtx.Err() != nil {
+							return // the window ended during the read
+						}
+						if tcErr != nil {
+							reads[i].tcErr = tcErr.Error()
+						} else {
+							reads[i].tc = append(reads[i].tc, offload.ChurnSample{At: at, Flows: tc, Coverage: smp.Coverage})
+						}
+						if len(problems) > 0 {
+							reads[i].errs = append(reads[i].errs, fmt.Sprintf("%.0f s: %s", at.Seconds(), strings.Join(problems, "; ")))
+						}
+						if smp.Flows != nil || len(problems) == 0 {
+							reads[i].samples = append(reads[i].samples, smp)
+						}
+					})
 				})
 			}()
 		})

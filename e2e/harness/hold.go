@@ -73,6 +73,22 @@ func (h *holdHost) run(ctx context.Context, cmd string) ([]byte, error) {
 	return r.Stdout, nil
 }
 
+// eachHost runs read on every host at once and returns when all have;
+// each read's wall time is its host's cost (costMS).
+func eachHost(hosts []*holdHost, read func(i int, h *holdHost)) {
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			began := time.Now()
+			read(i, h)
+			h.cost(time.Since(began))
+		}()
+	}
+	wg.Wait()
+}
+
 // cost records one read's wall time.
 func (h *holdHost) cost(d time.Duration) {
 	h.mu.Lock()

@@ -178,7 +178,7 @@ func TestRuleScaleOverFakes(t *testing.T) {
 	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: 10 * time.Second, Poll: time.Second}
 	srv, cli := wd.topo.Servers[0], wd.topo.Servers[1]
 	gen := FlowSenderInput{Src: cli.DataIP, Dst: srv.DataIP, DstPort: wd.cfg.Traffic.Port, First: 20000, N: 1000, Refresh: time.Second, Hold: time.Second}
-	wd.guests[1].On(gen.SenderCommand(), fakeremote.Reply{Sleep: 1500 * time.Millisecond,
+	wd.guests[1].On(gen.SenderCommand(), fakeremote.Reply{Sleep: 4 * time.Second,
 		Stdout: []byte(`{"opened": 1000, "bind_failures": 0, "open_seconds": 0.35, "python": "3.11.2"}` + "\n")})
 	wd.guests[0].Starts = func(ctx context.Context, cmd string) (remote.Process, bool) {
 		if !strings.HasPrefix(cmd, "python3 -c ") {

@@ -131,22 +131,14 @@ func (pair *Pair) RunRuleScale(ctx context.Context, n int) (_ results.RuleScaleR
 	go func() {
 		defer wg.Done()
 		everyPoll(stopCtx, start, iv, func(ctx context.Context, at time.Duration) {
-			var rw sync.WaitGroup
-			for i, h := range hosts {
-				rw.Add(1)
-				go func() {
-					defer rw.Done()
-					began := time.Now()
-					r := readScale(ctx, h, macs, appctl, ctFlows, iv.Timeout)
-					h.cost(time.Since(began))
-					if stopCtx.Err() != nil {
-						return
-					}
-					r.At = at
-					reads[i] = append(reads[i], r)
-				}()
-			}
-			rw.Wait()
+			eachHost(hosts, func(i int, h *holdHost) {
+				r := readScale(ctx, h, macs, appctl, ctFlows, iv.Timeout)
+				if stopCtx.Err() != nil {
+					return // the window ended during the read
+				}
+				r.At = at
+				reads[i] = append(reads[i], r)
+			})
 		})
 	}()
 	timing := pair.Timings.Track(results.PhaseChecks)
