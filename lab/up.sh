@@ -156,12 +156,20 @@ do_network() {
     ip link add "asap2lab-m$n" type veth peer name mgmt-up netns "$H"
     ip link set "asap2lab-m$n" master "$MGMT_BR" up
     ip -n "$H" link set mgmt-up up
-    # underlay: ul0 (port of br-phy) <-> hvN in the ToR bridge
+    # underlay: two legs, ul0 <-> hvN and ul1 <-> hvNb in the ToR bridge, bonded in br-phy
+    # (bond-ul, ovs_start): an ASAP² hypervisor's uplink is a VF-LAG, a bond of the NIC's two PFs
+    # (issue 38's failover profile takes one leg down). An OVS bond, not a Linux bond: this
+    # kernel has no bonding module; OVS's active-backup bond on the userspace datapath sees a
+    # leg's carrier go down and moves to the other one, as the kernel's bond does over the PFs.
     ip -n "$TOR_NS" link add "hv$n" mtu $UL_MTU type veth peer name ul0 netns "$H" mtu $UL_MTU
+    ip -n "$TOR_NS" link add "hv${n}b" mtu $UL_MTU type veth peer name ul1 netns "$H" mtu $UL_MTU
     ip -n "$TOR_NS" link set "hv$n" master br-ul up
+    ip -n "$TOR_NS" link set "hv${n}b" master br-ul up
     ip -n "$H" link set ul0 up
+    ip -n "$H" link set ul1 up
     # the userspace datapath reads from AF_PACKET sockets: no offloaded checksums/segments on its ports
     ip netns exec "$H" ethtool -K ul0 tx off tso off gso off >/dev/null
+    ip netns exec "$H" ethtool -K ul1 tx off tso off gso off >/dev/null
     ip netns exec "$H" ethtool -K mgmt-up tx off tso off gso off >/dev/null
     # ul0 and mgmt-up belong to OVS alone. Left to the kernel, ul0 answers ARP for the
     # hypervisor's underlay address (on br-phy) with ul0's own MAC (Linux replies for any local
@@ -170,6 +178,7 @@ do_network() {
     # terminated by OVS: the tenant data path goes dark for every run at once (seen as the
     # fault matrix's concurrent row failing on 2026-12-03). No ARP on them at all.
     ip -n "$H" link set ul0 arp off
+    ip -n "$H" link set ul1 arp off
     ip -n "$H" link set mgmt-up arp off
   done
 }
@@ -194,7 +203,9 @@ ovs_start() {
   # datapath routes and ARP-resolves the tunnel next hop itself
   vsctl "$n" -- add-br br-phy -- set bridge br-phy datapath_type=netdev fail_mode=standalone \
     -- set interface br-phy mtu_request=$UL_MTU \
-    -- add-port br-phy ul0 -- set interface ul0 mtu_request=$UL_MTU
+    -- add-bond br-phy bond-ul ul0 ul1 bond_mode=active-backup \
+    -- set port bond-ul other_config:bond-detect-mode=carrier other_config:bond-primary=ul0 \
+    -- set interface ul0 mtu_request=$UL_MTU -- set interface ul1 mtu_request=$UL_MTU
   underlay_address "$n"
   # physnet mgmt: Neutron's agent patches br-int to br-mgmt (bridge_mappings mgmt:br-mgmt)
   vsctl "$n" -- add-br br-mgmt -- set bridge br-mgmt datapath_type=netdev fail_mode=standalone \
@@ -214,7 +225,21 @@ do_ovs() {
         ip netns exec "$(hv_ns "$n")" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip "$peer")"
     done
   done
-  for n in $HVS; do check_tunnel_neighbor "$n"; done
+  for n in $HVS; do check_tunnel_neighbor "$n"; check_bond "$n"; done
+}
+
+# check_bond N: hypervisor N's underlay bond runs active-backup on ul0 (its primary) with both legs
+# enabled, so a leg taken down (issue 38's failover) has somewhere to go.
+check_bond() {
+  local n=$1 show
+  show=$(rx ovs-appctl -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl" bond/show bond-ul)
+  if ! grep -q '^bond_mode: active-backup' <<<"$show" ||
+     [ "$(grep -cE '^member (ul0|ul1): enabled' <<<"$show")" != 2 ] ||
+     ! grep -q '^active-backup primary: ul0' <<<"$show"; then
+    printf 'hv%s: the underlay bond is not active-backup over ul0 (primary) and ul1, both enabled (ovs-appctl bond/show bond-ul):\n%s\n' "$n" "$show" >&2
+    return 1
+  fi
+  say "hv$n: bond-ul active-backup, active $(awk '/^  active member$/{print prev} {prev=$2}' <<<"$show" | tr -d :)"
 }
 
 # check_tunnel_neighbor N: hypervisor N's OVS sends VXLAN to the other hypervisor's br-phy MAC
@@ -223,7 +248,7 @@ do_ovs() {
 # own ARP request on the first tunnelled packet, and only br-phy can answer that.
 check_tunnel_neighbor() {
   local n=$1 peer want got port
-  for port in ul0 mgmt-up; do
+  for port in ul0 ul1 mgmt-up; do
     if ! ip -n "$(hv_ns "$n")" -br link show "$port" | grep -q 'NOARP'; then
       echo "hv$n: $port answers ARP (the kernel would reply for br-phy's address with $port's MAC)" >&2
       return 1
