@@ -334,7 +334,8 @@ end $rc "fault matrix (backend rows)"; [ $rc = 0 ] || status=1
 fi
 
 if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then
-# The fleet's own lab: up.sh takes the two-node lab down and brings up one of N nodes.
+# The fleet's own lab: up.sh grows the two-node lab to N nodes (LAB_GROW=0: takes it down and
+# brings up one of N).
 begin "lab up with $LAB_FLEET_COMPUTES compute nodes (the fleet's)"
 LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
 if [ $rc != 0 ]; then status=1; else
