@@ -337,7 +337,9 @@ if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then
 # The fleet's own lab: up.sh grows the two-node lab to N nodes (LAB_GROW=0: takes it down and
 # brings up one of N).
 begin "lab up with $LAB_FLEET_COMPUTES compute nodes (the fleet's)"
-LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
+# Without its Kubernetes control plane (LAB_K8S=0): the fleet's config uses SSH, nothing after it
+# uses the API server, and a grown lab would need the plane started again for every node.
+LAB_K8S=0 LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
 if [ $rc != 0 ]; then status=1; else
 # fleet_run DIR MODE [ginkgo flags...]: the fleet suite on lab/harness-fleet.yaml (every compute
 # node in a ring).

@@ -633,12 +633,15 @@ grow() {
   HVS=$all
   echo "$LAB_COMPUTES" >"$LAB_STATE/computes"
   phase "wait until ready (all $LAB_COMPUTES)" do_ready
-  if [ "${LAB_K8S:-0}" = 1 ] || [ -d "$LAB_STATE/kube" ]; then
-    # its certificates, tokens and kwoks are per hypervisor, and kube-apiserver reads its token file
-    # only when it starts: the control plane again, for all of them (lab/kube/up.sh alone would
-    # start the new kwoks with no token the running server knows)
+  # The Kubernetes control plane's certificates, tokens and kwoks are per hypervisor, and
+  # kube-apiserver reads its token file only when it starts (lab/kube/up.sh alone would start the new
+  # kwoks with no token the running server knows): with LAB_K8S=1 it starts again for all of them;
+  # without, the old lab's is stopped (make lab's fleet phases use SSH: 50 s less on a loaded machine).
+  if [ "${LAB_K8S:-0}" = 1 ]; then
     phase "Kubernetes control plane again, for all $LAB_COMPUTES (lab/kube)" \
       eval 'bash "$LAB_DIR/kube/down.sh" && bash "$LAB_DIR/kube/up.sh"'
+  elif [ -d "$LAB_STATE/kube" ]; then
+    phase "Kubernetes control plane of the $GROW_FROM nodes stopped (LAB_K8S=1 brings it up for all)" bash "$LAB_DIR/kube/down.sh"
   fi
   date -u +%FT%TZ >"$RUN/up.done"
   say "UP (grown from $GROW_FROM to $LAB_COMPUTES compute nodes) in $(since "$T0")s"
