@@ -18,8 +18,10 @@ import (
 // default) = no aging profile.
 type Aging struct {
 	Enabled bool `yaml:"enabled"`
-	// FlowDuration is each flow's iperf3 -t (whole seconds >= 2); default 10s.
-	FlowDuration time.Duration `yaml:"flow_duration"`
+	// RestartDuration is the restarted flow's iperf3 -t (whole seconds >=
+	// 2); default 10s. The first flow is an evidence window's flow
+	// (offload.flow_duration, the checks inside it).
+	RestartDuration time.Duration `yaml:"restart_duration"`
 	// Bitrate is the flow's iperf3 -b (bit/s > 0); default 10 Mbit/s: a
 	// flow to age, not a load.
 	Bitrate int64 `yaml:"bitrate"`
@@ -50,7 +52,7 @@ type Fragments struct {
 }
 
 const (
-	DefaultAgingFlowDuration     = 10 * time.Second
+	DefaultAgingRestartDuration  = 10 * time.Second
 	DefaultAgingBitrate          = 10_000_000
 	DefaultAgingClientPort       = 41000
 	DefaultAgingFlowtableTimeout = 30 * time.Second // the kernel's NF_FLOW_TIMEOUT
@@ -83,7 +85,7 @@ func (c *Config) applyAgingDefaults() {
 		key string
 		set func()
 	}{
-		{"aging.flow_duration", func() { c.Aging.FlowDuration = DefaultAgingFlowDuration }},
+		{"aging.restart_duration", func() { c.Aging.RestartDuration = DefaultAgingRestartDuration }},
 		{"aging.bitrate", func() { c.Aging.Bitrate = DefaultAgingBitrate }},
 		{"aging.client_port", func() { c.Aging.ClientPort = DefaultAgingClientPort }},
 		{"aging.flowtable_timeout", func() { c.Aging.FlowtableTimeout = DefaultAgingFlowtableTimeout }},
@@ -98,8 +100,8 @@ func (c *Config) applyAgingDefaults() {
 
 func (v *validator) aging() {
 	a := v.c.Aging
-	if a.FlowDuration < 2*time.Second || a.FlowDuration%time.Second != 0 {
-		v.bad("aging.flow_duration", "must be whole seconds >= 2 (iperf3 -t: the checks sample the flow)", a.FlowDuration)
+	if a.RestartDuration < 2*time.Second || a.RestartDuration%time.Second != 0 {
+		v.bad("aging.restart_duration", "must be whole seconds >= 2 (iperf3 -t of the restart: the re-install is read while it runs)", a.RestartDuration)
 	}
 	if a.Bitrate <= 0 {
 		v.bad("aging.bitrate", "must be > 0 bit/s (iperf3 -b: a flow to age, not a load)", a.Bitrate)
@@ -121,8 +123,12 @@ func (v *validator) aging() {
 		v.bad("aging.idle_margin", "must be >= 1s (OVS's revalidator deletes an idle flow at its next pass after max-idle)", a.IdleMargin)
 	}
 	if a.Enabled {
-		if iv := v.c.Intervals[IntervalAgingSample]; iv.Timeout > 0 && iv.Poll > 0 && iv.Timeout < 2*iv.Poll {
+		iv := v.c.Intervals[IntervalAgingSample]
+		if iv.Timeout > 0 && iv.Poll > 0 && iv.Timeout < 2*iv.Poll {
 			v.bad("intervals."+IntervalAgingSample+".timeout", fmt.Sprintf("must be at least twice its poll (%s): the re-install is judged over two dumps", iv.Poll), iv.Timeout)
+		}
+		if a.RestartDuration > 0 && a.RestartDuration < iv.Timeout {
+			v.bad("aging.restart_duration", fmt.Sprintf("must be at least intervals.%s.timeout (%s): the restarted flow runs while its flows are read", IntervalAgingSample, iv.Timeout), a.RestartDuration)
 		}
 		v.needsDpctl("aging.enabled")
 	}

@@ -37,11 +37,11 @@ type AgingResult struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	// Tuple is the first run's 5-tuple as iperf3 reported it, RestartTuple
 	// the restart's; SameTuple whether they are the same (the pinned port).
-	Tuple               string  `json:"tuple"`
-	RestartTuple        string  `json:"restart_tuple,omitempty"`
-	SameTuple           bool    `json:"same_tuple"`
-	FlowDurationSeconds float64 `json:"flow_duration_seconds"`
-	BitrateBps          int64   `json:"bitrate_bps"`
+	Tuple                  string  `json:"tuple"`
+	RestartTuple           string  `json:"restart_tuple,omitempty"`
+	SameTuple              bool    `json:"same_tuple"`
+	RestartDurationSeconds float64 `json:"restart_duration_seconds"`
+	BitrateBps             int64   `json:"bitrate_bps"`
 	// IdleSeconds is how long the flow idled: the longer of the flowtable
 	// timeout and the longest max-idle read, plus the margin.
 	IdleSeconds             float64 `json:"idle_seconds"`
