@@ -342,3 +342,41 @@ func SameTuple(first, restart Tuple) string {
 	}
 	return fmt.Sprintf("the restart is not the same flow: %s, the first run %s", restart, first)
 }
+
+// MaxIdleCommand reads OVS's max-idle on a hypervisor (ms; OVS's default
+// 10000 when the key is unset, which ovs-vsctl answers with exit 1 and
+// `no key "max-idle" in Open_vSwitch record "." column other_config`).
+const MaxIdleCommand = "ovs-vsctl get Open_vSwitch . other_config:max-idle"
+
+// DefaultMaxIdle is OVS's max-idle when other_config:max-idle is unset
+// (ofproto/ofproto.h OFPROTO_MAX_IDLE_DEFAULT).
+const DefaultMaxIdle = 10 * time.Second
+
+// ParseMaxIdle reads MaxIdleCommand's answer: the value and how it was
+// known ("other_config:max-idle", "unset: OVS's default 10s"), or
+// OVS's default with why it could not be read (source starts "unread").
+//
+//	"15000"                      (exit 0: set, quoted)
+//	ovs-vsctl: no key "max-idle" in Open_vSwitch record "." column other_config   (exit 1)
+func ParseMaxIdle(stdout, stderr []byte, exit int) (time.Duration, string) {
+	out := strings.Trim(strings.TrimSpace(string(stdout)), `"`)
+	errText := strings.TrimSpace(string(stderr))
+	switch {
+	case exit == 0:
+		ms, err := strconv.ParseUint(out, 10, 32)
+		if err != nil || ms == 0 {
+			return DefaultMaxIdle, fmt.Sprintf("unread (other_config:max-idle %q is no number of ms): OVS's default %s assumed", out, DefaultMaxIdle)
+		}
+		return time.Duration(ms) * time.Millisecond, "other_config:max-idle"
+	case strings.Contains(errText, `no key "max-idle"`):
+		return DefaultMaxIdle, fmt.Sprintf("unset: OVS's default %s", DefaultMaxIdle)
+	}
+	if i := strings.IndexByte(errText, '\n'); i >= 0 {
+		errText = errText[:i]
+	}
+	return DefaultMaxIdle, fmt.Sprintf("unread (exit %d: %s): OVS's default %s assumed", exit, errText, DefaultMaxIdle)
+}
+
+// AgingDumpCommand is the aging profile's dump of a hypervisor's datapath
+// flows: with -m, so that dp: and offloaded: tell hardware from software.
+const AgingDumpCommand = cmdDpctlAll

@@ -154,3 +154,23 @@ func TestReinstallOtherTupleNever(t *testing.T) {
 		t.Errorf("SameTuple")
 	}
 }
+
+// max-idle as the recorded private OVS answered it (unset), set, and
+// what cannot be read.
+func TestParseMaxIdle(t *testing.T) {
+	d, src := ParseMaxIdle(nil, readTestdata(t, "aging/max-idle.txt.stderr"), 1)
+	if d != 10*time.Second || !strings.HasPrefix(src, "unset") {
+		t.Errorf("recorded unset: %v %q", d, src)
+	}
+	if d, src := ParseMaxIdle([]byte("\"15000\"\n"), nil, 0); d != 15*time.Second || src != "other_config:max-idle" {
+		t.Errorf("set: %v %q", d, src)
+	}
+	for _, c := range []struct {
+		out, errOut string
+		exit        int
+	}{{"\"soon\"", "", 0}, {"", "ovs-vsctl: unix:/run/openvswitch/db.sock: database connection failed (No such file or directory)", 1}, {"", "sh: ovs-vsctl: not found", 127}} {
+		if d, src := ParseMaxIdle([]byte(c.out), []byte(c.errOut), c.exit); d != DefaultMaxIdle || !strings.HasPrefix(src, "unread") {
+			t.Errorf("%+v: %v %q", c, d, src)
+		}
+	}
+}
