@@ -155,6 +155,11 @@ func SummarizeFragments(fr results.FragmentResult, fcs []evidence.FlowCheck) res
 	default:
 		fr.Label = offload.FragmentLabel
 		fr.Reason = fmt.Sprintf("%s (%d checks saw them)", offload.FragmentLabel, labelled)
+		if fr.Verdict != results.VerdictOffloaded {
+			// Fragments in software are what any node shows, offloading or
+			// not: the label proves nothing of the node.
+			fr.Reason += "; the label says nothing of the node's offload (fragments are in software on any node): its unfragmented flows are what do"
+		}
 	}
 	fr.Reason += fmt.Sprintf("; unfragmented flows of the pair: %s", fr.Verdict)
 	return fr
@@ -319,15 +324,36 @@ func (pair *Pair) RunAging(ctx context.Context) (_ results.AgingResult, err erro
 		ar.Verdict, ar.Reason = results.AgingNotMeasured, fmt.Sprintf("the first flow left from client port %d, not the pinned %d (iperf3 --cport not honoured)", first.SrcPort, ac.ClientPort)
 	}
 
+	serverMAC, clientMAC := pair.Topology.Servers[0].DataMAC, pair.Topology.Servers[1].DataMAC
+	// Just after the first flow, before the idle: its flows must be there.
+	installed := make([]bool, len(hosts))
+	ar.Hosts = make([]results.AgingHost, len(hosts))
+	for i, h := range hosts {
+		ah := results.AgingHost{Hypervisor: h.name, MaxIdleSeconds: h.maxIdle.Seconds(), MaxIdleSource: h.source, Software: h.software}
+		raw, flows, err := h.dump(ctx)
+		if rel, serr := pair.SaveArtifact(fmt.Sprintf("%s/before-idle/%s-dpctl.txt", results.AgingProfileID, h.name), raw); serr == nil {
+			ah.EvidenceFiles = append(ah.EvidenceFiles, rel)
+		}
+		if err != nil {
+			ah.BeforeIdle = "not read: " + err.Error()
+		} else {
+			installed[i], ah.BeforeIdle = offload.JudgeBeforeIdle(flows, clientMAC, serverMAC, first)
+		}
+		pair.Logf("aging: %s before the idle: %s", h.name, ah.BeforeIdle)
+		ar.Hosts[i] = ah
+	}
+
 	// The idle: nothing runs.
 	pair.Logf("aging: idling %s (the longer of aging.flowtable_timeout %s and the max-idle read, plus aging.idle_margin %s)", idle, ac.FlowtableTimeout, ac.IdleMargin)
 	if err := wait.Sleep(ctx, idle); err != nil {
 		return fail(fmt.Errorf("aging: the idle: %w", err))
 	}
-	serverMAC, clientMAC := pair.Topology.Servers[0].DataMAC, pair.Topology.Servers[1].DataMAC
-	ar.Hosts = make([]results.AgingHost, len(hosts))
 	for i, h := range hosts {
-		ah := results.AgingHost{Hypervisor: h.name, MaxIdleSeconds: h.maxIdle.Seconds(), MaxIdleSource: h.source, Software: h.software}
+		ah := &ar.Hosts[i]
+		if !installed[i] {
+			ah.AgedOutReason = ah.BeforeIdle
+			continue
+		}
 		raw, flows, err := h.dump(ctx)
 		if rel, serr := pair.SaveArtifact(fmt.Sprintf("%s/after-idle/%s-dpctl.txt", results.AgingProfileID, h.name), raw); serr == nil {
 			ah.EvidenceFiles = append(ah.EvidenceFiles, rel)
@@ -339,7 +365,6 @@ func (pair *Pair) RunAging(ctx context.Context) (_ results.AgingResult, err erro
 			ah.AgedOut, ah.AgedOutReason = a.Aged, a.Reason
 		}
 		pair.Logf("aging: %s after the idle: %s", h.name, ah.AgedOutReason)
-		ar.Hosts[i] = ah
 	}
 
 	// The restart, the same 5-tuple, read every poll.

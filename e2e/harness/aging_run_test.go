@@ -38,10 +38,16 @@ func agRec(t *testing.T, name string, port string) []byte {
 // agingPair is the fake pair of the aging profile: each hypervisor answers
 // max-idle (100 ms), the userspace datapath's dump header, and the
 // recorded dumps in order — two during the first flow (the evidence
-// window's dpctl samples), afterIdle after the idle, then the recorded
+// window's dpctl samples), the one 2 s after it (before the idle),
+// afterIdle after the idle, then the recorded
 // restart's timeline; the client plays the recorded iperf3 JSON with the
 // pinned port.
 func agingPair(t *testing.T, afterIdle string) *Pair {
+	return agingPairBefore(t, "dpctl-aging-idle-short.txt", afterIdle)
+}
+
+// agingPairBefore is agingPair with the dump just after the first flow.
+func agingPairBefore(t *testing.T, beforeIdle, afterIdle string) *Pair {
 	wd := newPair(t)
 	wd.cfg.Run.ExpectedPath = results.PathBaseline
 	wd.cfg.Offload.Checks = []string{results.CheckDpctl}
@@ -52,7 +58,7 @@ func agingPair(t *testing.T, afterIdle string) *Pair {
 	out := agRec(t, "iperf3-aging-1.json", "41000")
 	wd.guests[1].Play.Client = fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
 	dumps := []fakeremote.Reply{{Stdout: agRec(t, "dpctl-aging-during.txt", "41000")}, {Stdout: agRec(t, "dpctl-aging-during.txt", "41000")},
-		{Stdout: agRec(t, afterIdle, "41000")}}
+		{Stdout: agRec(t, beforeIdle, "41000")}, {Stdout: agRec(t, afterIdle, "41000")}}
 	for _, n := range []string{"00", "01", "02", "03", "04", "05", "06", "07", "08", "09"} {
 		dumps = append(dumps, fakeremote.Reply{Stdout: agRec(t, "timeline/dpctl-"+n+".txt", "41000")})
 	}
@@ -199,5 +205,24 @@ func TestRunFragmentsThatDidNotFragment(t *testing.T) {
 	s.run.Config.Fragments.Length = 1000
 	if _, err := s.RunFragments(context.Background()); err == nil || !strings.Contains(err.Error(), "would not fragment") {
 		t.Errorf("length 1000 on MTU 1500: %v", err)
+	}
+}
+
+// A first flow whose flows were never in the datapath (the dump before the
+// idle is empty): nothing to age, and an empty dump after the idle is no
+// proof that anything aged out.
+func TestRunAgingNothingToAge(t *testing.T) {
+	s := agingPairBefore(t, "dpctl-aging-idle.txt", "dpctl-aging-idle.txt")
+	ar, err := s.RunAging(context.Background())
+	if err != nil {
+		t.Fatalf("RunAging: %v", err)
+	}
+	if ar.Verdict != results.AgingNotMeasured || !strings.Contains(ar.Reason, "nothing to age") {
+		t.Fatalf("%s: %s", ar.Verdict, ar.Reason)
+	}
+	for _, h := range ar.Hosts {
+		if h.AgedOut || h.ReinstallMs != nil {
+			t.Errorf("%s: %+v", h.Hypervisor, h)
+		}
 	}
 }

@@ -164,6 +164,26 @@ func TupleFlows(flows []DpctlFlow, clientMAC, serverMAC string, t Tuple) (out []
 	return out, exact
 }
 
+// JudgeBeforeIdle reads a dump taken just after the first flow ended,
+// before the idle: the tuple's flows of the flow's direction must be
+// installed and have counted packets, or there is nothing to age (a flow
+// never in the datapath is "gone" after any idle). ok false says why.
+func JudgeBeforeIdle(flows []DpctlFlow, clientMAC, serverMAC string, t Tuple) (ok bool, why string) {
+	fw, exact := TupleFlows(flows, clientMAC, serverMAC, t)
+	var packets uint64
+	for _, f := range fw {
+		packets += f.Packets
+	}
+	if len(fw) == 0 || packets == 0 {
+		return false, fmt.Sprintf("not an aging measurement: no datapath flow of %s counted packets before the idle (%d flows of it): nothing to age", t, len(fw))
+	}
+	how := "matching its ports exactly"
+	if exact == 0 {
+		how = "its direction's IP flows (ports wildcarded)"
+	}
+	return true, fmt.Sprintf("%d flows of %s before the idle, %s, %d packets", len(fw), t, how, packets)
+}
+
 // AgedOut is the aging profile's look after the idle: a dump of one
 // hypervisor's datapath flows.
 type AgedOut struct {
@@ -260,6 +280,7 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 		r.Verdict, r.Reason = results.VerdictInconclusive, "no dump after the restart"
 		return r
 	}
+	only := func(flows []DpctlFlow) []DpctlFlow { return tupleOnly(flows, in.ClientMAC, in.ServerMAC, in.Tuple) }
 	lastNotHW := time.Duration(-1)
 	var prevStart time.Duration
 	var notes []string
@@ -292,7 +313,7 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 			lastNotHW = s.Start
 		}
 		if i > 0 && r.InHardware == nil && claimed && !in.Software {
-			v, _, _ := JudgeDpctlBasis(DpctlSamples{Offloaded: [][]DpctlFlow{in.Samples[i-1].Flows, s.Flows}, Network: in.Network,
+			v, _, _ := JudgeDpctlBasis(DpctlSamples{Offloaded: [][]DpctlFlow{only(in.Samples[i-1].Flows), only(s.Flows)}, Network: in.Network,
 				OneWay: &OneWay{From: in.ClientMAC, To: in.ServerMAC}}, []string{in.ClientMAC, in.ServerMAC})
 			if v == results.VerdictOffloaded {
 				at := s.End
@@ -306,7 +327,7 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 	last := in.Samples[n-1]
 	span := fmt.Sprintf("%d dumps over %s after the launch", n, last.End.Round(time.Millisecond))
 	if n > 1 {
-		r.Verdict, r.Reason, _ = JudgeDpctlBasis(DpctlSamples{Offloaded: [][]DpctlFlow{in.Samples[n-2].Flows, last.Flows}, Network: in.Network,
+		r.Verdict, r.Reason, _ = JudgeDpctlBasis(DpctlSamples{Offloaded: [][]DpctlFlow{only(in.Samples[n-2].Flows), only(last.Flows)}, Network: in.Network,
 			OneWay: &OneWay{From: in.ClientMAC, To: in.ServerMAC}}, []string{in.ClientMAC, in.ServerMAC})
 	} else {
 		r.Verdict, r.Reason = results.VerdictInconclusive, "one dump after the restart: no growth to judge"
@@ -331,6 +352,37 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 	}
 	r.Reason = strings.Join(append(head, notes...), "; ") + "; last two dumps: " + string(r.Verdict) + ": " + r.Reason
 	return r
+}
+
+// tupleOnly drops the flows between the two guests (their exact MACs,
+// either way) that cannot carry the tuple or its reverse — another
+// protocol or port, the iperf3 control connection when the datapath
+// tells it apart —, so that the judge reads the tuple's pipelines; stages
+// that match no MAC (after conntrack) are kept.
+func tupleOnly(flows []DpctlFlow, clientMAC, serverMAC string, t Tuple) []DpctlFlow {
+	c, errC := normalizeMAC(clientMAC)
+	s, errS := normalizeMAC(serverMAC)
+	if errC != nil || errS != nil {
+		return flows
+	}
+	out := make([]DpctlFlow, 0, len(flows))
+	for _, f := range flows {
+		src, e1 := normalizeMAC(f.EthSrc)
+		dst, e2 := normalizeMAC(f.EthDst)
+		switch {
+		case e1 != nil || e2 != nil:
+		case src == c && dst == s:
+			if ok, _ := f.admits(t); !ok {
+				continue
+			}
+		case src == s && dst == c:
+			if ok, _ := f.admits(t.Reverse()); !ok {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // SameTuple compares the 5-tuples iperf3 reported for the first run and

@@ -174,3 +174,15 @@ func TestParseMaxIdle(t *testing.T) {
 		}
 	}
 }
+
+// Before the idle the flow's flows must be there and have counted: the
+// recorded dump 2 s after the flow is; the empty one after the idle is
+// nothing to age.
+func TestJudgeBeforeIdle(t *testing.T) {
+	if ok, why := JudgeBeforeIdle(mustDpctl(t, "aging/dpctl-aging-idle-short.txt"), agMAC1, agMAC2, agTuple); !ok || !strings.Contains(why, "matching its ports exactly, 3568 packets") {
+		t.Errorf("%v %s", ok, why)
+	}
+	if ok, why := JudgeBeforeIdle(mustDpctl(t, "aging/dpctl-aging-idle.txt"), agMAC1, agMAC2, agTuple); ok || !strings.Contains(why, "nothing to age") {
+		t.Errorf("%v %s", ok, why)
+	}
+}

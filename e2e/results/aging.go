@@ -67,8 +67,12 @@ type AgingHost struct {
 	// unset: OVS's default), MaxIdleSource how it was known.
 	MaxIdleSeconds float64 `json:"max_idle_seconds"`
 	MaxIdleSource  string  `json:"max_idle_source"`
-	AgedOut        bool    `json:"aged_out"`
-	AgedOutReason  string  `json:"aged_out_reason"`
+	// BeforeIdle is what the dump just after the first flow showed of the
+	// tuple's flows (there must be some: a flow never in the datapath is
+	// "gone" after any idle).
+	BeforeIdle    string `json:"before_idle,omitempty"`
+	AgedOut       bool   `json:"aged_out"`
+	AgedOutReason string `json:"aged_out_reason"`
 	// Software: the datapath forwards in software by construction (the
 	// userspace datapath, a baseline run): in hardware never, said so.
 	Software bool `json:"software"`
