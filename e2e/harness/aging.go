@@ -435,7 +435,7 @@ func (pair *Pair) RunAging(ctx context.Context) (_ results.AgingResult, err erro
 			return &v
 		}
 		ah.ReinstallMs, ah.ReinstallResolutionMs = ms(re.InDatapath), ms(re.InDatapathResolution)
-		ah.ReoffloadMs, ah.ReoffloadResolutionMs = ms(re.InHardware), ms(re.InHardwareResolution)
+		ah.ReoffloadMs, ah.ReoffloadResolutionMs, ah.ReoffloadProvenMs = ms(re.InHardware), ms(re.InHardwareResolution), ms(re.Proven)
 		ah.Reason = re.Reason
 		pair.Logf("aging: %s after the restart: %s", h.name, re.Reason)
 	}

@@ -258,12 +258,16 @@ type Reinstall struct {
 	// launch; Resolution is that End less the Start of the sample before
 	// (the flow appeared between them). nil: never within the timeline.
 	InDatapath, InDatapathResolution *time.Duration
-	// InHardware is the first sample's End at which the direction's
-	// pipeline is proven offloaded (JudgeDpctl over it and the sample
-	// before: every stage claimed in hardware, counters grown), and
-	// InHardwareResolution the span back to the last sample at which it was
-	// not claimed in hardware. nil: never (Reason says why).
-	InHardware, InHardwareResolution *time.Duration
+	// InHardware is the End of the first sample of the run of samples in
+	// which OVS claims the tuple's flows in hardware (offloaded:yes) that
+	// ends in proof — JudgeDpctl over a sample and the one before it says
+	// offloaded (every stage claimed, counters grown) at Proven —, and
+	// InHardwareResolution that End less the Start of the sample before.
+	// The claim, not the proof, dates it: a hardware rule's counters reach
+	// tc with the driver's delay (mlx5 reads them every second), so the
+	// growth that proves it comes up to that much later. nil: never
+	// proven (Reason says why).
+	InHardware, InHardwareResolution, Proven *time.Duration
 	// ExactPorts: the flows matched the tuple's ports exactly (else the
 	// datapath wildcards them and the flows are the direction's IP flows).
 	ExactPorts bool
@@ -281,7 +285,7 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 		return r
 	}
 	only := func(flows []DpctlFlow) []DpctlFlow { return tupleOnly(flows, in.ClientMAC, in.ServerMAC, in.Tuple) }
-	lastNotHW := time.Duration(-1)
+	claimFrom := -1 // the first sample of the current run of claimed samples
 	var prevStart time.Duration
 	var notes []string
 	for i, s := range in.Samples {
@@ -309,16 +313,22 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 			}
 			r.InDatapath, r.InDatapathResolution = &at, &res
 		}
-		if !claimed {
-			lastNotHW = s.Start
+		switch {
+		case !claimed:
+			claimFrom = -1
+		case claimFrom < 0:
+			claimFrom = i
 		}
 		if i > 0 && r.InHardware == nil && claimed && !in.Software {
 			v, _, _ := JudgeDpctlBasis(DpctlSamples{Offloaded: [][]DpctlFlow{only(in.Samples[i-1].Flows), only(s.Flows)}, Network: in.Network,
 				OneWay: &OneWay{From: in.ClientMAC, To: in.ServerMAC}}, []string{in.ClientMAC, in.ServerMAC})
 			if v == results.VerdictOffloaded {
-				at := s.End
-				res := s.End - max(lastNotHW, 0)
-				r.InHardware, r.InHardwareResolution = &at, &res
+				c := in.Samples[claimFrom]
+				at, res, proven := c.End, c.End, s.End
+				if claimFrom > 0 {
+					res = c.End - in.Samples[claimFrom-1].Start
+				}
+				r.InHardware, r.InHardwareResolution, r.Proven = &at, &res, &proven
 			}
 		}
 		prevStart = s.Start
@@ -345,7 +355,7 @@ func JudgeReinstall(in ReinstallInput) Reinstall {
 	case r.InHardware == nil:
 		head = append(head, fmt.Sprintf("in hardware: never within %s", span))
 	default:
-		head = append(head, fmt.Sprintf("in hardware: %s after the launch (resolution %s)", ms(r.InHardware), ms(r.InHardwareResolution)))
+		head = append(head, fmt.Sprintf("in hardware: %s after the launch (resolution %s; claimed by OVS from then, its counters' growth proved it at %s)", ms(r.InHardware), ms(r.InHardwareResolution), ms(r.Proven)))
 	}
 	if !r.ExactPorts {
 		notes = append(notes, "the datapath flows do not match the L4 ports (wildcarded): the tuple's direction is its IP flows between the guests; iperf3's own ports prove the 5-tuple")

@@ -46,6 +46,8 @@ func FuzzDpctlAgingAndFragments(f *testing.F) {
 				t.Errorf("software datapath in hardware at %v", *r.InHardware)
 			case r.InHardware != nil && (r.InDatapath == nil || *r.InDatapath > *r.InHardware):
 				t.Errorf("in hardware at %v before the datapath %v", *r.InHardware, r.InDatapath)
+			case r.InHardware != nil && (r.Proven == nil || *r.Proven < *r.InHardware):
+				t.Errorf("in hardware at %v, proven at %v", *r.InHardware, r.Proven)
 			case r.InHardware != nil && *r.InHardwareResolution < 0, r.InDatapath != nil && *r.InDatapathResolution < 0:
 				t.Errorf("negative resolution: %+v", r)
 			}

@@ -186,3 +186,60 @@ func TestJudgeBeforeIdle(t *testing.T) {
 		t.Errorf("%v %s", ok, why)
 	}
 }
+
+// Claimed in hardware from the fourth dump, its counters frozen there
+// until the sixth (a hardware rule's counters reach tc late: mlx5 reads
+// them every second): in hardware at the fourth dump, proven at the sixth.
+func TestReinstallClaimBeforeCountersGrow(t *testing.T) {
+	tl := agTimeline(t)
+	frozen := map[string]uint64{}
+	for _, f := range tl[3].Flows {
+		frozen[f.UFID] = f.Packets
+	}
+	for i := range tl {
+		var flows []DpctlFlow
+		for _, f := range tl[i].Flows {
+			g := f
+			if i >= 3 {
+				g.DP, g.Offloaded = "tc", "yes"
+			}
+			if i == 4 {
+				g.Packets = frozen[f.UFID]
+			}
+			flows = append(flows, g)
+		}
+		tl[i].Flows = flows
+	}
+	r := JudgeReinstall(ReinstallInput{Samples: tl, ClientMAC: agMAC1, ServerMAC: agMAC2, Tuple: agTuple})
+	if r.InHardware == nil || *r.InHardware != tl[3].End || *r.Proven != tl[3].End {
+		// the fourth dump grew over the third (software counters): proven there
+		t.Fatalf("in hardware %v proven %v, want %v", r.InHardware, r.Proven, tl[3].End)
+	}
+	// Claimed from the fourth, but the fourth and fifth carry the third's
+	// counts (nothing grew while claimed) and the sixth grows: proven at the
+	// sixth, dated from the fourth.
+	for i := 3; i <= 4; i++ {
+		var flows []DpctlFlow
+		for _, f := range tl[i].Flows {
+			g := f
+			if p, ok := packetsOf(tl[2].Flows, f.UFID); ok {
+				g.Packets = p
+			}
+			flows = append(flows, g)
+		}
+		tl[i].Flows = flows
+	}
+	r = JudgeReinstall(ReinstallInput{Samples: tl, ClientMAC: agMAC1, ServerMAC: agMAC2, Tuple: agTuple})
+	if r.InHardware == nil || *r.InHardware != tl[3].End || *r.Proven != tl[5].End || *r.InHardwareResolution != tl[3].End-tl[2].Start {
+		t.Fatalf("in hardware %v (± %v) proven %v, want %v proven %v", r.InHardware, r.InHardwareResolution, r.Proven, tl[3].End, tl[5].End)
+	}
+}
+
+func packetsOf(flows []DpctlFlow, ufid string) (uint64, bool) {
+	for _, f := range flows {
+		if f.UFID == ufid {
+			return f.Packets, true
+		}
+	}
+	return 0, false
+}

@@ -84,8 +84,11 @@ type AgingHost struct {
 	ReinstallResolutionMs *float64 `json:"reinstall_resolution_ms,omitempty"`
 	ReoffloadMs           *float64 `json:"reoffload_ms"`
 	ReoffloadResolutionMs *float64 `json:"reoffload_resolution_ms,omitempty"`
-	Reason                string   `json:"reason"`
-	EvidenceFiles         []string `json:"evidence_files,omitempty"`
+	// ReoffloadProvenMs is when the counters' growth proved it (OVS's claim
+	// dates ReoffloadMs; a hardware rule's counters come later).
+	ReoffloadProvenMs *float64 `json:"reoffload_proven_ms,omitempty"`
+	Reason            string   `json:"reason"`
+	EvidenceFiles     []string `json:"evidence_files,omitempty"`
 }
 
 // Measured reports whether the host's times are an aging measurement.
