@@ -31,7 +31,7 @@ func (s *Set) FragmentResults() []*results.FragmentResult {
 
 var agingIntro = "A UDP flow from a pinned client port (iperf3 `--cport`) ran with the dpctl and tc checks, then idled longer than the kernel's flowtable timeout and OVS's max-idle as read from each hypervisor, plus a margin (nothing measured or read while it idled). " +
 	"After the idle each hypervisor's datapath flows were dumped once: a flow of the 5-tuple still there is *not an aging measurement*. " +
-	"Then the same 5-tuple restarted and each hypervisor's datapath was dumped every `intervals.aging_sample.poll`: *In the datapath* is the first dump in which the tuple's flows counted packets, *In hardware* the first whose growth over the one before proves its pipeline offloaded, both in ms from the restarted client's launch, ± the resolution (the span back to the dump before). " +
+	"Then the same 5-tuple restarted and each hypervisor's datapath was dumped every `intervals.aging_sample.poll`: *In the datapath* is the first dump in which the tuple's flows counted packets, *In hardware* the first in which OVS claims them in hardware (`offloaded:yes`) of the claims that end in proof (counters grown over the dump before; a hardware rule's counters reach tc later, so their growth is given beside it), both in ms from the restarted client's launch, ± the resolution (the span back to the dump before). " +
 	fmt.Sprintf("Goal on hardware: in hardware ≤ %d ms.", results.AgingGoal.Milliseconds())
 
 // AgingRows are the aging table's rows: one per hypervisor.
@@ -70,6 +70,9 @@ func AgingRows(as []*results.AgingResult) (header []string, rows [][]string) {
 			if h.AgedOut && a.Error == "" {
 				dp = ms(h.ReinstallMs, h.ReinstallResolutionMs)
 				hw = ms(h.ReoffloadMs, h.ReoffloadResolutionMs)
+				if h.ReoffloadMs != nil && h.ReoffloadProvenMs != nil && *h.ReoffloadProvenMs > *h.ReoffloadMs {
+					hw += fmt.Sprintf(", counters grew by %.0f ms", *h.ReoffloadProvenMs)
+				}
 				switch {
 				case h.Software:
 					hw = "never — software datapath"
