@@ -201,17 +201,24 @@ func (pair *Pair) agingHosts(ctx context.Context) []*agingHost {
 		} else {
 			h.maxIdle, h.source = offload.ParseMaxIdle(res.Stdout, res.Stderr, res.ExitCode)
 		}
-		res, err := r.Run(ctx, offload.DpctlFlowsCommand)
-		switch {
-		case err != nil:
-			h.err = fmt.Errorf("%s: %w", h.name, err)
-		case res.ExitCode != 0:
-			h.err = fmt.Errorf("%s: `%s` exited %d: %s", h.name, offload.DpctlFlowsCommand, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
-		default:
-			h.software = pair.run.Config.Run.ExpectedPath == results.PathBaseline || strings.Contains(string(res.Stdout), "flow-dump from ")
-		}
+		userspace, err := userspaceDatapath(ctx, r, h.name)
+		h.software, h.err = userspace || pair.run.Config.Run.ExpectedPath == results.PathBaseline, err
 	}
 	return out
+}
+
+// userspaceDatapath tells a hypervisor's datapath apart before any
+// traffic: DpctlFlowsCommand's "flow-dump from" headers are the userspace
+// datapath's (software by construction).
+func userspaceDatapath(ctx context.Context, r remote.Runner, name string) (bool, error) {
+	res, err := r.Run(ctx, offload.DpctlFlowsCommand)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", name, err)
+	case res.ExitCode != 0:
+		return false, fmt.Errorf("%s: `%s` exited %d: %s", name, offload.DpctlFlowsCommand, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return strings.Contains(string(res.Stdout), "flow-dump from "), nil
 }
 
 // dump reads the host's datapath flows once.

@@ -70,36 +70,9 @@ func (f DpctlFlow) Frag() string {
 	return ""
 }
 
-// l3Fields are the flow's match fields under its VLAN tags (the innermost
-// encap()), or its own.
+// l3Fields are the flow's match fields under its VLAN tags (innermost).
 func (f DpctlFlow) l3Fields() []MatchField {
-	fields := f.Match
-	et := f.EthType
-	for depth := 0; depth < 4 && isVLANEthType(et); depth++ {
-		inner := ""
-		for _, m := range fields {
-			if m.Key == "encap" {
-				inner = m.Value
-			}
-		}
-		toks, err := splitTopLevel(inner)
-		if inner == "" || err != nil {
-			return fields
-		}
-		fields, et = nil, ""
-		for _, t := range toks {
-			t = strings.TrimSpace(t)
-			open := strings.IndexByte(t, '(')
-			if open <= 0 || !strings.HasSuffix(t, ")") {
-				continue
-			}
-			m := MatchField{Key: t[:open], Value: t[open+1 : len(t)-1]}
-			fields = append(fields, m)
-			if m.Key == "eth_type" {
-				et = m.Value
-			}
-		}
-	}
+	fields, _, _ := f.innermost()
 	return fields
 }
 
@@ -222,35 +195,23 @@ func JudgeDpctlFragments(s DpctlSamples, macs []string) FragmentFinding {
 	f.Verdict, f.Reason, _ = JudgeDpctlBasis(rest, macs)
 
 	seen := map[string]bool{}
-	count := func(series [][]DpctlFlow, typed bool) {
-		if len(series) == 0 {
-			return
+	count := func(fl DpctlFlow, typed bool, first map[string]DpctlFlow, key string, one bool) {
+		f.FragFlows++
+		var grew uint64
+		if one {
+			if ago, ok := fl.usedAgo(); ok && s.Window > 0 && ago <= s.Window {
+				grew = fl.Packets
+			}
+		} else if p, ok := first[key]; ok {
+			grew = sub(fl.Packets, p.Packets)
 		}
-		_, first := keyedFlows(series[0])
-		last := series[len(series)-1]
-		keys, _ := keyedFlows(last)
-		for i, fl := range last {
-			if seen[keys[i]] {
-				continue
-			}
-			seen[keys[i]] = true
-			f.FragFlows++
-			var grew uint64
-			if len(series) == 1 {
-				if ago, ok := fl.usedAgo(); ok && s.Window > 0 && ago <= s.Window {
-					grew = fl.Packets
-				}
-			} else if p, ok := first[keys[i]]; ok {
-				grew = sub(fl.Packets, p.Packets)
-			}
-			f.FragPackets += grew
-			if grew > 0 && flowHardware(fl, typed) == flowHW {
-				f.FragInHardware++
-			}
+		f.FragPackets += grew
+		if grew > 0 && flowHardware(fl, typed) == flowHW {
+			f.FragInHardware++
 		}
 	}
-	count(fragOff, s.OffloadedIsTyped)
-	count(fragAll, false)
+	lastFlows(fragOff, s.OffloadedIsTyped, seen, count)
+	lastFlows(fragAll, false, seen, count)
 	f.Fragmented = f.FragPackets > 0
 	return finishFragments(f)
 }

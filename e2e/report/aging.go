@@ -87,19 +87,37 @@ func AgingRows(as []*results.AgingResult) (header []string, rows [][]string) {
 	return header, rows
 }
 
-func writeAgingMD(b *strings.Builder, as []*results.AgingResult, withHeading bool) {
-	if withHeading {
-		b.WriteString("## Aging and re-offload\n\n" + agingIntro + "\n\n")
-	}
-	h, rows := AgingRows(as)
-	b.WriteString(mdTable(h, rows))
-	b.WriteString("\n")
+// agingNotes are the verdict lines under the aging table.
+func agingNotes(as []*results.AgingResult) []string {
+	var out []string
 	for _, a := range as {
 		if a.Reason != "" {
-			fmt.Fprintf(b, "- %s (%s): %s\n", pathName(a.Path), orDash(a.Verdict), strings.ReplaceAll(a.Reason, "\n", " "))
+			out = append(out, fmt.Sprintf("%s (%s): %s", pathName(a.Path), orDash(a.Verdict), a.Reason))
 		}
 	}
+	return out
+}
+
+// writeTableMD writes a section's table and its lines, under its heading
+// and intro when withHeading (the HTML writes those itself).
+func writeTableMD(b *strings.Builder, heading, intro string, withHeading bool, header []string, rows [][]string, notes []string) {
+	if withHeading {
+		b.WriteString("## " + heading + "\n\n" + intro + "\n\n")
+	}
+	b.WriteString(mdTable(header, rows))
 	b.WriteString("\n")
+	for _, n := range notes {
+		b.WriteString("- " + strings.ReplaceAll(n, "\n", " ") + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// writeTableHTML is writeTableMD's section in the HTML report.
+func writeTableHTML(b *strings.Builder, heading, intro string, header []string, rows [][]string, notes []string) {
+	fmt.Fprintf(b, "<h2>%s</h2>\n<p class=\"note\">%s</p>\n", esc(heading), mdInline(intro))
+	var md strings.Builder
+	writeTableMD(&md, heading, intro, false, header, rows, notes)
+	b.WriteString(mdToHTML(md.String()))
 }
 
 var fragmentsIntro = "UDP datagrams above the tenant network's MTU (Neutron's) reach the datapath as IP fragments, matched by OVS as `ipv4(frag=first)` / `ipv4(frag=later)` and by tc flower as `ip_flags frag/firstfrag` / `frag/nofirstfrag`; mlx5 cannot match them, so they stay in software by the NIC's design. " +
@@ -128,39 +146,38 @@ func FragmentRows(fs []*results.FragmentResult) (header []string, rows [][]strin
 	return header, rows
 }
 
-func writeFragmentsMD(b *strings.Builder, fs []*results.FragmentResult, withHeading bool) {
-	if withHeading {
-		b.WriteString("## Fragmented UDP\n\n" + fragmentsIntro + "\n\n")
-	}
-	h, rows := FragmentRows(fs)
-	b.WriteString(mdTable(h, rows))
-	b.WriteString("\n")
+// fragmentNotes are the lines under the fragment table.
+func fragmentNotes(fs []*results.FragmentResult) []string {
+	var out []string
 	for _, f := range fs {
-		fmt.Fprintf(b, "- %s: %s\n", pathName(f.Path), strings.ReplaceAll(f.Reason, "\n", " "))
+		out = append(out, pathName(f.Path)+": "+f.Reason)
 	}
-	b.WriteString("\n")
+	return out
 }
+
+const (
+	agingHeading     = "Aging and re-offload"
+	fragmentsHeading = "Fragmented UDP"
+)
 
 func writeAgingFragments(b *strings.Builder, s *Set) {
 	if as := s.Agings(); len(as) > 0 {
-		writeAgingMD(b, as, true)
+		h, rows := AgingRows(as)
+		writeTableMD(b, agingHeading, agingIntro, true, h, rows, agingNotes(as))
 	}
 	if fs := s.FragmentResults(); len(fs) > 0 {
-		writeFragmentsMD(b, fs, true)
+		h, rows := FragmentRows(fs)
+		writeTableMD(b, fragmentsHeading, fragmentsIntro, true, h, rows, fragmentNotes(fs))
 	}
 }
 
 func writeAgingFragmentsHTML(b *strings.Builder, s *Set) {
 	if as := s.Agings(); len(as) > 0 {
-		fmt.Fprintf(b, "<h2>Aging and re-offload</h2>\n<p class=\"note\">%s</p>\n", mdInline(agingIntro))
-		var md strings.Builder
-		writeAgingMD(&md, as, false)
-		b.WriteString(mdToHTML(md.String()))
+		h, rows := AgingRows(as)
+		writeTableHTML(b, agingHeading, agingIntro, h, rows, agingNotes(as))
 	}
 	if fs := s.FragmentResults(); len(fs) > 0 {
-		fmt.Fprintf(b, "<h2>Fragmented UDP</h2>\n<p class=\"note\">%s</p>\n", mdInline(fragmentsIntro))
-		var md strings.Builder
-		writeFragmentsMD(&md, fs, false)
-		b.WriteString(mdToHTML(md.String()))
+		h, rows := FragmentRows(fs)
+		writeTableHTML(b, fragmentsHeading, fragmentsIntro, h, rows, fragmentNotes(fs))
 	}
 }
