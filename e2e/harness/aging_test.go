@@ -69,6 +69,12 @@ func TestAgingVerdict(t *testing.T) {
 	if v, why := AgingVerdict(ar, "the restart is not the same flow: udp 198.18.10.5:41001 -> ..."); v != results.AgingNotMeasured || !strings.Contains(why, "not the same flow") {
 		t.Errorf("other tuple: %s: %s", v, why)
 	}
+	// On an asap2 run a first flow not proven offloaded is named.
+	hw := ar
+	hw.Path, hw.Checks = results.PathASAP2, []results.CheckResult{{Name: "dpctl", Verdict: results.VerdictOffloaded}, {Name: "tc", Verdict: results.VerdictSoftware}}
+	if v, why := AgingVerdict(hw, ""); v != results.AgingMeasured || !strings.Contains(why, "not proven offloaded (tc software)") {
+		t.Errorf("asap2: %s: %s", v, why)
+	}
 	// A first flow that ignored --cport, said before the idle.
 	cport := ar
 	cport.Verdict, cport.Reason = results.AgingNotMeasured, "the first flow left from client port 50000, not the pinned 41000"

@@ -2,6 +2,7 @@ package offload
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,6 +79,29 @@ func FuzzTCFragments(f *testing.F) {
 		}
 		if fr.Verdict == "" || fr.Reason == "" {
 			t.Errorf("no verdict: %+v", fr)
+		}
+	})
+}
+
+func FuzzParseMaxIdle(f *testing.F) {
+	f.Add([]byte("\"15000\"\n"), []byte(""), 0)
+	f.Add([]byte(""), []byte(`ovs-vsctl: no key "max-idle" in Open_vSwitch record "." column other_config`), 1)
+	f.Add([]byte("\"0\""), []byte(""), 0)
+	f.Add([]byte(""), []byte("sh: ovs-vsctl: not found\nmore"), 127)
+	f.Fuzz(func(t *testing.T, stdout, stderr []byte, exit int) {
+		d, src := ParseMaxIdle(stdout, stderr, exit)
+		if d <= 0 || src == "" {
+			t.Fatalf("%v %q", d, src)
+		}
+		// Only a number read from a successful get is the hypervisor's own.
+		if src == "other_config:max-idle" && exit != 0 {
+			t.Errorf("exit %d read as set", exit)
+		}
+		if src != "other_config:max-idle" && d != DefaultMaxIdle {
+			t.Errorf("%q with %v, not OVS's default", src, d)
+		}
+		if strings.Contains(src, "\n") {
+			t.Errorf("source of more than one line: %q", src)
 		}
 	})
 }

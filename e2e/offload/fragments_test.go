@@ -59,6 +59,11 @@ func TestTCIPFlags(t *testing.T) {
 			t.Errorf("ip_flags %q: %q, want %q", flags, got, want)
 		}
 	}
+	// iproute2's JSON form carries the same words (issue33's recordings,
+	// written in its layout: "ip_flags":"nofrag").
+	if f := mustTC(t, "issue33/tc-pkt32-wrap-1.json").Filters[0]; f.Frag() != FragNo {
+		t.Errorf("JSON ip_flags %q: %q", f.Keys["ip_flags"], f.Frag())
+	}
 	d := mustTC(t, "aging/tc/tc-frag-1.txt")
 	var got []string
 	for _, f := range d.Filters {
