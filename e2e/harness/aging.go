@@ -481,7 +481,7 @@ func AgingVerdict(ar results.AgingResult, notSame string) (string, string) {
 	for _, h := range ar.Hosts {
 		parts = append(parts, h.Hypervisor+": "+h.Reason)
 	}
-	why := fmt.Sprintf("%s idled %.0f s and aged out on every hypervisor; the same 5-tuple again: %s", ar.Tuple, ar.IdleSeconds, strings.Join(parts, "; "))
+	reason := fmt.Sprintf("%s idled %.0f s and aged out on every hypervisor; the same 5-tuple again: %s", ar.Tuple, ar.IdleSeconds, strings.Join(parts, "; "))
 	// A re-offload presumes an offload: on an asap2 run the first flow's
 	// checks that did not say offloaded are named (the times stand: they
 	// are the restart's own).
@@ -493,10 +493,10 @@ func AgingVerdict(ar results.AgingResult, notSame string) (string, string) {
 			}
 		}
 		if len(not) > 0 {
-			why += "; the first flow was not proven offloaded (" + strings.Join(not, ", ") + "): the re-offload is measured against a flow that may never have been in hardware"
+			reason += "; the first flow was not proven offloaded (" + strings.Join(not, ", ") + "): the re-offload is measured against a flow that may never have been in hardware"
 		}
 	}
-	return results.AgingMeasured, why
+	return results.AgingMeasured, reason
 }
 
 // agingTimeline dumps h's datapath every iv.Poll from t0 until iv.Timeout,
