@@ -143,29 +143,56 @@ func (f FragmentFinding) Summary() string {
 	return fmt.Sprintf("%s; %d fragment flows, +%d packets; unfragmented flows: %s: %s", head, f.FragFlows, f.FragPackets, f.Verdict, f.Reason)
 }
 
-// pairFlow reports whether a flow's exact MACs are the two guests, in
-// either direction.
-func pairFlow(src, dst string, set macSet) bool {
-	s, errS := normalizeMAC(src)
-	d, errD := normalizeMAC(dst)
-	return errS == nil && errD == nil && s != d && set[s] && set[d]
-}
-
 // splitFragments splits every sample of a series into the pair's flows
 // matching fragments and the rest.
+//
+// A fragment flow that matches no exact MAC pair (a stage after conntrack,
+// eth wildcarded) is left out of both: it is no proof of the pair's
+// fragments, and in the rest it would be a stage that admits the pair's
+// directions and counted packets, which makes a direction inconclusive.
 func splitFragments(series [][]DpctlFlow, set macSet) (frag, rest [][]DpctlFlow) {
 	for _, sample := range series {
 		var fs, rs []DpctlFlow
 		for _, f := range sample {
-			if IsFragmentMatch(f.Frag()) && pairFlow(f.EthSrc, f.EthDst, set) {
+			switch fragRole(f.Frag(), f.EthSrc, f.EthDst, set) {
+			case fragOfPair:
 				fs = append(fs, f)
-			} else {
+			case fragOther:
 				rs = append(rs, f)
 			}
 		}
 		frag, rest = append(frag, fs), append(rest, rs)
 	}
 	return frag, rest
+}
+
+// Where a flow or rule goes when the fragment judges split a sample.
+const (
+	fragOther  = iota // not a fragment match, or another pair's: judged with the rest
+	fragOfPair        // the pair's fragments: counted, labelled
+	fragLeft          // a fragment match with no exact MAC: left out of both
+)
+
+//
+// A fragment match is the pair's when every MAC it matches exactly is a
+// guest's (both, different, or one alone: a port-security pipeline's first
+// stage matches the source only, the stage after conntrack the
+// destination; in the profile's window the guests' fragments are the
+// pair's); with no exact MAC it is left out; with another host's MAC it
+// is another pair's, judged with the rest.
+func fragRole(frag, src, dst string, set macSet) int {
+	if !IsFragmentMatch(frag) {
+		return fragOther
+	}
+	s, errS := normalizeMAC(src)
+	d, errD := normalizeMAC(dst)
+	switch {
+	case errS != nil && errD != nil:
+		return fragLeft
+	case errS == nil && !set[s], errD == nil && !set[d], errS == nil && errD == nil && s == d:
+		return fragOther
+	}
+	return fragOfPair
 }
 
 // JudgeDpctlFragments judges dpctl samples of the fragment profile: the
@@ -245,9 +272,10 @@ func JudgeTCFragments(obs []TCObservation, macs []string, network string, oneWay
 			var keep, fr TCDump
 			keep.Format, fr.Format = d.Format, d.Format
 			for _, r := range d.Filters {
-				if IsFragmentMatch(r.Frag()) && pairFlow(r.Keys["src_mac"], r.Keys["dst_mac"], set) {
+				switch fragRole(r.Frag(), r.Keys["src_mac"], r.Keys["dst_mac"], set) {
+				case fragOfPair:
 					fr.Filters = append(fr.Filters, r)
-				} else {
+				case fragOther:
 					keep.Filters = append(keep.Filters, r)
 				}
 			}

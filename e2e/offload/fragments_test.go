@@ -181,3 +181,30 @@ func TestTCFragmentsInHardwareAreNotLabelled(t *testing.T) {
 		t.Fatalf("finding %+v", f)
 	}
 }
+
+// Which fragment matches are the pair's: both guests' MACs, one guest's
+// alone (a port-security pipeline's stages), not another host's; one with
+// no exact MAC is left out of both the count and the rest.
+func TestFragRole(t *testing.T) {
+	set, err := newMACSet([]string{agMAC1, agMAC2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		frag, src, dst string
+		want           int
+	}{
+		{FragFirst, agMAC1, agMAC2, fragOfPair},
+		{FragLater, agMAC2, agMAC1, fragOfPair},
+		{FragFirst, agMAC1, "", fragOfPair},
+		{FragLater, "", agMAC2, fragOfPair},
+		{FragFirst, agMAC1, "02:00:c6:12:27:09", fragOther},
+		{FragFirst, agMAC1, agMAC1, fragOther},
+		{FragLater, "", "00:00:00:00:00:00/01:00:00:00:00:00", fragLeft},
+		{FragNo, agMAC1, agMAC2, fragOther},
+	} {
+		if got := fragRole(c.frag, c.src, c.dst, set); got != c.want {
+			t.Errorf("%+v: %d", c, got)
+		}
+	}
+}
