@@ -173,7 +173,6 @@ const (
 	fragLeft          // a fragment match with no exact MAC: left out of both
 )
 
-//
 // A fragment match is the pair's when every MAC it matches exactly is a
 // guest's (both, different, or one alone: a port-security pipeline's first
 // stage matches the source only, the stage after conntrack the
