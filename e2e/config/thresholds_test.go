@@ -37,6 +37,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 			profile = results.LatencyIdleID
 		} else if results.IsConnectionMetric(m) {
 			profile = results.ConnectionProfileID(100)
+		} else if results.IsAgingMetric(m) {
+			profile = results.AgingProfileID
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}

@@ -52,6 +52,10 @@ type Results struct {
 	// Connections are the connection-scale profile's results
 	// (connections.go), one per N; absent in files written before it.
 	Connections []ConnectionResult `json:"connections,omitempty"`
+	// Aging and Fragments are issue 38's aging and fragment profiles
+	// (aging.go); absent when not run.
+	Aging     *AgingResult    `json:"aging,omitempty"`
+	Fragments *FragmentResult `json:"fragments,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.
