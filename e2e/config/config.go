@@ -43,6 +43,8 @@ type Config struct {
 	Connections Connections `yaml:"connections"` // connection scale (connections.go)
 	RuleScale   RuleScale   `yaml:"rule_scale"`  // rule scale and insertion rate (hold.go)
 	Churn       Churn       `yaml:"churn"`       // the long window without churn (hold.go)
+	Aging       Aging       `yaml:"aging"`       // aging and re-offload (aging.go)
+	Fragments   Fragments   `yaml:"fragments"`   // fragmented UDP, labelled (aging.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).
@@ -375,6 +377,9 @@ const (
 	// IntervalChurnSample: the churn window (hold.go) reads each
 	// hypervisor every poll, each read bounded by timeout.
 	IntervalChurnSample = "churn_sample"
+	// IntervalAgingSample: after the aging profile's restart, each
+	// hypervisor's datapath flows are dumped every poll until timeout.
+	IntervalAgingSample = "aging_sample"
 )
 
 // DefaultIntervals are used for every name not given in the file.
@@ -394,6 +399,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalRuleScaleSample: {Timeout: 10 * time.Second, Poll: time.Second},
 	IntervalChurnSample:     {Timeout: 10 * time.Second, Poll: 10 * time.Second},
 	IntervalDataPath:        {Timeout: time.Minute, Poll: time.Second},
+	IntervalAgingSample:     {Timeout: 10 * time.Second, Poll: 200 * time.Millisecond},
 }
 
 // IntervalNames returns the known interval names, sorted.

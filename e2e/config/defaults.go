@@ -228,6 +228,7 @@ func (c *Config) applyDefaults() {
 	c.applyPPSDefaults()
 	c.applyConnectionsDefaults()
 	c.applyHoldDefaults()
+	c.applyAgingDefaults()
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

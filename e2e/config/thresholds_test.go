@@ -42,6 +42,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 			profile = results.RuleScaleProfileID(1000)
 		} else if m == results.MetricChurnCount {
 			profile = results.ChurnProfileID
+		} else if results.IsAgingMetric(m) {
+			profile = results.AgingProfileID
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}

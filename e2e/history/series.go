@@ -82,6 +82,11 @@ const (
 	MetricRulesPerSecond = "rules_per_second"
 	MetricTimeToHardware = "time_to_hardware_s"
 	MetricChurnCount     = "churn_count"
+	// The aging profile's, per hypervisor, from measured results only: ms
+	// from the restart until the tuple's flows were back in the datapath
+	// and proven in hardware.
+	MetricReinstallMs = "reinstall_ms"
+	MetricReoffloadMs = "reoffload_ms"
 )
 
 // Metrics are the judged metrics by name.
@@ -98,6 +103,8 @@ var Metrics = map[string]Metric{
 	MetricRulesPerSecond: {Name: MetricRulesPerSecond, HigherBetter: true, MinEffect: 0.10},
 	MetricTimeToHardware: {Name: MetricTimeToHardware, MinEffect: 0.20},
 	MetricChurnCount:     {Name: MetricChurnCount, MinEffect: 1, Absolute: true},
+	MetricReinstallMs:    {Name: MetricReinstallMs, MinEffect: 0.25},
+	MetricReoffloadMs:    {Name: MetricReoffloadMs, MinEffect: 0.25},
 }
 
 // MetricOf is the metric named, or an error naming the known ones.
@@ -266,6 +273,19 @@ func Extract(r *results.Results) []Point {
 			}
 		}
 		holdPoints(r, add)
+		if a := r.Aging; a != nil {
+			for _, h := range a.Hosts {
+				if !h.Measured(*a) {
+					continue
+				}
+				if v := h.ReinstallMs; v != nil {
+					add(MetricReinstallMs, results.AgingProfileID, a.Path, h.Hypervisor, *v, *v, *v, 1)
+				}
+				if v := h.ReoffloadMs; v != nil {
+					add(MetricReoffloadMs, results.AgingProfileID, a.Path, h.Hypervisor, *v, *v, *v, 1)
+				}
+			}
+		}
 		return pts
 	}
 	f := r.Fleet

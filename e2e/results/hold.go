@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -180,7 +179,7 @@ type ChurnEvent struct {
 // PutRuleScale stores a rule-scale result (replacing one with the same N
 // and path) and writes the file.
 func (w *Writer) PutRuleScale(c RuleScaleResult) error {
-	c = cloneJSON(c)
+	c = *cloneJSON(&c)
 	return w.Update(func(r *Results) {
 		for i := range r.RuleScale {
 			if r.RuleScale[i].N == c.N && r.RuleScale[i].Path == c.Path {
@@ -194,7 +193,7 @@ func (w *Writer) PutRuleScale(c RuleScaleResult) error {
 
 // PutChurn stores the churn result (replacing one on the same path).
 func (w *Writer) PutChurn(c ChurnResult) error {
-	c = cloneJSON(c)
+	c = *cloneJSON(&c)
 	return w.Update(func(r *Results) {
 		for i := range r.Churn {
 			if r.Churn[i].Path == c.Path {
@@ -204,20 +203,6 @@ func (w *Writer) PutChurn(c ChurnResult) error {
 		}
 		r.Churn = append(r.Churn, c)
 	})
-}
-
-// cloneJSON is a deep copy through JSON (the types hold maps, slices and
-// pointers).
-func cloneJSON[T any](v T) T {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("results: %T does not marshal: %v", v, err))
-	}
-	var out T
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("results: %T does not unmarshal: %v", v, err))
-	}
-	return out
 }
 
 func validateHold(r *Results, add func(string, ...any)) {

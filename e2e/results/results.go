@@ -56,6 +56,10 @@ type Results struct {
 	// window (hold.go); absent in files written before them.
 	RuleScale []RuleScaleResult `json:"rule_scale,omitempty"`
 	Churn     []ChurnResult     `json:"churn,omitempty"`
+	// Aging and Fragments are issue 38's aging and fragment profiles
+	// (aging.go); absent when not run.
+	Aging     *AgingResult    `json:"aging,omitempty"`
+	Fragments *FragmentResult `json:"fragments,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

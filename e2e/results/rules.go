@@ -38,6 +38,7 @@ func ThresholdMetrics() []string {
 	m = append(m, PacketMetrics()...)
 	m = append(m, ConnectionMetrics()...)
 	m = append(m, HoldMetrics()...)
+	m = append(m, AgingMetrics()...)
 	return append(m, LatencyMetrics()...)
 }
 
@@ -103,6 +104,10 @@ func MetricValueProblem(metric string, v float64) string {
 	case MetricOffloadedShare:
 		if v < 0 || v > 1 {
 			return "must be between 0 and 1 for " + metric + " (a share: 0.99 = 99 % of the connections offloaded)"
+		}
+	case MetricReinstallMs, MetricReoffloadMs:
+		if v <= 0 {
+			return "must be > 0 for " + metric + " (milliseconds)"
 		}
 	case MetricTimeToOffload:
 		if v <= 0 {

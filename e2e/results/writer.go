@@ -196,11 +196,12 @@ func clone(r Results) Results {
 	out.Latency = cloneLatency(r.Latency)
 	out.Connections = cloneConnections(r.Connections)
 	if r.RuleScale != nil {
-		out.RuleScale = cloneJSON(r.RuleScale)
+		out.RuleScale = *cloneJSON(&r.RuleScale)
 	}
 	if r.Churn != nil {
-		out.Churn = cloneJSON(r.Churn)
+		out.Churn = *cloneJSON(&r.Churn)
 	}
+	out.Aging, out.Fragments = cloneAging(r.Aging), cloneFragments(r.Fragments)
 	return out
 }
 
