@@ -1,0 +1,96 @@
+package envinfo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func seedOVSBond(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "ovsbond", "*.txt"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("---- a ----\nbond_mode: active-backup\n\nslave x: enabled\n\tactive slave\n"))
+}
+
+// A parsed OVS bond has a name and a mode, members named once each, at most
+// one of them active and that one a member; the delays are -1 or >= 0.
+func FuzzParseOVSBond(f *testing.F) {
+	seedOVSBond(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := ParseOVSBond(data)
+		if err != nil {
+			if b.Name != "" || b.Members != nil {
+				t.Errorf("error %v with %+v", err, b)
+			}
+			return
+		}
+		if b.Name == "" || b.Mode == "" || b.UpDelayMs < -1 || b.DownDelayMs < -1 {
+			t.Errorf("%+v", b)
+		}
+		seen := map[string]bool{}
+		for _, m := range b.Members {
+			if m.Name == "" || seen[m.Name] || strings.ContainsAny(m.Name, " \t") {
+				t.Errorf("member %+v", m)
+			}
+			seen[m.Name] = true
+		}
+		if b.Active != "" && !seen[b.Active] {
+			t.Errorf("active %q is no member: %+v", b.Active, b)
+		}
+		if n := b.Enabled(); n < 0 || n > len(b.Members) {
+			t.Errorf("Enabled %d of %d", n, len(b.Members))
+		}
+	})
+}
+
+// A parsed map has no empty key and no more entries than the input has "=".
+func FuzzParseOVSMap(f *testing.F) {
+	seedOVSBond(f)
+	f.Add([]byte(`{a="x, \"y\"", b=c}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseOVSMap(data)
+		if err != nil {
+			if m != nil {
+				t.Errorf("error %v with %v", err, m)
+			}
+			return
+		}
+		for k := range m {
+			if k == "" {
+				t.Errorf("empty key from %q", data)
+			}
+		}
+		if len(m) > strings.Count(string(data), "=") {
+			t.Errorf("%d entries from %d \"=\" in %q", len(m), strings.Count(string(data), "="), data)
+		}
+	})
+}
+
+// The link monitoring read from /proc/net/bonding is -1 (not said) or a
+// count, and so is every member's link failure count.
+func FuzzParseBondingMonitoring(f *testing.F) {
+	for _, n := range []string{"proc-net-bonding-ab-failed-derived.txt", "proc-net-bonding-8023ad-one-down.txt", "proc-net-bonding-rr-docs.txt"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", n)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := ParseBonding(data)
+		if err != nil {
+			return
+		}
+		if b.MIIPollingMs < -1 || b.UpDelayMs < -1 || b.DownDelayMs < -1 {
+			t.Errorf("%+v", b)
+		}
+		for _, m := range b.Members {
+			if m.LinkFailures < -1 {
+				t.Errorf("member %+v", m)
+			}
+		}
+	})
+}
