@@ -11,8 +11,8 @@ import (
 func TestParseOVSBondRecorded(t *testing.T) {
 	for _, c := range []struct {
 		mode, leg, other string
-		up, down       int
-		restoredActive string
+		up, down         int
+		restoredActive   string
 	}{
 		{"active-backup-carrier", "ul1", "ul0", 0, 0, "ul0"},
 		{"active-backup-miimon", "ul0", "ul1", 200, 100, "ul1"},
