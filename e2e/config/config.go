@@ -41,6 +41,7 @@ type Config struct {
 	// absent, the run is the one pair of placement.
 	Fleet       *Fleet      `yaml:"fleet"`
 	Connections Connections `yaml:"connections"` // connection scale (connections.go)
+	Failover    Failover    `yaml:"failover"`    // bond / VF-LAG failover (failover.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).

@@ -227,6 +227,7 @@ func (c *Config) applyDefaults() {
 	c.Intervals = merged
 	c.applyPPSDefaults()
 	c.applyConnectionsDefaults()
+	c.applyFailoverDefaults()
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

@@ -152,6 +152,7 @@ func (c *Config) validate(o options) Problems {
 	v.pps()
 	v.fleet()
 	v.connections()
+	v.failover()
 	return v.probs
 }
 
@@ -760,6 +761,8 @@ func (v *validator) thresholds() {
 				v.searchProfile(p+".profile", t.Metric, t.Profile)
 			} else if results.IsConnectionMetric(t.Metric) {
 				v.connectionProfile(p+".profile", t.Metric, t.Profile)
+			} else if t.Metric == results.MetricFailoverOutage {
+				v.failoverProfile(p+".profile", t.Profile)
 			} else if results.IsLatencyMetric(t.Metric) {
 				v.oneOf(p+".profile", t.Profile, results.LatencyProfileIDs())
 			} else {

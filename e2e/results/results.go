@@ -52,6 +52,9 @@ type Results struct {
 	// Connections are the connection-scale profile's results
 	// (connections.go), one per N; absent in files written before it.
 	Connections []ConnectionResult `json:"connections,omitempty"`
+	// Failover is the bond failover profile's result (failover.go), one
+	// per path; absent in files written before it.
+	Failover []FailoverResult `json:"failover,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.
