@@ -24,7 +24,7 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	b.Write(base)
 	b.WriteString("traffic:\n  repeats: 2\n")        // cv_percent needs repeats
 	b.WriteString("connections:\n  counts: [100]\n") // the connection metrics name a count
-	b.WriteString("failover:\n  enabled: true\n")   // failover_outage_ms names the profile
+	b.WriteString("failover:\n  enabled: true\n")    // failover_outage_ms names the profile
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
