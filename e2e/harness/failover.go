@@ -497,7 +497,7 @@ func (pair *Pair) reoffload(ctx context.Context, after string, since time.Time) 
 			pair.Logf("%s: after the %s: never in hardware: software datapath", results.FailoverProfileID, after)
 			return ro
 		default:
-			ro.Reason = fmt.Sprintf("evidence window %d: %s", ro.Windows, offload.ExpectPath(results.PathASAP2, checks))
+			ro.Reason = fmt.Sprintf("evidence window %d: %s", ro.Windows, strings.ReplaceAll(offload.ExpectPath(results.PathASAP2, checks).Error(), "\n  ", "; "))
 		}
 		if time.Since(since) >= fc.ReoffloadWait || ctx.Err() != nil {
 			pair.Logf("%s: after the %s: not in hardware within %s: %s", results.FailoverProfileID, after, fc.ReoffloadWait, ro.Reason)
