@@ -94,3 +94,24 @@ func FuzzParseBondingMonitoring(f *testing.F) {
 		}
 	})
 }
+
+// The bonds bond/list names are one word each, no more than the input's
+// lines after its header.
+func FuzzParseOVSBondList(f *testing.F) {
+	seedOVSBond(f)
+	f.Add([]byte("bond\ttype\trecircID\tmembers\nbond-ul\tbalance-tcp\t1\tul1, ul0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		names, err := ParseOVSBondList(data)
+		if err != nil {
+			return
+		}
+		if len(names) > strings.Count(string(data), "\n") {
+			t.Errorf("%d names from %q", len(names), data)
+		}
+		for _, n := range names {
+			if n == "" || strings.ContainsAny(n, " \t\n") {
+				t.Errorf("name %q", n)
+			}
+		}
+	})
+}

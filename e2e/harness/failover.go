@@ -324,6 +324,13 @@ func (pair *Pair) RunFailover(ctx context.Context) (_ results.FailoverResult, er
 	in.Interval = fc.ReportInterval
 	in.Omit = 0
 	in.UDPSetupRetries = 0 // a retry would move the actions' schedule
+	// The server's --rcv-timeout (traffic.stall_timeout) must outlast the
+	// outage the profile makes, or iperf3 ends the flow in it; the client
+	// stays bounded by the harness (-t + iperf_server).
+	if gap := fc.RestoreAt - fc.DownAt; in.StallTimeout > 0 && in.StallTimeout <= gap {
+		pair.Logf("%s: no iperf3 stall guard: traffic.stall_timeout %s is not longer than the member's time down (%s)", id, in.StallTimeout, gap)
+		in.StallTimeout = 0
+	}
 	var (
 		wg      sync.WaitGroup
 		once    sync.Once
