@@ -100,32 +100,19 @@ func FailoverFindings(fs []*results.FailoverResult) []string {
 	return out
 }
 
-func writeFailoverMD(b *strings.Builder, fs []*results.FailoverResult, withHeading bool) {
-	if withHeading {
-		b.WriteString("## Bond failover: outage under a fixed UDP rate\n\n" + failoverIntro + "\n\n")
-	}
+func failoverSection(fs []*results.FailoverResult) tableSection {
 	h, rows := FailoverRows(fs)
-	b.WriteString(mdTable(h, rows))
-	b.WriteString("\n")
-	for _, f := range FailoverFindings(fs) {
-		b.WriteString("- " + f + "\n")
-	}
-	b.WriteString("\n")
+	return tableSection{heading: "Bond failover: outage under a fixed UDP rate", intro: failoverIntro, header: h, rows: rows, findings: FailoverFindings(fs)}
 }
 
 func writeFailover(b *strings.Builder, s *Set) {
 	if fs := s.Failovers(); len(fs) > 0 {
-		writeFailoverMD(b, fs, true)
+		failoverSection(fs).md(b, true)
 	}
 }
 
 func writeFailoverHTML(b *strings.Builder, s *Set) {
-	fs := s.Failovers()
-	if len(fs) == 0 {
-		return
+	if fs := s.Failovers(); len(fs) > 0 {
+		failoverSection(fs).html(b, "")
 	}
-	fmt.Fprintf(b, "<h2>Bond failover: outage under a fixed UDP rate</h2>\n<p class=\"note\">%s</p>\n", mdInline(failoverIntro))
-	var md strings.Builder
-	writeFailoverMD(&md, fs, false)
-	b.WriteString(mdToHTML(md.String()))
 }
