@@ -12,12 +12,7 @@ import (
 // Connections returns every connection-scale result of the set, by path
 // then N.
 func (s *Set) Connections() []*results.ConnectionResult {
-	var out []*results.ConnectionResult
-	for _, f := range s.Files {
-		for i := range f.Connections {
-			out = append(out, &f.Connections[i])
-		}
-	}
+	out := gather(s, func(r *results.Results) []results.ConnectionResult { return r.Connections })
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
 			return out[i].Path < out[j].Path

@@ -10,12 +10,7 @@ import (
 
 // Failovers returns every failover result of the set, by path.
 func (s *Set) Failovers() []*results.FailoverResult {
-	var out []*results.FailoverResult
-	for _, f := range s.Files {
-		for i := range f.Failover {
-			out = append(out, &f.Failover[i])
-		}
-	}
+	out := gather(s, func(r *results.Results) []results.FailoverResult { return r.Failover })
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }

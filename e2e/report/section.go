@@ -3,7 +3,22 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
+
+// gather is every element of one of the results' lists across the set's
+// files, in file order, by address.
+func gather[T any](s *Set, of func(*results.Results) []T) []*T {
+	var out []*T
+	for _, f := range s.Files {
+		l := of(f)
+		for i := range l {
+			out = append(out, &l[i])
+		}
+	}
+	return out
+}
 
 // tableSection is one of the report's profile sections that is a table and
 // lines under it (connection scale, bond failover): markdown with its
