@@ -233,3 +233,21 @@ func TestRunFailoverDownFails(t *testing.T) {
 		t.Errorf("restore %+v, down again %+v", fr.Restore, fr.Down2)
 	}
 }
+
+// The member named in the config is already down before the window (the
+// recorded bond after its leg went down): refused with the bond's state,
+// and no command ran on the hypervisor.
+func TestRunFailoverMemberAlreadyDown(t *testing.T) {
+	s, wd := failoverPair(t, fakeremote.Reply{}, "active-backup-carrier")
+	s.run.Config.Failover.Member = "ul1" // the recorded leg taken down
+	wd.hvs[1].On(OVSBondShowCommand("bond-ul"), fakeremote.Reply{Stdout: readRepo(t, "envinfo/testdata/ovsbond/active-backup-carrier-down.txt")})
+	fr, err := s.RunFailover(context.Background())
+	if err == nil || fr.Verdict != results.FailoverFail || fr.Measured || !strings.Contains(fr.Reason, "member ul1 of bond bond-ul on "+hvNames[1]+" was already down before the window") {
+		t.Fatalf("%s: %s (%v)", fr.Verdict, fr.Reason, err)
+	}
+	for _, e := range wd.world.Log() {
+		if strings.HasPrefix(e.Cmd, "ip link set") || strings.HasPrefix(e.Cmd, "iperf3 -c") {
+			t.Errorf("%s ran %s", e.Runner, e.Cmd)
+		}
+	}
+}
