@@ -115,3 +115,23 @@ func FuzzParseOVSBondList(f *testing.F) {
 		}
 	})
 }
+
+// Every count is >= 0 and every name one word, no more than the lines.
+func FuzzParseOVSLinkResets(f *testing.F) {
+	seedOVSBond(f)
+	f.Add([]byte("ul0,0\n\"ul1\",4\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseOVSLinkResets(data)
+		if err != nil {
+			return
+		}
+		if len(m) > strings.Count(string(data), ",") {
+			t.Errorf("%d from %q", len(m), data)
+		}
+		for k, v := range m {
+			if k == "" || strings.ContainsAny(k, " \t") || v < 0 {
+				t.Errorf("%q: %d", k, v)
+			}
+		}
+	})
+}

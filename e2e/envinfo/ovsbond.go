@@ -260,3 +260,43 @@ func ParseOVSBondList(data []byte) ([]string, error) {
 	}
 	return names, sc.Err()
 }
+
+// ParseOVSLinkResets parses `ovs-vsctl --columns=name,link_resets
+// --format=csv --no-headings list Interface <members>`: each interface's
+// link_resets, how many times OVS saw its link change state (a failure and
+// its recovery are two). Input looks like this (OVS 3.1,
+// testdata/ovsbond/active-backup-carrier-link-resets-restored.txt):
+//
+//	ul0,0
+//	ul1,4
+func ParseOVSLinkResets(data []byte) (map[string]int, error) {
+	out := map[string]int{}
+	var probs []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		name, count, ok := strings.Cut(line, ",")
+		name = strings.Trim(name, `"`)
+		n, err := strconv.Atoi(strings.TrimSpace(count))
+		switch {
+		case !ok || name == "" || strings.ContainsAny(name, " \t") || err != nil || n < 0:
+			probs = append(probs, fmt.Sprintf("%q is not \"name,count\"", line))
+		case seenKey(out, name):
+			probs = append(probs, "interface "+name+" listed twice")
+		default:
+			out[name] = n
+		}
+	}
+	if err := sc.Err(); err != nil {
+		probs = append(probs, err.Error())
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("ovs-vsctl list Interface link_resets: %s", strings.Join(probs, "; "))
+	}
+	return out, nil
+}
+
+func seenKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }

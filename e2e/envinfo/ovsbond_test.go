@@ -135,3 +135,24 @@ func TestParseBondingMonitoring(t *testing.T) {
 		t.Errorf("took a bad interval: %v", err)
 	}
 }
+
+// The recorded legs' link_resets: the leg taken down counts its change
+// down, then more as it comes back (veth carrier on both ends).
+func TestParseOVSLinkResetsRecorded(t *testing.T) {
+	before, err := ParseOVSLinkResets(readTestdata(t, "ovsbond/active-backup-carrier-link-resets-before.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, err := ParseOVSLinkResets(readTestdata(t, "ovsbond/active-backup-carrier-link-resets-down.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 2 || before["ul0"] != 0 || before["ul1"] != 0 || down["ul1"] != 1 || down["ul0"] != 0 {
+		t.Errorf("before %v, down %v", before, down)
+	}
+	for _, in := range []string{"ul0\n", "ul0,x\n", "ul0,1\nul0,2\n", ",1\n", "ul0,-1\n", "ovs-vsctl: no row \"ul9\" in table Interface\n"} {
+		if _, err := ParseOVSLinkResets([]byte(in)); err == nil {
+			t.Errorf("ParseOVSLinkResets(%q) took it", in)
+		}
+	}
+}

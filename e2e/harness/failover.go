@@ -68,6 +68,12 @@ func OVSBondConfigCommand(bond string) string {
 	return "ovs-vsctl --if-exists get Port " + bond + " other_config"
 }
 
+// OVSLinkResetsCommand reads the members' link_resets
+// (envinfo.ParseOVSLinkResets).
+func OVSLinkResetsCommand(members []string) string {
+	return "ovs-vsctl --columns=name,link_resets --format=csv --no-headings list Interface " + strings.Join(members, " ")
+}
+
 // OVS's defaults (vswitch.xml): carrier detection; bond-miimon-interval 200.
 const (
 	ovsDefaultDetect = "carrier"
@@ -82,14 +88,15 @@ func BondStateFromLinux(name string, b envinfo.Bonding) *results.BondState {
 		st.Active = ""
 	}
 	for _, m := range b.Members {
-		st.Members = append(st.Members, results.BondMember{Name: m.Name, Up: m.Up(), LinkFailures: m.LinkFailures})
+		st.Members = append(st.Members, results.BondMember{Name: m.Name, Up: m.Up(), LinkFailures: m.LinkFailures, LinkChanges: -1})
 	}
 	return st
 }
 
-// BondStateFromOVS is an OVS bond's state from bond/show and its Port's
-// other_config (nil: not read, OVS's defaults assumed and said so).
-func BondStateFromOVS(b envinfo.OVSBond, other map[string]string) *results.BondState {
+// BondStateFromOVS is an OVS bond's state from bond/show, its Port's
+// other_config (nil: not read, the monitoring unknown) and its members'
+// link_resets (nil: not read).
+func BondStateFromOVS(b envinfo.OVSBond, other map[string]string, resets map[string]int) *results.BondState {
 	st := &results.BondState{Source: "ovs", Name: b.Name, Mode: b.Mode, Active: b.Active,
 		UpDelayMs: b.UpDelayMs, DownDelayMs: b.DownDelayMs, DetectMode: ovsDefaultDetect, MonitorMs: 0}
 	if v := other["bond-detect-mode"]; v != "" {
@@ -107,7 +114,11 @@ func BondStateFromOVS(b envinfo.OVSBond, other map[string]string) *results.BondS
 		st.MonitorMs = -1
 	}
 	for _, m := range b.Members {
-		st.Members = append(st.Members, results.BondMember{Name: m.Name, Up: m.Enabled && m.MayEnable, LinkFailures: -1})
+		changes, ok := resets[m.Name]
+		if !ok {
+			changes = -1
+		}
+		st.Members = append(st.Members, results.BondMember{Name: m.Name, Up: m.Enabled && m.MayEnable, LinkFailures: -1, LinkChanges: changes})
 	}
 	return st
 }
@@ -197,7 +208,20 @@ func (h *failoverHost) readBond(ctx context.Context) (*results.BondState, []byte
 		if cerr == nil {
 			other, _ = envinfo.ParseOVSMap(cfgOut)
 		}
-		st = BondStateFromOVS(b, other)
+		var names []string
+		for _, m := range b.Members {
+			names = append(names, m.Name)
+		}
+		var resets map[string]int
+		if len(names) > 0 {
+			cmd = OVSLinkResetsCommand(names)
+			out, rerr := h.run(ctx, cmd)
+			note(cmd, out, rerr)
+			if rerr == nil {
+				resets, _ = envinfo.ParseOVSLinkResets(out)
+			}
+		}
+		st = BondStateFromOVS(b, other, resets)
 	}
 	lag, lerr := h.run(ctx, LAGProbeCommand)
 	note(LAGProbeCommand, lag, lerr)

@@ -48,7 +48,11 @@ func TestBondStateFromOVSRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st[i] = BondStateFromOVS(b, other)
+			resets, err := envinfo.ParseOVSLinkResets(readRepo(t, "envinfo/testdata/ovsbond/"+c.mode+"-link-resets-"+f+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st[i] = BondStateFromOVS(b, other, resets)
 		}
 		leg := strings.TrimSpace(string(readRepo(t, "envinfo/testdata/ovsbond/"+c.mode+"-leg.txt")))
 		if st[0].MonitorMs != c.monitor || st[0].DetectMode != c.detect || st[0].Active != leg {
@@ -57,12 +61,12 @@ func TestBondStateFromOVSRecorded(t *testing.T) {
 		if _, w, ok := st[0].Bound(); !ok || w != c.boundWords {
 			t.Errorf("%s bound %q %v", c.mode, w, ok)
 		}
-		if m, _ := st[1].Member(leg); m.Up || st[1].Active == leg || st[1].Active == "" {
+		if m, _ := st[1].Member(leg); m.Up || st[1].Active == leg || st[1].Active == "" || m.LinkChanges <= 0 {
 			t.Errorf("%s after down: %+v", c.mode, st[1])
 		}
 	}
 	b, _ := envinfo.ParseOVSBond(readRepo(t, "envinfo/testdata/ovsbond/balance-tcp-before.txt"))
-	if st := BondStateFromOVS(b, nil); st.MonitorMs != -1 {
+	if st := BondStateFromOVS(b, nil, nil); st.MonitorMs != -1 || st.Members[0].LinkChanges != -1 {
 		t.Errorf("no other_config read: monitor %d, want -1 (unknown)", st.MonitorMs)
 	}
 }
@@ -172,6 +176,7 @@ func failoverPair(t *testing.T, down fakeremote.Reply, ab string) (*Pair, *pair)
 	hv.On(OVSBondShowCommand("bond-ul"), bond("before"), bond("restored"), bond("down"), bond("restored"))
 	hv.On(OVSBondConfigCommand("bond-ul"), bond("other-config"))
 	hv.On(LAGProbeCommand, fakeremote.Reply{})
+	hv.On(OVSLinkResetsCommand([]string{"ul0", "ul1"}), bond("link-resets-before"), bond("link-resets-restored"), bond("link-resets-down"), bond("link-resets-restored"))
 	leg := strings.TrimSpace(string(readRepo(t, "envinfo/testdata/ovsbond/"+ab+"-leg.txt")))
 	hv.On("ip link set "+leg+" down", down)
 	hv.On("ip link set "+leg+" up", fakeremote.Reply{})

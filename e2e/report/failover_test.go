@@ -15,7 +15,7 @@ func TestFailoverSection(t *testing.T) {
 	a, b := seedResults(results.PathASAP2), seedResults(results.PathBaseline)
 	st := func(active string, ul0 bool) *results.BondState {
 		return &results.BondState{Source: "ovs", Name: "bond-ul", Mode: "active-backup", Active: active, MonitorMs: 100, DetectMode: "miimon", DownDelayMs: 100,
-			Members: []results.BondMember{{Name: "ul0", Up: ul0, LinkFailures: -1}, {Name: "ul1", Up: true, LinkFailures: -1}}}
+			Members: []results.BondMember{{Name: "ul0", Up: ul0, LinkFailures: -1, LinkChanges: 2}, {Name: "ul1", Up: true, LinkFailures: -1, LinkChanges: 0}}}
 	}
 	lab := results.FailoverResult{Path: results.PathBaseline, Hypervisor: "compute1", Side: "source", Bond: "bond-ul", Member: "ul0",
 		Down: &results.FailoverAction{Command: "ip link set ul0 down", AtSeconds: 3.01}, Restore: &results.FailoverAction{Command: "ip link set ul0 up", AtSeconds: 8.0},
@@ -39,7 +39,7 @@ func TestFailoverSection(t *testing.T) {
 		"## Bond failover: outage under a fixed UDP rate",
 		"| baseline | compute1 (source) | bond-ul | ul0 | 211.2 ms | < 0.05 ms (no loss) | 4400 / 270000 | 300 ms | pass | never: software datapath / never: software datapath |",
 		"baseline: **pass**: longest gap, the failover's: 211.2 ms",
-		"baseline: bond bond-ul (ovs) after the second down: active-backup, active ul1 (ul0 down, ul1 up)",
+		"baseline: bond bond-ul (ovs) after the second down: active-backup, active ul1 (ul0 down, ul1 up; link changes 2/0)",
 		"asap2: **fail**: the failover did not happen",
 		"down `ip link set ul0 down` at +3.01 s, exit 0",
 	} {

@@ -155,6 +155,10 @@ type BondMember struct {
 	// LinkFailures is the kernel's "Link Failure Count"; -1 where the
 	// source has none (OVS).
 	LinkFailures int `json:"link_failures"`
+	// LinkChanges is OVS's Interface link_resets (every change of the
+	// link's state: a failure and its recovery are two); -1 where the source
+	// has none (Linux) or it was not read.
+	LinkChanges int `json:"link_changes"`
 }
 
 // Member returns the member named, if the bond has it.
@@ -189,11 +193,14 @@ func (b *BondState) Line() string {
 	if b == nil {
 		return "not read"
 	}
-	var ms, fs []string
+	var ms, fs, cs []string
 	for _, m := range b.Members {
 		ms = append(ms, fmt.Sprintf("%s %s", m.Name, map[bool]string{true: "up", false: "down"}[m.Up]))
 		if m.LinkFailures >= 0 {
 			fs = append(fs, fmt.Sprint(m.LinkFailures))
+		}
+		if m.LinkChanges >= 0 {
+			cs = append(cs, fmt.Sprint(m.LinkChanges))
 		}
 	}
 	s := b.Mode
@@ -203,6 +210,9 @@ func (b *BondState) Line() string {
 	s += " (" + strings.Join(ms, ", ")
 	if len(fs) > 0 {
 		s += "; link failures " + strings.Join(fs, "/")
+	}
+	if len(cs) > 0 {
+		s += "; link changes " + strings.Join(cs, "/")
 	}
 	return s + ")"
 }

@@ -7,7 +7,7 @@ import (
 
 func bondAB(active string, ul0, ul1 bool, failures int) *BondState {
 	return &BondState{Source: "ovs", Name: "bond-ul", Mode: "active-backup", Active: active, MonitorMs: 100, DetectMode: "miimon", DownDelayMs: 100, UpDelayMs: 200,
-		Members: []BondMember{{Name: "ul0", Up: ul0, LinkFailures: failures}, {Name: "ul1", Up: ul1, LinkFailures: 0}}}
+		Members: []BondMember{{Name: "ul0", Up: ul0, LinkFailures: failures, LinkChanges: -1}, {Name: "ul1", Up: ul1, LinkFailures: 0, LinkChanges: -1}}}
 }
 
 // goodFailover is a failover that happened, 1 datagram = 0.4 ms, goal 300

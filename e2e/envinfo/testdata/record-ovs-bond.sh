@@ -19,6 +19,8 @@
 #   <mode>-restored.txt bond/show 1.5 s after `ip link set <it> up`
 #   <mode>-other-config.txt  `ovs-vsctl get Port bond-ul other_config`
 #                       (detect mode and miimon interval: bond/show lacks them)
+#   <mode>-link-resets-{before,down,restored}.txt  each leg's Interface
+#                       link_resets (OVS's count of link state changes)
 #   <mode>-leg.txt      the leg taken down (the active member before)
 #   <mode>-down-cmd.txt.cmd, <mode>-up-cmd.txt.cmd  the leg's commands
 # and no-such-bond.txt (bond/show of a bond that does not exist).
@@ -95,6 +97,7 @@ mode() {
   traffic
   rec "$name-before.txt" "${APPCTL[@]}" bond/show bond-ul
   rec "$name-other-config.txt" "${VSCTL[@]}" get Port bond-ul other_config
+  rec "$name-link-resets-before.txt" "${VSCTL[@]}" --columns=name,link_resets --format=csv --no-headings list Interface ul0 ul1
   # the active leg: "active-backup primary: ..." aside, bond/show marks it
   # "member ul0: enabled\n  active member" (3.x) under the member.
   local leg
@@ -105,10 +108,12 @@ mode() {
   traffic
   sleep 1.5
   rec "$name-down.txt" "${APPCTL[@]}" bond/show bond-ul
+  rec "$name-link-resets-down.txt" "${VSCTL[@]}" --columns=name,link_resets --format=csv --no-headings list Interface ul0 ul1
   rec "$name-up-cmd.txt" in_hv ip link set "$leg" up
   sleep 1.5
   traffic
   rec "$name-restored.txt" "${APPCTL[@]}" bond/show bond-ul
+  rec "$name-link-resets-restored.txt" "${VSCTL[@]}" --columns=name,link_resets --format=csv --no-headings list Interface ul0 ul1
   rm -f "$out/$name-down-cmd.txt" "$out/$name-up-cmd.txt"
 }
 
