@@ -8,11 +8,15 @@ import (
 )
 
 func seedOVSBond(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "ovsbond", "*.txt"))
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
+	// A few recordings of each kind, small: the engine minimises a new
+	// input in about n²/2 runs.
+	for _, n := range []string{"active-backup-miimon-before.txt", "balance-slb-down.txt", "no-such-bond.txt",
+		"active-backup-miimon-other-config.txt", "active-backup-carrier-link-resets-restored.txt", "bond-list.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "ovsbond", n))
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(b)
 	}
 	f.Add([]byte("---- a ----\nbond_mode: active-backup\n\nslave x: enabled\n\tactive slave\n"))
 }
