@@ -87,6 +87,11 @@ func BondStateFromLinux(name string, b envinfo.Bonding) *results.BondState {
 	if st.Active == "None" {
 		st.Active = ""
 	}
+	// miimon 0: no MII monitoring (ARP monitoring or none), whose bound
+	// this does not read: unknown, failover.outage_goal_ms must say it.
+	if st.MonitorMs == 0 {
+		st.MonitorMs = -1
+	}
 	for _, m := range b.Members {
 		st.Members = append(st.Members, results.BondMember{Name: m.Name, Up: m.Up(), LinkFailures: m.LinkFailures, LinkChanges: -1})
 	}

@@ -256,3 +256,15 @@ func TestRunFailoverMemberAlreadyDown(t *testing.T) {
 		}
 	}
 }
+
+// A Linux bond without MII monitoring (miimon 0: ARP monitoring or none)
+// states no bound: the goal must come from failover.outage_goal_ms.
+func TestBondStateFromLinuxWithoutMiimon(t *testing.T) {
+	b, err := envinfo.ParseBonding([]byte("Bonding Mode: fault-tolerance (active-backup)\nCurrently Active Slave: a\nMII Status: up\nMII Polling Interval (ms): 0\nDown Delay (ms): 0\n\nSlave Interface: a\nMII Status: up\nLink Failure Count: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := BondStateFromLinux("bond0", b).Bound(); ok {
+		t.Error("a bond without miimon has a bound")
+	}
+}
