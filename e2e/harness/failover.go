@@ -382,12 +382,12 @@ func (pair *Pair) RunFailover(ctx context.Context) (_ results.FailoverResult, er
 				fr.Down = h.act(ctx, down, t0)
 				// The restore runs whatever happened to the flow or the
 				// context: the member is never left down.
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pair.run.Config.Interval(config.IntervalCommand).Timeout)
-				defer cancel()
 				select {
 				case <-time.After(time.Until(t0.Add(fc.RestoreAt))):
 				case <-ctx.Done():
 				}
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pair.run.Config.Interval(config.IntervalCommand).Timeout)
+				defer cancel()
 				fr.Restore = h.act(rctx, restore, t0)
 			}()
 		})

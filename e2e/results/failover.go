@@ -350,10 +350,11 @@ type FailoverInput = FailoverResult
 // JudgeFailover is the profile's verdict and its reason, from its result
 // alone (pure; the harness fills the result and stores what this says).
 // In order:
-//   - the profile did not run (Error), or the member was already down
-//     before the window: fail, the failover would prove nothing;
 //   - the down or restore command failed: fail, naming host, command, exit
-//     status and stderr;
+//     status and stderr (first: a failed command explains what follows);
+//   - the profile did not run or its flow failed (Error), or the member
+//     was already down before the window: fail, the failover would prove
+//     nothing;
 //   - the bond did not change (after the down the member is still up, or
 //     still the active member of an active-backup bond): fail — the
 //     failover did not happen, and the flow's gap, whatever it is, is no
@@ -375,6 +376,18 @@ func JudgeFailover(f FailoverInput) (verdict, reason string, measured bool) {
 		host = "the hypervisor"
 	}
 	bond := fmt.Sprintf("bond %s on %s", f.Bond, host)
+	for _, a := range []struct {
+		what string
+		a    *FailoverAction
+	}{{"the down command", f.Down}, {"the restore command", f.Restore}, {"the second down command", f.Down2}, {"the second restore command", f.Restore2}} {
+		if why := a.a.Failed(host); why != "" {
+			s := fmt.Sprintf("%s failed: %s", a.what, why)
+			if strings.Contains(a.what, "restore") {
+				s += fmt.Sprintf("; member %s may still be down", f.Member)
+			}
+			return FailoverFail, s, false
+		}
+	}
 	if f.Error != "" {
 		return FailoverFail, "not measured: " + f.Error, false
 	}
@@ -387,18 +400,6 @@ func JudgeFailover(f FailoverInput) (verdict, reason string, measured bool) {
 		return FailoverFail, fmt.Sprintf("not measured: %s has no member %s (members: %s)", bond, f.Member, f.Before.Line()), false
 	case !m.Up:
 		return FailoverFail, fmt.Sprintf("not measured: member %s of %s was already down before the window (%s): taking it down would prove nothing", f.Member, bond, f.Before.Line()), false
-	}
-	for _, a := range []struct {
-		what string
-		a    *FailoverAction
-	}{{"the down command", f.Down}, {"the restore command", f.Restore}, {"the second down command", f.Down2}, {"the second restore command", f.Restore2}} {
-		if why := a.a.Failed(host); why != "" {
-			s := fmt.Sprintf("%s failed: %s", a.what, why)
-			if strings.Contains(a.what, "restore") {
-				s += fmt.Sprintf("; member %s may still be down", f.Member)
-			}
-			return FailoverFail, s, false
-		}
 	}
 	if f.Down == nil || f.Restore == nil {
 		return FailoverFail, "not measured: the window's down and restore commands did not both run", false

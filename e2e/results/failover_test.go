@@ -49,6 +49,9 @@ func TestJudgeFailover(t *testing.T) {
 		{"the down command failed: host, command, stderr", func(f *FailoverResult) {
 			f.Down.ExitCode, f.Down.Stderr = 1, "Cannot find device \"ul0\"\n"
 		}, FailoverFail, false, []string{"the down command failed: on compute1 `ip link set ul0 down` exited 1: Cannot find device \"ul0\""}},
+		{"a failed command explains a failed flow", func(f *FailoverResult) {
+			f.Down.ExitCode, f.Error = 1, "the failover flow: iperf3 reported: control socket has closed unexpectedly"
+		}, FailoverFail, false, []string{"the down command failed: on compute1 `ip link set ul0 down` exited 1"}},
 		{"the down command could not run", func(f *FailoverResult) { f.Down.Error = "ssh: connection lost" }, FailoverFail, false, []string{"could not run: ssh: connection lost"}},
 		{"the restore command failed", func(f *FailoverResult) { f.Restore.ExitCode = 2 }, FailoverFail, false, []string{"the restore command failed", "member ul0 may still be down"}},
 		{"the bond did not change its active member", func(f *FailoverResult) {
