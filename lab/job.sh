@@ -10,16 +10,17 @@
 #      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
 #      (tools/checkrun same-verdicts); the preflight against the real server
 #      must refuse a Role without pods/exec (naming the verb) before any VM
-#      exists, and a PodSecurity restricted namespace for the debug pod; the checks again as
-#      an OIDC user (lab/oidc) with a read-only kubeconfig, across several refreshes; then its fault
+#      exists, and a PodSecurity restricted namespace for the debug pod; an OIDC user's
+#      read-only kubeconfig refused to plain client-go (its run is 3d's); then its fault
 #      rows (lab/kube/faults.sh): kube-apiserver stopped under the checks, an OVS pod replaced
 #   3c. LAB_K8S=1 only: the artifact where MOSK runs its tests (lab/kube/deploy.sh): make image
 #      loaded into podman, deploy/ applied to the API server (server-side apply), the Job's pod
 #      run as a kubelet runs it with in-cluster credentials (offload checks and tcp-p1 pass,
 #      results on the volume), then stopped mid-checks: teardown within its grace, nothing left
 #   3d. LAB_K8S=1 only: the SPDY fallback (lab/kube/spdy.sh): kube-apiserver restarted with the
-#      WebSocket translation off (as before 1.30), the checks and tcp-p1 through it, their verdicts
-#      the SSH run's; the exec round trip beside the WebSocket run's
+#      WebSocket translation off (as before 1.30), the checks and tcp-p1 through it as the OIDC
+#      user with a read-only kubeconfig (3b's last claim), their verdicts the SSH run's; the exec
+#      round trip beside the WebSocket run's
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
@@ -205,7 +206,8 @@ begin "the image as deploy/job.yaml's pod: in-cluster, stopped within its grace 
 bash lab/kube/deploy.sh "$OUT/deploy"; rc=$?
 end $rc "the image as the Job's pod"; [ $rc = 0 ] || status=1
 begin "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)"
-KUBE_RUN=$(cat "$OUT/deploy/pod-run" 2>/dev/null) bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
+# Its step 5's run as the OIDC user is the SPDY phase's, below (KUBE_OIDC_RUN=spdy).
+KUBE_OIDC_RUN=spdy KUBE_RUN=$(cat "$OUT/deploy/pod-run" 2>/dev/null) bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
 end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
 # The Kubernetes path's faults: kube-apiserver stopped under the checks (the commands fail at their
 # bound naming the API server; it is started again), the OVS pod of compute1 deleted and created
@@ -332,9 +334,12 @@ end $rc "fault matrix (backend rows)"; [ $rc = 0 ] || status=1
 fi
 
 if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then
-# The fleet's own lab: up.sh takes the two-node lab down and brings up one of N nodes.
+# The fleet's own lab: up.sh grows the two-node lab to N nodes (LAB_GROW=0: takes it down and
+# brings up one of N).
 begin "lab up with $LAB_FLEET_COMPUTES compute nodes (the fleet's)"
-LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
+# Without its Kubernetes control plane (LAB_K8S=0): the fleet's config uses SSH, nothing after it
+# uses the API server, and a grown lab would need the plane started again for every node.
+LAB_K8S=0 LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
 if [ $rc != 0 ]; then status=1; else
 # fleet_run DIR MODE [ginkgo flags...]: the fleet suite on lab/harness-fleet.yaml (every compute
 # node in a ring).
@@ -360,7 +365,7 @@ end $rc "fleet (concurrent)"; [ $rc = 0 ] || status=1
 fi
 
 # A node a real fleet has: its uplink negotiated down (10 Mbit/s, where a failed autonegotiation
-# lands). compute3's underlay carries 10 Mbit/s each way (tc tbf on its ul0, where its VXLAN leaves,
+# lands). compute3's underlay carries 10 Mbit/s each way (tc tbf on its bond's legs, where its VXLAN leaves,
 # and on the ToR's port to it, where it arrives); the fleet must fail and name compute3, and only
 # compute3: its ring neighbours' low rates (compute2 sending to it, compute4 receiving from it) are
 # explained by it. Limited one way only, the ring cannot tell compute3's sending from compute4's
@@ -372,11 +377,14 @@ fi
 if fleet_wants bad-node; then
 begin "fleet with a bad node ($LAB_FLEET_BAD_MODE): compute3's underlay at 10 Mbit/s must be named, alone"
 BAD_NS=asap2lab-hv3
+# Both legs of its bond (lab/up.sh: bond-ul over ul0 and ul1), whichever is active.
 ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 10mbit burst 64kb latency 50ms &&
-  ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms
+  ip netns exec "$BAD_NS" tc qdisc replace dev ul1 root tbf rate 10mbit burst 64kb latency 50ms &&
+  ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms &&
+  ip netns exec asap2lab-tor tc qdisc replace dev hv3b root tbf rate 10mbit burst 64kb latency 50ms
 fleet_run fleet-bad-node "$LAB_FLEET_BAD_MODE" --label-filter=tcp-p1; rc=$?
-ip netns exec "$BAD_NS" tc qdisc del dev ul0 root 2>/dev/null || true
-ip netns exec asap2lab-tor tc qdisc del dev hv3 root 2>/dev/null || true
+for dev in ul0 ul1; do ip netns exec "$BAD_NS" tc qdisc del dev $dev root 2>/dev/null || true; done
+for dev in hv3 hv3b; do ip netns exec asap2lab-tor tc qdisc del dev $dev root 2>/dev/null || true; done
 bad_dir=$(find "$OUT/fleet-bad-node" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
 if [ $rc = 0 ]; then
   echo "the fleet PASSED with compute3's underlay at 10 Mbit/s: the outlier rule cannot fail" >&2; rc=1

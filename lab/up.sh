@@ -97,7 +97,17 @@ if healthy; then
   say "$LAB_RELEASE lab ($LAB_BACKEND) of $LAB_COMPUTES compute nodes already up and healthy (pids in $PIDS all alive, Keystone answers); nothing to do"
   exit 0
 fi
-if [ -e "$LAB_STATE" ] || ip netns list | grep -q '^asap2lab' || ip -o link show | grep -q ': asap2lab'; then
+# A healthy lab of fewer compute nodes (the same release, backend and domain) grows instead: only the
+# new hypervisors are brought up and join it (grow, at the end), its control plane and its first
+# hypervisors stay as they are; make lab's fleet phases (LAB_FLEET_COMPUTES=4) take 2 to 4 so, in
+# CI about 2 minutes less than a rebuild (docs/CI.md). LAB_GROW=0 rebuilds. The OVS agent's lab
+# only: on OVN the other chassis's Geneve ports would have to be awaited too (a rebuild does that).
+GROW_FROM=
+lab_computes=$(cat "$LAB_STATE/computes" 2>/dev/null || echo 2)
+if [ "${LAB_GROW:-1}" = 1 ] && [ "$LAB_BACKEND" = ovs ] && [ "$lab_computes" -lt "$LAB_COMPUTES" ] &&
+   LAB_COMPUTES=$lab_computes healthy; then
+  GROW_FROM=$lab_computes
+elif [ -e "$LAB_STATE" ] || ip netns list | grep -q '^asap2lab' || ip -o link show | grep -q ': asap2lab'; then
   say "leftovers of an earlier lab found: cleaning with down.sh first"
   bash "$LAB_DIR/down.sh"
 fi
@@ -116,12 +126,14 @@ for f in nova-common/api-paste.ini glance-common/glance-api-paste.ini neutron-co
   rx test -s "$LAB_PASTE/$f" || { echo "up.sh: $LAB_RELEASE: $LAB_PASTE/$f missing: run '$LAB_PREPARE_HINT'" >&2; exit 1; }
 done
 
+if [ -z "$GROW_FROM" ]; then
 mkdir -p "$PIDS" "$ETC" "$DATA" "$LOGS" "$SSHD"
 chmod 700 "$LAB_STATE"
 echo "$LAB_RELEASE" >"$LAB_STATE/release"
 echo "$LAB_COMPUTES" >"$LAB_STATE/computes"
 echo "$LAB_BACKEND" >"$LAB_STATE/backend"
 echo "$LAB_HV_DOMAIN" >"$LAB_STATE/hv_domain"
+fi
 say "backend $LAB_BACKEND; release $LAB_RELEASE${LAB_CMD[*]:+ (programs run through ${LAB_CMD[*]})}${LAB_HV_DOMAIN:+; hypervisor names compute*.$LAB_HV_DOMAIN}"
 rand() { head -c 30 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-20; }  # no early-closing reader: pipefail-safe
 ADMIN_PW=$(rand); SVC_PW=$(rand); DEMO_PW=$(rand); DB_PW=$(rand)
@@ -141,6 +153,11 @@ do_network() {
   ip -n "$TOR_NS" link set lo up
   ip -n "$TOR_NS" link add br-ul mtu $UL_MTU type bridge
   ip -n "$TOR_NS" link set br-ul up
+  net_hypervisors
+}
+# net_hypervisors: each hypervisor of $HVS, its namespace and its links to the control and
+# management bridges and to the ToR.
+net_hypervisors() {
   local n H
   for n in $HVS; do
     H=$(hv_ns "$n")
@@ -156,12 +173,20 @@ do_network() {
     ip link add "asap2lab-m$n" type veth peer name mgmt-up netns "$H"
     ip link set "asap2lab-m$n" master "$MGMT_BR" up
     ip -n "$H" link set mgmt-up up
-    # underlay: ul0 (port of br-phy) <-> hvN in the ToR bridge
+    # underlay: two legs, ul0 <-> hvN and ul1 <-> hvNb in the ToR bridge, bonded in br-phy
+    # (bond-ul, ovs_start): an ASAP² hypervisor's uplink is a VF-LAG, a bond of the NIC's two PFs
+    # (issue 38's failover profile takes one leg down). An OVS bond, not a Linux bond: this
+    # kernel has no bonding module; OVS's active-backup bond on the userspace datapath sees a
+    # leg's carrier go down and moves to the other one, as the kernel's bond does over the PFs.
     ip -n "$TOR_NS" link add "hv$n" mtu $UL_MTU type veth peer name ul0 netns "$H" mtu $UL_MTU
+    ip -n "$TOR_NS" link add "hv${n}b" mtu $UL_MTU type veth peer name ul1 netns "$H" mtu $UL_MTU
     ip -n "$TOR_NS" link set "hv$n" master br-ul up
+    ip -n "$TOR_NS" link set "hv${n}b" master br-ul up
     ip -n "$H" link set ul0 up
+    ip -n "$H" link set ul1 up
     # the userspace datapath reads from AF_PACKET sockets: no offloaded checksums/segments on its ports
     ip netns exec "$H" ethtool -K ul0 tx off tso off gso off >/dev/null
+    ip netns exec "$H" ethtool -K ul1 tx off tso off gso off >/dev/null
     ip netns exec "$H" ethtool -K mgmt-up tx off tso off gso off >/dev/null
     # ul0 and mgmt-up belong to OVS alone. Left to the kernel, ul0 answers ARP for the
     # hypervisor's underlay address (on br-phy) with ul0's own MAC (Linux replies for any local
@@ -170,6 +195,7 @@ do_network() {
     # terminated by OVS: the tenant data path goes dark for every run at once (seen as the
     # fault matrix's concurrent row failing on 2026-12-03). No ARP on them at all.
     ip -n "$H" link set ul0 arp off
+    ip -n "$H" link set ul1 arp off
     ip -n "$H" link set mgmt-up arp off
   done
 }
@@ -194,7 +220,9 @@ ovs_start() {
   # datapath routes and ARP-resolves the tunnel next hop itself
   vsctl "$n" -- add-br br-phy -- set bridge br-phy datapath_type=netdev fail_mode=standalone \
     -- set interface br-phy mtu_request=$UL_MTU \
-    -- add-port br-phy ul0 -- set interface ul0 mtu_request=$UL_MTU
+    -- add-bond br-phy bond-ul ul0 ul1 bond_mode=active-backup \
+    -- set port bond-ul other_config:bond-detect-mode=carrier other_config:bond-primary=ul0 \
+    -- set interface ul0 mtu_request=$UL_MTU -- set interface ul1 mtu_request=$UL_MTU
   underlay_address "$n"
   # physnet mgmt: Neutron's agent patches br-int to br-mgmt (bridge_mappings mgmt:br-mgmt)
   vsctl "$n" -- add-br br-mgmt -- set bridge br-mgmt datapath_type=netdev fail_mode=standalone \
@@ -204,17 +232,35 @@ ovs_start() {
 do_ovs() {
   local n
   for n in $HVS; do ovs_start "$n"; done
-  # the underlay must carry 9000-byte frames unfragmented between every two hypervisors, both ways
-  # (each kernel ARPs for the other through OVS; with ul0 quiet only br-phy answers)
-  local peer
-  for n in $HVS; do
-    for peer in $HVS; do
+  check_underlay "$HVS"
+}
+# check_underlay HYPERVISORS: the underlay carries 9000-byte frames unfragmented between every two of
+# them, both ways (each kernel ARPs for the other through OVS; with the legs quiet only br-phy
+# answers); their tunnel next hops and bonds are as they must be.
+check_underlay() {
+  local n peer all=$1 HVS=$1   # check_tunnel_neighbor's peers: every hypervisor of the lab
+  for n in $all; do
+    for peer in $all; do
       [ "$peer" = "$n" ] && continue
       wait_for "jumbo ping hv$n -> hv$peer over the underlay" 20 \
         ip netns exec "$(hv_ns "$n")" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip "$peer")"
     done
   done
-  for n in $HVS; do check_tunnel_neighbor "$n"; done
+  for n in $all; do check_tunnel_neighbor "$n"; check_bond "$n"; done
+}
+
+# check_bond N: hypervisor N's underlay bond runs active-backup on ul0 (its primary) with both legs
+# enabled, so a leg taken down (issue 38's failover) has somewhere to go.
+check_bond() {
+  local n=$1 show
+  show=$(rx ovs-appctl -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl" bond/show bond-ul)
+  if ! grep -q '^bond_mode: active-backup' <<<"$show" ||
+     [ "$(grep -cE '^member (ul0|ul1): enabled' <<<"$show")" != 2 ] ||
+     ! grep -q '^active-backup primary: ul0' <<<"$show"; then
+    printf 'hv%s: the underlay bond is not active-backup over ul0 (primary) and ul1, both enabled (ovs-appctl bond/show bond-ul):\n%s\n' "$n" "$show" >&2
+    return 1
+  fi
+  say "hv$n: bond-ul active-backup, active $(awk '/^  active member$/{print prev} {prev=$2}' <<<"$show" | tr -d :)"
 }
 
 # check_tunnel_neighbor N: hypervisor N's OVS sends VXLAN to the other hypervisor's br-phy MAC
@@ -223,7 +269,7 @@ do_ovs() {
 # own ARP request on the first tunnelled packet, and only br-phy can answer that.
 check_tunnel_neighbor() {
   local n=$1 peer want got port
-  for port in ul0 mgmt-up; do
+  for port in ul0 ul1 mgmt-up; do
     if ! ip -n "$(hv_ns "$n")" -br link show "$port" | grep -q 'NOARP'; then
       echo "hv$n: $port answers ARP (the kernel would reply for br-phy's address with $port's MAC)" >&2
       return 1
@@ -330,6 +376,16 @@ render() {
 }
 authtoken() { local SERVICE_USER=$1; render keystone_authtoken.ini; }  # [keystone_authtoken] for service user $1
 svcauth() { local SECTION=$1 SERVICE_USER=$2; render service_auth.ini; }  # [$1] keystoneauth section for service user $2
+# hv_configs: the configuration files of each hypervisor of $HVS (its agent's, its nova-compute's).
+hv_configs() {
+  local n HV_NUMBER HV_HOST HV_ULIP HV_CTLIP
+  for n in $HVS; do
+    HV_NUMBER=$n HV_HOST=$(hv_host "$n") HV_ULIP=$(hv_ulip "$n") HV_CTLIP=$(hv_ctlip "$n")
+    [ "$LAB_BACKEND" = ovn ] || render ovs-agent.ini >"$ETC/neutron/ovs-agent-hv$n.ini"
+    mkdir -p "$DATA/nova-$HV_HOST"
+    render nova-compute.conf >"$ETC/nova/nova-$HV_HOST.conf"
+  done
+}
 do_configs() {
   mkdir -p "$ETC"/{keystone,glance,placement,nova,neutron} \
     "$DATA"/{keystone,nova,neutron,locks} "$DATA"/glance/{images,staging,tasks}
@@ -354,10 +410,6 @@ do_configs() {
     render ml2_conf-ovn.ini >"$ETC/neutron/ml2_conf.ini"
   else
     render ml2_conf.ini >"$ETC/neutron/ml2_conf.ini"
-    for n in $HVS; do
-      HV_NUMBER=$n; HV_HOST=$(hv_host "$n"); HV_ULIP=$(hv_ulip "$n")
-      render ovs-agent.ini >"$ETC/neutron/ovs-agent-hv$n.ini"
-    done
   fi
 
   AUTHTOKEN=$(authtoken nova); SVCAUTH_PLACEMENT=$(svcauth placement placement)
@@ -366,11 +418,7 @@ do_configs() {
   # database access only for api, conductor, scheduler, nova-manage: nova-compute goes through
   # the conductor, as on a real compute node (with a connection it logs "No DB access allowed")
   render nova-db.conf >"$ETC/nova/nova-db.conf"
-  for n in $HVS; do
-    HV_HOST=$(hv_host "$n"); HV_CTLIP=$(hv_ctlip "$n")
-    mkdir -p "$DATA/nova-$HV_HOST"
-    render nova-compute.conf >"$ETC/nova/nova-$HV_HOST.conf"
-  done
+  hv_configs
 
   render clouds.yaml >"$LAB_STATE/clouds.yaml"
   chmod 600 "$LAB_STATE/clouds.yaml"
@@ -476,12 +524,18 @@ do_hypervisors() {
   cp "$SSHD/id_ed25519.pub" "$SSHD/authorized_keys"
   chmod 600 "$SSHD/authorized_keys"
   : >"$SSHD/known_hosts"
-  local n guestctl=$LAB_GUESTCTL_PREFIX
   if [ "$LAB_GUESTCTL_HOST_NS" = 1 ]; then
     # nova-compute runs in the release's root; the guests' namespaces and links must be made in the
     # host's mount namespace, where lab/down.sh, lab/faultlab and the harness see them. This lab
     # process stays there for guestctl to enter (lab/nova/README.md, "Epoxy").
     start host-ns sleep infinity
+  fi
+  hv_services
+}
+# hv_services: each hypervisor of $HVS, its agent (or ovn-controller), sshd and nova-compute.
+hv_services() {
+  local n guestctl=$LAB_GUESTCTL_PREFIX
+  if [ "$LAB_GUESTCTL_HOST_NS" = 1 ]; then
     guestctl="nsenter --mount=/proc/$(cat "$PIDS/host-ns.pid")/ns/mnt $guestctl"
   fi
   for n in $HVS; do
@@ -558,6 +612,41 @@ do_resources() {
   truncate -s 1M "$img"
   OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml rx python3 "$LAB_DIR/lib/cloud_setup.py" resources "$img"
 }
+
+# grow: hypervisors GROW_FROM+1..LAB_COMPUTES join the healthy lab of GROW_FROM (see above); then
+# the lab is ready as a lab brought up with LAB_COMPUTES is (do_ready over all of them).
+grow() {
+  local all=$HVS
+  rm -f "$RUN/up.done"   # until it is ready again: a grow that failed is no healthy lab
+  HVS=$(seq -s ' ' $(( GROW_FROM + 1 )) "$LAB_COMPUTES")
+  # the running agents' firewall driver (up.sh's is read at the first up only)
+  FIREWALL_DRIVER=$(awk -F' *= *' '$1 == "firewall_driver" {print $2; exit}' "$ETC/neutron/ovs-agent-hv1.ini")
+  [ -n "$FIREWALL_DRIVER" ] || { echo "up.sh: no firewall_driver in $ETC/neutron/ovs-agent-hv1.ini" >&2; return 1; }
+  # and the running database's URL (do_ready reads Nova's tables), not this up's fresh password
+  DB=$(awk '$1 == "connection" {sub(/\/nova_api$/, "", $3); print $3; exit}' "$ETC/nova/nova-db.conf")
+  [ -n "$DB" ] || { echo "up.sh: no [api_database] connection in $ETC/nova/nova-db.conf" >&2; return 1; }
+  say "the $LAB_RELEASE lab ($LAB_BACKEND) of $GROW_FROM compute nodes is up and healthy: hypervisors $HVS join it (LAB_GROW=0 rebuilds instead)"
+  phase "network (hypervisors $HVS)" net_hypervisors
+  phase "hypervisor OVS (hypervisors $HVS; the underlay between all)" eval 'for n in $HVS; do ovs_start "$n"; done; check_underlay "$all"'
+  phase "configuration (hypervisors $HVS)" hv_configs
+  phase "hypervisor services (hypervisors $HVS)" hv_services
+  HVS=$all
+  echo "$LAB_COMPUTES" >"$LAB_STATE/computes"
+  phase "wait until ready (all $LAB_COMPUTES)" do_ready
+  # The Kubernetes control plane's certificates, tokens and kwoks are per hypervisor, and
+  # kube-apiserver reads its token file only when it starts (lab/kube/up.sh alone would start the new
+  # kwoks with no token the running server knows): with LAB_K8S=1 it starts again for all of them;
+  # without, the old lab's is stopped (make lab's fleet phases use SSH: 50 s less on a loaded machine).
+  if [ "${LAB_K8S:-0}" = 1 ]; then
+    phase "Kubernetes control plane again, for all $LAB_COMPUTES (lab/kube)" \
+      eval 'bash "$LAB_DIR/kube/down.sh" && bash "$LAB_DIR/kube/up.sh"'
+  elif [ -d "$LAB_STATE/kube" ]; then
+    phase "Kubernetes control plane of the $GROW_FROM nodes stopped (LAB_K8S=1 brings it up for all)" bash "$LAB_DIR/kube/down.sh"
+  fi
+  date -u +%FT%TZ >"$RUN/up.done"
+  say "UP (grown from $GROW_FROM to $LAB_COMPUTES compute nodes) in $(since "$T0")s"
+}
+if [ -n "$GROW_FROM" ]; then grow; exit 0; fi
 
 phase "network (bridges, ToR, hypervisor netns)" do_network
 phase "hypervisor OVS (netdev, br-phy MTU $UL_MTU, br-mgmt)" do_ovs

@@ -41,6 +41,8 @@ type Config struct {
 	// absent, the run is the one pair of placement.
 	Fleet       *Fleet      `yaml:"fleet"`
 	Connections Connections `yaml:"connections"` // connection scale (connections.go)
+	Aging       Aging       `yaml:"aging"`       // aging and re-offload (aging.go)
+	Fragments   Fragments   `yaml:"fragments"`   // fragmented UDP, labelled (aging.go)
 	Failover    Failover    `yaml:"failover"`    // bond / VF-LAG failover (failover.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
@@ -367,6 +369,9 @@ const (
 	// hypervisor's conntrack table every poll during iperf3's omit period,
 	// each read bounded by timeout.
 	IntervalConntrackSample = "conntrack_sample"
+	// IntervalAgingSample: after the aging profile's restart, each
+	// hypervisor's datapath flows are dumped every poll until timeout.
+	IntervalAgingSample = "aging_sample"
 )
 
 // DefaultIntervals are used for every name not given in the file.
@@ -384,6 +389,7 @@ var DefaultIntervals = map[string]Interval{
 	IntervalKubeAPI:         {Timeout: 30 * time.Second, Poll: 2 * time.Second},
 	IntervalConntrackSample: {Timeout: 5 * time.Second, Poll: time.Second},
 	IntervalDataPath:        {Timeout: time.Minute, Poll: time.Second},
+	IntervalAgingSample:     {Timeout: 10 * time.Second, Poll: 200 * time.Millisecond},
 }
 
 // IntervalNames returns the known interval names, sorted.

@@ -227,6 +227,7 @@ func (c *Config) applyDefaults() {
 	c.Intervals = merged
 	c.applyPPSDefaults()
 	c.applyConnectionsDefaults()
+	c.applyAgingDefaults()
 	c.applyFailoverDefaults()
 }
 

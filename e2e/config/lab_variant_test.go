@@ -196,6 +196,26 @@ func TestLabOVNVariant(t *testing.T) {
 	}
 }
 
+// lab/harness-aging.yaml is lab/harness.yaml with the aging and fragment
+// profiles on (issue 38 items 4 and 5) and its build label saying so.
+func TestLabAgingVariant(t *testing.T) {
+	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-aging.yaml")
+	if base.Aging.Enabled || base.Fragments.Enabled || !variant.Aging.Enabled || !variant.Fragments.Enabled {
+		t.Fatalf("aging %v/%v, fragments %v/%v: want off in harness.yaml, on in harness-aging.yaml", base.Aging.Enabled, variant.Aging.Enabled, base.Fragments.Enabled, variant.Fragments.Enabled)
+	}
+	if n, why := variant.Fragments.FragmentLength(variant.Network.MTU); why != "" || n != 9950 {
+		t.Errorf("lab/harness-aging.yaml: fragment length %d on MTU %d: %s", n, variant.Network.MTU, why)
+	}
+	strip := func(c *Config) string {
+		cp := *c
+		cp.Aging.Enabled, cp.Fragments.Enabled, cp.Run.BuildLabel = false, false, ""
+		return redactedWithout(&cp)
+	}
+	if a, b := strip(base), strip(variant); a != b {
+		t.Errorf("lab/harness-aging.yaml differs from lab/harness.yaml beyond aging and fragments:\n--- harness.yaml\n%s\n--- harness-aging.yaml\n%s", a, b)
+	}
+}
+
 // TestLabFailoverVariant: lab/harness-failover.yaml is lab/harness.yaml plus
 // the failover section (and its build label), so a failover run differs from
 // the lab's only in that profile.

@@ -38,6 +38,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 			profile = results.LatencyIdleID
 		} else if results.IsConnectionMetric(m) {
 			profile = results.ConnectionProfileID(100)
+		} else if results.IsAgingMetric(m) {
+			profile = results.AgingProfileID
 		} else if m == results.MetricFailoverOutage {
 			profile = results.FailoverProfileID
 		}

@@ -152,6 +152,7 @@ func (c *Config) validate(o options) Problems {
 	v.pps()
 	v.fleet()
 	v.connections()
+	v.aging()
 	v.failover()
 	return v.probs
 }
@@ -761,6 +762,8 @@ func (v *validator) thresholds() {
 				v.searchProfile(p+".profile", t.Metric, t.Profile)
 			} else if results.IsConnectionMetric(t.Metric) {
 				v.connectionProfile(p+".profile", t.Metric, t.Profile)
+			} else if results.IsAgingMetric(t.Metric) {
+				v.agingProfile(p+".profile", t.Metric, t.Profile)
 			} else if t.Metric == results.MetricFailoverOutage {
 				v.failoverProfile(p+".profile", t.Profile)
 			} else if results.IsLatencyMetric(t.Metric) {

@@ -74,6 +74,56 @@ type Window struct {
 	// pairs' (a fleet's round of checks over pairs that share no node:
 	// the harness's Gate); nil, the pair runs alone.
 	Barrier Barrier
+	// Family, when set, makes this a profile family's own window (issue
+	// 38: aging, fragments) instead of the offload checks': no flood ping,
+	// its own flows, checks and directory; nil: the offload checks.
+	Family *Family
+}
+
+// Family is a profile family's own evidence window.
+type Family struct {
+	// Dir is where its evidence goes, under the run directory ("aging",
+	// "fragments"), instead of "offload".
+	Dir string
+	// Profiles are its sustained flows, in order (each for
+	// offload.flow_duration).
+	Profiles []iperf3.Profile
+	// Checks are the checks it runs, in offload.checks' order.
+	Checks []string
+	// Fragments: tc and dpctl judge with offload's fragment judges.
+	Fragments bool
+}
+
+// dir is where the window's evidence goes.
+func (w Window) dir() string {
+	if w.Family != nil && w.Family.Dir != "" {
+		return w.Family.Dir
+	}
+	return "offload"
+}
+
+// checks are the checks the window runs.
+func (w Window) checks() []string {
+	if w.Family != nil {
+		return w.Family.Checks
+	}
+	return w.Config.Offload.Checks
+}
+
+// profiles are the window's sustained flows.
+func (w Window) profiles() ([]iperf3.Profile, error) {
+	if w.Family != nil {
+		return w.Family.Profiles, nil
+	}
+	var out []iperf3.Profile
+	for _, id := range Flows {
+		p, ok := iperf3.Lookup(id)
+		if !ok {
+			return nil, fmt.Errorf("evidence flow %s is not in the catalogue", id)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Barrier holds a pair's flow windows to those of the other pairs of its
@@ -105,7 +155,7 @@ type Saver func(rel string, data []byte) (string, error)
 // offload.ExpectPath.
 func Run(ctx context.Context, w Window) ([]FlowCheck, error) {
 	cfg := w.Config
-	if len(cfg.Offload.Checks) == 0 {
+	if len(w.checks()) == 0 {
 		return nil, errors.New("offload.checks is empty: nothing can prove the data path")
 	}
 	if w.NotRun != nil {
@@ -113,7 +163,13 @@ func Run(ctx context.Context, w Window) ([]FlowCheck, error) {
 			return nil, err
 		}
 	}
-	if err := w.floodPing(ctx); err != nil {
+	if w.Family == nil {
+		if err := w.floodPing(ctx); err != nil {
+			return nil, err
+		}
+	}
+	profiles, err := w.profiles()
+	if err != nil {
 		return nil, err
 	}
 	var all []FlowCheck
@@ -121,11 +177,7 @@ func Run(ctx context.Context, w Window) ([]FlowCheck, error) {
 	// security on without ct(, or off with it): said at the end, after
 	// both flows ran and recorded their verdicts.
 	var mode []string
-	for _, id := range Flows {
-		p, ok := iperf3.Lookup(id)
-		if !ok {
-			return all, fmt.Errorf("evidence flow %s is not in the catalogue", id)
-		}
+	for _, p := range profiles {
 		got, err := w.checkDuringFlow(ctx, p, nil, &mode)
 		// iperf3 sets a UDP flow up with one datagram each way and no
 		// retransmission (esnet/iperf#862): on a loaded path the flow fails
@@ -289,7 +341,7 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 		w.Logf("%s", why)
 		markOutlasted(flowChecks, why)
 	}
-	SaveIperf(w.Save, w.Logf, "offload/"+flow+"/iperf3", fr.m)
+	SaveIperf(w.Save, w.Logf, w.dir()+"/"+flow+"/iperf3", fr.m)
 	if se, ok := setupFailure(p, fr.m, fr.err); ok {
 		// No traffic ever flowed: the samples prove nothing and are not
 		// recorded; the caller may run the window again.
@@ -398,7 +450,7 @@ func (w Window) startFlow(ctx context.Context, p iperf3.Profile, flow string) *s
 func (w Window) awaitSettle(ctx context.Context, p iperf3.Profile, f *sustainedFlow) (time.Time, error) {
 	oc := w.Config.Offload
 	ended := func(r flowResult, before string) error {
-		SaveIperf(w.Save, w.Logf, "offload/"+f.name+"/iperf3", r.m)
+		SaveIperf(w.Save, w.Logf, w.dir()+"/"+f.name+"/iperf3", r.m)
 		if se, ok := setupFailure(p, r.m, r.err); ok {
 			return se
 		}
@@ -449,7 +501,7 @@ func (w Window) runChecks(ctx context.Context, p iperf3.Profile, flow string, ta
 				ctReads[i] = conntrackRead{ev: ev, err: err}
 			}(i)
 		}
-		for _, name := range w.Config.Offload.Checks {
+		for _, name := range w.checks() {
 			wg.Add(1)
 			go func(name string) {
 				defer wg.Done()
@@ -711,6 +763,7 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 		default:
 			in.Devices = append(in.Devices, dev)
 		}
+		in.Fragments = w.Family != nil && w.Family.Fragments
 		return offload.CheckTC(ctx, t.hv, in)
 	case results.CheckRepresentor:
 		// tcpdump runs under `timeout` for capture_window: its bound is that plus the usual one.
@@ -721,7 +774,8 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 			Control: t.guest, ControlIface: t.guestIface, ControlSudo: w.Config.GuestAccess.User != "root",
 		})
 	case results.CheckDpctl:
-		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type, OneWay: t.oneWay})
+		return offload.CheckDpctl(ctx, t.hv, offload.DpctlInput{MACs: macs, Samples: checkSamples, Spacing: oc.CaptureWindow, Network: w.Config.Network.Type, OneWay: t.oneWay,
+			Fragments: w.Family != nil && w.Family.Fragments})
 	case results.CheckCounters:
 		return offload.CheckCounters(ctx, t.hv, offload.CountersInput{
 			Representor: t.rep, Guest: t.guest, GuestIface: t.guestIface, GuestName: t.guestName,
@@ -734,7 +788,7 @@ func (w Window) runCheck(ctx context.Context, t checkTarget) (offload.Check, err
 func (w Window) saveCheckEvidence(flow, hv string, c offload.Check) []string {
 	var files []string
 	for _, ev := range c.Evidence {
-		base := path.Join("offload", flow, hv, ev.Name)
+		base := path.Join(w.dir(), flow, hv, ev.Name)
 		if rel, err := w.Save(base, ev.Output); err != nil {
 			w.Logf("saving evidence: %v", err)
 		} else {

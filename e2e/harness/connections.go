@@ -13,7 +13,6 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/conntrack"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
-	"github.com/mosk-qa/asap2-e2e/e2e/offload"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
@@ -133,15 +132,7 @@ func (pair *Pair) connectionHosts(ctx context.Context) []*ctHost {
 			continue
 		}
 		h.runner = r
-		res, err := r.Run(ctx, offload.DpctlFlowsCommand)
-		switch {
-		case err != nil:
-			h.err = fmt.Errorf("%s: %w", h.name, err)
-		case res.ExitCode != 0:
-			h.err = fmt.Errorf("%s: `%s` exited %d: %s", h.name, offload.DpctlFlowsCommand, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
-		default:
-			h.userspace = strings.Contains(string(res.Stdout), "flow-dump from ")
-		}
+		h.userspace, h.err = userspaceDatapath(ctx, r, h.name)
 		out = append(out, h)
 	}
 	return out

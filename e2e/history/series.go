@@ -76,6 +76,11 @@ const (
 	// opened connections offloaded, and the seconds until all were.
 	MetricOffloadedShare = "offloaded_share"
 	MetricTimeToOffload  = "time_to_offload_s"
+	// The aging profile's, per hypervisor, from measured results only: ms
+	// from the restart until the tuple's flows were back in the datapath
+	// and proven in hardware.
+	MetricReinstallMs = "reinstall_ms"
+	MetricReoffloadMs = "reoffload_ms"
 )
 
 // Metrics are the judged metrics by name.
@@ -89,6 +94,8 @@ var Metrics = map[string]Metric{
 	MetricOffloaded:      {Name: MetricOffloaded, HigherBetter: true, Verdict: true},
 	MetricOffloadedShare: {Name: MetricOffloadedShare, HigherBetter: true, MinEffect: 0.05, Absolute: true},
 	MetricTimeToOffload:  {Name: MetricTimeToOffload, MinEffect: 0.20},
+	MetricReinstallMs:    {Name: MetricReinstallMs, MinEffect: 0.25},
+	MetricReoffloadMs:    {Name: MetricReoffloadMs, MinEffect: 0.25},
 }
 
 // MetricOf is the metric named, or an error naming the known ones.
@@ -253,6 +260,19 @@ func Extract(r *results.Results) []Point {
 				if h.TimeToOffloadSeconds != nil {
 					v := *h.TimeToOffloadSeconds
 					add(MetricTimeToOffload, prof, c.Path, h.Hypervisor, v, v, v, 1)
+				}
+			}
+		}
+		if a := r.Aging; a != nil {
+			for _, h := range a.Hosts {
+				if !h.Measured(*a) {
+					continue
+				}
+				if v := h.ReinstallMs; v != nil {
+					add(MetricReinstallMs, results.AgingProfileID, a.Path, h.Hypervisor, *v, *v, *v, 1)
+				}
+				if v := h.ReoffloadMs; v != nil {
+					add(MetricReoffloadMs, results.AgingProfileID, a.Path, h.Hypervisor, *v, *v, *v, 1)
 				}
 			}
 		}

@@ -137,3 +137,30 @@ func TestRunOfBuildIdentity(t *testing.T) {
 		t.Errorf("got %+v, name %q", run, run.BuildName())
 	}
 }
+
+// The aging profile's times are series per hypervisor, and only from a
+// measured result: a host that did not age out, or a restart of another
+// 5-tuple, gives no point.
+func TestExtractAging(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	r := &results.Results{RunID: "r1", Config: results.ConfigSummary{ExpectedPath: results.PathASAP2}}
+	r.Aging = &results.AgingResult{Path: results.PathASAP2, SameTuple: true, Verdict: results.AgingMeasured, Hosts: []results.AgingHost{
+		{Hypervisor: "cmp-1", AgedOut: true, ReinstallMs: v(120), ReoffloadMs: v(300)},
+		{Hypervisor: "cmp-2", AgedOut: true, Software: true, ReinstallMs: v(150)},
+	}}
+	got := map[string]float64{}
+	for _, p := range Extract(r) {
+		if p.Series.Profile == results.AgingProfileID {
+			got[p.Series.Metric+" "+p.Series.Node] = p.Value
+		}
+	}
+	if len(got) != 3 || got["reoffload_ms cmp-1"] != 300 || got["reinstall_ms cmp-2"] != 150 {
+		t.Errorf("points %v", got)
+	}
+	r.Aging.Verdict = results.AgingNotMeasured
+	for _, p := range Extract(r) {
+		if p.Series.Profile == results.AgingProfileID {
+			t.Errorf("a point of an aging result that measured nothing: %+v", p)
+		}
+	}
+}

@@ -64,6 +64,10 @@ type Profile struct {
 	// Length is iperf3 -l (payload bytes per datagram / write); 0 = iperf3's default.
 	Length int   `json:"length"`
 	Table  Table `json:"table"`
+	// ClientPort pins the client's data port (iperf3 --cport, 3.1+): the
+	// aging profile's restart is the same 5-tuple. 0 = any; with a port
+	// the profile is one stream in one process.
+	ClientPort int `json:"client_port,omitempty"`
 }
 
 // OfferedCapBps is the aggregate target of a capped profile
@@ -81,6 +85,9 @@ func (p Profile) ClientArgs(streams int) []string {
 	}
 	if p.Length > 0 {
 		args = append(args, "-l", strconv.Itoa(p.Length))
+	}
+	if p.ClientPort > 0 {
+		args = append(args, "--cport", strconv.Itoa(p.ClientPort))
 	}
 	return args
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
@@ -101,5 +102,20 @@ func TestCatalogueIsTheSeedShapes(t *testing.T) {
 		if got != shapes[i] {
 			t.Errorf("profile %s: shape %+v, seed shape %+v", p.ID, got, shapes[i])
 		}
+	}
+}
+
+// A pinned client port is iperf3's --cport, after the profile's other
+// flags; a pinned port with more than one stream is refused before
+// anything runs (every stream would bind the same port).
+func TestClientPortPinned(t *testing.T) {
+	p := Profile{ID: "aging", Protocol: UDP, Streams: 1, BitratePerStream: 10_000_000, ClientPort: 41000}
+	if got := strings.Join(p.ClientArgs(1), " "); got != "-P 1 -u -b 10000000 --cport 41000" {
+		t.Errorf("client args %q", got)
+	}
+	p.Streams = 2
+	in := RunInput{Server: &fakeGuest{}, Client: &fakeGuest{}, ServerAddr: "198.18.10.4", Profile: p, Duration: time.Second, ListenTimeout: time.Second, ListenPoll: time.Second}
+	if err := in.validate(); err == nil || !strings.Contains(err.Error(), "--cport") {
+		t.Errorf("two streams on one pinned port: %v", err)
 	}
 }

@@ -152,6 +152,9 @@ func (in RunInput) validate() error {
 	if in.Profile.Streams < 1 || (in.Profile.Protocol != TCP && in.Profile.Protocol != UDP) {
 		errs = append(errs, fmt.Errorf("profile %q: needs TCP/UDP and >= 1 stream, got %s with %d", in.Profile.ID, in.Profile.Protocol, in.Profile.Streams))
 	}
+	if in.Profile.ClientPort != 0 && (in.Profile.Streams != 1 || in.Profile.ClientPort < 1 || in.Profile.ClientPort > 65535) {
+		errs = append(errs, fmt.Errorf("profile %q: a pinned client port (--cport) needs one stream and a port 1..65535, got %d streams and port %d", in.Profile.ID, in.Profile.Streams, in.Profile.ClientPort))
+	}
 	if in.Duration < time.Second || in.Duration%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("duration: iperf3 -t takes whole seconds >= 1, got %s", in.Duration))
 	}

@@ -55,6 +55,9 @@ type Check struct {
 	// "tcp", and the hypervisor); the harness fills them, ExpectPath pairs
 	// the checks of one place by them.
 	Flow, Host string
+	// Fragments is the fragment profile's finding (TCInput.Fragments,
+	// DpctlInput.Fragments); nil in any other window.
+	Fragments *FragmentFinding
 }
 
 // ExpectPath compares the checks with the path a run expects.

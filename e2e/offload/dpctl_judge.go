@@ -244,24 +244,32 @@ func dpctlStages(s DpctlSamples) ([]*stage, judgeOpts) {
 	}
 	var stages []*stage
 	seen := map[string]bool{}
-	collect := func(series [][]DpctlFlow, typed bool) {
-		if len(series) == 0 {
-			return
-		}
-		_, first := keyedFlows(series[0])
-		lastFlows := series[len(series)-1]
-		keys, _ := keyedFlows(lastFlows)
-		for i, f := range lastFlows {
-			if seen[keys[i]] {
-				continue
-			}
-			seen[keys[i]] = true
-			stages = append(stages, dpctlStage(f, typed, first, keys[i], len(series) == 1, s.Window))
-		}
+	each := func(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string, one bool) {
+		stages = append(stages, dpctlStage(f, typed, first, key, one, s.Window))
 	}
-	collect(s.Offloaded, s.OffloadedIsTyped)
-	collect(s.All, false)
+	lastFlows(s.Offloaded, s.OffloadedIsTyped, seen, each)
+	lastFlows(s.All, false, seen, each)
 	return stages, opts
+}
+
+// lastFlows calls fn for every flow of a series' last sample not yet in
+// seen (by its key: ufid or match, and how many came before with the
+// same), with the series' first sample's flows by key and whether the
+// series has one sample; typed says the series is a type=offloaded dump.
+func lastFlows(series [][]DpctlFlow, typed bool, seen map[string]bool, fn func(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string, one bool)) {
+	if len(series) == 0 {
+		return
+	}
+	_, first := keyedFlows(series[0])
+	last := series[len(series)-1]
+	keys, _ := keyedFlows(last)
+	for i, f := range last {
+		if seen[keys[i]] {
+			continue
+		}
+		seen[keys[i]] = true
+		fn(f, typed, first, keys[i], len(series) == 1)
+	}
 }
 
 func dpctlStage(f DpctlFlow, typed bool, first map[string]DpctlFlow, key string, one bool, window time.Duration) *stage {

@@ -231,8 +231,17 @@ func splitTopLevel(s string) ([]string, error) {
 // so the payload's ethertype is inside the innermost encap(). tagged is
 // true when at least one tag was unwrapped.
 func (f DpctlFlow) ipEthType() (ethType string, tagged bool) {
+	_, ethType, tagged = f.innermost()
+	return ethType, tagged
+}
+
+// innermost is the flow's match under its VLAN tags: the fields of the
+// innermost encap() (the flow's own when untagged), their ethertype, and
+// whether a tag was unwrapped. The fragment and 5-tuple matches
+// (ipv4(..), udp(..)) of a tagged flow are there.
+func (f DpctlFlow) innermost() (fields []MatchField, ethType string, tagged bool) {
 	ethType = f.EthType
-	fields := f.Match
+	fields = f.Match
 	for depth := 0; depth < 4 && isVLANEthType(ethType); depth++ {
 		inner := ""
 		for _, m := range fields {
@@ -242,7 +251,7 @@ func (f DpctlFlow) ipEthType() (ethType string, tagged bool) {
 		}
 		toks, err := splitTopLevel(inner)
 		if inner == "" || err != nil {
-			return ethType, tagged
+			return fields, ethType, tagged
 		}
 		fields, ethType, tagged = nil, "", true
 		for _, t := range toks {
@@ -258,7 +267,7 @@ func (f DpctlFlow) ipEthType() (ethType string, tagged bool) {
 			}
 		}
 	}
-	return ethType, tagged
+	return fields, ethType, tagged
 }
 
 func isVLANEthType(t string) bool {

@@ -72,6 +72,9 @@ type TCInput struct {
 	// ways: the return direction's rules that counted nothing are idle, as
 	// expected (JudgeTCFlow).
 	OneWay *OneWay
+	// Fragments judges with JudgeTCFragments (the fragment profile): the
+	// pair's fragment rules labelled, the rest judged as usual.
+	Fragments bool
 }
 
 // CheckTC lists the ingress TC filters of every device Samples times,
@@ -150,7 +153,12 @@ func CheckTC(ctx context.Context, hv remote.Runner, in TCInput) (Check, error) {
 			obs = append(obs, TCObservation{Device: a.Device, Problem: a.Why})
 		}
 	}
-	c.Verdict, c.Reason, c.Basis = JudgeTCFlow(obs, in.MACs, in.Network, in.OneWay)
+	if in.Fragments {
+		f := JudgeTCFragments(obs, in.MACs, in.Network, in.OneWay)
+		c.Fragments, c.Verdict, c.Reason = &f, f.Verdict, f.Summary()
+	} else {
+		c.Verdict, c.Reason, c.Basis = JudgeTCFlow(obs, in.MACs, in.Network, in.OneWay)
+	}
 	if in.Decap != nil {
 		c.Reason += "; " + decapLabel(in.Decap, in.Network) + " decap: " + in.Decap.Summary
 	}
@@ -312,6 +320,8 @@ type DpctlInput struct {
 	// OneWay is the flow's direction when its measured traffic goes one
 	// way only (DpctlSamples.OneWay), nil for both ways.
 	OneWay *OneWay
+	// Fragments judges with JudgeDpctlFragments (the fragment profile).
+	Fragments bool
 }
 
 // CheckDpctl samples `ovs-appctl dpctl/dump-flows -m type=offloaded` (and the
@@ -355,6 +365,11 @@ func CheckDpctl(ctx context.Context, hv remote.Runner, in DpctlInput) (Check, er
 			}
 			*q.dst = append(*q.dst, flows)
 		}
+	}
+	if in.Fragments {
+		f := JudgeDpctlFragments(s, in.MACs)
+		c.Fragments, c.Verdict, c.Reason = &f, f.Verdict, f.Summary()
+		return c, nil
 	}
 	c.Verdict, c.Reason, c.Basis = JudgeDpctlBasis(s, in.MACs)
 	return c, nil

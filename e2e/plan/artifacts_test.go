@@ -43,3 +43,17 @@ func TestArtifactsEstimateOfAFleet(t *testing.T) {
 		t.Errorf("fleet of 4: %s (%s), want the single pair's variable part %s four times", MiB(four), rule, MiB(one-fixed))
 	}
 }
+
+// The aging profile's dumps (before and after the idle, every poll after
+// the restart, two hypervisors) and the two profiles' evidence flows are
+// in the estimate.
+func TestArtifactsEstimateAging(t *testing.T) {
+	cfg := budgetConfig()
+	before, _ := ArtifactsEstimate(cfg)
+	cfg.Aging.Enabled, cfg.Fragments.Enabled = true, true
+	cfg.Intervals = map[string]config.Interval{config.IntervalAgingSample: {Timeout: 10 * time.Second, Poll: 200 * time.Millisecond}}
+	after, rule := ArtifactsEstimate(cfg)
+	if !strings.Contains(rule, "106 aging dumps") || after <= before {
+		t.Errorf("%s: %d -> %d (%s)", MiB(after), before, after, rule)
+	}
+}

@@ -89,6 +89,7 @@ func RunBudget(cfg *config.Config) Budget {
 		"%s", per(measured, fmt.Sprintf("%d profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", len(profiles), cfg.Traffic.Repeats)))
 	addPPSBudget(cfg, listen, add)
 	addConnectionsBudget(cfg, listen, add)
+	addAgingBudget(cfg, listen, cmd, add)
 	addFailoverBudget(cfg, listen, add)
 	if d, rule := latencyBudget(cfg); d > 0 {
 		add("measure latency", d, "%s", rule)

@@ -239,3 +239,28 @@ func TestAfterSIGTERM(t *testing.T) {
 		t.Fatalf("AfterSIGTERM with the default intervals = %s (%s), want 8m30s", d, rule)
 	}
 }
+
+// The aging profile's idle and flows are in the budget; without it the
+// budget is what it was.
+func TestAgingBudget(t *testing.T) {
+	cfg := budgetConfig()
+	before := RunBudget(cfg).Total
+	cfg.Aging = config.Aging{Enabled: true, FlowtableTimeout: 30 * time.Second, IdleMargin: 5 * time.Second, RestartDuration: 10 * time.Second}
+	cfg.Fragments.Enabled = true
+	b := RunBudget(cfg)
+	var aging, frag time.Duration
+	for _, l := range b.Lines {
+		switch l.Step {
+		case "aging and re-offload":
+			aging = l.Bound
+		case "fragmented UDP":
+			frag = l.Bound
+		}
+	}
+	if aging < 45*time.Second || frag < cfg.Offload.FlowDuration {
+		t.Errorf("aging %s, fragments %s", aging, frag)
+	}
+	if b.Total != before+aging+frag {
+		t.Errorf("total %s, want %s + %s + %s", b.Total, before, aging, frag)
+	}
+}

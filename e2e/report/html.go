@@ -74,6 +74,7 @@ func HTML(s *Set, o Options) []byte {
 	b.WriteString(ppsSectionsHTML(s))
 	writeLatencyHTML(&b, s)
 	writeConnectionsHTML(&b, s)
+	writeAgingFragmentsHTML(&b, s)
 	writeFailoverHTML(&b, s)
 	writeIntervalCharts(&b, s)
 	writeCPUChart(&b, s)

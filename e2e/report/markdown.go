@@ -64,6 +64,7 @@ func Markdown(s *Set, o Options) string {
 	writeSearches(&b, s)
 	writeLatency(&b, s)
 	writeConnections(&b, s)
+	writeAgingFragments(&b, s)
 	writeFailover(&b, s)
 	writeSpread(&b, s)
 	writeCPU(&b, s)

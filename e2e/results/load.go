@@ -151,6 +151,7 @@ func Validate(r *Results) error {
 	checkVerdicts("offload", r.Offload, add)
 	validateLatency(r, add)
 	validateConnections(r, add)
+	validateAging(r, add)
 	validateFailover(r, add)
 	for i, t := range r.Timings {
 		if t.Phase == "" {

@@ -52,6 +52,10 @@ type Results struct {
 	// Connections are the connection-scale profile's results
 	// (connections.go), one per N; absent in files written before it.
 	Connections []ConnectionResult `json:"connections,omitempty"`
+	// Aging and Fragments are issue 38's aging and fragment profiles
+	// (aging.go); absent when not run.
+	Aging     *AgingResult    `json:"aging,omitempty"`
+	Fragments *FragmentResult `json:"fragments,omitempty"`
 	// Failover is the bond failover profile's result (failover.go), one
 	// per path; absent in files written before it.
 	Failover []FailoverResult `json:"failover,omitempty"`

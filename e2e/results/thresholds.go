@@ -65,6 +65,12 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 			res.Reason = what
 			return res
 		}
+	} else if IsAgingMetric(r.Metric) {
+		var ok bool
+		if actual, what, ok = evaluateAgingMetric(r, files); !ok {
+			res.Reason = what
+			return res
+		}
 	} else if slices.Contains(PacketMetrics(), r.Metric) {
 		var ok bool
 		if actual, what, ok = evaluatePacketMetric(r, files); !ok {

@@ -28,7 +28,8 @@
 #      the credentials afresh (its harness.log line), the issuer must have served at least
 #      KUBE_OIDC_MIN_REFRESHES (default 4: the preflight's and three renewals of expired id-tokens)
 #      refresh grants during the run (its /stats before and after; the count is printed), the
-#      kubeconfig must be unchanged and no debug pod left.
+#      kubeconfig must be unchanged and no debug pod left. With KUBE_OIDC_RUN=spdy (make lab) only
+#      the negative: lab/kube/spdy.sh makes its run as that user and judges it the same way.
 # Step 1 also holds the debug pod: the lab's OVS containers lack tcpdump (lab/kube/up.sh), so the
 # run must say so, run tcpdump in a node debug pod per node (tools/checkrun debug-pod: harness.log,
 # results.json's host_tools_pod, commands.jsonl) and leave no pod with the harness's debug labels.
@@ -49,7 +50,6 @@ LAB_DIR=$ROOT/lab
 source lab/releases/select.sh   # rx: the release's openstack CLI
 HV_DOMAIN=$(cat "$LAB_STATE/hv_domain" 2>/dev/null || true)   # lab/up.sh LAB_HV_DOMAIN
 KILL_REACH_S=${KUBE_KILL_REACH_S:-600}   # step 4: start to the debug pod (create, boot, connect)
-MIN_REFRESHES=${KUBE_OIDC_MIN_REFRESHES:-4}   # step 5: the preflight's refresh and three renewals
 for f in harness noexec; do
   [ -r "$KSTATE/$f.kubeconfig" ] || { echo "lab/kube/job.sh: $KSTATE/$f.kubeconfig missing: bash lab/kube/up.sh (or LAB_K8S=1 make lab-up)" >&2; exit 2; }
 done
@@ -59,13 +59,7 @@ ok() { echo "ok: $*"; }
 failed() { echo "FAILED: $*" >&2; status=1; }
 run_dir_of() { find "$1" -mindepth 1 -maxdepth 1 -type d -name '20*' | sort | tail -n 1; }
 
-# variant NAME SED...: lab/harness-kube.yaml changed by the sed expressions, in $OUT/NAME.yaml
-# (output_dir made absolute: the copy is not in lab/).
-variant() {
-  local name=$1; shift
-  sed -e "s#^  output_dir: ../out#  output_dir: $ROOT/out#" "$@" lab/harness-kube.yaml >"$OUT/$name.yaml"
-  echo "$OUT/$name.yaml"
-}
+source lab/kube/runlib.sh   # debug_pods, kube_variant, the OIDC user (step 5; spdy.sh)
 
 # ------------------------------------------------------------------ 1. the checks over Kubernetes
 if [ -n "${KUBE_RUN:-}" ]; then
@@ -84,11 +78,6 @@ rc=$?
 kube_run=$(run_dir_of "$OUT/kube")
 if [ $rc != 0 ]; then failed "the perf suite over Kubernetes (exit $rc; $OUT/kube)"; else ok "the perf suite over Kubernetes passed"; fi
 fi
-# debug_pods: the harness's node debug pods in the API (admin), "NS/NAME NODE RUN-ID" lines.
-debug_pods() {
-  KUBE_SERVER=$(awk '/server:/ {print $2; exit}' "$KSTATE/admin.kubeconfig") KUBE_CA=$KSTATE/pki/ca.crt \
-    KUBE_TOKEN_FILE=$KSTATE/etc/admin.token python3 lab/kube/kube_setup.py debug-pods "$@" 2>/dev/null
-}
 if [ -z "$kube_run" ]; then
   failed "no run directory in $OUT/kube"
 else
@@ -126,7 +115,7 @@ fi
 
 # ------------------------------------------------------------------ 2. a Role without pods/exec
 echo "== preflight: a Role without pods/exec (service account asap2-e2e-noexec)"
-cfg=$(variant noexec -e "s#$KSTATE/harness.kubeconfig#$KSTATE/noexec.kubeconfig#")
+cfg=$(kube_variant noexec -e "s#$KSTATE/harness.kubeconfig#$KSTATE/noexec.kubeconfig#")
 out=$(go run ./tools/kubecheck "$cfg" 2>&1); rc=$?
 echo "$out" | sed 's/^/  kubecheck: /'
 if [ $rc = 1 ] && grep -q 'FAIL.*may not create pods/exec' <<<"$out"; then
@@ -159,7 +148,7 @@ fi
 
 # ------------------------------------------------------------------ 3. PodSecurity restricted
 echo "== preflight: the debug pod in a PodSecurity restricted namespace (asap2lab-restricted)"
-cfg=$(variant restricted -e 's#^    preset: ovs#    preset: ovs\n    debug_namespace: asap2lab-restricted#')
+cfg=$(kube_variant restricted -e 's#^    preset: ovs#    preset: ovs\n    debug_namespace: asap2lab-restricted#')
 out=$(go run ./tools/kubecheck "$cfg" 2>&1); rc=$?
 echo "$out" | sed 's/^/  kubecheck: /'
 if [ $rc = 1 ] && grep -q 'FAIL.*debug pod.*refused.*PodSecurity "restricted' <<<"$out"; then
@@ -225,61 +214,28 @@ PY
 fi
 
 # ------------------------------------------------------------------ 5. OIDC, a read-only kubeconfig
-SECRET=$KSTATE/oidc-secret
-echo "== offload checks + tcp-p1 as an OIDC user, its kubeconfig read-only ($SECRET)"
-# read_only DIR CMD...: CMD with DIR read-only as a Secret's mount is. As root (the lab) a read-only
-# bind mount in a mount namespace of CMD's own, gone with it (propagation slave: what the lab mounts
-# meanwhile, a new netns under /run/netns, still shows inside; nothing of it shows outside); as
-# another user the modes up.sh gave.
-read_only() {
-  local dir=$1; shift
-  if [ "$(id -u)" = 0 ]; then
-    unshare --mount --propagation slave -- sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$dir" "$@"
-  else
-    "$@"
-  fi
-}
-# oidc_stats: "GRANTS LIFETIME", the refresh grants the issuer served so far and its id-tokens' lifetime
-oidc_stats() {
-  curl -fsS -m 10 --cacert "$SECRET/idp-ca.crt" "$(awk '/idp-issuer-url:/ {print $2; exit}' "$SECRET/kubeconfig")/stats" |
-    python3 -c 'import json,sys; s = json.load(sys.stdin); print(s["refresh_grants"], s["id_token_lifetime"])'
-}
-if [ ! -r "$SECRET/kubeconfig" ] || ! st=$(oidc_stats); then
-  failed "no OIDC kubeconfig or issuer ($SECRET/kubeconfig, lab/oidc): bash lab/kube/up.sh"
+# KUBE_OIDC_RUN=spdy (make lab): the negative here, the run as the OIDC user is the SPDY phase's
+# (lab/kube/spdy.sh judges it as this step would): one suite run for both claims.
+echo "== the OIDC user, its kubeconfig read-only ($OIDC_SECRET)"
+if ! oidc_ready; then
+  failed "no OIDC kubeconfig or issuer ($OIDC_SECRET/kubeconfig, lab/oidc): bash lab/kube/up.sh"
 else
-  sum0=$(sha256sum <"$SECRET/kubeconfig")
-  out=$(read_only "$SECRET" go run ./lab/oidc/plainclient -kubeconfig "$SECRET/kubeconfig" 2>&1); rc=$?
-  echo "$out" | sed 's/^/  plainclient: /'
-  if [ $rc = 1 ] && grep -q 'could not persist new tokens.*read-only file system' <<<"$out"; then
-    ok "client-go with the read-only kubeconfig in place failed as issue 36 says (could not persist new tokens: read-only file system)"
+  oidc_negative
+  if [ "${KUBE_OIDC_RUN:-}" = spdy ]; then
+    echo "  the offload checks and tcp-p1 as the OIDC user: in the SPDY phase's run (lab/kube/spdy.sh)"
   else
-    failed "client-go with the read-only kubeconfig in place: exit $rc, want 1 and \"could not persist new tokens ... read-only file system\""
-  fi
-  cfg=$(variant oidc -e "s#$KSTATE/harness.kubeconfig#$SECRET/kubeconfig#")
-  mkdir -p "$OUT/oidc"
-  st=$(oidc_stats); g1=${st%% *}; life=${st#* }; t0=$(date +%s)
-  ASAP2E2E_CONFIG=$cfg ASAP2E2E_OUTPUT_DIR=$OUT/oidc read_only "$SECRET" \
-    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=30m --junit-report=junit-oidc.xml --output-dir="$OUT/oidc" \
-    --label-filter='offload || tcp-p1' ./suites/perf >"$OUT/oidc/ginkgo.out" 2>&1
-  rc=$?
-  secs=$(( $(date +%s) - t0 ))
-  st=$(oidc_stats) && g2=${st%% *} || g2=
-  oidc_run=$(run_dir_of "$OUT/oidc")
-  n=$(( ${g2:-0} - g1 ))
-  fresh=$(grep -m1 'kubernetes preflight: ok: credentials of .* obtained afresh (auth-provider oidc' "$oidc_run/harness.log" 2>/dev/null)
-  echo "  the run took ${secs}s; the issuer served $n refresh grant(s) meanwhile ($g1 -> ${g2:-?}, id-tokens of $life); want >= $MIN_REFRESHES"
-  if [ $rc != 0 ]; then
-    failed "the perf suite as the OIDC user with a read-only kubeconfig (exit $rc; $OUT/oidc/ginkgo.out)"
-  elif [ -z "$fresh" ]; then
-    failed "no preflight line 'credentials ... obtained afresh (auth-provider oidc' in ${oidc_run:-$OUT/oidc}/harness.log"
-  elif [ -z "$g2" ] || [ "$n" -lt "$MIN_REFRESHES" ]; then
-    failed "the issuer served $n refresh grant(s) during the ${secs}s run, want >= $MIN_REFRESHES (several expired id-tokens renewed)"
-  elif [ "$(sha256sum <"$SECRET/kubeconfig")" != "$sum0" ]; then
-    failed "the read-only kubeconfig $SECRET/kubeconfig changed"
-  elif left=$(debug_pods) && [ -n "$left" ]; then
-    failed "debug pods left after the OIDC user's run: $left"
-  else
-    ok "the perf suite passed as the OIDC user in ${secs}s with the kubeconfig read-only: $n refresh grants (the preflight's and $(( n - 1 )) renewals), each persisted to the run's private copy; the kubeconfig unchanged"
+    cfg=$(oidc_config)
+    mkdir -p "$OUT/oidc"
+    oidc_begin; t0=$(date +%s)
+    ASAP2E2E_CONFIG=$cfg ASAP2E2E_OUTPUT_DIR=$OUT/oidc read_only "$OIDC_SECRET" \
+      go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=30m --junit-report=junit-oidc.xml --output-dir="$OUT/oidc" \
+      --label-filter='offload || tcp-p1' ./suites/perf >"$OUT/oidc/ginkgo.out" 2>&1
+    rc=$?
+    if [ $rc != 0 ]; then
+      failed "the perf suite as the OIDC user with a read-only kubeconfig (exit $rc; $OUT/oidc/ginkgo.out)"
+    else
+      oidc_judge "$(run_dir_of "$OUT/oidc")" "$(( $(date +%s) - t0 ))"
+    fi
   fi
 fi
 exit $status

@@ -64,6 +64,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 
 	ppsSpecs()        // pps_test.go: small packets and the zero-loss search
 	connectionSpecs() // connections_test.go: N concurrent connections, the offloaded share against N
+	agingSpecs()      // aging_test.go: aging and re-offload, fragments labelled
 	Describe("Latency", func() {
 		for _, l := range results.LatencyCatalogue() {
 			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {

@@ -77,16 +77,20 @@ func main() {
 
 const usage = `usage: evidence <iperf3|tc|dpctl|tcpdump|counters|conntrack> [flags] FILE [FILE...]
   iperf3  FILE                      an iperf3 -J client output
-  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] [--span D] [--links FILE] [--one-way FROM,TO] FILE...
+  tc      [--mac A,B] [--window D] [--device DEV] [--with DEV2=FILE,FILE ...] [--span D] [--links FILE] [--one-way FROM,TO] [--fragments] FILE...
                                     tc -s [-j] filter show dev DEV ingress, oldest first; --with adds
                                     another device of the same hypervisor (the tunnel device beside
                                     the representor): both directions of the pair judged across them;
                                     --span: the time from the first sample to the last; --links: ip -j
                                     -d link show of the same hypervisor (a LAG's shared block and its ports);
                                     --one-way: the MACs of a UDP flow's client and server guests (its
-                                    return direction's rules that counted nothing are idle, as expected)
-  dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] [--one-way FROM,TO] FILE...
-                                    ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first
+                                    return direction's rules that counted nothing are idle, as expected);
+                                    --fragments: the fragment profile's judge (the pair's ip_flags
+                                    frag rules labelled, the rest judged as usual)
+  dpctl   [--mac A,B] [--window D] [--type offloaded] [--all FULL,...] [--one-way FROM,TO] [--fragments] FILE...
+                                    ovs-appctl dpctl/dump-flows [-m] [type=offloaded], oldest first;
+                                    --fragments: the pair's frag=first/later flows labelled, the rest
+                                    judged as usual
   tcpdump [--mac A,B] [--first-packets N] [--window D] [--control GUEST_CAPTURE] FILE
                                     tcpdump -nn -e -tt output of the representor (FILE.stderr read
                                     too when present); --control is the same capture on the
@@ -171,6 +175,7 @@ func analyse(args []string) (any, error) {
 	span := fs.Duration("span", 0, "tc: the time from the first sample to the last (0: unknown; rules' ages are then not checked against it)")
 	links := fs.String("links", "", "tc: ip -j -d link show of the hypervisor (the ports of a LAG's shared block)")
 	oneWayFlag := fs.String("one-way", "", "tc, dpctl: FROM,TO: the MACs of a one-way (UDP) flow's client and server guests, two of --mac")
+	fragments := fs.Bool("fragments", false, "tc, dpctl: judge as the fragment profile does (offload.JudgeTCFragments, JudgeDpctlFragments)")
 	var flows flowFlags
 	fs.Var(&flows, "flow", "conntrack: PROTO,CLIENT,SERVER,PORT,OPENED[,CONTROL] (repeatable)")
 	var iperfOut listFlag
@@ -217,7 +222,7 @@ func analyse(args []string) (any, error) {
 		}
 		return analyseIperf3(files[0])
 	case "tc":
-		return analyseTC(*device, files, with, macList, *window, *span, *links, oneWay)
+		return analyseTC(*device, files, with, macList, *window, *span, *links, oneWay, *fragments)
 	case "dpctl":
 		if *dumpType != "" && *dumpType != "offloaded" && *dumpType != "all" {
 			return nil, usageError{fmt.Sprintf("dpctl: --type: want offloaded or all, got %q", *dumpType)}
@@ -226,7 +231,7 @@ func analyse(args []string) (any, error) {
 		if *allDumps != "" {
 			all = strings.Split(*allDumps, ",")
 		}
-		return analyseDpctl(files, all, macList, *dumpType == "offloaded", *window, oneWay)
+		return analyseDpctl(files, all, macList, *dumpType == "offloaded", *window, oneWay, *fragments)
 	case "tcpdump":
 		if err := one(); err != nil {
 			return nil, err
@@ -430,6 +435,8 @@ type tcOut struct {
 	Basis []string `json:"basis,omitempty"`
 	// Notes say what the judgement lacked that the harness always has.
 	Notes []string `json:"notes,omitempty"`
+	// Fragments is the fragment judge's finding (--fragments).
+	Fragments *offload.FragmentFinding `json:"fragments,omitempty"`
 }
 
 // oneSampleNote is said whenever a tc or dpctl judgement had a single sample.
@@ -443,7 +450,7 @@ func oneSampleNote(n int, window time.Duration) []string {
 	return []string{fmt.Sprintf("one sample: offloaded only if its own last use falls inside --window %s (the harness always takes two)", window)}
 }
 
-func analyseTC(device string, files, with, macs []string, window, span time.Duration, links string, oneWay *offload.OneWay) (any, error) {
+func analyseTC(device string, files, with, macs []string, window, span time.Duration, links string, oneWay *offload.OneWay, fragments bool) (any, error) {
 	dumps, err := parseAll(files, offload.ParseTC)
 	if err != nil {
 		return nil, err
@@ -483,6 +490,11 @@ func analyseTC(device string, files, with, macs []string, window, span time.Dura
 			out.Verdict, out.Reason = results.VerdictInconclusive, "the files are not samples of the same device, refused as a pair: "+differ
 			return out, nil
 		}
+	}
+	if fragments {
+		f := offload.JudgeTCFragments(obs, macs, "", oneWay)
+		out.Fragments, out.Verdict, out.Reason = &f, f.Verdict, f.Summary()
+		return out, nil
 	}
 	out.Verdict, out.Reason, out.Basis = offload.JudgeTCFlow(obs, macs, "", oneWay)
 	return out, nil
@@ -548,9 +560,11 @@ type dpctlOut struct {
 	Reason   string                `json:"reason"`
 	Basis    []string              `json:"basis,omitempty"` // as tcOut's
 	Notes    []string              `json:"notes,omitempty"`
+	// Fragments is the fragment judge's finding (--fragments).
+	Fragments *offload.FragmentFinding `json:"fragments,omitempty"`
 }
 
-func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Duration, oneWay *offload.OneWay) (any, error) {
+func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Duration, oneWay *offload.OneWay, fragments bool) (any, error) {
 	offloaded, err := parseAll(files, offload.ParseDpctl)
 	if err != nil {
 		return nil, err
@@ -567,6 +581,11 @@ func analyseDpctl(files, allFiles, macs []string, typed bool, window time.Durati
 		out.Flows = append(out.Flows, len(flows))
 	}
 	s := offload.DpctlSamples{Offloaded: offloaded, All: all, OffloadedIsTyped: typed, Window: window, OneWay: oneWay}
+	if fragments {
+		f := offload.JudgeDpctlFragments(s, macs)
+		out.Fragments, out.Verdict, out.Reason = &f, f.Verdict, f.Summary()
+		return out, nil
+	}
 	out.Verdict, out.Reason, out.Basis = offload.JudgeDpctlBasis(s, macs)
 	return out, nil
 }

@@ -1,0 +1,2 @@
+ip -n o38f-a -j link show eth1 
+exit 0
