@@ -43,6 +43,7 @@ type Config struct {
 	Connections Connections `yaml:"connections"` // connection scale (connections.go)
 	Aging       Aging       `yaml:"aging"`       // aging and re-offload (aging.go)
 	Fragments   Fragments   `yaml:"fragments"`   // fragmented UDP, labelled (aging.go)
+	Failover    Failover    `yaml:"failover"`    // bond / VF-LAG failover (failover.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).

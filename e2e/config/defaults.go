@@ -228,6 +228,7 @@ func (c *Config) applyDefaults() {
 	c.applyPPSDefaults()
 	c.applyConnectionsDefaults()
 	c.applyAgingDefaults()
+	c.applyFailoverDefaults()
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

@@ -24,6 +24,7 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	b.Write(base)
 	b.WriteString("traffic:\n  repeats: 2\n")        // cv_percent needs repeats
 	b.WriteString("connections:\n  counts: [100]\n") // the connection metrics name a count
+	b.WriteString("failover:\n  enabled: true\n")    // failover_outage_ms names the profile
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
@@ -39,6 +40,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 			profile = results.ConnectionProfileID(100)
 		} else if results.IsAgingMetric(m) {
 			profile = results.AgingProfileID
+		} else if m == results.MetricFailoverOutage {
+			profile = results.FailoverProfileID
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}

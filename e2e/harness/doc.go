@@ -34,7 +34,8 @@
 //     about the pair's servers and ports before teardown;
 //   - a pair's measurements: traffic.go (RunProfile; at a Gate when a
 //     concurrent fleet runs it), pps.go (RunSearch), latency.go
-//     (RunLatency), connections.go (RunConnections), checks.go
+//     (RunLatency), connections.go (RunConnections), failover.go
+//     (RunFailover: the bond failover profile), checks.go
 //     (RunOffloadChecks: the evidence window's input); cpu.go and drops.go
 //     read the hypervisors around each window;
 //   - stall.go, stall_cloud.go: the look after a failed window, and the

@@ -276,6 +276,7 @@ func Extract(r *results.Results) []Point {
 				}
 			}
 		}
+		failoverPoints(r.Failover, add) // failover.go
 		return pts
 	}
 	f := r.Fleet

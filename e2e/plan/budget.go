@@ -90,6 +90,7 @@ func RunBudget(cfg *config.Config) Budget {
 	addPPSBudget(cfg, listen, add)
 	addConnectionsBudget(cfg, listen, add)
 	addAgingBudget(cfg, listen, cmd, add)
+	addFailoverBudget(cfg, listen, add)
 	if d, rule := latencyBudget(cfg); d > 0 {
 		add("measure latency", d, "%s", rule)
 	}

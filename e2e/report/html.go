@@ -75,6 +75,7 @@ func HTML(s *Set, o Options) []byte {
 	writeLatencyHTML(&b, s)
 	writeConnectionsHTML(&b, s)
 	writeAgingFragmentsHTML(&b, s)
+	writeFailoverHTML(&b, s)
 	writeIntervalCharts(&b, s)
 	writeCPUChart(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))

@@ -65,6 +65,7 @@ func Markdown(s *Set, o Options) string {
 	writeLatency(&b, s)
 	writeConnections(&b, s)
 	writeAgingFragments(&b, s)
+	writeFailover(&b, s)
 	writeSpread(&b, s)
 	writeCPU(&b, s)
 	writeChecks(&b, s)

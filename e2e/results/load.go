@@ -152,6 +152,7 @@ func Validate(r *Results) error {
 	validateLatency(r, add)
 	validateConnections(r, add)
 	validateAging(r, add)
+	validateFailover(r, add)
 	for i, t := range r.Timings {
 		if t.Phase == "" {
 			add("timings[%d].phase: must be set", i)

@@ -56,6 +56,9 @@ type Results struct {
 	// (aging.go); absent when not run.
 	Aging     *AgingResult    `json:"aging,omitempty"`
 	Fragments *FragmentResult `json:"fragments,omitempty"`
+	// Failover is the bond failover profile's result (failover.go), one
+	// per path; absent in files written before it.
+	Failover []FailoverResult `json:"failover,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

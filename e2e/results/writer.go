@@ -196,6 +196,7 @@ func clone(r Results) Results {
 	out.Latency = cloneLatency(r.Latency)
 	out.Connections = cloneConnections(r.Connections)
 	out.Aging, out.Fragments = cloneAging(r.Aging), cloneFragments(r.Fragments)
+	out.Failover = cloneFailovers(r.Failover)
 	return out
 }
 
