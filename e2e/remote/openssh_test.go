@@ -175,7 +175,8 @@ func TestOpenSSHRealServer(t *testing.T) {
 		if err := mkfifo(fifo); err != nil {
 			t.Fatal(err)
 		}
-		p, err := c.Start(ctx, `trap 'echo summary; exit 0' TERM; echo ready > `+fifo+`; while :; do sleep 3600; done`)
+		// sleep 0.1, not 3600: see TestStopTermsGroupAndReturnsOutput.
+		p, err := c.Start(ctx, `trap 'echo summary; exit 0' TERM; echo ready > `+fifo+`; while :; do sleep 0.1; done`)
 		if err != nil {
 			t.Fatal(err)
 		}
