@@ -4,6 +4,14 @@
 //
 // No secret lives here: credentials come from clouds.yaml / secure.yaml /
 // the OS_* environment through gophercloud's clouds package.
+//
+// Where things are: the types (config.go); the strict load with its
+// environment overrides (a renamed key is refused naming its new one,
+// renamedKeys; JOB_COMPLETION_INDEX, 0-based, with ASAP2E2E_FLEET_SHARDS:
+// ShardFromIndex; ASAP2E2E_RUN_GROUP, required when sharded); the validation,
+// every problem at once as "file: key.path: message, got VALUE"; the defaults;
+// the named intervals (config.Interval is wait.Interval, named for the file's
+// types).
 package config
 
 import (
