@@ -1,6 +1,7 @@
 # asap2-e2e: end-to-end validation of NVIDIA ASAP² Direct in MOSK clouds.
 #
 #   make test                    unit tests (no cloud needed)
+#   make race                    the concurrent packages' unit tests under the race detector
 #   make e2e CONFIG=target.yaml  the suites against a cloud
 #   make fleet CONFIG=fleet.yaml the fleet sweep (a config with fleet:, docs/CONFIG.md)
 #   make lab                     the whole job on the local lab (install, up, suites, report, down)
@@ -28,7 +29,7 @@ HARNESS_LDFLAGS  := $(if $(HARNESS_REVISION),-X github.com/mosk-qa/asap2-e2e/e2e
 
 export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
 
-.PHONY: all build vet test fuzz e2e smoke fleet lab clean dist image
+.PHONY: all build vet test race fuzz e2e smoke fleet lab clean dist image
 
 all: vet test
 
@@ -47,6 +48,25 @@ test: vet
 	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -count=1 ./...
 	@if command -v python3 >/dev/null; then python3 -m unittest lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/kube/test_kube_setup.py lab/kube/test_podrun.py; \
 	  else echo "make test: no python3 here: lab/guest/test_guestctl.py, lab/lib/test_cloud_setup.py, lab/kube/test_kube_setup.py, lab/kube/test_podrun.py not run"; fi
+
+# The race detector over the packages with real concurrency: goroutines, state a fleet's
+# concurrent pairs share, processes started and stopped, servers their tests run. The others
+# are pure (parsers, judges, plans, the report): -race would add only build time there.
+#   e2e/remote/...       the one process supervisor, SSH sessions, exec streams, bounds and their looks
+#   e2e/evidence         the window's checks beside its flows; a fleet round's Barrier
+#   e2e/harness          the fleet's pairs at once, Gate, the CPU and drop readings, the look
+#   e2e/iperf3 e2e/sockperf e2e/offload   servers, clients and captures as processes beside each other
+#   e2e/cloud e2e/results   the transport, redactor, rate-limit count and results Writer the pairs share
+#   e2e/wait e2e/faultproxy e2e/framework   polls, a proxy serving requests at once, interrupts
+#   e2e/history/store    concurrent ingest
+#   fixtures             a fleet's provisioning and teardown in parallel (and fixtures/fakecloud under them)
+#   lab/faultlab lab/oidc   the matrix's child processes and interrupts; the issuer's handlers
+# CI runs it in the background beside the lab jobs (.ci/run, docs/CI.md).
+RACE_PKGS := ./e2e/remote/... ./e2e/evidence ./e2e/harness ./e2e/iperf3 ./e2e/sockperf ./e2e/offload \
+  ./e2e/cloud ./e2e/results ./e2e/wait ./e2e/faultproxy ./e2e/framework ./e2e/history/store \
+  ./fixtures/... ./lab/faultlab ./lab/oidc
+race:
+	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -race -count=1 $(RACE_PKGS)
 
 # Bounded fuzzing of every parser (each target for FUZZTIME: a count of calls, Nx, or a duration; see tools/fuzz-all.sh).
 fuzz:

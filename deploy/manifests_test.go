@@ -2,6 +2,11 @@
 // beside MOSK's Tempest (docs/DEPLOY.md); this test decodes every one of
 // them strictly with client-go's scheme and holds them to what the harness,
 // tools/image and docs/kubernetes-rbac.yaml say.
+//
+// The manifests: the Job, the CronJob, the Indexed Job of a sharded fleet and
+// the results claim. The test holds them to plan.AfterSIGTERM (the pods'
+// grace), config.ShardFromIndex (the shard of a completion index),
+// docs/kubernetes-rbac.yaml and tools/image's names.
 package deploy
 
 import (

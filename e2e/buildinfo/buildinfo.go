@@ -13,6 +13,11 @@
 // make dist (tools/dist.sh) also gives the version, a Go pseudo-version of
 // the commit (lab/lib/buildinfo.sh harness_version), which the image is
 // tagged with: a binary of dist/ says which image it came from.
+//
+// Read is the running binary's build: the -ldflags -X variables Revision,
+// Modified and Time first, then ReadBuildInfo; From is its pure part; Version,
+// when linked in, overrides the main module's version. The harness records the
+// build as environment.harness (issue 37).
 package buildinfo
 
 import (

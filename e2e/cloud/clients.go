@@ -8,6 +8,22 @@
 // $OS_CLIENT_CONFIG_FILE, else ./, ~/.config/openstack/, /etc/openstack/;
 // secure.yaml from $OS_CLIENT_SECURE_FILE, else beside clouds.yaml; region from the entry, $OS_REGION_NAME or cloud.region;
 // interface from the entry or $OS_INTERFACE.
+//
+// Beside the clients:
+//
+//   - versions.go: ReadServiceVersions, what the run measured, read and never
+//     typed: Nova's microversion range from its version document, the versions
+//     Neutron lists at its endpoint's root (NetworkRoot), Keystone's at the
+//     auth URL.
+//   - retry.go: a refusal for the rate (429, 413 with Retry-After) is waited
+//     out whatever the method (Retry-After in seconds or as a date, cut to
+//     intervals.rate_limit's poll, bounded by its timeout), logged with the
+//     service that refused (NameServices) and counted (RateLimits, which the
+//     fleet's pace reads).
+//   - errors.go: QuotaExceeded names the quota of a 403/409/413 refusal, which
+//     is never retried.
+//
+// Microversions are set on copies of a client, never on the shared one.
 package cloud
 
 import (

@@ -11,7 +11,7 @@ import (
 
 // Absent = neither profile; the defaults are the kernel's flowtable
 // timeout, a 5 s margin, a 10 Mbit/s flow from port 41000, a 10 s restart,
-// 100 Mbit/s of fragments at the MTU + 1000.
+// 10 Mbit/s of fragments at the MTU + 1000.
 func TestAgingDefaults(t *testing.T) {
 	fakeHome(t)
 	cfg, err := Load(latencyFile(t, ""), WithGetenv(noEnv))
@@ -19,7 +19,7 @@ func TestAgingDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Aging{RestartDuration: 10 * time.Second, Bitrate: 10_000_000, ClientPort: 41000, FlowtableTimeout: 30 * time.Second, IdleMargin: 5 * time.Second}
-	if !reflect.DeepEqual(cfg.Aging, want) || cfg.Fragments != (Fragments{Bitrate: 100_000_000}) {
+	if !reflect.DeepEqual(cfg.Aging, want) || cfg.Fragments != (Fragments{Bitrate: 10_000_000}) {
 		t.Errorf("aging %+v, fragments %+v", cfg.Aging, cfg.Fragments)
 	}
 	if iv := cfg.Interval(IntervalAgingSample); iv.Poll != 200*time.Millisecond || iv.Timeout != 10*time.Second {

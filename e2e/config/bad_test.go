@@ -60,7 +60,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/missing.yaml: offload.checks: need cloud.admin (which hypervisor runs a server is admin-only; set offload.checks: [] to run without them), got ["tc" "representor" "dpctl" "counters"]`,
 		}},
 		{"unknown_keys.yaml", []string{
-			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: aging, churn, cloud, connections, data_port, flavor, fleet, fragments, guest_access, hypervisors, image, intervals, latency, network, offload, placement, pps, rule_scale, run, ssh, thresholds, traffic)",
+			"testdata/unknown_keys.yaml:3: colud: unknown key (known keys here: aging, churn, cloud, connections, data_port, failover, flavor, fleet, fragments, guest_access, hypervisors, image, intervals, latency, network, offload, placement, pps, rule_scale, run, ssh, thresholds, traffic)",
 			"testdata/unknown_keys.yaml:7: cloud.password: secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin",
 			"testdata/unknown_keys.yaml:8: cloud.os_token: secrets do not belong in the harness config: put credentials in clouds.yaml / secure.yaml (or OS_* variables) and name the entry in cloud.tenant / cloud.admin",
 			"testdata/unknown_keys.yaml:13: flavor.vcpu: unknown key (known keys here: create, disk_gb, extra_specs, name, ram_mb, vcpus)",
@@ -111,7 +111,7 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/values.yaml: thresholds[1].op: must be one of >=, <=, got "=="`,
 			`testdata/values.yaml: thresholds[1].path: must be empty for metric gain (gain compares asap2 with baseline), got "asap2"`,
 			`testdata/values.yaml: thresholds[2].name: is required`,
-			`testdata/values.yaml: thresholds[2].metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, host_cores_busy, host_cores_per_10gbps, ovs_cores, delivered_pps, offered_pps, ndr_bps, pdr_bps, offloaded_share, time_to_offload_seconds, rules_per_second, churn_count, reinstall_ms, reoffload_ms, latency_p50_us, latency_p99_us, latency_p99_9_us, latency_max_us, first_packet_p50_us, first_packet_max_us, first_packet_ratio, got "bps"`,
+			`testdata/values.yaml: thresholds[2].metric: must be one of delivered_bps, offered_bps, loss_percent, retransmits, gain, cv_percent, host_cores_busy, host_cores_per_10gbps, ovs_cores, delivered_pps, offered_pps, ndr_bps, pdr_bps, offloaded_share, time_to_offload_seconds, rules_per_second, churn_count, reinstall_ms, reoffload_ms, failover_outage_ms, latency_p50_us, latency_p99_us, latency_p99_9_us, latency_max_us, first_packet_p50_us, first_packet_max_us, first_packet_ratio, got "bps"`,
 			`testdata/values.yaml: thresholds[2].value: is required`,
 			`testdata/values.yaml: thresholds[3].value: must be > 0 for offered_bps (bits per second), got 0`,
 			`testdata/values.yaml: thresholds[4].value: must be >= 0 for retransmits, got -1`,

@@ -4,6 +4,14 @@
 //
 // No secret lives here: credentials come from clouds.yaml / secure.yaml /
 // the OS_* environment through gophercloud's clouds package.
+//
+// Where things are: the types (config.go); the strict load with its
+// environment overrides (a renamed key is refused naming its new one,
+// renamedKeys; JOB_COMPLETION_INDEX, 0-based, with ASAP2E2E_FLEET_SHARDS:
+// ShardFromIndex; ASAP2E2E_RUN_GROUP, required when sharded); the validation,
+// every problem at once as "file: key.path: message, got VALUE"; the defaults;
+// the named intervals (config.Interval is wait.Interval, named for the file's
+// types).
 package config
 
 import (
@@ -45,6 +53,7 @@ type Config struct {
 	Churn       Churn       `yaml:"churn"`       // the long window without churn (hold.go)
 	Aging       Aging       `yaml:"aging"`       // aging and re-offload (aging.go)
 	Fragments   Fragments   `yaml:"fragments"`   // fragmented UDP, labelled (aging.go)
+	Failover    Failover    `yaml:"failover"`    // bond / VF-LAG failover (failover.go)
 
 	// bad holds key paths that failed to decode: validation says nothing
 	// more about them (their zero value is not what the file says).

@@ -229,6 +229,7 @@ func (c *Config) applyDefaults() {
 	c.applyConnectionsDefaults()
 	c.applyHoldDefaults()
 	c.applyAgingDefaults()
+	c.applyFailoverDefaults()
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

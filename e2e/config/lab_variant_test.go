@@ -215,3 +215,21 @@ func TestLabAgingVariant(t *testing.T) {
 		t.Errorf("lab/harness-aging.yaml differs from lab/harness.yaml beyond aging and fragments:\n--- harness.yaml\n%s\n--- harness-aging.yaml\n%s", a, b)
 	}
 }
+
+// TestLabFailoverVariant: lab/harness-failover.yaml is lab/harness.yaml plus
+// the failover section (and its build label), so a failover run differs from
+// the lab's only in that profile.
+func TestLabFailoverVariant(t *testing.T) {
+	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-failover.yaml")
+	if base.Failover.Enabled {
+		t.Fatal("lab/harness.yaml runs the failover profile: it takes a bond leg down, keep it in its variant")
+	}
+	f := variant.Failover
+	if !f.Enabled || f.Hypervisor != FailoverSource || f.Bond != "" || f.Member != "" || f.DownCommand != DefaultFailoverDownCommand || f.RestoreCommand != DefaultFailoverRestoreCommand {
+		t.Errorf("failover %+v: want the discovered bond's active leg, ip link set", f)
+	}
+	variant.Failover = base.Failover
+	if a, b := redactedWithout(base, "build_label"), redactedWithout(variant, "build_label"); a != b {
+		t.Errorf("the failover variant differs from lab/harness.yaml beyond its section:\n--- harness.yaml\n%s\n--- harness-failover.yaml\n%s", a, b)
+	}
+}

@@ -25,6 +25,7 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	b.WriteString("traffic:\n  repeats: 2\n")        // cv_percent needs repeats
 	b.WriteString("connections:\n  counts: [100]\n") // the connection metrics name a count
 	b.WriteString("rule_scale:\n  counts: [1000]\nchurn:\n  duration: 120s\n")
+	b.WriteString("failover:\n  enabled: true\n")    // failover_outage_ms names the profile
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
@@ -44,6 +45,8 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 			profile = results.ChurnProfileID
 		} else if results.IsAgingMetric(m) {
 			profile = results.AgingProfileID
+		} else if m == results.MetricFailoverOutage {
+			profile = results.FailoverProfileID
 		}
 		fmt.Fprintf(&b, "  - {name: r%d, profile: %s, path: %q, metric: %s, op: \">=\", value: 1}\n", i, profile, path, m)
 	}

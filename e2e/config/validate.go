@@ -154,6 +154,7 @@ func (c *Config) validate(o options) Problems {
 	v.connections()
 	v.hold()
 	v.aging()
+	v.failover()
 	return v.probs
 }
 
@@ -766,6 +767,8 @@ func (v *validator) thresholds() {
 				v.holdProfile(p+".profile", t.Metric, t.Profile)
 			} else if results.IsAgingMetric(t.Metric) {
 				v.agingProfile(p+".profile", t.Metric, t.Profile)
+			} else if t.Metric == results.MetricFailoverOutage {
+				v.failoverProfile(p+".profile", t.Profile)
 			} else if results.IsLatencyMetric(t.Metric) {
 				v.oneOf(p+".profile", t.Profile, results.LatencyProfileIDs())
 			} else {

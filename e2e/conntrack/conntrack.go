@@ -21,6 +21,28 @@
 //	tcp      6 431981 ESTABLISHED src=172.20.36.14 dst=172.31.2.45 sport=59930 dport=17652 src=172.31.2.45 dst=172.20.36.14 sport=17652 dport=59930 [ASSURED] mark=0 use=1
 //
 // An entry the flowtable owns shows no timeout and no TCP state.
+//
+// Where things are:
+//
+//   - Parse: both listings, tuples, TCP state and flags. Judge: the run's
+//     flows (IperfFlows: -P N is N+1 TCP connections, UDP N plus 1 control)
+//     against the table: offloaded only when every connection opened is live
+//     and [HW_OFFLOAD] in every zone; missing, extra, flowtable and software
+//     connections counted in the reason; ICMP refused as proof. ReadCommand;
+//     SizeCommand and ParseSize, the fill against nf_conntrack_max. The
+//     evidence window runs it through e2e/offload's conntrack check.
+//   - dpctl.go: OVS's own table, ParseDPCtl of dpctl/dump-conntrack (the
+//     userspace datapath's conntrack, which the kernel's listing lacks; no
+//     offload status there), DPCtlSizeCommand.
+//   - scale.go: the connection-scale profile's sampling, run by the harness's
+//     RunConnections. Sampler reads every intervals.conntrack_sample.poll from
+//     the clients' start, only while a read can end before iperf3's omit
+//     period does: no read starts when the longest so far would cross it, each
+//     read's context ends there, and a read that ended later is dropped and
+//     ends the sampling (the clock injected). SampleOf is one read (the
+//     kernel's table, else OVS's userspace one); Summarize, the share at the
+//     last read and the first read at which every opened connection is
+//     [HW_OFFLOAD].
 package conntrack
 
 import (

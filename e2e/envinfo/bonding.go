@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -25,6 +26,13 @@ type Bonding struct {
 	Mode string
 	// MIIStatus is the bond's own ("up", "down").
 	MIIStatus string
+	// Active is "Currently Active Slave:" (active-backup; "" when the file
+	// has none, "None" when the bond has no active member).
+	Active string
+	// MIIPollingMs, UpDelayMs and DownDelayMs are the bond's link
+	// monitoring ("MII Polling Interval (ms):", "Up Delay (ms):", "Down
+	// Delay (ms):"); -1 when the file does not say.
+	MIIPollingMs, UpDelayMs, DownDelayMs int
 	// Members in the file's order.
 	Members []BondMember
 }
@@ -33,6 +41,8 @@ type Bonding struct {
 type BondMember struct {
 	Name      string
 	MIIStatus string
+	// LinkFailures is "Link Failure Count:"; -1 when the file does not say.
+	LinkFailures int
 }
 
 // Up reports whether the member's link is up.
@@ -90,7 +100,7 @@ func (b Bonding) State() string {
 // named twice and a member without its "MII Status:" are errors, all at
 // once. Lines of no interest (LACP details, counters) are skipped.
 func ParseBonding(data []byte) (Bonding, error) {
-	var b Bonding
+	b := Bonding{MIIPollingMs: -1, UpDelayMs: -1, DownDelayMs: -1}
 	var probs []string
 	cur := -1 // index of the member whose section this is; -1 = the bond's
 	seen := map[string]bool{}
@@ -119,8 +129,27 @@ func ParseBonding(data []byte) (Bonding, error) {
 				continue
 			}
 			seen[value] = true
-			b.Members = append(b.Members, BondMember{Name: value})
+			b.Members = append(b.Members, BondMember{Name: value, LinkFailures: -1})
 			cur = len(b.Members) - 1
+		case "Currently Active Slave":
+			if cur == -1 {
+				b.Active = value
+			}
+		case "MII Polling Interval (ms)", "Up Delay (ms)", "Down Delay (ms)":
+			n, err := strconv.Atoi(value)
+			if cur != -1 || err != nil || n < 0 {
+				if cur == -1 {
+					probs = append(probs, fmt.Sprintf("%q: not a count of milliseconds", line))
+				}
+				continue
+			}
+			*map[string]*int{"MII Polling Interval (ms)": &b.MIIPollingMs, "Up Delay (ms)": &b.UpDelayMs, "Down Delay (ms)": &b.DownDelayMs}[key] = n
+		case "Link Failure Count":
+			if n, err := strconv.Atoi(value); cur >= 0 && err == nil && n >= 0 {
+				b.Members[cur].LinkFailures = n
+			} else if cur >= 0 {
+				probs = append(probs, fmt.Sprintf("member %s: %q is not a count", b.Members[cur].Name, line))
+			}
 		case "MII Status":
 			switch {
 			case cur == -1 && b.MIIStatus == "":

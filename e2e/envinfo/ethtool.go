@@ -5,6 +5,23 @@
 // show`) and a bond's state (/proc/net/bonding).
 //
 // Parsers are pure: they take the command's output and never run anything.
+//
+// Where things are: ethtool.go (ethtool -i); ovs-vsctl --version; tc.go (tc
+// -V: the iproute2 release and libbpf, with the ss<date> and git-describe
+// forms of old releases); ovn.go (ParseOVNVersion: ovn-controller --version or
+// ovn-appctl -t ovn-controller version, the version, OVS library and SB
+// schema); and for a fleet's drift links.go (ParseLinks: ip -j -d link show;
+// UplinkOf, a representor's uplink on its eswitch; BondOf), devlink.go
+// (ParseEswitch: devlink dev eswitch show, JSON or text), devlinkinfo.go
+// (ParseDevlinkInfo: devlink [-j] dev info, the NIC firmware running and
+// stored, PendingActivation when flashed but not activated; read by the
+// harness's identity.go with the other host facts, before any window),
+// bonding.go (ParseBonding: /proc/net/bonding/<bond>, mode and members up),
+// devlinkparam.go (SteeringCommand, ReadSteering and ParseSteering: mlx5's
+// flow_steering_mode from devlink [-j] dev param show, dmfs, smfs, hmfs or
+// another value, and apart from it the parameter without a value, no such
+// parameter, a device of another driver, no such device, devlink missing (exit
+// 127), a kernel without devlink).
 package envinfo
 
 import (

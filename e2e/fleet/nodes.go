@@ -5,6 +5,41 @@
 // each node's rate against the fleet median with the odd node named
 // (NodeRates, Judge). Nothing here calls a cloud or a host: fixtures reads
 // the Inventory, the harness measures the pairs.
+//
+// Where things are:
+//
+//   - nodes.go: ResolveNodes, a Source (an explicit list of hypervisor names,
+//     an availability zone, a host aggregate, all) over the Inventory that
+//     fixtures reads from Nova: hypervisors up and enabled, zones and
+//     aggregates by service host mapped to hypervisor names, the others
+//     Skipped with the reason; every bad name at once.
+//   - pairs.go: Ring (sorted nodes, each sending to the next); CheckPairs
+//     (explicit pairs against the fleet: unknown, empty, self-pair, repeated,
+//     every node that never sends or receives); ShardRing and ShardPairs (i/n
+//     shards that never share a node, the same for the same inputs); Plan (the
+//     ring or the explicit pairs checked against the resolved nodes, then the
+//     shard).
+//   - rounds.go: Rounds, the pairs' evidence windows in rounds of pairs that
+//     share no node, first-fit in the order given (a ring in 2 rounds when
+//     even, 3 when odd), and for explicit pairs also with the busiest nodes'
+//     pairs first, the fewer rounds kept: never more than 2Δ−1; deterministic.
+//   - outliers.go: Judge, each node's rate as sender and as receiver per
+//     profile against the fleet median: RuleMAD (modified z-score below
+//     −threshold and at least min_drop below the median, the mean absolute
+//     deviation's scale when the MAD is 0, no outlier among fewer than 3
+//     nodes) or RuleRatio; only rates below the median are named;
+//     NodeRate.Line.
+//   - stored.go: the results file's fleet words (PairID, StoredRule,
+//     StoredRates, RateOf, StoredLine, Rejudge over a stored section);
+//     PlanShards, every shard's nodes, recorded by each shard as fleet.plan;
+//     Merge, the shard files of one run group into one, each shard with its
+//     own run id (files without a group only of one run id) and its checks
+//     rounds kept, refusing different groups, configs, modes, rules, shard
+//     counts, repeated shards and shared nodes, every problem named by file. A
+//     missing shard is listed not measured in fleet.shards with its nodes from
+//     the plans, which keeps results.JudgeFleet's verdict from passing
+//     (FleetVerdict.Unmeasured); the merged file is then judged again over the
+//     whole fleet, its run id the group.
 package fleet
 
 import (

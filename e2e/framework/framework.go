@@ -2,6 +2,15 @@
 // harness's plain Go steps into suite setup with cleanups registered the
 // Ginkgo way (DeferCleanup, last in first out, also on failure and on
 // SIGINT/SIGTERM).
+//
+// SetUp is the BeforeSuite body of the single-pair suites: it skips the suite
+// without a target and with a config that has a fleet section, and registers
+// the final steps (finalSteps), the last of them report.WriteRun on the closed
+// results file. SetUpFleet is the fleet suite's: plan, provision, connect,
+// each node's environment, with the same final steps and the pairs' results
+// files finished by Fleet.Close. ProfileLabels are the throughput specs'
+// labels; Cleaner runs fixtures' deletes through DeferCleanup; ExpectNoError
+// fails a step with one sentence, not Gomega's dump of the error.
 package framework
 
 import (

@@ -3,6 +3,16 @@
 // holds (Extract: a single run, a fleet run or its merged shards) and the
 // change-point detection over a series (Detect). Pure: no database, no
 // files; e2e/history/store keeps the points and tools/history drives both.
+//
+// The words: Series (metric, profile, path, node or pair, backend,
+// port-security mode); Metric (direction, minimum effect, verdict); Point,
+// with its repeats' 95 % interval (Inconclusive when wider than the minimum
+// effect); Extract (a single run, a fleet, shards); Detect (E-divisive means,
+// a pooled t-test at p ≤ 0.01, deterministic); Open (the regression the newest
+// point sits in: the last change point of the newest 60 runs, within the
+// newest 10); Trend (the offline trend page: regressions on top, one SVG chart
+// per series family, change points and builds marked, and for a fleet a
+// per-node heat map against the fleet's median).
 package history
 
 import (
@@ -286,6 +296,7 @@ func Extract(r *results.Results) []Point {
 				}
 			}
 		}
+		failoverPoints(r.Failover, add) // failover.go
 		return pts
 	}
 	f := r.Fleet

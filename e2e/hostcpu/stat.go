@@ -3,6 +3,15 @@
 // parsers of /proc/stat and /proc/<pid>/task/*/stat, the one shell command
 // that prints a reading (Command), its parser (ParseReading) and the
 // difference of two readings (Delta). It imports nothing of the project.
+//
+// ParseStat reads /proc/stat and ParseTask /proc/<pid>/task/*/stat (a comm
+// with blanks and parentheses). Command prints the boot id, /proc/stat and
+// ovs-vswitchd's process and threads, found by its pidfile checked against its
+// comm, else the one process of that name. Delta refuses a reboot, a changed
+// CPU set and counters going backwards; OVS missing or restarted is said,
+// never zero. The harness reads it in harness/cpu.go from iperf3's
+// ClientsStarting to ClientsDone (issue 12); results/cpu.go holds the schema
+// and the pair's sums, report/cpu.go the table, chart and compare gate.
 package hostcpu
 
 import (

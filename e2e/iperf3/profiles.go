@@ -11,6 +11,24 @@
 //   - Loss (UDP): the share of datagrams that did not arrive, see Result.LossPercent.
 //   - TCP rows are a single rate: goodput = delivered; loss is 0 by definition
 //     (retransmissions hide drops) and Retransmits is reported beside it.
+//
+// Where things are:
+//
+//   - profiles.go: the seed's catalogue, built from results.SeedShapes;
+//     pps_profiles.go: the small-packet family (PPSCatalogue, not the seed's).
+//   - parse.go: the pure parser of iperf3 -J; runner.go: server on one guest,
+//     client on the other, a profile split over processes.
+//   - guards.go: iperf3's own dead-peer timeouts by version
+//     (--connect-timeout, --rcv-timeout, --snd-timeout).
+//   - setup.go: a UDP run lost at stream setup (esnet/iperf#862) is run again,
+//     bounded and recorded; a TCP client that failed before its test began
+//     counts its streams (StreamsConnected), and its server's dropped stream
+//     is named (StreamsDropped: iperf3 3.16+ closes a stream whose cookie is
+//     10 s late, uncounted, and waits for it until its receive timeout).
+//   - pps.go: the packet rates of a UDP result (Packets; bytes / length before
+//     iperf3 3.18, which miscounts failed sends).
+//   - datastop.go: when a client's data stopped, from its own JSON
+//     (DescribeDataStop, the look's sentence).
 package iperf3
 
 import (

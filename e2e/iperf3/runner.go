@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,10 @@ type RunInput struct {
 	// before Run waits for the servers to exit; once per attempt, like
 	// ClientsStarting.
 	ClientsDone func(time.Time)
+	// Interval is iperf3's reporting interval (-i) on the server and the
+	// client (IntervalFlag); 0 = iperf3's 1 s. The failover profile reads
+	// its gaps from the receiver's 0.1 s intervals.
+	Interval time.Duration
 }
 
 // ProcessRun is one iperf3 client/server pair of a run, with its raw output
@@ -277,8 +282,8 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 		port := in.BasePort + i
 		m.Processes = append(m.Processes, ProcessRun{
 			Port: port, Streams: s,
-			ServerCmd: ServerCommand(in.ServerAddr, port, m.Guards.Server),
-			ClientCmd: ClientCommand(in.ServerAddr, port, in.Profile, s, in.Duration, in.Omit, m.Guards.Client),
+			ServerCmd: ServerCommand(in.ServerAddr, port, append(slices.Clone(m.Guards.Server), IntervalFlag(in.Interval)...)),
+			ClientCmd: ClientCommand(in.ServerAddr, port, in.Profile, s, in.Duration, in.Omit, append(slices.Clone(m.Guards.Client), IntervalFlag(in.Interval)...)),
 		})
 	}
 	for {

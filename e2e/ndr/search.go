@@ -8,6 +8,10 @@
 // runs iperf3 between the guests; the tests run curves). It never reports a
 // rate that did not pass a verification trial: a search that finds none
 // reports rate 0 with Found false and the reason.
+//
+// Search(ctx, Config, TrialFunc) takes its upper bound from an unlimited first
+// trial unless the Config gives one; the trial budget and the resolution are
+// its stop rules.
 package ndr
 
 import (

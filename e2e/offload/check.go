@@ -13,6 +13,59 @@
 // Each check is a pure parser, a pure verdict function and a runner over
 // remote.Runner that returns the raw outputs so the caller can save them.
 // Nothing here calls Ginkgo or Gomega.
+//
+// Where things are:
+//
+//   - tc_parse.go and tc_judge.go, dpctl_parse.go and dpctl_judge.go: each
+//     parser apart from its verdict; pipeline.go: the judges follow each
+//     pipeline, chain 0 or recirc_id(0) through goto chain or recirc() to the
+//     stage that outputs, per direction; tunnelshape.go: the tunnel a stage's
+//     own words name (Geneve option TLVs, genev_sys_ and vxlan_sys_ devices,
+//     tnl_push headers, default UDP ports): a pipeline over another tunnel
+//     than network.type's is no proof.
+//   - representor.go and tcpdump.go: the capture, with the guest-side control;
+//     counters.go: ip -s -j link and ip stats counters.
+//   - check.go: ExpectPath; asap2 needs tc to confirm dpctl per flow and
+//     hypervisor.
+//   - conntrack.go: the conntrack check of a port-security run: ReadConntrack
+//     (one read of the kernel's table, OVS's and the datapath flows),
+//     JudgeConntrack with e2e/conntrack.Judge, CTStages and ModeFinding (the
+//     pair's flows through ct( or not, against the run's mode).
+//   - tunnel.go: offload.tunnel_device: auto (formerly vxlan_device):
+//     DiscoverTunnels, the VXLAN and Geneve tunnel ports from ovs-vsctl
+//     --format=json, the userspace datapath, vxlan_sys_<port> or
+//     genev_sys_<port> present or not; pure parsers.
+//   - ovs.go: OVSCommand, the one place an OVS command gets
+//     hypervisors.ovs_command_prefix; the harness wraps each hypervisor's
+//     runner with WithOVSPrefix. otherconfig.go: ParseOtherConfig, OVS's
+//     other_config with hw-offload and tc-policy, for a fleet's drift.
+//   - hosttools.go: HostTools, OptionalTools (ethtool, which only feeds the
+//     NIC facts; NoEthtool where it is missing), ToolOf (the program a harness
+//     command runs); WithHostTools: with access kubernetes, the host tools the
+//     OVS container lacks go to the node debug pod; the tools probe,
+//     ProbeTools, and its parser, MissingRequired.
+//   - vswitchd.go: VswitchdCommand, ParseVswitchd, Finding: does ovs-vswitchd
+//     answer, and if not why; the harness's look after a failed window runs
+//     it. coverage.go: CoverageCommand, ParseCoverage, DropsBetween: OVS's
+//     drop coverage counters before and after a window, read by the harness's
+//     drops.go beside the CPU readings.
+//   - the pure layer of rule scale (issue 38 item 3): upcall.go
+//     (UpcallCommand, ParseUpcallShow: ovs-appctl upcall/show of OVS 2.17 and
+//     3.x, per datapath the flows current, avg and max, the dynamic flow
+//     limit, offloaded flows where printed, the dump duration and each
+//     revalidator's keys; AtLimit); scalelog.go (ParseScaleLog: ovs-vswitchd's
+//     log lines of rule scale by kind, flow limit reached, the emergency flush
+//     above twice the limit, the unreasonably long dump, ukey installation,
+//     failed offload and put, with their first and last times and exact lines,
+//     and the rate limit's dropped counts; the counts are lower bounds,
+//     coverage/show's upcall_flow_limit_hit is the count); insertion.go
+//     (JudgeInsertion over InsertionSamples: the insertion rate over the
+//     growth phase, the plateau, the first sample whose next PlateauSamples
+//     samples grow by less than PlateauGrowth, below the target or not, the
+//     time until HardwareShare of the final count is in hardware or never; on
+//     a software datapath the statement says none is in hardware by
+//     construction). Recorded on a private OVS 3.1 by
+//     testdata/record-scale.sh.
 package offload
 
 import (

@@ -91,6 +91,7 @@ func RunBudget(cfg *config.Config) Budget {
 	addConnectionsBudget(cfg, listen, add)
 	addHoldBudget(cfg, listen, add)
 	addAgingBudget(cfg, listen, cmd, add)
+	addFailoverBudget(cfg, listen, add)
 	if d, rule := latencyBudget(cfg); d > 0 {
 		add("measure latency", d, "%s", rule)
 	}

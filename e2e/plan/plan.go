@@ -5,6 +5,15 @@
 // a config in, numbers and their rules out. The harness runs what it
 // selects and checks the output directory's room; tools/budget prints the
 // table without importing the harness.
+//
+// Where things are: plan.go (Selected, SelectedProfiles, SelectedLatency: the
+// profiles a run selects, of every family; LoadDuration); budget.go
+// (RunBudget: the wall-time allowance step by step, a fleet's steps per pair,
+// fleetPairs, and its checks per round, fleetRounds; GinkgoTimeout, the total
+// rounded up to a minute; Teardown, its tear-down step; AfterSIGTERM, the
+// longest from SIGTERM to exit: Ginkgo's grace period three times and the
+// teardown, which deploy/'s pods' grace must cover); artifacts.go
+// (ArtifactsEstimate, a fleet's per pair).
 package plan
 
 import (

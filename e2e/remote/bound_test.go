@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,19 +16,24 @@ import (
 )
 
 // hangRunner prints out and then blocks until its context ends, as a
-// command on a peer that stopped answering does.
+// command on a peer that stopped answering does. Like a real Runner it may
+// run commands at once (a bound's look runs while the command it looks at
+// still does), so seen is guarded.
 type hangRunner struct {
 	out  string
+	mu   sync.Mutex
 	seen []time.Duration // the deadline each Run got, relative to its start
 }
 
 func (h *hangRunner) Name() string { return "guest vm1 (198.18.20.5)" }
 func (h *hangRunner) Run(ctx context.Context, cmd string) (Result, error) {
+	var seen time.Duration
 	if d, ok := ctx.Deadline(); ok {
-		h.seen = append(h.seen, time.Until(d).Round(10*time.Millisecond))
-	} else {
-		h.seen = append(h.seen, 0)
+		seen = time.Until(d).Round(10 * time.Millisecond)
 	}
+	h.mu.Lock()
+	h.seen = append(h.seen, seen)
+	h.mu.Unlock()
 	<-ctx.Done()
 	return Result{Target: h.Name(), Cmd: cmd, Stdout: []byte(h.out), ExitCode: -1}, ctx.Err()
 }

@@ -175,7 +175,8 @@ func TestOpenSSHRealServer(t *testing.T) {
 		if err := mkfifo(fifo); err != nil {
 			t.Fatal(err)
 		}
-		p, err := c.Start(ctx, `trap 'echo summary; exit 0' TERM; echo ready > `+fifo+`; while :; do sleep 3600; done`)
+		// sleep 0.1, not 3600: see TestStopTermsGroupAndReturnsOutput.
+		p, err := c.Start(ctx, `trap 'echo summary; exit 0' TERM; echo ready > `+fifo+`; while :; do sleep 0.1; done`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +285,7 @@ func TestOpenSSHRealServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if early != nil {
-				t.Logf("bound %s ran out before the command wrote its pid (%v): trying a longer one", bound, early.err)
+				t.Logf("bound %s ran out before sshd could be frozen (pid %q): trying a longer one; this attempt: %v", bound, strings.TrimSpace(line), early.err)
 				continue
 			}
 			if pid, err = strconv.Atoi(strings.TrimSpace(line)); err != nil {
@@ -357,9 +358,12 @@ func TestOpenSSHRealServer(t *testing.T) {
 }
 
 // readFIFOUnless reads one line from the FIFO at path, unless done delivers
-// first (the command that was to write it ended without doing so): then it
-// opens the FIFO's other end itself so that the blocked reader returns, and
-// hands back what done delivered.
+// first (the command that was to write it ended, having written it or not):
+// then it opens the FIFO's other end itself so that the blocked reader
+// returns, and hands back what done delivered, with the line if there was
+// one. What done delivered is never dropped: a caller that was told of a
+// line only would wait on done for a value already taken (the frozen-sshd
+// test hung until go test's timeout on a loaded machine).
 func readFIFOUnless[T any](path string, done <-chan T) (string, *T, error) {
 	type read struct {
 		line string
@@ -385,10 +389,8 @@ func readFIFOUnless[T any](path string, done <-chan T) (string, *T, error) {
 		for {
 			select {
 			case r := <-got:
-				if r.line != "" { // the command wrote it after all, just before it ended
-					return r.line, nil, r.err
-				}
-				return "", &v, nil
+				// The line, if the command wrote it just before it ended.
+				return r.line, &v, r.err
 			default:
 			}
 			if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {

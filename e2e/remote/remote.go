@@ -12,6 +12,22 @@
 // explicit insecure opt-in (HostKeys.Insecure reports it). Every command is
 // appended to <artifacts>/commands.jsonl. Cancelling a command kills its
 // whole remote process group (see wrap.go).
+//
+// Beside the SSH client (jump hosts, key file or agent):
+//
+//   - supervise.go: the one process supervisor, Supervise over a Transport
+//     (SSH's session here, e2e/remote/kube's exec stream), which waits for a
+//     wrapped command or stops it: TERM to its group and the end of its stdin,
+//     KILL a grace later, dropped when unanswered.
+//   - listen.go: "is the server listening" (ListenCommand, ListeningPorts: ss
+//     or netstat), for the iperf3 and sockperf runners.
+//   - bound.go: Bounded gives every command a deadline (intervals.command, or
+//     its own via WithBound); a BoundError names target, command, bound and
+//     last output. A server that stops answering (its sshd frozen) fails the
+//     command at its bound plus one kill grace, since opening a session takes
+//     the context and the kill gives up when the TERM's session does not open
+//     (BoundError.Stop says so, and the remote watchdog ends the command if
+//     the server runs again).
 package remote
 
 import (

@@ -12,12 +12,7 @@ import (
 // Connections returns every connection-scale result of the set, by path
 // then N.
 func (s *Set) Connections() []*results.ConnectionResult {
-	var out []*results.ConnectionResult
-	for _, f := range s.Files {
-		for i := range f.Connections {
-			out = append(out, &f.Connections[i])
-		}
-	}
+	out := gather(s, func(r *results.Results) []results.ConnectionResult { return r.Connections })
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
 			return out[i].Path < out[j].Path
@@ -178,35 +173,21 @@ func all[T any](xs []T, f func(T) bool) bool {
 	return len(xs) > 0
 }
 
-func writeConnectionsMD(b *strings.Builder, cs []*results.ConnectionResult, withHeading bool) {
-	if withHeading {
-		b.WriteString("## Connection scale: offloaded share against N\n\n" + connectionsIntro + "\n\n")
-	}
+func connectionsSection(cs []*results.ConnectionResult) tableSection {
 	h, rows := ConnectionRows(cs)
-	b.WriteString(mdTable(h, rows))
-	b.WriteString("\n")
-	for _, f := range ConnectionFindings(cs) {
-		b.WriteString("- " + f + "\n")
-	}
-	b.WriteString("\n")
+	return tableSection{heading: "Connection scale: offloaded share against N", intro: connectionsIntro, header: h, rows: rows, findings: ConnectionFindings(cs)}
 }
 
 func writeConnections(b *strings.Builder, s *Set) {
 	if cs := s.Connections(); len(cs) > 0 {
-		writeConnectionsMD(b, cs, true)
+		connectionsSection(cs).md(b, true)
 	}
 }
 
 func writeConnectionsHTML(b *strings.Builder, s *Set) {
-	cs := s.Connections()
-	if len(cs) == 0 {
-		return
+	if cs := s.Connections(); len(cs) > 0 {
+		connectionsSection(cs).html(b, connectionsChart(cs))
 	}
-	fmt.Fprintf(b, "<h2>Connection scale: offloaded share against N</h2>\n<p class=\"note\">%s</p>\n", mdInline(connectionsIntro))
-	b.WriteString(connectionsChart(cs))
-	var md strings.Builder
-	writeConnectionsMD(&md, cs, false)
-	b.WriteString(mdToHTML(md.String()))
 }
 
 // connectionsChart draws the offloaded share (0..100 %) against N on a

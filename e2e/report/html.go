@@ -76,6 +76,7 @@ func HTML(s *Set, o Options) []byte {
 	writeConnectionsHTML(&b, s)
 	writeHoldHTML(&b, s)
 	writeAgingFragmentsHTML(&b, s)
+	writeFailoverHTML(&b, s)
 	writeIntervalCharts(&b, s)
 	writeCPUChart(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))

@@ -66,6 +66,7 @@ func Markdown(s *Set, o Options) string {
 	writeConnections(&b, s)
 	writeHold(&b, s)
 	writeAgingFragments(&b, s)
+	writeFailover(&b, s)
 	writeSpread(&b, s)
 	writeCPU(&b, s)
 	writeChecks(&b, s)

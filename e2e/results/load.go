@@ -153,6 +153,7 @@ func Validate(r *Results) error {
 	validateConnections(r, add)
 	validateHold(r, add)
 	validateAging(r, add)
+	validateFailover(r, add)
 	for i, t := range r.Timings {
 		if t.Phase == "" {
 			add("timings[%d].phase: must be set", i)

@@ -11,6 +11,25 @@
 // Each word is defined here once. The package imports nothing of the
 // project: config, offload, harness and the report all speak it, so none of
 // them needs another to agree on a string.
+//
+// The words by name: the schema's types (Results, ProfileResult, Run,
+// CheckResult, ...; SchemaVersion 2, and files of version 1 read too); the
+// fleet section (fleet.go: Fleet with its nodes, pairs, compact per-pair
+// rates, per-node checks, rates, drift and the checks' rounds — FleetRound:
+// pairs, each flow's window, start skew, against SkewGoal —; MarkDrift against
+// the fleet's majority; JudgeFleet, the fleet verdict naming nodes); expected
+// paths (Path); check names (Check*, AllChecks); verdicts (Verdict); phase
+// names (Phase*); the seed's 14 profile shapes (SeedShapes); threshold metrics
+// and rules (ThresholdRule, ValidateRule); the tenant network types and
+// Neutron's arithmetic on them (network.go: Network*, EncapOverhead — Geneve
+// 58 bytes over IPv4 —, SegmentationRange); the statistics (Summarize, StatOf,
+// IntervalStatsOf).
+//
+// The rules by name: Writer (an OutputGuard is told of a failed write and can
+// stop later ones), Load and Decode (strict, versioned, every problem at
+// once), WriteFileAtomic; EvaluateThresholds over one or more files;
+// FormatBps, FormatLoss, FormatGain, FormatPercent, UDPCell and Dash for log
+// lines, threshold reasons and report cells.
 package results
 
 import "time"
@@ -60,6 +79,9 @@ type Results struct {
 	// (aging.go); absent when not run.
 	Aging     *AgingResult    `json:"aging,omitempty"`
 	Fragments *FragmentResult `json:"fragments,omitempty"`
+	// Failover is the bond failover profile's result (failover.go), one
+	// per path; absent in files written before it.
+	Failover []FailoverResult `json:"failover,omitempty"`
 }
 
 // ConfigSummary is what of the configuration explains the numbers.

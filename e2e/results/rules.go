@@ -39,6 +39,7 @@ func ThresholdMetrics() []string {
 	m = append(m, ConnectionMetrics()...)
 	m = append(m, HoldMetrics()...)
 	m = append(m, AgingMetrics()...)
+	m = append(m, MetricFailoverOutage)
 	return append(m, LatencyMetrics()...)
 }
 
@@ -105,7 +106,7 @@ func MetricValueProblem(metric string, v float64) string {
 		if v < 0 || v > 1 {
 			return "must be between 0 and 1 for " + metric + " (a share: 0.99 = 99 % of the connections offloaded)"
 		}
-	case MetricReinstallMs, MetricReoffloadMs:
+	case MetricReinstallMs, MetricReoffloadMs, MetricFailoverOutage:
 		if v <= 0 {
 			return "must be > 0 for " + metric + " (milliseconds)"
 		}

@@ -53,6 +53,12 @@ func evaluate(r ThresholdRule, files []*Results) ThresholdResult {
 			res.Reason = why
 			return res
 		}
+	} else if r.Metric == MetricFailoverOutage {
+		var ok bool
+		if actual, what, ok = evaluateFailoverMetric(r, files); !ok {
+			res.Reason = what
+			return res
+		}
 	} else if IsConnectionMetric(r.Metric) {
 		var ok bool
 		if actual, what, ok = evaluateConnectionMetric(r, files); !ok {

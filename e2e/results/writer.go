@@ -202,6 +202,7 @@ func clone(r Results) Results {
 		out.Churn = *cloneJSON(&r.Churn)
 	}
 	out.Aging, out.Fragments = cloneAging(r.Aging), cloneFragments(r.Fragments)
+	out.Failover = cloneFailovers(r.Failover)
 	return out
 }
 

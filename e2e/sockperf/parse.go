@@ -23,6 +23,18 @@
 // half the round trip ("avg-latency", "Latency is"); the runner always
 // passes --full-rtt, and the parser records which of the two it read
 // (Result.RoundTrip), so a half-RTT number is never reported as an RTT.
+//
+// Parse reads 3.7's summary as recorded and the avg line of 3.8+ and 3.10 from
+// public output and the source, with ANSI colours stripped; it refuses
+// sockperf's exit-0 failures, a half-RTT "latency" unless the caller asks for
+// it, and any percentile out of order. A LostMessageError is a ping-pong that
+// lost a message in its warm-up; Run runs it once more with a warning.
+//
+// The runners: Start, Ping and Stop (the server on the server guest's data
+// address, seen listening with wait.Poll; the client bounded by -t plus
+// latency.grace; split so that the under-load profile starts its load only
+// after the server listens), and FirstPacket (ping after an idle gap, per
+// flow). A missing tool names the guest and the package.
 package sockperf
 
 import (

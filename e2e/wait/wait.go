@@ -1,6 +1,17 @@
 // Package wait holds the harness's one poll loop (Poll over an Interval,
 // terminal states that stop it at once) and the context-aware sleep every
 // poll and retry loop uses.
+//
+// Poll probes at once, then waits the interval's poll after each answer, until
+// done, a terminal state marked with Stop (a server in ERROR, a refused host
+// key, an iperf3 server that exited) or the timeout; the probe's context ends
+// at the timeout, and the caller's cancel is not a timeout. A PollError
+// carries the attempts and the last error, so the SSH dial keeps its "not
+// reachable within … (N attempts, every …)" wording. Its users: the fixtures'
+// waits (servers and ports ACTIVE, deletes), remote.Dial's ready wait,
+// iperf3's waitListening. Sleep serves back-offs and sample spacing;
+// e2e/cloud's API retry keeps its own loop, since it returns the last
+// response, honours Retry-After and runs on an injected clock.
 package wait
 
 import (

@@ -17,4 +17,31 @@
 // configuration, the matrix table) are unit-tested in `make test` with no lab.
 //
 // Functions that take a testing.TB fail the row that called them.
+//
+// Where things are:
+//
+//   - Load reads lab/harness.yaml, $LAB_STATE/clouds.yaml for Keystone and
+//     $LAB_STATE/layout.yaml for the hypervisor namespaces, hv-exec numbers,
+//     bridge, guest namespaces and the release's command prefix, through which
+//     its ovs-ofctl, openstack CLI and stray iperf3 run; every problem with
+//     file and key.
+//   - harness runs as subprocesses: Env.Start, then Run.WaitLog,
+//     WaitIperfClient, MidWindow and Wait. Each process it starts leads its
+//     own process group and is recorded in Started (children.go):
+//     HandleInterrupts, called first by suites/faults' TestMain, answers
+//     SIGINT or SIGTERM with the signal to each group, waits up to
+//     InterruptGrace for the harness's teardown (a second Ctrl-C is
+//     forwarded), then sends SIGKILL to the groups left and removes the
+//     generated credentials.
+//   - lab faults: AddFlows and GatePort (OpenFlow drops), FreezeHypervisorSSH,
+//     Occupy, FreezeService (a lab service by its pid file), KillVswitchd and
+//     its Restart through lab/lib/ovs-vswitchd.sh with WaitVswitchdRecovered,
+//     SmallFS.
+//   - the end of every row: Ending (the openstack CLI's listing, orphans,
+//     secrets), EndingRefused for a run refused before its first request; the
+//     matrix: Matrix, RenderMatrix.
+//   - pure parsers of harness.log, api.log (InFlight), commands.jsonl, ss
+//     -tnp, the ovs-vsctl and ovs-ofctl listings and the CLI's batch output,
+//     tested with recorded samples in testdata/; every wait's bound is a named
+//     constant (bounds.go).
 package faultlab

@@ -24,6 +24,8 @@
 // outlive one; the serving certificate (for the listen address) is made
 // at each start. FILE holds the refresh-tokens it accepts at first, one
 // "TOKEN USER" a line.
+//
+// It uses the standard library only (issue 36).
 package main
 
 import (

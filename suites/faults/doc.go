@@ -27,4 +27,10 @@
 // or `bash suites/faults/run.sh` (writes matrix.md/matrix.json). Without
 // ASAP2E2E_FAULTS=lab, or when the lab does not answer, they skip and say
 // why, so `go test ./...` stays lab-free.
+//
+// The matrix has 22 rows (issues 4, 14, 32), each a fault, a phase and what
+// must follow, as subtests TestFaults/<row>; one runs alone, not in parallel:
+// nova/compute-frozen stops a nova-compute that every build would meet
+// (lab/faultlab's nova.go: FreezeNovaCompute stops a lab service's process
+// group from its pid file, checked to be the lab's; WaitServiceUp).
 package faults

@@ -2,6 +2,10 @@
 // node of the fleet proven and measured in one run, in pairs such that each
 // node sends and receives, and the odd node named. The single-pair suites
 // (perf, smoke) skip a fleet config; this one skips any other.
+//
+// The pairs' offload windows run in rounds of pairs that share no node, then
+// each selected profile on every pair in fleet.mode; the verdict by node comes
+// in AfterAll.
 package fleet
 
 import (

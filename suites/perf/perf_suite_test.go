@@ -2,6 +2,9 @@
 // iperf3 profiles between two anti-affine instances on direct (switchdev)
 // ports, with the complementary offload checks proving which path carried
 // the traffic.
+//
+// One Ordered, ContinueOnFailure container: the offload checks first, then the
+// seed's profiles in catalogue order, each labelled with its id.
 package perf
 
 import (

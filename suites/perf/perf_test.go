@@ -85,6 +85,7 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 			})
 		}
 	})
+	failoverSpecs() // failover_test.go: a bond member down and back during a measured UDP flow; last, it disturbs the bond
 })
 
 func checkNames(cfg *config.Config) string {

@@ -1,6 +1,6 @@
 // Package smoke provisions the test topology, verifies it, reaches both
-// guests and tears everything down: the quick check that a target cloud is
-// ready for the performance suite.
+// guests over the data network and tears everything down: the quick check
+// that a target cloud is ready for the performance suite.
 package smoke
 
 import (

@@ -27,6 +27,12 @@
 // The dist directory is the one above this binary's bin/ ($ASAP2E2E_DIST
 // overrides it).
 //
+// run takes -config, -out, -labels, -focus, -timeout, -junit, -dry-run and
+// -print, then SUITE and, after --, flags for the suite. SuiteCommand builds
+// a suite's command (JUnitName names its JUnit file per suite and fleet
+// shard), then syscall.Exec runs it; `asap2-e2e TOOL ARGS` execs
+// dist/bin/TOOL. tools/dist.sh (make dist) builds dist/.
+//
 // Exit code: the suite's or tool's; 2 usage or config error.
 package main
 

@@ -15,6 +15,12 @@
 // or podman load -i out/asap2-e2e.tar (docs/DEPLOY.md).
 //
 // Exit code: 0, 1 failure, 2 usage.
+//
+// Build writes the one layer sorted, with fixed owners and modes, plus
+// nsswitch.conf, and the config's user, entrypoint, env and labels; the
+// manifest's annotations are version, revision and created. Write writes the
+// OCI layout (with ref.name) and the docker archive; ReadVersion reads
+// dist/VERSION; Tag is the image's tag.
 package main
 
 import (

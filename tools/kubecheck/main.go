@@ -20,6 +20,11 @@
 //
 // One line per check on stdout ("ok" or "FAIL"). Exit code: 0 every check
 // passed, 1 a check failed, 2 usage or config error.
+//
+// The tools probe is kubeaccess.PreflightTools with offload.ProbeTools. It
+// imports config, offload, remote, remote/kube and remote/kubeaccess; the
+// project's quotas need the cloud and are not checked here (harness.Start
+// checks them).
 package main
 
 import (

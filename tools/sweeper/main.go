@@ -24,6 +24,10 @@
 // 0 nothing selected is left, 1 something is left (a dry run that found
 // resources, or a delete that failed), 2 usage, config or API error (on
 // either side).
+//
+// It is fixtures.Sweep (ages by fixtures.RunIDTime) and, with kubernetes,
+// kube.SweepDebugPods in the same report; it imports fixtures, cloud, config,
+// remote/kube and remote/kubeaccess, not the harness.
 package main
 
 import (

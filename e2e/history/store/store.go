@@ -7,6 +7,10 @@
 // lock); points go in with ON CONFLICT DO NOTHING, so concurrent workers,
 // goroutines or processes, lose nothing, and a run already stored adds
 // nothing (idempotent by run id and series).
+//
+// Its operations: Ingest, Points, Series, Newest, Ack and Acked. pgtest (tests
+// only) starts a PostgreSQL server for the tests, skipped with the reason
+// where there is none.
 package store
 
 import (

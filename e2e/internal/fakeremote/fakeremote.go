@@ -4,6 +4,9 @@
 // (e2e/evidence/testdata/window/README.md names every file) and keep a
 // time-stamped log of every command they receive, so the tests can check not
 // only the verdicts but also when each command came. Only tests import it.
+//
+// World plays iperf3 servers and clients and logs every command with its time;
+// PairTopology and PairRunners are the pair the window tests run on.
 package fakeremote
 
 import (

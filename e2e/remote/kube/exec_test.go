@@ -458,14 +458,25 @@ func alive(pid int) bool {
 
 // Stop delivers TERM, so a capture prints its summary (tcpdump's "N packets
 // captured" on stderr) and exits 0, as over SSH.
+// The command says it is ready through a fifo (no sleep that a loaded
+// machine outlasts), and the grace is long: the TERM path is under test, and
+// neither the wait for the process group's id nor the KILL may win a race
+// on a loaded machine (go test -race beside the lab).
 func TestStopDeliversTERM(t *testing.T) {
 	a := newAPIServer(t)
 	r, _ := a.runner(t, t.TempDir())
-	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; while :; do sleep 0.1; done`)
+	r.c.grace = time.Minute
+	fifo := filepath.Join(t.TempDir(), "ready.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; echo ready > `+fifo+`; while :; do sleep 0.1; done`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	if data, err := os.ReadFile(fifo); err != nil || string(data) != "ready\n" {
+		t.Fatalf("fifo: %q %v", data, err)
+	}
 	start := time.Now()
 	res, err := p.Stop()
 	if err != nil {
@@ -474,7 +485,7 @@ func TestStopDeliversTERM(t *testing.T) {
 	if res.ExitCode != 0 || string(res.Stdout) != "listening\n" || !strings.Contains(string(res.Stderr), "3 packets captured") {
 		t.Errorf("got exit %d, stdout %q, stderr %q; want 0, the output and the summary", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	if d := time.Since(start); d > 900*time.Millisecond {
+	if d := time.Since(start); d >= r.c.grace {
 		t.Errorf("Stop took %s: the TERM did not end it before the KILL grace", d)
 	}
 }

@@ -31,6 +31,61 @@
 // inputs and reports) are e2e/remote/kubeaccess's, and *Cluster is its
 // Cluster: the harness uses that package alone and is handed Open, so only
 // the programs that pass Open link client-go.
+//
+// Where things are:
+//
+//   - kube.go: Cluster from the kubeconfig (client-go's loading rules); Open
+//     is NewCluster, the kubeaccess.Cluster the harness is handed.
+//   - version.go: ServerVersion, discovery's gitVersion
+//     (kubeaccess.Versioned).
+//   - nodes.go: Resolve, a hypervisor (kubeaccess.Target: the hypervisor name
+//     and Nova's service host, fixtures.Server.Host) to its node, by
+//     node_names, service host, hypervisor name, short name or the
+//     kubernetes.io/hostname label (MatchNode, pure), and the node's pod from
+//     one listing of the OVS pods; FindPod, the one Running OVS pod on a node
+//     by label and spec.nodeName, its container ready.
+//   - api.go: every API call bounded by intervals.kube_api, reads tried again
+//     after a transient error.
+//   - preflight.go: Preflight, before anything is built, every problem at
+//     once: credentials, a SelfSubjectAccessReview per RequiredAccess, the OVS
+//     pods and container (returned, one per node, for the tools probe), each
+//     ConfiguredTargets hypervisor's node and pod, and the debug pod's
+//     admission by a DryRun: All create, refused with AdmissionAdvice (MKE 3's
+//     selective grant of privileged, hostNetwork and, with auto,
+//     hostBindMounts to the user or service account, which has no namespace
+//     exemption; MKE 4's api.ucpauthz exemptions; PodSecurity's namespace
+//     label). The harness runs it in Start (harness.PreflightKube), and so
+//     does tools/kubecheck.
+//   - exec.go: Runner, the command wrapped by remote.Wrap and watched by
+//     remote.Supervise, so Stop and cancellation kill its process group; the
+//     same CommandLog as over SSH.
+//   - gone.go: an exec that ends without an exit status is explained by one
+//     read of the pod: vanished (NotFound, being deleted, another UID: a
+//     kubeaccess.PodGoneError; the replacement is looked up by selector and
+//     node, the OVS pod's runner moves to it, the run's log says so and
+//     Options.Replaced is told, once per move and in order; the failed command
+//     is not run again), the API server unreachable, or the stream's own
+//     error; always naming the API server's URL, the pod and its node.
+//     client-go's klog goes to Options.Logf.
+//   - trailer.go: each command prints a marker with its status last on stderr
+//     (removed from it), since a broken exec stream ends like exit 0 in
+//     client-go: no marker is a dropped stream, or, with an exit status, a
+//     shell killed from outside (its pod ended).
+//   - debug.go: the node debug pod for the host tools the OVS container lacks,
+//     in debug_namespace when set. DebugPodSpec: activeDeadlineSeconds is the
+//     run's budget; debug_image: auto takes the image of the OVS pod on that
+//     node (autoImage), mounts the host's / read-only at HostRootMount and
+//     runs each command under chroot into it (podCommand; the wrapper stays in
+//     the container). CreateDebugPod registers the delete with a Cleaner the
+//     moment the create is accepted, waits for Running with wait.Poll over
+//     intervals.debug_pod, stops at once on a pull no retry cures
+//     (HopelessPull) and describes a pod that does not run by phase,
+//     conditions, container state and events. DeletePod; SweepDebugPods by
+//     label for the leak check and the sweeper, rows shaped as
+//     fixtures.SweptResource.
+//
+// The tests use client-go's fake clientset and the CRI streaming server in
+// process.
 package kube
 
 import (

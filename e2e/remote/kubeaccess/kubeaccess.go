@@ -8,6 +8,19 @@
 // package, and every test binary that builds the harness link none of the
 // Kubernetes libraries (some 300 packages); the programs that really reach
 // a cluster (the suites, tools/kubecheck, tools/sweeper) pass kube.Open in.
+//
+// Its words: Target, Pod, NodeMatch, DebugPodInput, PreflightInput and
+// PreflightReport (ConfiguredTargets), SweepInput and SweptPod; PreflightTools
+// (tools.go: the host tools probed in one OVS pod per distinct image through
+// an injected ToolsProbeFunc, e2e/offload's, which this package does not
+// import; a required tool missing without a debug image is refused naming
+// node, pod, image and the nodes that share it; used by the harness's
+// preflight and tools/kubecheck); Options (Logf, the run's log, and Replaced,
+// told of every move of a runner to the replacement of its vanished OVS pod:
+// PodReplacement); PodGoneError (a command whose pod vanished: the pod, its
+// node, how, the API server, the replacement or why none); the Cluster
+// interface (Preflight, Runner, RunnerIn, CreateDebugPod, SweepDebugPods) with
+// Open, the constructor the harness is handed.
 package kubeaccess
 
 import (

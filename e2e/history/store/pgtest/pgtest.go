@@ -1,5 +1,9 @@
 // Package pgtest starts a throwaway PostgreSQL server from Debian's package
 // for the history store's tests (e2e/history/store, tools/history).
+//
+// Start runs initdb and pg_ctl as the postgres user, the server on a unix
+// socket in a temporary directory; where the package is absent the test is
+// skipped with the reason.
 package pgtest
 
 import (
