@@ -22,10 +22,10 @@ func TestThresholdMetricsMatchReport(t *testing.T) {
 	}
 	var b strings.Builder
 	b.Write(base)
-	b.WriteString("traffic:\n  repeats: 2\n")        // cv_percent needs repeats
-	b.WriteString("connections:\n  counts: [100]\n") // the connection metrics name a count
-	b.WriteString("rule_scale:\n  counts: [1000]\nchurn:\n  duration: 120s\n")
-	b.WriteString("failover:\n  enabled: true\n")    // failover_outage_ms names the profile
+	b.WriteString("traffic:\n  repeats: 2\n")                                  // cv_percent needs repeats
+	b.WriteString("connections:\n  counts: [100]\n")                           // the connection metrics name a count
+	b.WriteString("rule_scale:\n  counts: [1000]\nchurn:\n  duration: 120s\n") // rules_per_second and churn_count name their profiles
+	b.WriteString("failover:\n  enabled: true\n")                              // failover_outage_ms names the profile
 	b.WriteString("thresholds:\n")
 	metrics := results.ThresholdMetrics()
 	for i, m := range metrics {
