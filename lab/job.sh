@@ -315,6 +315,25 @@ fi
 end $rc "binding profile (harness)"; [ $rc = 0 ] || status=1
 fi
 
+# Offload that holds (issue 38), on the OVS agent's lab (lab/harness-hold.yaml is its config with
+# the profiles on): the active leg of the sending hypervisor's underlay bond taken down mid-window
+# and restored (the outage from the receiver's sequence, against the bond's bound), aging and
+# re-install, fragments labelled, the churn window, rule scale. One run, one topology. The report's
+# sections for them are printed; their numbers are in $OUT/hold/<run>/results.json.
+# LAB_HOLD_LABELS: which of them (a ginkgo label filter; CI leaves out rule-scale-10000).
+if [ "$LAB_BACKEND" = ovs ]; then
+HOLD_LABELS=${LAB_HOLD_LABELS:-failover || aging || fragments || churn || rule-scale}
+begin "offload that holds: bond failover, aging, fragments, churn, rule scale ($HOLD_LABELS)"
+HARNESS=$ROOT/lab/harness-hold.yaml ginkgo_run ./suites/perf "$OUT/hold" junit-hold.xml --label-filter="$HOLD_LABELS"; rc=$?
+hold_dir=$(find "$OUT/hold" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
+if [ -n "$hold_dir" ] && [ -f "$hold_dir/report.md" ]; then
+  awk '/^## /{show = ($0 ~ /^## (Bond failover|Aging|Fragmented|Churn|Rule scale|Long window)/)} show' "$hold_dir/report.md"
+else
+  echo "no report from the run under $OUT/hold" >&2; rc=1
+fi
+end $rc "offload that holds"; [ $rc = 0 ] || status=1
+fi
+
 if [ "$LAB_JOB" = full ]; then
 begin "fault matrix: signals, API faults, frozen API services, broken guests, vanishing data path, a killed ovs-vswitchd, two runs at once, kill -9"
 bash suites/faults/run.sh "$OUT/faults"; rc=$?
@@ -405,7 +424,7 @@ fi
 fi
 
 begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/oidc" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/oidc" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" "$OUT/hold" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
 listing=$(
   for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
               "server group list --all-projects" "flavor list --all"; do
@@ -442,7 +461,7 @@ end $rc "report"; [ $rc = 0 ] || status=1
 # (exit 2) fails it.
 HISTORY_STORE=${LAB_HISTORY:-${ASAP2E2E_HISTORY:-$(dirname "$OUT")/lab-history.db}}
 begin "history: this job's runs into $HISTORY_STORE, the trend page"
-mapfile -t hist_files < <(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/port-security" "$OUT/kube" \
+mapfile -t hist_files < <(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/port-security" "$OUT/kube" "$OUT/hold" \
   "$OUT/fleet-isolated" "$OUT/fleet-concurrent" -mindepth 2 -maxdepth 2 -name results.json 2>/dev/null | sort)
 if [ ${#hist_files[@]} = 0 ]; then
   echo "no results.json from the measuring phases under $OUT" >&2; rc=1

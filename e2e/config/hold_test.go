@@ -77,19 +77,30 @@ thresholds:
 	}, home)
 }
 
-// TestLabHoldVariant: lab/harness-hold.yaml is lab/harness.yaml with the
-// rule-scale profile (1000 and 10000) and a 5-minute churn window, nothing
-// else changed.
+// TestLabHoldVariant: lab/harness-hold.yaml is lab/harness.yaml with issue 38's
+// profiles on (failover, aging, fragments, rule scale at 1000 and 10000, a
+// 2-minute churn window) and its build label saying so, nothing else changed.
 func TestLabHoldVariant(t *testing.T) {
 	base, variant := loadLab(t, "harness.yaml"), loadLab(t, "harness-hold.yaml")
-	if len(base.RuleScale.Counts) != 0 || base.Churn.Duration != 0 {
-		t.Errorf("lab/harness.yaml runs issue 38's windows: %+v %+v", base.RuleScale, base.Churn)
+	if len(base.RuleScale.Counts) != 0 || base.Churn.Duration != 0 || base.Failover.Enabled || base.Aging.Enabled || base.Fragments.Enabled {
+		t.Errorf("lab/harness.yaml runs issue 38's profiles (failover takes a bond leg down: keep them in the variant): rule_scale %+v churn %+v failover %v aging %v fragments %v",
+			base.RuleScale, base.Churn, base.Failover.Enabled, base.Aging.Enabled, base.Fragments.Enabled)
 	}
-	if c := variant.RuleScale.Counts; len(c) != 2 || c[0] != 1000 || c[1] != 10000 || variant.Churn.Duration != 300*time.Second {
+	if c := variant.RuleScale.Counts; len(c) != 2 || c[0] != 1000 || c[1] != 10000 || variant.Churn.Duration != 120*time.Second {
 		t.Errorf("lab/harness-hold.yaml: rule_scale %+v churn %+v", variant.RuleScale, variant.Churn)
 	}
-	variant.RuleScale, variant.Churn = base.RuleScale, base.Churn
-	if a, b := redactedWithout(base), redactedWithout(variant); a != b {
-		t.Errorf("the variant differs from lab/harness.yaml beyond rule_scale and churn:\n--- harness.yaml\n%s\n--- harness-hold.yaml\n%s", a, b)
+	f := variant.Failover
+	if !f.Enabled || f.Hypervisor != FailoverSource || f.Bond != "" || f.Member != "" || f.DownCommand != DefaultFailoverDownCommand || f.RestoreCommand != DefaultFailoverRestoreCommand {
+		t.Errorf("failover %+v: want the discovered bond's active leg, ip link set", f)
+	}
+	if !variant.Aging.Enabled || !variant.Fragments.Enabled {
+		t.Errorf("aging %v, fragments %v: want both on", variant.Aging.Enabled, variant.Fragments.Enabled)
+	}
+	if n, why := variant.Fragments.FragmentLength(variant.Network.MTU); why != "" || n != 9950 {
+		t.Errorf("lab/harness-hold.yaml: fragment length %d on MTU %d: %s", n, variant.Network.MTU, why)
+	}
+	variant.RuleScale, variant.Churn, variant.Failover, variant.Aging, variant.Fragments = base.RuleScale, base.Churn, base.Failover, base.Aging, base.Fragments
+	if a, b := redactedWithout(base, "build_label"), redactedWithout(variant, "build_label"); a != b {
+		t.Errorf("the variant differs from lab/harness.yaml beyond issue 38's sections:\n--- harness.yaml\n%s\n--- harness-hold.yaml\n%s", a, b)
 	}
 }
