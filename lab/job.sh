@@ -33,8 +33,11 @@
 #      data ports (tools/checkrun nova-filled); the smoke suite again with the
 #      harness writing it as admin (set): passes on zed, refused by Neutron's
 #      policy with the harness's explanation on epoxy
+#   6b. offload that holds (issue 38, OVS backend; lab/harness-hold.yaml, LAB_HOLD_LABELS): a leg of
+#      the sending hypervisor's underlay bond down mid-window and restored (the outage against the
+#      bond's bound), aging and re-install, fragments labelled, a churn window, rule scale
 #   7. the fault matrix (suites/faults): every row must leave nothing behind
-#   7b. with LAB_FLEET_COMPUTES=4: the lab again with 4 compute nodes, and the fleet
+#   7b. with LAB_FLEET_COMPUTES=4: the lab grown to 4 compute nodes, and the fleet
 #      sweep on it (lab/harness-fleet.yaml), isolated and concurrent, every node proven
 #      and measured; then one node's underlay rate-limited, and the fleet verdict must
 #      fail naming that node alone
