@@ -63,7 +63,9 @@
 #      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
 #      its binaries from nothing first); LAB_BACKEND=ovs (default) | ovn: Neutron's
 #      backend (lab/up.sh); LAB_OVN_FAULT_ROWS: the matrix rows an OVN short job
-#      runs (a go test -run pattern; default the backend's rows, below).
+#      runs (a go test -run pattern; default the backend's rows, below); LAB_HOLD_LABELS: which of
+#      6b's profiles (a ginkgo label filter; default all: failover, aging, fragments, churn,
+#      rule-scale), LAB_GROW=0: the fleet's lab brought up from nothing, not grown (lab/up.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:/usr/bin:/usr/sbin:/bin:/sbin:$PATH
