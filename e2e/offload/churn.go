@@ -505,28 +505,37 @@ func InHardware(f DpctlFlow) bool { return flowHardware(f, false) == flowHW }
 // ipProtos are the IP protocol numbers PairFlows knows by name.
 var ipProtos = map[string]string{"udp": "17", "tcp": "6", "sctp": "132"}
 
-// hasProto says whether f is a flow of proto: its L4 field, or proto=N in
-// its ipv4/ipv6 field with an exact mask.
+// hasProto says whether f's match admits proto: its ipv4/ipv6 field's
+// proto= exact and that protocol, or wildcarded. A megaflow whose mask
+// leaves the protocol out still prints the first packet's: on the lab's
+// userspace datapath the pair's UDP flow was
+// ipv4(...,proto=1/0,...),icmp(type=8/0,code=0/0) (the flood ping came
+// first), which carries UDP as well (2026-12-06; read as "not the pair's"
+// before, every churn window said "no flow of the pair"). Without an IP
+// field (a flow built back from a tc rule that does not match the ports),
+// its L4 field.
 func hasProto(f DpctlFlow, proto string) bool {
-	if _, ok := f.Field(proto); ok {
-		return true
-	}
-	n, ok := ipProtos[proto]
-	if !ok {
-		return false
-	}
+	n, known := ipProtos[proto]
 	for _, k := range []string{"ipv4", "ipv6"} {
 		v, ok := f.Field(k)
 		if !ok {
 			continue
 		}
 		for _, part := range strings.Split(v, ",") {
-			if part == "proto="+n || part == "proto="+n+"/0xff" {
-				return true
+			key, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+			if key != "proto" {
+				continue
 			}
+			got, exact, _ := exactValue(val)
+			if !exact {
+				return true // wildcarded (or a partial mask): it admits proto
+			}
+			return known && got == n
 		}
+		return true // an IP match that does not name the protocol admits it
 	}
-	return false
+	_, ok := f.Field(proto)
+	return ok
 }
 
 // TCChurnFlows are a tc dump's flower rules as the churn judge reads

@@ -3,6 +3,7 @@ package offload
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,6 +270,36 @@ func TestPairFlowsByIPProto(t *testing.T) {
 	}
 	if _, err := PairFlows(flows, []string{"not-a-mac"}, "udp"); err == nil {
 		t.Error("a MAC that does not read accepted")
+	}
+}
+
+// The lab's own dump (testdata/churn/README.md): the pair's two IP flows
+// wildcard the protocol and print the first packet's, proto=1/0 and an
+// icmp(type=8/0,code=0/0) field; they carry the churn window's UDP. The
+// pair's ARP flow and the guests' management flows are not the pair's UDP.
+func TestPairFlowsWildcardedProto(t *testing.T) {
+	flows, err := ParseDpctl(readTestdata(t, "churn/lab-zed-userspace-wildcarded-proto.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	macs := []string{"fa:16:3e:83:22:b5", "fa:16:3e:16:39:61"}
+	got, err := PairFlows(flows, macs, "udp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ufids []string
+	for _, f := range got {
+		ufids = append(ufids, f.UFID)
+	}
+	want := []string{"45625c47-79a9-40e9-9b4f-b6413c170320", "87df9388-2764-4e8f-b38f-40dc164771e6"}
+	if !reflect.DeepEqual(ufids, want) {
+		t.Errorf("the pair's UDP flows %v, want the two wildcarded IP flows %v", ufids, want)
+	}
+	// An exact protocol of another kind is not the pair's UDP.
+	tcp := strings.Replace(string(readTestdata(t, "churn/lab-zed-userspace-wildcarded-proto.txt")), "proto=1/0", "proto=6", -1)
+	flows, _ = ParseDpctl([]byte(tcp))
+	if got, _ := PairFlows(flows, macs, "udp"); len(got) != 0 {
+		t.Errorf("flows matching TCP exactly kept as UDP: %d", len(got))
 	}
 }
 
