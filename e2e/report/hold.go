@@ -154,8 +154,11 @@ func ChurnRows(cs []*results.ChurnResult) (header []string, rows [][]string) {
 		}
 		for _, h := range c.Hosts {
 			verdict := "churned"
-			if h.Stable {
+			switch {
+			case h.Stable:
 				verdict = "stable"
+			case h.Flows == 0 && h.Count == 0:
+				verdict = "not judged: no flow of the pair"
 			}
 			if h.Reads < 2 {
 				verdict = "not judged: " + h.Reason

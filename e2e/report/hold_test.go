@@ -79,3 +79,19 @@ func TestHoldTables(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// A churn window whose reads never found the pair's flow judged nothing:
+// its row says so, never "churned" (nor "stable").
+func TestChurnNotJudgedRow(t *testing.T) {
+	a := seedResults(results.PathBaseline)
+	a.Churn = []results.ChurnResult{{Path: results.PathBaseline, DurationSeconds: 120, BitrateBps: 10e6, LengthBytes: 1000, SampleSeconds: 10,
+		Hosts: []results.ChurnHost{{Hypervisor: "compute1", Reads: 12, Flows: 0, Deleted: 33, BlindSpot: "b"}}}}
+	s, err := NewSet(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := Markdown(s, Options{})
+	if !strings.Contains(md, "| compute1 | not judged: no flow of the pair | 0 |") || strings.Contains(md, "| compute1 | churned |") {
+		t.Errorf("the unjudged window's row:\n%s", md)
+	}
+}

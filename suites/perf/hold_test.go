@@ -93,8 +93,14 @@ func holdSpecs() {
 			var bad []string
 			for _, h := range cr.Hosts {
 				By(fmt.Sprintf("%s (steering %s): %s", h.Hypervisor, h.Steering, h.Reason))
-				if h.Judged(cr.Judged) == nil {
+				switch ins := h.Judged(cr.Judged); {
+				case ins == nil:
 					bad = append(bad, fmt.Sprintf("%d 5-tuples, %s: no %s timeline: %s", n, h.Hypervisor, cr.Judged, h.Reason))
+				case ins.Final == 0:
+					// N 5-tuples crossed this hypervisor and not one entry
+					// of the pair was counted: the reads did not find the
+					// pair, they measured nothing (never "0 rules/s").
+					bad = append(bad, fmt.Sprintf("%d 5-tuples, %s: none of the pair's %s counted: %s", n, h.Hypervisor, cr.Judged, h.Reason))
 				}
 			}
 			return append(bad, thresholdsOf(results.RuleScaleProfileID(n))...)
@@ -115,12 +121,18 @@ func holdSpecs() {
 			var bad []string
 			for _, h := range cr.Hosts {
 				By(fmt.Sprintf("%s: %s", h.Hypervisor, h.Reason))
-				if h.Reads < 2 {
+				switch {
+				case h.Reads < 2:
 					bad = append(bad, fmt.Sprintf("%s read %d time(s): %s", h.Hypervisor, h.Reads, h.Reason))
+				case h.Flows == 0:
+					// The flow ran and no read found its rules: nothing
+					// was judged, which is no "stable" and no pass.
+					bad = append(bad, fmt.Sprintf("%s: no flow of the pair in %d reads: the window judged nothing: %s", h.Hypervisor, h.Reads, h.Reason))
 				}
 			}
 			// Churn fails the spec only through a gate the config sets
-			// (thresholds: churn_count); the verdict is in the report.
+			// (thresholds: churn_count), or when it judged nothing; the
+			// verdict is in the report.
 			Expect(append(bad, thresholdsOf(results.ChurnProfileID)...)).To(BeEmpty())
 		})
 	})
