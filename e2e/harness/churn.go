@@ -58,6 +58,7 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 		return cr, err
 	}
 	macs := []string{pair.Topology.Servers[0].DataMAC, pair.Topology.Servers[1].DataMAC}
+	sender := pair.Topology.Servers[1].DataMAC // pair.iperfInput's client: the steady flow's direction
 	hosts := pair.holdHosts(ctx)
 	reads := make([]churnReads, len(hosts))
 	in := pair.iperfInput(ChurnProfile(cc), cc.Duration)
@@ -77,8 +78,8 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 				defer wg.Done()
 				everyPoll(stopCtx, t, iv, func(ctx context.Context, at time.Duration) {
 					eachHost(hosts, func(i int, h *holdHost) {
-						smp, problems := readChurn(ctx, h, macs, appctl)
-						tc, tcErr := readChurnTC(ctx, h, macs)
+						smp, problems := readChurn(ctx, h, macs, sender, appctl)
+						tc, tcErr := readChurnTC(ctx, h, macs, sender)
 						smp.At = at
 						if ctx.Err() != nil && stopCtx.Err() != nil {
 							return // the window ended during the read
@@ -127,17 +128,18 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 	return cr, err
 }
 
-// readChurn is one read of a hypervisor: the pair's UDP flows, coverage,
-// the representor's counters. What failed is named; the rest is kept
-// (Flows nil when the flows could not be read).
-func readChurn(ctx context.Context, h *holdHost, macs []string, appctl int) (offload.ChurnSample, []string) {
+// readChurn is one read of a hypervisor: the pair's UDP flows of the
+// steady flow's direction (from sender), coverage, the representor's
+// counters. What failed is named; the rest is kept (Flows nil when the
+// flows could not be read).
+func readChurn(ctx context.Context, h *holdHost, macs []string, sender string, appctl int) (offload.ChurnSample, []string) {
 	var smp offload.ChurnSample
 	var problems []string
 	flows, err := h.pairFlows(ctx, macs, "udp")
 	if err != nil {
 		problems = append(problems, err.Error())
 	} else {
-		smp.Flows = append([]offload.DpctlFlow{}, flows...)
+		smp.Flows = append([]offload.DpctlFlow{}, offload.FromMAC(flows, sender)...)
 	}
 	if c, err := h.coverage(ctx, appctl); err != nil {
 		problems = append(problems, err.Error())
@@ -153,8 +155,9 @@ func readChurn(ctx context.Context, h *holdHost, macs []string, appctl int) (off
 }
 
 // readChurnTC reads the representor's tc rules of the pair (flower rules
-// whose source or destination MAC is the pair's).
-func readChurnTC(ctx context.Context, h *holdHost, macs []string) ([]offload.DpctlFlow, error) {
+// whose source or destination MAC is the pair's) of the steady flow's
+// direction (from sender).
+func readChurnTC(ctx context.Context, h *holdHost, macs []string, sender string) ([]offload.DpctlFlow, error) {
 	if h.rep == "" {
 		return nil, fmt.Errorf("%s: no representor: %s", h.name, h.repErr)
 	}
@@ -166,7 +169,8 @@ func readChurnTC(ctx context.Context, h *holdHost, macs []string) ([]offload.Dpc
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.name, err)
 	}
-	return offload.PairFlows(offload.TCChurnFlows(d), macs, "")
+	flows, err := offload.PairFlows(offload.TCChurnFlows(d), macs, "")
+	return offload.FromMAC(flows, sender), err
 }
 
 // churnTC judges the representor's tc rules beside the datapath flows:

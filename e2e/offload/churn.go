@@ -498,6 +498,26 @@ func PairFlows(flows []DpctlFlow, macs []string, proto string) ([]DpctlFlow, err
 	return out, nil
 }
 
+// FromMAC keeps the flows whose Ethernet source is mac: one direction of
+// the pair. The churn window's steady flow is one-way UDP; its return
+// direction carries iperf3's setup datagrams and then nothing, and OVS
+// removes that idle flow after its max-idle (10 s): read as the pair's,
+// it showed as a rule gone between two reads on every hypervisor of the
+// lab's first judged window (2026-12-06), churn that was none.
+func FromMAC(flows []DpctlFlow, mac string) []DpctlFlow {
+	want, err := normalizeMAC(mac)
+	if err != nil {
+		return nil
+	}
+	var out []DpctlFlow
+	for _, f := range flows {
+		if src, err := normalizeMAC(f.EthSrc); err == nil && src == want {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // InHardware says whether OVS claims the flow in hardware (offloaded:yes;
 // see flowHardware).
 func InHardware(f DpctlFlow) bool { return flowHardware(f, false) == flowHW }

@@ -295,6 +295,14 @@ func TestPairFlowsWildcardedProto(t *testing.T) {
 	if !reflect.DeepEqual(ufids, want) {
 		t.Errorf("the pair's UDP flows %v, want the two wildcarded IP flows %v", ufids, want)
 	}
+	// The steady flow's direction only: from the sender (here the guest
+	// behind the tunnel), not its idle return flow.
+	if from := FromMAC(got, "FA:16:3E:16:39:61"); len(from) != 1 || from[0].UFID != "87df9388-2764-4e8f-b38f-40dc164771e6" {
+		t.Errorf("FromMAC kept %+v, want the one flow from fa:16:3e:16:39:61", from)
+	}
+	if FromMAC(got, "not-a-mac") != nil {
+		t.Error("FromMAC kept flows for a MAC that does not read")
+	}
 	// An exact protocol of another kind is not the pair's UDP.
 	tcp := strings.Replace(string(readTestdata(t, "churn/lab-zed-userspace-wildcarded-proto.txt")), "proto=1/0", "proto=6", -1)
 	flows, _ = ParseDpctl([]byte(tcp))
