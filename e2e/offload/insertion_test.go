@@ -159,3 +159,25 @@ func TestJudgeInsertionRefuses(t *testing.T) {
 		t.Errorf("negative time: %v", err)
 	}
 }
+
+// The lab's conntrack table at N = 10000 (port security on, 2026-12-06):
+// growth under 1 % per read near 9900 (a plateau by the rule), then 9979.
+// Growth slowed within 1 % of N: no stop below the target.
+func TestInsertionPlateauNearTarget(t *testing.T) {
+	var ss []InsertionSample
+	for i, n := range []int{0, 4200, 8100, 9400, 9860, 9900, 9950, 9979, 9979} {
+		ss = append(ss, InsertionSample{At: time.Duration(i) * time.Second, Flows: n})
+	}
+	got, err := JudgeInsertion(InsertionInput{Samples: ss, Target: 10000, Software: true, Rules: DefaultInsertionRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Plateau || got.PlateauFlows < 9860 || got.BelowTarget || strings.Contains(got.Statement, "below the target") {
+		t.Errorf("%+v", got)
+	}
+	ss[len(ss)-1].Flows, ss[len(ss)-2].Flows, ss[len(ss)-3].Flows = 9860, 9860, 9860
+	ss[len(ss)-4].Flows, ss[len(ss)-5].Flows = 9860, 9860
+	if got, _ := JudgeInsertion(InsertionInput{Samples: ss, Target: 10000, Software: true, Rules: DefaultInsertionRules()}); !got.BelowTarget {
+		t.Errorf("a table that stopped at 9860 of 10000 (1.4 %% short): %+v", got)
+	}
+}
