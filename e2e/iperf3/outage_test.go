@@ -187,4 +187,3 @@ func TestOutageTailInFlight(t *testing.T) {
 		t.Errorf("gaps %d + tail %d, Lost %d", sum, o.Tail, o.Lost)
 	}
 }
-
