@@ -76,8 +76,7 @@ func newTranslatingAPIServer(t *testing.T) *translatingAPIServer {
 	a := &translatingAPIServer{runtime: &countingRuntime{}}
 	// The kubelet's side: the CRI streaming server on plain HTTP.
 	var ss streaming.Server
-	kubelet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ss.ServeHTTP(w, r) }))
-	t.Cleanup(kubelet.Close)
+	kubelet := lingeringServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ss.ServeHTTP(w, r) }), false)
 	cfg := streaming.DefaultConfig
 	base, err := url.Parse(kubelet.URL + "/")
 	if err != nil {
@@ -88,7 +87,7 @@ func newTranslatingAPIServer(t *testing.T) *translatingAPIServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.srv = lingeringServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+testToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -120,9 +119,24 @@ func newTranslatingAPIServer(t *testing.T) *translatingAPIServer {
 		delegate := utilproxy.NewUpgradeAwareHandler(location, nil, false, true, responder{t})
 		apiproxy.NewTranslatingHandler(delegate, apiproxy.NewStreamTranslatorHandler(location, nil, 0, opts),
 			wsstream.IsWebSocketRequestWithStreamCloseProtocol).ServeHTTP(w, r)
-	}))
-	t.Cleanup(a.srv.Close)
+	}), true)
 	return a
+}
+
+// lingeringServer is an httptest server (over TLS when tls is set) whose
+// connections close lingering (linger_test.go), closed when the test ends.
+func lingeringServer(t *testing.T, h http.Handler, tls bool) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
+	l := &connTracker{Listener: s.Listener}
+	s.Listener = l
+	if tls {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(l.abort)
+	t.Cleanup(s.Close)
+	return s
 }
 
 // runner is a Runner with client-go's default executor (WebSocket v5, SPDY
