@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,15 +221,26 @@ func TestCancelKillsThroughStreamTranslator(t *testing.T) {
 }
 
 // Stop (TERM to the group, as for a capture) ends the command with its
-// summary and exit 0 through the translator too.
+// summary and exit 0 through the translator too. As in TestStopDeliversTERM,
+// the command says it is ready through a fifo and the grace is long: the
+// TERM path is under test, and under go test -race on a starved machine the
+// TERM's own exec took longer than a 1 s grace (the runner then rightly
+// dropped the stream as unanswered).
 func TestStopThroughStreamTranslator(t *testing.T) {
 	a := newTranslatingAPIServer(t)
 	r := a.runner(t)
-	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; while :; do sleep 0.1; done`)
+	r.c.grace = time.Minute
+	fifo := filepath.Join(t.TempDir(), "ready.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; echo ready > `+fifo+`; while :; do sleep 0.1; done`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	if data, err := os.ReadFile(fifo); err != nil || string(data) != "ready\n" {
+		t.Fatalf("fifo: %q %v", data, err)
+	}
 	res, err := p.Stop()
 	if err != nil {
 		t.Fatal(err)
