@@ -95,7 +95,7 @@ func TestEvidenceWindowLooksAfterLeaving(t *testing.T) {
 	wd.cfg.Offload.FlowDuration = 2 * time.Second
 	wd.hardwarePath()
 	out := readFile(t, filepath.Join("..", "iperf3", "testdata", "stall", "v3.12-tcp-p1-path-cut.json"))
-	wd.guests[1].Play.Client = sleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
+	wd.guests[1].Play.Client = wd.ends.client(func(bool) remote.Result { return remote.Result{Stdout: out} })
 	s := wd.session()
 	b := &stepBarrier{}
 	s.w.Barrier = b

@@ -70,6 +70,13 @@ type Window struct {
 	// directory) and returns the path it is known by.
 	Save Saver
 	Logf func(format string, args ...any)
+	// ChecksDone, when set, is told each flow's timing once its checks
+	// have all returned, before the window holds that moment against the
+	// end of the flow's traffic (checks that outlast the flow are
+	// inconclusive). The window's tests end their fake flows on it and
+	// judge the settle from it, so that they do not depend on how fast the
+	// machine runs.
+	ChecksDone func(FlowTiming)
 	// Barrier, when set, runs each flow's window together with other
 	// pairs' (a fleet's round of checks over pairs that share no node:
 	// the harness's Gate); nil, the pair runs alone.
@@ -141,6 +148,14 @@ type Barrier interface {
 	Start(ctx context.Context, flow string) error
 	Done(ctx context.Context, flow string) error
 	Leave(ctx context.Context, flow string) error
+}
+
+// FlowTiming is when one window of a flow did what: its clients started
+// (the moment offload.settle counts from), its checks started, and the
+// last of them returned.
+type FlowTiming struct {
+	Flow                               string
+	ClientsAt, ChecksStart, ChecksDone time.Time
 }
 
 // Saver writes one evidence file and returns its path relative to the run
@@ -315,6 +330,9 @@ func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried [
 	w.Logf("checks start %s after the %s flow's clients (offload.settle %s)", checksStart.Sub(clientsAt).Round(time.Millisecond), flow, oc.Settle)
 	flowChecks, ctReads, errs := w.runChecks(f.ctx, p, flow, targets)
 	checksDone := time.Now()
+	if w.ChecksDone != nil {
+		w.ChecksDone(FlowTiming{Flow: flow, ClientsAt: clientsAt, ChecksStart: checksStart, ChecksDone: checksDone})
+	}
 
 	// Every sample must have been taken while the flow ran: the checks
 	// started after the flow did (settle), so it suffices that the traffic

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -186,39 +185,15 @@ func newAPIServer(t *testing.T) *apiServer {
 	a.conn = &connTracker{Listener: a.srv.Listener}
 	a.srv.Listener = a.conn
 	a.srv.StartTLS()
+	// After the server's Close: the lingering connections' drains end too.
+	t.Cleanup(a.conn.abort)
 	t.Cleanup(a.srv.Close)
 	return a
 }
 
-// connTracker is a listener that keeps every connection it accepted, so a
-// test can drop them all at once, the streams the HTTP server no longer
-// tracks (hijacked by exec) among them: what a killed API server does.
-type connTracker struct {
-	net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func (l *connTracker) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.mu.Lock()
-		l.conns = append(l.conns, c)
-		l.mu.Unlock()
-	}
-	return c, err
-}
-
 // kill closes the listener and every connection: the port refuses from
 // now on.
-func (a *apiServer) kill() {
-	a.conn.Listener.Close()
-	a.conn.mu.Lock()
-	defer a.conn.mu.Unlock()
-	for _, c := range a.conn.conns {
-		c.Close()
-	}
-}
+func (a *apiServer) kill() { a.conn.abort() }
 
 func (a *apiServer) hasPod(name string) bool {
 	a.mu.Lock()

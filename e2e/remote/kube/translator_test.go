@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,8 +79,7 @@ func newTranslatingAPIServer(t *testing.T) *translatingAPIServer {
 	a := &translatingAPIServer{runtime: &countingRuntime{}}
 	// The kubelet's side: the CRI streaming server on plain HTTP.
 	var ss streaming.Server
-	kubelet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ss.ServeHTTP(w, r) }))
-	t.Cleanup(kubelet.Close)
+	kubelet := lingeringServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ss.ServeHTTP(w, r) }), false)
 	cfg := streaming.DefaultConfig
 	base, err := url.Parse(kubelet.URL + "/")
 	if err != nil {
@@ -88,7 +90,7 @@ func newTranslatingAPIServer(t *testing.T) *translatingAPIServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.srv = lingeringServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+testToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -120,9 +122,24 @@ func newTranslatingAPIServer(t *testing.T) *translatingAPIServer {
 		delegate := utilproxy.NewUpgradeAwareHandler(location, nil, false, true, responder{t})
 		apiproxy.NewTranslatingHandler(delegate, apiproxy.NewStreamTranslatorHandler(location, nil, 0, opts),
 			wsstream.IsWebSocketRequestWithStreamCloseProtocol).ServeHTTP(w, r)
-	}))
-	t.Cleanup(a.srv.Close)
+	}), true)
 	return a
+}
+
+// lingeringServer is an httptest server (over TLS when tls is set) whose
+// connections close lingering (linger_test.go), closed when the test ends.
+func lingeringServer(t *testing.T, h http.Handler, tls bool) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
+	l := &connTracker{Listener: s.Listener}
+	s.Listener = l
+	if tls {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(l.abort)
+	t.Cleanup(s.Close)
+	return s
 }
 
 // runner is a Runner with client-go's default executor (WebSocket v5, SPDY
@@ -204,15 +221,26 @@ func TestCancelKillsThroughStreamTranslator(t *testing.T) {
 }
 
 // Stop (TERM to the group, as for a capture) ends the command with its
-// summary and exit 0 through the translator too.
+// summary and exit 0 through the translator too. As in TestStopDeliversTERM,
+// the command says it is ready through a fifo and the grace is long: the
+// TERM path is under test, and under go test -race on a starved machine the
+// TERM's own exec took longer than a 1 s grace (the runner then rightly
+// dropped the stream as unanswered).
 func TestStopThroughStreamTranslator(t *testing.T) {
 	a := newTranslatingAPIServer(t)
 	r := a.runner(t)
-	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; while :; do sleep 0.1; done`)
+	r.c.grace = time.Minute
+	fifo := filepath.Join(t.TempDir(), "ready.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Start(context.Background(), `trap 'echo "3 packets captured" >&2; exit 0' TERM; echo listening; echo ready > `+fifo+`; while :; do sleep 0.1; done`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	if data, err := os.ReadFile(fifo); err != nil || string(data) != "ready\n" {
+		t.Fatalf("fifo: %q %v", data, err)
+	}
 	res, err := p.Stop()
 	if err != nil {
 		t.Fatal(err)
