@@ -505,13 +505,13 @@ func PairFlows(flows []DpctlFlow, macs []string, proto string) ([]DpctlFlow, err
 // it showed as a rule gone between two reads on every hypervisor of the
 // lab's first judged window (2026-12-06), churn that was none.
 func FromMAC(flows []DpctlFlow, mac string) []DpctlFlow {
-	want, err := normalizeMAC(mac)
+	set, err := newMACSet([]string{mac})
 	if err != nil {
 		return nil
 	}
 	var out []DpctlFlow
 	for _, f := range flows {
-		if src, err := normalizeMAC(f.EthSrc); err == nil && src == want {
+		if set.has(f.EthSrc) {
 			out = append(out, f)
 		}
 	}

@@ -300,6 +300,19 @@ func TestPairFlowsWildcardedProto(t *testing.T) {
 	if from := FromMAC(got, "FA:16:3E:16:39:61"); len(from) != 1 || from[0].UFID != "87df9388-2764-4e8f-b38f-40dc164771e6" {
 		t.Errorf("FromMAC kept %+v, want the one flow from fa:16:3e:16:39:61", from)
 	}
+	// A source MAC matched exactly under a full mask is the sender's; one
+	// wildcarded (mask 0) is no proof of the direction: left out, and a
+	// window left with none judges nothing (never "stable").
+	masked := `ufid:m1, recirc_id(0),in_port(2),eth(src=fa:16:3e:16:39:61/ff:ff:ff:ff:ff:ff,dst=fa:16:3e:83:22:b5),eth_type(0x0800),ipv4(proto=17,frag=no), packets:5, bytes:500, used:0.1s, actions:3
+ufid:m2, recirc_id(0),in_port(2),eth(src=fa:16:3e:16:39:61/00:00:00:00:00:00,dst=fa:16:3e:83:22:b5),eth_type(0x0800),ipv4(proto=17,frag=no), packets:5, bytes:500, used:0.1s, actions:3
+`
+	mf, err := ParseDpctl([]byte(masked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from := FromMAC(mf, "fa:16:3e:16:39:61"); len(from) != 1 || from[0].UFID != "m1" {
+		t.Errorf("FromMAC over masked sources kept %+v, want m1 alone", from)
+	}
 	if FromMAC(got, "not-a-mac") != nil {
 		t.Error("FromMAC kept flows for a MAC that does not read")
 	}
