@@ -128,6 +128,16 @@ phase_start=0
 phase_name=
 begin() { phase_start=$(date +%s); phase_name=$*; printf '\n==> [%4ds] %s\n' $((phase_start - t0)) "$*"; }
 end() { phase_name=; local rc=$1 name=$2 d=$(( $(date +%s) - phase_start )); SUMMARY+=("$(printf '%-28s %5ds  %s' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")")"); printf '<== %s: %ss, %s\n' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "exit $rc")"; }
+# phase NAME TITLE CMD...: one phase: TITLE's banner, CMD, NAME's line in the summary (time, status). A
+# failure fails the job (status=1) and the later phases still run; phase returns CMD's status.
+phase() {
+  local name=$1 title=$2 rc; shift 2
+  begin "$title"; "$@"; rc=$?; end $rc "$name"
+  [ $rc = 0 ] || status=1
+  return $rc
+}
+# must NAME TITLE CMD...: a phase nothing after it can run without: its failure ends the job.
+must() { phase "$@" || exit $?; }
 
 # Peak memory of the whole machine while the job runs (MemTotal - MemAvailable).
 peak_file=$(mktemp)
@@ -166,21 +176,35 @@ trap interrupted INT TERM
 
 status=0
 if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
-  begin "package install"; bash lab/install.sh; rc=$?; end $rc "package install"; [ $rc = 0 ] || exit $rc
+  must "package install" "package install" bash lab/install.sh
   if [ ${#LAB_PREPARE[@]} -gt 0 ]; then
-    begin "$LAB_RELEASE programs ($LAB_PREPARE_HINT)"; "${LAB_PREPARE[@]}"; rc=$?; end $rc "$LAB_RELEASE root filesystem"; [ $rc = 0 ] || exit $rc
+    must "$LAB_RELEASE root filesystem" "$LAB_RELEASE programs ($LAB_PREPARE_HINT)" "${LAB_PREPARE[@]}"
   fi
 fi
 if [ "${LAB_K8S:-0}" = 1 ]; then
   export LAB_K8S
-  begin "Kubernetes binaries (lab/kube/build.sh$([ "${LAB_KUBE_REBUILD:-0}" = 1 ] && echo ', from nothing'))"
-  bash lab/kube/build.sh; rc=$?; end $rc "Kubernetes binaries"; [ $rc = 0 ] || exit $rc
+  must "Kubernetes binaries" "Kubernetes binaries (lab/kube/build.sh$([ "${LAB_KUBE_REBUILD:-0}" = 1 ] && echo ', from nothing'))" \
+    bash lab/kube/build.sh
 fi
-begin "lab up"; bash lab/up.sh; rc=$?; end $rc "lab up"; [ $rc = 0 ] || exit $rc
+must "lab up" "lab up" bash lab/up.sh
 
 export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
 rm -rf "$OUT"; mkdir -p "$OUT"
 go build ./... || exit 1
+
+# with_env VAR=VALUE... -- CMD...: CMD (a function too) with those variables exported, in a subshell.
+with_env() {
+  local -a vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  ( export "${vars[@]}"; "$@" )
+}
+# run_dir DIR [any]: the run directory a suite wrote under DIR (named by its run id, 20...; with
+# "any", the first directory of any name); empty when there is none.
+run_dir() {
+  if [ "${2:-}" = any ]; then find "$1" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n 1
+  else find "$1" -mindepth 1 -maxdepth 1 -type d -name '20*' 2>/dev/null | head -n 1; fi
+}
 
 # ginkgo SUITE_DIR OUTDIR JUNIT [extra ginkgo flags...]: one suite run.
 ginkgo_run() {
@@ -190,8 +214,7 @@ ginkgo_run() {
     go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
 }
 
-begin "suite smoke (baseline)"
-ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite smoke"; [ $rc = 0 ] || status=1
+phase "suite smoke" "suite smoke (baseline)" ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml
 
 # On OVN the perf phase runs the checks and the port-security phase's profiles (PERF_FILTER), not the
 # whole catalogue: on the OVN lab the latency profile's sockperf ping-pong lost one message in its
@@ -201,62 +224,52 @@ ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml; rc=$?; end $rc "suite sm
 # OVN"). The whole suite on OVN: make e2e CONFIG=lab/harness-ovn.yaml.
 PERF_FILTER=()
 [ "$LAB_BACKEND" = ovn ] && PERF_FILTER=(--label-filter='offload || tcp-p1 || udp-b0-p1')
-begin "suite perf (baseline)${PERF_FILTER[*]:+ ${PERF_FILTER[*]}}"
-ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml "${PERF_FILTER[@]}"; rc=$?; end $rc "suite perf (baseline)"; [ $rc = 0 ] || status=1
+phase "suite perf (baseline)" "suite perf (baseline)${PERF_FILTER[*]:+ ${PERF_FILTER[*]}}" \
+  ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml "${PERF_FILTER[@]}"
 
 if [ "${LAB_K8S:-0}" = 1 ]; then
 # Where MOSK runs its tests: the image (make image) loaded into podman, deploy/ applied to the API
 # server, the Job's pod run as a kubelet runs it: in-cluster credentials, then SIGTERM mid-checks.
-begin "the image as deploy/job.yaml's pod: in-cluster, stopped within its grace (lab/kube/deploy.sh)"
-bash lab/kube/deploy.sh "$OUT/deploy"; rc=$?
-end $rc "the image as the Job's pod"; [ $rc = 0 ] || status=1
-begin "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)"
+phase "the image as the Job's pod" "the image as deploy/job.yaml's pod: in-cluster, stopped within its grace (lab/kube/deploy.sh)" \
+  bash lab/kube/deploy.sh "$OUT/deploy"
 # Its step 5's run as the OIDC user is the SPDY phase's, below (KUBE_OIDC_RUN=spdy).
-KUBE_OIDC_RUN=spdy KUBE_RUN=$(cat "$OUT/deploy/pod-run" 2>/dev/null) bash lab/kube/job.sh "$OUT" "$OUT/baseline"; rc=$?
-end $rc "hypervisors over Kubernetes"; [ $rc = 0 ] || status=1
+phase "hypervisors over Kubernetes" "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)" \
+  env KUBE_OIDC_RUN=spdy KUBE_RUN="$(cat "$OUT/deploy/pod-run" 2>/dev/null)" bash lab/kube/job.sh "$OUT" "$OUT/baseline"
 # The Kubernetes path's faults: kube-apiserver stopped under the checks (the commands fail at their
 # bound naming the API server; it is started again), the OVS pod of compute1 deleted and created
 # again under a new name (the run names the vanished pod and its replacement).
-begin "Kubernetes faults: the API server stopped, an OVS pod replaced (lab/kube/faults.sh)"
-bash lab/kube/faults.sh "$OUT/kube-faults"; rc=$?
-end $rc "Kubernetes faults"; [ $rc = 0 ] || status=1
+phase "Kubernetes faults" "Kubernetes faults: the API server stopped, an OVS pod replaced (lab/kube/faults.sh)" \
+  bash lab/kube/faults.sh "$OUT/kube-faults"
 # MKE 3 clusters before Kubernetes 1.30 take every exec over SPDY: the API server restarted with the
 # WebSocket translation off, the checks' verdicts through it against the SSH run's.
-begin "the SPDY fallback through the API server (lab/kube/spdy.sh)"
-bash lab/kube/spdy.sh "$OUT/spdy" "$OUT/baseline" "$(cat "$OUT/deploy/pod-run" 2>/dev/null)"; rc=$?
-end $rc "the SPDY fallback"; [ $rc = 0 ] || status=1
+phase "the SPDY fallback" "the SPDY fallback through the API server (lab/kube/spdy.sh)" \
+  bash lab/kube/spdy.sh "$OUT/spdy" "$OUT/baseline" "$(cat "$OUT/deploy/pod-run" 2>/dev/null)"
 fi
 
 if [ "$LAB_JOB" = full ] && [ "$LAB_BACKEND" = ovs ]; then
-begin "second reference: OVS internal port vs veth"
-ASAP2E2E_CONFIG=$ROOT/lab/plug-internal.yaml ASAP2E2E_OUTPUT_DIR=$OUT/internal \
-  go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
-  --label-filter=throughput ./suites/perf
-rc=$?
-base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-int_dir=$(find "$OUT/internal" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-if [ $rc = 0 ] && [ -n "$base_dir" ] && [ -n "$int_dir" ]; then
-  go run ./tools/plugcompare -o "$OUT/plug-compare.md" "$base_dir/results.json" "$int_dir/results.json"; rc=$?
-fi
-end $rc "internal port vs veth"; [ $rc = 0 ] || status=1
+plug_internal() {
+  ASAP2E2E_CONFIG=$ROOT/lab/plug-internal.yaml ASAP2E2E_OUTPUT_DIR=$OUT/internal \
+    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=20m --junit-report=junit-internal.xml --output-dir="$OUT/internal" \
+    --label-filter=throughput ./suites/perf || return
+  local base_dir int_dir
+  base_dir=$(run_dir "$OUT/baseline" any) int_dir=$(run_dir "$OUT/internal" any)
+  [ -n "$base_dir" ] && [ -n "$int_dir" ] || return 0
+  go run ./tools/plugcompare -o "$OUT/plug-compare.md" "$base_dir/results.json" "$int_dir/results.json"
+}
+phase "internal port vs veth" "second reference: OVS internal port vs veth" plug_internal
 fi
 
-# refused NAME DIR WHAT [VAR=VALUE...]: the offload specs with the lab configured as asap2 (and the
+# refused DIR WHAT [VAR=VALUE...]: the offload specs with the lab configured as asap2 (and the
 # given environment) must fail, and checkrun must find the refusal rests on every check's reasons.
 refused() {
-  local name=$1 dir=$2 what=$3; shift 3
-  ( export "$@" ASAP2E2E_EXPECTED_PATH=asap2; ginkgo_run ./suites/perf "$OUT/$dir" "junit-$dir.xml" --label-filter=offload )
-  local rc=$?
-  if [ $rc = 0 ]; then
-    echo "the harness ACCEPTED $what as offloaded: the checks cannot fail" >&2; end 1 "$name"; status=1; return
+  local dir=$1 what=$2; shift 2
+  if ( export "$@" ASAP2E2E_EXPECTED_PATH=asap2; ginkgo_run ./suites/perf "$OUT/$dir" "junit-$dir.xml" --label-filter=offload ); then
+    echo "the harness ACCEPTED $what as offloaded: the checks cannot fail" >&2; return 1
   fi
-  local run_dir; run_dir=$(find "$OUT/$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-  go run ./tools/checkrun refused "$run_dir" "$OUT/$dir/junit-$dir.xml"; rc=$?
-  end $rc "$name"; [ $rc = 0 ] || status=1
+  go run ./tools/checkrun refused "$(run_dir "$OUT/$dir" any)" "$OUT/$dir/junit-$dir.xml"
 }
 
-begin "negative run: the lab as asap2 must be refused"
-refused "negative run" negative "the lab"
+phase "negative run" "negative run: the lab as asap2 must be refused" refused negative "the lab"
 
 # Security groups on (data_port.port_security): the data ports get port security and the run's
 # security group, so the lab's Neutron OVS firewall (LAB_FIREWALL_DRIVER=openvswitch, up.sh's
@@ -268,29 +281,24 @@ refused "negative run" negative "the lab"
 # that hypervisor's data path and every later phase with it (lab/README.md "What differed on OVN").
 PS_LABELS='offload || tcp-p1 || udp-b0-p1 || connections'
 [ "$LAB_BACKEND" = ovn ] && PS_LABELS='offload || tcp-p1 || udp-b0-p1'
-begin "port security on: conntrack on every packet, the checks read software"
-ASAP2E2E_DATA_PORT_PORT_SECURITY=1 ginkgo_run ./suites/perf "$OUT/port-security" junit-port-security.xml \
-  --label-filter="$PS_LABELS"
-rc=$?
-end $rc "port security on"; [ $rc = 0 ] || status=1
+phase "port security on" "port security on: conntrack on every packet, the checks read software" \
+  with_env ASAP2E2E_DATA_PORT_PORT_SECURITY=1 -- ginkgo_run ./suites/perf "$OUT/port-security" junit-port-security.xml --label-filter="$PS_LABELS"
 
 # The full job only: the refusal rests on the same judges as the port-security run's software
 # verdicts just read (the conntrack check among them), so a short job (CI's second release and
 # second backend) proves nothing new with it; Zed's full job runs it on every submission.
 if [ "$LAB_JOB" = full ]; then
-begin "port security on, the lab as asap2: refused, the conntrack check with the others"
-refused "port security negative" port-security-negative "the lab with security groups" ASAP2E2E_DATA_PORT_PORT_SECURITY=1
+phase "port security negative" "port security on, the lab as asap2: refused, the conntrack check with the others" \
+  refused port-security-negative "the lab with security groups" ASAP2E2E_DATA_PORT_PORT_SECURITY=1
 fi
 
-begin "the cost of security groups: port security off vs on, side by side"
-base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-ps_dir=$(find "$OUT/port-security" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-if [ -n "$base_dir" ] && [ -n "$ps_dir" ]; then
-  go run ./tools/report sgcost -o "$OUT/security-groups-cost.md" "$base_dir/results.json" "$ps_dir/results.json"; rc=$?
-else
-  echo "no baseline or port-security run directory" >&2; rc=1
-fi
-end $rc "security groups' cost"; [ $rc = 0 ] || status=1
+sg_cost() {
+  local base_dir ps_dir
+  base_dir=$(run_dir "$OUT/baseline" any) ps_dir=$(run_dir "$OUT/port-security" any)
+  [ -n "$base_dir" ] && [ -n "$ps_dir" ] || { echo "no baseline or port-security run directory" >&2; return 1; }
+  go run ./tools/report sgcost -o "$OUT/security-groups-cost.md" "$base_dir/results.json" "$ps_dir/results.json"
+}
+phase "security groups' cost" "the cost of security groups: port security off vs on, side by side" sg_cost
 
 # binding:profile is Nova's and Neutron's policy, the same under either backend, different between
 # the releases: they run on OVS, and on OVN except on Zed, whose OVS job proves them (CI runs Epoxy
@@ -299,25 +307,28 @@ if [ "$LAB_BACKEND" = ovs ] || [ "$LAB_RELEASE" != zed ]; then
 # lab/harness.yaml leaves binding:profile to Nova (data_port.binding_profile: nova): Nova's
 # _get_vf_pci_device_profile copies the bound VF's network capabilities (the lab driver's fake
 # ConnectX VFs carry switchdev) into it. The ports the smoke run saved before teardown must show it.
-begin "binding profile: Nova wrote capabilities [switchdev] (smoke run's data ports)"
-sm_dir=$(find "$OUT/smoke" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
-if [ -n "$sm_dir" ]; then go run ./tools/checkrun nova-filled "$sm_dir"; rc=$?; else echo "no smoke run directory" >&2; rc=1; fi
-end $rc "binding profile (Nova)"; [ $rc = 0 ] || status=1
+nova_filled() {
+  local sm_dir; sm_dir=$(run_dir "$OUT/smoke")
+  [ -n "$sm_dir" ] || { echo "no smoke run directory" >&2; return 1; }
+  go run ./tools/checkrun nova-filled "$sm_dir"
+}
+phase "binding profile (Nova)" "binding profile: Nova wrote capabilities [switchdev] (smoke run's data ports)" nova_filled
 
 # The same config with the harness writing binding:profile as admin (set): Zed's Neutron allows it;
 # from Neutron 2023.2's secure-RBAC defaults (Epoxy) only the service role may, and the harness
 # must say so, name data_port.binding_profile: nova and leave nothing (LAB_ADMIN_BINDING_PROFILE).
-begin "binding profile written by the harness (set): $LAB_ADMIN_BINDING_PROFILE"
-ASAP2E2E_DATA_PORT_BINDING_PROFILE=set ginkgo_run ./suites/smoke "$OUT/binding-set" junit-binding-set.xml
-rc=$?
-if [ "$LAB_ADMIN_BINDING_PROFILE" = refused ]; then
+binding_set() {
+  local rc
+  with_env ASAP2E2E_DATA_PORT_BINDING_PROFILE=set -- ginkgo_run ./suites/smoke "$OUT/binding-set" junit-binding-set.xml
+  rc=$?
+  [ "$LAB_ADMIN_BINDING_PROFILE" = refused ] || return $rc
   if [ $rc != 0 ] && grep -q "only the service role write binding:profile" "$OUT/binding-set/junit-binding-set.xml"; then
-    echo "ok: Neutron refused the admin's binding:profile, and the harness said why and what to set"; rc=0
+    echo "ok: Neutron refused the admin's binding:profile, and the harness said why and what to set"
   else
-    echo "want the harness's set refused by Neutron's policy, with the reason (exit $rc)" >&2; rc=1
+    echo "want the harness's set refused by Neutron's policy, with the reason (exit $rc)" >&2; return 1
   fi
-fi
-end $rc "binding profile (harness)"; [ $rc = 0 ] || status=1
+}
+phase "binding profile (harness)" "binding profile written by the harness (set): $LAB_ADMIN_BINDING_PROFILE" binding_set
 fi
 
 # Offload that holds (issue 38), on the OVS agent's lab (lab/harness-hold.yaml is its config with
@@ -328,21 +339,20 @@ fi
 # LAB_HOLD_LABELS: which of them (a ginkgo label filter; CI leaves out rule-scale-10000).
 if [ "$LAB_BACKEND" = ovs ]; then
 HOLD_LABELS=${LAB_HOLD_LABELS:-failover || aging || fragments || churn || rule-scale}
-begin "offload that holds: bond failover, aging, fragments, churn, rule scale ($HOLD_LABELS)"
-HARNESS=$ROOT/lab/harness-hold.yaml ginkgo_run ./suites/perf "$OUT/hold" junit-hold.xml --label-filter="$HOLD_LABELS"; rc=$?
-hold_dir=$(find "$OUT/hold" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
-if [ -n "$hold_dir" ] && [ -f "$hold_dir/report.md" ]; then
+hold() {
+  local rc hold_dir
+  HARNESS=$ROOT/lab/harness-hold.yaml ginkgo_run ./suites/perf "$OUT/hold" junit-hold.xml --label-filter="$HOLD_LABELS"; rc=$?
+  hold_dir=$(run_dir "$OUT/hold")
+  [ -n "$hold_dir" ] && [ -f "$hold_dir/report.md" ] || { echo "no report from the run under $OUT/hold" >&2; return 1; }
   awk '/^## /{show = ($0 ~ /^## (Bond failover|Aging|Fragmented|Churn|Rule scale|Long window)/)} show' "$hold_dir/report.md"
-else
-  echo "no report from the run under $OUT/hold" >&2; rc=1
-fi
-end $rc "offload that holds"; [ $rc = 0 ] || status=1
+  return $rc
+}
+phase "offload that holds" "offload that holds: bond failover, aging, fragments, churn, rule scale ($HOLD_LABELS)" hold
 fi
 
 if [ "$LAB_JOB" = full ]; then
-begin "fault matrix: signals, API faults, frozen API services, broken guests, vanishing data path, a killed ovs-vswitchd, two runs at once, kill -9"
-bash suites/faults/run.sh "$OUT/faults"; rc=$?
-end $rc "fault matrix"; [ $rc = 0 ] || status=1
+phase "fault matrix" "fault matrix: signals, API faults, frozen API services, broken guests, vanishing data path, a killed ovs-vswitchd, two runs at once, kill -9" \
+  bash suites/faults/run.sh "$OUT/faults"
 elif [ "$LAB_BACKEND" = ovn ]; then
 # The rows whose fault goes through what OVN replaced: the data path cut by an OpenFlow drop in
 # br-int (ovn-controller's bridge) and by Neutron deleting the port (ML2/OVN deletes the logical
@@ -352,19 +362,16 @@ elif [ "$LAB_BACKEND" = ovn ]; then
 # program the restarted switch again) but is not cheap: it runs alone, 3-4 min with the teardown's
 # waits on the dead switch; add it with LAB_OVN_FAULT_ROWS='TestFaults/(datapath|hypervisor|signal|concurrent)/(port-deleted|network-cut|ssh-frozen-in-checks|ovs-vswitchd-killed|checks-SIGINT|two-runs)$'.
 rows=${LAB_OVN_FAULT_ROWS:-'TestFaults/(datapath|hypervisor|signal|concurrent)/(port-deleted|network-cut|ssh-frozen-in-checks|checks-SIGINT|two-runs)$'}
-begin "fault matrix, the backend's rows ($rows)"
-bash suites/faults/run.sh "$OUT/faults" "$rows"; rc=$?
-end $rc "fault matrix (backend rows)"; [ $rc = 0 ] || status=1
+phase "fault matrix (backend rows)" "fault matrix, the backend's rows ($rows)" bash suites/faults/run.sh "$OUT/faults" "$rows"
 fi
 
 if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then
 # The fleet's own lab: up.sh grows the two-node lab to N nodes (LAB_GROW=0: takes it down and
 # brings up one of N).
-begin "lab up with $LAB_FLEET_COMPUTES compute nodes (the fleet's)"
 # Without its Kubernetes control plane (LAB_K8S=0): the fleet's config uses SSH, nothing after it
 # uses the API server, and a grown lab would need the plane started again for every node.
-LAB_K8S=0 LAB_COMPUTES=$LAB_FLEET_COMPUTES bash lab/up.sh; rc=$?; end $rc "lab up (fleet)"
-if [ $rc != 0 ]; then status=1; else
+if phase "lab up (fleet)" "lab up with $LAB_FLEET_COMPUTES compute nodes (the fleet's)" \
+  env LAB_K8S=0 LAB_COMPUTES="$LAB_FLEET_COMPUTES" bash lab/up.sh; then
 # fleet_run DIR MODE [ginkgo flags...]: the fleet suite on lab/harness-fleet.yaml (every compute
 # node in a ring).
 fleet_run() {
@@ -378,14 +385,10 @@ fleet_run() {
 # checks would be the isolated run's again (the same rounds in both modes), so it runs the
 # profile only.
 if fleet_wants isolated; then
-begin "fleet of $LAB_FLEET_COMPUTES, isolated: every node proven and measured"
-fleet_run fleet-isolated isolated; rc=$?
-end $rc "fleet (isolated)"; [ $rc = 0 ] || status=1
+phase "fleet (isolated)" "fleet of $LAB_FLEET_COMPUTES, isolated: every node proven and measured" fleet_run fleet-isolated isolated
 fi
 if fleet_wants concurrent; then
-begin "fleet of $LAB_FLEET_COMPUTES, concurrent: every pair's window at once"
-fleet_run fleet-concurrent concurrent --label-filter=tcp-p1; rc=$?
-end $rc "fleet (concurrent)"; [ $rc = 0 ] || status=1
+phase "fleet (concurrent)" "fleet of $LAB_FLEET_COMPUTES, concurrent: every pair's window at once" fleet_run fleet-concurrent concurrent --label-filter=tcp-p1
 fi
 
 # A node a real fleet has: its uplink negotiated down (10 Mbit/s, where a failed autonegotiation
@@ -398,63 +401,65 @@ fi
 # bad link) names the node only while the slowest healthy pair delivers more than three times the
 # bad link; on this 2-core machine, loaded, healthy pairs delivered 107-160 Mbit/s (CI, 2026-12-05),
 # and at 100 Mbit/s the fleet passed: the fault was inside the healthy range, not the rule wrong.
-if fleet_wants bad-node; then
-begin "fleet with a bad node ($LAB_FLEET_BAD_MODE): compute3's underlay at 10 Mbit/s must be named, alone"
-BAD_NS=asap2lab-hv3
-# Both legs of its bond (lab/up.sh: bond-ul over ul0 and ul1), whichever is active.
-ip netns exec "$BAD_NS" tc qdisc replace dev ul0 root tbf rate 10mbit burst 64kb latency 50ms &&
-  ip netns exec "$BAD_NS" tc qdisc replace dev ul1 root tbf rate 10mbit burst 64kb latency 50ms &&
-  ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms &&
-  ip netns exec asap2lab-tor tc qdisc replace dev hv3b root tbf rate 10mbit burst 64kb latency 50ms
-fleet_run fleet-bad-node "$LAB_FLEET_BAD_MODE" --label-filter=tcp-p1; rc=$?
-for dev in ul0 ul1; do ip netns exec "$BAD_NS" tc qdisc del dev $dev root 2>/dev/null || true; done
-for dev in hv3 hv3b; do ip netns exec asap2lab-tor tc qdisc del dev $dev root 2>/dev/null || true; done
-bad_dir=$(find "$OUT/fleet-bad-node" -mindepth 1 -maxdepth 1 -type d -name '20*' | head -n 1)
-if [ $rc = 0 ]; then
-  echo "the fleet PASSED with compute3's underlay at 10 Mbit/s: the outlier rule cannot fail" >&2; rc=1
-elif [ -z "$bad_dir" ]; then
-  echo "no fleet run directory under $OUT/fleet-bad-node" >&2; rc=1
-else
+bad_node() {
+  local bad_ns=asap2lab-hv3 rc bad_dir verdict dev
+  # Both legs of its bond (lab/up.sh: bond-ul over ul0 and ul1), whichever is active.
+  ip netns exec "$bad_ns" tc qdisc replace dev ul0 root tbf rate 10mbit burst 64kb latency 50ms &&
+    ip netns exec "$bad_ns" tc qdisc replace dev ul1 root tbf rate 10mbit burst 64kb latency 50ms &&
+    ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms &&
+    ip netns exec asap2lab-tor tc qdisc replace dev hv3b root tbf rate 10mbit burst 64kb latency 50ms
+  fleet_run fleet-bad-node "$LAB_FLEET_BAD_MODE" --label-filter=tcp-p1; rc=$?
+  for dev in ul0 ul1; do ip netns exec "$bad_ns" tc qdisc del dev $dev root 2>/dev/null || true; done
+  for dev in hv3 hv3b; do ip netns exec asap2lab-tor tc qdisc del dev $dev root 2>/dev/null || true; done
+  bad_dir=$(run_dir "$OUT/fleet-bad-node")
+  if [ $rc = 0 ]; then
+    echo "the fleet PASSED with compute3's underlay at 10 Mbit/s: the outlier rule cannot fail" >&2; return 1
+  elif [ -z "$bad_dir" ]; then
+    echo "no fleet run directory under $OUT/fleet-bad-node" >&2; return 1
+  fi
   verdict=$(go run ./tools/report render -o "$OUT/fleet-bad-node/report" "$bad_dir/results.json" | grep '^fleet verdict ')
   echo "$verdict"
   if printf '%s\n' "$verdict" | grep -qE '^fleet verdict FAIL: run [^:]+: 1 node\(s\) failed: compute3$'; then
-    echo "ok: the fleet failed naming compute3 alone"; rc=0
+    echo "ok: the fleet failed naming compute3 alone"
   else
-    echo "want the fleet verdict to fail naming compute3 alone" >&2; rc=1
+    echo "want the fleet verdict to fail naming compute3 alone" >&2; return 1
   fi
-fi
-end $rc "fleet bad node"; [ $rc = 0 ] || status=1
+}
+if fleet_wants bad-node; then
+  phase "fleet bad node" "fleet with a bad node ($LAB_FLEET_BAD_MODE): compute3's underlay at 10 Mbit/s must be named, alone" bad_node
 fi
 fi
 fi
 
-begin "leftovers, listed by the openstack CLI (not the harness)"
-run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/oidc" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" "$OUT/hold" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
-listing=$(
-  for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
-              "server group list --all-projects" "flavor list --all"; do
-    rx openstack --os-cloud asap2lab-admin $what -f value -c Name 2>&1 | sed "s/^/$what: /"
+leftovers() {
+  local run_ids listing rc=0 id left what
+  run_ids=$(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/negative" "$OUT/port-security" "$OUT/port-security-negative" "$OUT/binding-set" "$OUT/kube" "$OUT/noexec" "$OUT/oidc" "$OUT/kube-faults/apiserver" "$OUT/kube-faults/ovs-pod" "$OUT/deploy/pod/volumes/results" "$OUT/deploy/pod-sigterm/volumes/results" "$OUT/spdy" "$OUT/hold" -mindepth 1 -maxdepth 1 -type d -name '20*' -printf '%f\n' 2>/dev/null)
+  listing=$(
+    for what in "server list --all-projects" "port list" "network list" "subnet list" "security group list" \
+                "server group list --all-projects" "flavor list --all"; do
+      rx openstack --os-cloud asap2lab-admin $what -f value -c Name 2>&1 | sed "s/^/$what: /"
+    done
+    rx openstack --os-cloud asap2lab keypair list -f value -c Name 2>&1 | sed 's/^/keypair list: /'
+  )
+  for id in $run_ids; do
+    left=$(grep -F -- "-$id-" <<<"$listing")
+    if [ -n "$left" ]; then echo "run $id left:"; echo "$left"; rc=1; else echo "run $id: nothing left"; fi
   done
-  rx openstack --os-cloud asap2lab keypair list -f value -c Name 2>&1 | sed 's/^/keypair list: /'
-)
-rc=0
-for id in $run_ids; do
-  left=$(grep -F -- "-$id-" <<<"$listing")
-  if [ -n "$left" ]; then echo "run $id left:"; echo "$left"; rc=1; else echo "run $id: nothing left"; fi
-done
-[ -n "$run_ids" ] || { echo "no run directories found under $OUT" >&2; rc=1; }
-end $rc "leftovers (openstack CLI)"; [ $rc = 0 ] || status=1
+  [ -n "$run_ids" ] || { echo "no run directories found under $OUT" >&2; rc=1; }
+  return $rc
+}
+phase "leftovers (openstack CLI)" "leftovers, listed by the openstack CLI (not the harness)" leftovers
 
-begin "report"
-base_dir=$(find "$OUT/baseline" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-if [ -n "$base_dir" ] && [ -f "$base_dir/results.json" ]; then
+lab_report() {
+  local base_dir rc
+  base_dir=$(run_dir "$OUT/baseline" any)
+  [ -n "$base_dir" ] && [ -f "$base_dir/results.json" ] || { echo "no results.json from the baseline run" >&2; return 1; }
   go run ./tools/report render -o "$OUT" -name lab-report "$base_dir/results.json"; rc=$?
   [ -f "$OUT/lab-report.md" ] && cat "$OUT/lab-report.md"
   grep -h "wall time by phase" "$base_dir/harness.log" | sed 's/^[^ ]* /harness /'
-else
-  echo "no results.json from the baseline run" >&2; rc=1
-fi
-end $rc "report"; [ $rc = 0 ] || status=1
+  return $rc
+}
+phase "report" "report" lab_report
 
 # The lab keeps a series (issue 37): each job adds its measuring runs to one history that outlives
 # $OUT (which the next job empties): $LAB_HISTORY, else $ASAP2E2E_HISTORY, else lab-history.db beside
@@ -465,25 +470,22 @@ end $rc "report"; [ $rc = 0 ] || status=1
 # offload verdicts fell has failed in its own phase already. A store that cannot be read or written
 # (exit 2) fails it.
 HISTORY_STORE=${LAB_HISTORY:-${ASAP2E2E_HISTORY:-$(dirname "$OUT")/lab-history.db}}
-begin "history: this job's runs into $HISTORY_STORE, the trend page"
-mapfile -t hist_files < <(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/port-security" "$OUT/kube" "$OUT/hold" \
-  "$OUT/fleet-isolated" "$OUT/fleet-concurrent" -mindepth 2 -maxdepth 2 -name results.json 2>/dev/null | sort)
-if [ ${#hist_files[@]} = 0 ]; then
-  echo "no results.json from the measuring phases under $OUT" >&2; rc=1
-else
+ingest_history() {
+  local rc crc
+  local -a hist_files
+  mapfile -t hist_files < <(find "$OUT/smoke" "$OUT/baseline" "$OUT/internal" "$OUT/port-security" "$OUT/kube" "$OUT/hold" \
+    "$OUT/fleet-isolated" "$OUT/fleet-concurrent" -mindepth 2 -maxdepth 2 -name results.json 2>/dev/null | sort)
+  [ ${#hist_files[@]} != 0 ] || { echo "no results.json from the measuring phases under $OUT" >&2; return 1; }
   go run ./tools/history --store "$HISTORY_STORE" ingest "${hist_files[@]}" &&
-    go run ./tools/history --store "$HISTORY_STORE" trend -o "$OUT/trend.html" -title "make lab ($LAB_RELEASE, $LAB_BACKEND)"
-  rc=$?
-  if [ $rc = 0 ]; then
-    go run ./tools/history --store "$HISTORY_STORE" check --junit "$OUT/history-junit.xml"; crc=$?
-    case $crc in
-      0) ;;
-      1) echo "history: the check above found a regression in this job's runs against the earlier jobs in $HISTORY_STORE (reported, not failed: see lab/job.sh)" ;;
-      *) rc=$crc ;;
-    esac
-  fi
-fi
-end $rc "history"; [ $rc = 0 ] || status=1
+    go run ./tools/history --store "$HISTORY_STORE" trend -o "$OUT/trend.html" -title "make lab ($LAB_RELEASE, $LAB_BACKEND)" || return
+  go run ./tools/history --store "$HISTORY_STORE" check --junit "$OUT/history-junit.xml"; crc=$?
+  case $crc in
+    0) ;;
+    1) echo "history: the check above found a regression in this job's runs against the earlier jobs in $HISTORY_STORE (reported, not failed: see lab/job.sh)" ;;
+    *) return $crc ;;
+  esac
+}
+phase "history" "history: this job's runs into $HISTORY_STORE, the trend page" ingest_history
 
 lab_down
 exit $status
