@@ -28,6 +28,12 @@ HARNESS_MODIFIED ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && 
 HARNESS_LDFLAGS  := $(if $(HARNESS_REVISION),-X github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$(HARNESS_REVISION) -X github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Modified=$(HARNESS_MODIFIED))
 
 export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
+# One build configuration for every target: make test, make race, make lab's suites and tools and
+# make dist (tools/dist.sh, and make test's TestDistRunsWithoutGoToolchain) all compile -trimpath,
+# so each compiled package is built once and found in the build cache by the others. With a cold
+# cache (a fresh machine, CI from nothing) the dist test alone otherwise compiled the whole module
+# and its dependencies (client-go, gophercloud) a second time: 195 compiles for e2e/config alone.
+export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 
 .PHONY: all build vet test race fuzz e2e smoke fleet lab clean dist image
 

@@ -11,6 +11,9 @@ harness_ldflags() {
   [ -z "$(git -C "$1" status --porcelain 2>/dev/null)" ] || rev+=+modified
   export HARNESS_LDFLAGS="-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
   export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=$HARNESS_LDFLAGS"
+  # make test's and make dist's build configuration (the Makefile's GOFLAGS), so a lab job run
+  # without make finds their compiled packages in the build cache too.
+  case " $GOFLAGS " in *" -trimpath "*) ;; *) GOFLAGS+=" -trimpath" ;; esac
 }
 
 # harness_version ROOT: the harness's version, printed: the Go pseudo-version of the checkout's
