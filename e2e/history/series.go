@@ -12,7 +12,9 @@
 // point sits in: the last change point of the newest 60 runs, within the
 // newest 10); Trend (the offline trend page: regressions on top, one SVG chart
 // per series family, change points and builds marked, and for a fleet a
-// per-node heat map against the fleet's median).
+// per-node heat map against the fleet's median). Each measurement family's
+// metrics and points are in its own file, registered in families
+// (families.go), which Extract ranges over in order.
 package history
 
 import (
