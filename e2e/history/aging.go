@@ -14,6 +14,7 @@ func init() {
 	Metrics[MetricReinstallMs] = Metric{Name: MetricReinstallMs, MinEffect: 0.25}
 	Metrics[MetricReoffloadMs] = Metric{Name: MetricReoffloadMs, MinEffect: 0.25}
 	families.Register(60, agingPoints, results.FamilyAging)
+	families.Excuse("a label and a verdict, no number to follow", results.FamilyFragments)
 }
 
 // agingPoints are the aging profile's times, per measured hypervisor.

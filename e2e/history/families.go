@@ -16,14 +16,9 @@ type pointsFunc = func(r *results.Results, pair string, add adder)
 
 // families are the measurement families' points, registered in each
 // family's own file (latency.go, connections.go, hold.go, aging.go,
-// failover.go) with their metrics. Their order is Extract's, among its own
+// failover.go, pps.go) with their metrics, or excused there. Their order is Extract's, among its own
 // steps: every profile's points at 10, the run's verdict at 30.
 var families = results.NewRegistry[pointsFunc]("history families")
-
-func init() {
-	families.Excuse("its profiles are Profiles (every profile's points); a search's rate has no series", results.FamilyPPS)
-	families.Excuse("a label and a verdict, no number to follow", results.FamilyFragments)
-}
 
 // step is one kind of a single run's points.
 type step struct {
