@@ -8,6 +8,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(200, section{defaults: (*Config).applyAgingDefaults, validate: (*validator).aging,
+		metric: results.IsAgingMetric, profile: (*validator).agingProfile}, results.FamilyAging, results.FamilyFragments)
+}
+
 // Aging is the aging and re-offload profile (issue 38 item 4): a UDP flow
 // from a pinned client port (iperf3 --cport) runs with the dpctl and tc
 // checks, idles longer than the kernel's flowtable timeout and each

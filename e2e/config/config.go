@@ -11,7 +11,9 @@
 // ShardFromIndex; ASAP2E2E_RUN_GROUP, required when sharded); the validation,
 // every problem at once as "file: key.path: message, got VALUE"; the defaults;
 // the named intervals (config.Interval is wait.Interval, named for the file's
-// types).
+// types). Each measurement family's section (its type, defaults, checks and
+// its threshold metrics' profile check) is in its own file, registered in
+// sections (sections.go), which applyDefaults and validate range over.
 package config
 
 import (

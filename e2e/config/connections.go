@@ -8,6 +8,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(180, section{defaults: (*Config).applyConnectionsDefaults, validate: (*validator).connections,
+		metric: results.IsConnectionMetric, profile: (*validator).connectionProfile}, results.FamilyConnections)
+}
+
 // Connections is the connection-scale profile (issue 22): N concurrent TCP
 // connections between the pair for each N in Counts, the hypervisors'
 // conntrack tables sampled (data_port.port_security true) during iperf3's

@@ -202,7 +202,6 @@ func (c *Config) applyDefaults() {
 		c.Offload.CountersMinFlowPackets = DefaultCountersMinFlowPackets
 	}
 
-	c.applyLatencyDefaults()
 	c.applyFleetDefaults()
 
 	// Intervals: every known name gets its default; a name in the file
@@ -225,11 +224,12 @@ func (c *Config) applyDefaults() {
 		merged[name] = iv
 	}
 	c.Intervals = merged
-	c.applyPPSDefaults()
-	c.applyConnectionsDefaults()
-	c.applyHoldDefaults()
-	c.applyAgingDefaults()
-	c.applyFailoverDefaults()
+	// The families' sections (sections.go), in order.
+	for _, s := range sections.All() {
+		if s.Value.defaults != nil {
+			s.Value.defaults(c)
+		}
+	}
 }
 
 // defaultEndpoint fills the port of an endpoint and of its jump chain.

@@ -10,6 +10,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(210, section{defaults: (*Config).applyFailoverDefaults, validate: (*validator).failover,
+		metric: func(m string) bool { return m == results.MetricFailoverOutage }, profile: func(v *validator, path, _, id string) { v.failoverProfile(path, id) }}, results.FamilyFailover)
+}
+
 // Failover is the bond / VF-LAG failover profile (issue 38 item 1): during
 // one measured UDP flow at a fixed rate, one member of one hypervisor's
 // bond is taken down by DownCommand at DownAt and brought back by

@@ -9,6 +9,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(190, section{defaults: (*Config).applyHoldDefaults, validate: (*validator).hold,
+		metric: results.IsHoldMetric, profile: (*validator).holdProfile}, results.FamilyRuleScale, results.FamilyChurn)
+}
+
 // Offload that holds (issue 38): the rule-scale profile (item 3) and the
 // long window without churn (item 2). Each is its own evidence window, not
 // a throughput window: the hypervisors are read during it.

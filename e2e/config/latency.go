@@ -9,6 +9,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(130, section{defaults: (*Config).applyLatencyDefaults, validate: (*validator).latency,
+		metric: results.IsLatencyMetric, profile: func(v *validator, path, _, id string) { v.oneOf(path, id, results.LatencyProfileIDs()) }}, results.FamilyLatency)
+}
+
 // Latency configures the latency profiles (results.LatencyCatalogue):
 // sockperf ping-pong at idle and under an iperf3 load, and the first
 // packets of fresh flows.

@@ -9,6 +9,11 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(160, section{defaults: (*Config).applyPPSDefaults, validate: (*validator).pps,
+		metric: results.IsSearchMetric, profile: (*validator).searchProfile}, results.FamilyPPS)
+}
+
 // PPS is the small-packet family and the zero-loss search (issue 12).
 type PPS struct {
 	// Profiles are the small-packet profiles that run (iperf3.PPSIDs);

@@ -134,27 +134,14 @@ func (v *validator) port(path string, p int) {
 
 func (c *Config) validate(o options) Problems {
 	v := &validator{c: c, o: o}
-	v.run()
-	v.cloud()
-	v.image()
-	v.flavor()
-	v.network()
-	v.dataPort()
-	v.placement()
-	v.guestAccess()
-	v.ssh()
-	v.hypervisors()
-	v.traffic()
-	v.offload()
-	v.latency()
-	v.intervals()
-	v.thresholds()
-	v.pps()
-	v.fleet()
-	v.connections()
-	v.hold()
-	v.aging()
-	v.failover()
+	// The families' sections (sections.go) run among these by their order.
+	for _, s := range v.inOrder([]step{
+		{10, v.run}, {20, v.cloud}, {30, v.image}, {40, v.flavor}, {50, v.network}, {60, v.dataPort},
+		{70, v.placement}, {80, v.guestAccess}, {90, v.ssh}, {100, v.hypervisors}, {110, v.traffic},
+		{120, v.offload}, {140, v.intervals}, {150, v.thresholds}, {170, v.fleet},
+	}) {
+		s.run()
+	}
 	return v.probs
 }
 
@@ -759,19 +746,7 @@ func (v *validator) thresholds() {
 			names[t.Name] = true
 		}
 		if v.required(p+".profile", t.Profile, "") {
-			if results.IsSearchMetric(t.Metric) {
-				v.searchProfile(p+".profile", t.Metric, t.Profile)
-			} else if results.IsConnectionMetric(t.Metric) {
-				v.connectionProfile(p+".profile", t.Metric, t.Profile)
-			} else if results.IsHoldMetric(t.Metric) {
-				v.holdProfile(p+".profile", t.Metric, t.Profile)
-			} else if results.IsAgingMetric(t.Metric) {
-				v.agingProfile(p+".profile", t.Metric, t.Profile)
-			} else if t.Metric == results.MetricFailoverOutage {
-				v.failoverProfile(p+".profile", t.Profile)
-			} else if results.IsLatencyMetric(t.Metric) {
-				v.oneOf(p+".profile", t.Profile, results.LatencyProfileIDs())
-			} else {
+			if !v.familyProfile(p+".profile", t.Metric, t.Profile) {
 				v.profile(p+".profile", t.Profile)
 			}
 		}

@@ -16,10 +16,11 @@ const (
 func init() {
 	Metrics[MetricFailoverOutage] = Metric{Name: MetricFailoverOutage, MinEffect: 0.20}
 	Metrics[MetricFailoverReoffload] = Metric{Name: MetricFailoverReoffload, MinEffect: 0.20}
+	families.Register(70, func(r *results.Results, _ string, add adder) { failoverPoints(r.Failover, add) }, results.FamilyFailover)
 }
 
 // failoverPoints are the failover results' points.
-func failoverPoints(fs []results.FailoverResult, add func(metric, profile string, path results.Path, node string, v, lo, hi float64, n int)) {
+func failoverPoints(fs []results.FailoverResult, add adder) {
 	for _, f := range fs {
 		if v, ok := f.OutageMs(); ok {
 			add(MetricFailoverOutage, results.FailoverProfileID, f.Path, f.Hypervisor, v, v, v, 1)

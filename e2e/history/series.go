@@ -12,7 +12,9 @@
 // point sits in: the last change point of the newest 60 runs, within the
 // newest 10); Trend (the offline trend page: regressions on top, one SVG chart
 // per series family, change points and builds marked, and for a fleet a
-// per-node heat map against the fleet's median).
+// per-node heat map against the fleet's median). Each measurement family's
+// metrics and points are in its own file, registered in families
+// (families.go), which Extract ranges over in order.
 package history
 
 import (
@@ -77,44 +79,16 @@ type Metric struct {
 const (
 	MetricDelivered   = "delivered_bps"
 	MetricLoss        = "loss_percent"
-	MetricLatencyP50  = "latency_p50_us"
-	MetricLatencyP99  = "latency_p99_us"
-	MetricLatencyP999 = "latency_p99_9_us"
 	MetricCoresPer10G = "host_cores_per_10gbps"
 	MetricOffloaded   = "offloaded"
-	// The connection-scale profile's, per hypervisor: the share of the
-	// opened connections offloaded, and the seconds until all were.
-	MetricOffloadedShare = "offloaded_share"
-	MetricTimeToOffload  = "time_to_offload_s"
-	// Issue 38's, per hypervisor: the rule-scale profile's insertion rate
-	// of its judged table and the seconds until the hardware share was in
-	// hardware; the churn window's counted events.
-	MetricRulesPerSecond = "rules_per_second"
-	MetricTimeToHardware = "time_to_hardware_s"
-	MetricChurnCount     = "churn_count"
-	// The aging profile's, per hypervisor, from measured results only: ms
-	// from the restart until the tuple's flows were back in the datapath
-	// and proven in hardware.
-	MetricReinstallMs = "reinstall_ms"
-	MetricReoffloadMs = "reoffload_ms"
 )
 
 // Metrics are the judged metrics by name.
 var Metrics = map[string]Metric{
-	MetricDelivered:      {Name: MetricDelivered, HigherBetter: true, MinEffect: 0.05},
-	MetricLoss:           {Name: MetricLoss, MinEffect: 0.5, Absolute: true},
-	MetricLatencyP50:     {Name: MetricLatencyP50, MinEffect: 0.10},
-	MetricLatencyP99:     {Name: MetricLatencyP99, MinEffect: 0.15},
-	MetricLatencyP999:    {Name: MetricLatencyP999, MinEffect: 0.20},
-	MetricCoresPer10G:    {Name: MetricCoresPer10G, MinEffect: 0.10},
-	MetricOffloaded:      {Name: MetricOffloaded, HigherBetter: true, Verdict: true},
-	MetricOffloadedShare: {Name: MetricOffloadedShare, HigherBetter: true, MinEffect: 0.05, Absolute: true},
-	MetricTimeToOffload:  {Name: MetricTimeToOffload, MinEffect: 0.20},
-	MetricRulesPerSecond: {Name: MetricRulesPerSecond, HigherBetter: true, MinEffect: 0.10},
-	MetricTimeToHardware: {Name: MetricTimeToHardware, MinEffect: 0.20},
-	MetricChurnCount:     {Name: MetricChurnCount, MinEffect: 1, Absolute: true},
-	MetricReinstallMs:    {Name: MetricReinstallMs, MinEffect: 0.25},
-	MetricReoffloadMs:    {Name: MetricReoffloadMs, MinEffect: 0.25},
+	MetricDelivered:   {Name: MetricDelivered, HigherBetter: true, MinEffect: 0.05},
+	MetricLoss:        {Name: MetricLoss, MinEffect: 0.5, Absolute: true},
+	MetricCoresPer10G: {Name: MetricCoresPer10G, MinEffect: 0.10},
+	MetricOffloaded:   {Name: MetricOffloaded, HigherBetter: true, Verdict: true},
 }
 
 // MetricOf is the metric named, or an error naming the known ones.
@@ -229,76 +203,56 @@ func Extract(r *results.Results) []Point {
 		})
 	}
 	if r.Fleet == nil {
-		for _, p := range r.Profiles {
-			if p.Summary.Runs > 0 {
-				var del, loss []float64
-				for _, run := range p.Runs {
-					if run.Error == "" {
-						del = append(del, run.DeliveredBps)
-						loss = append(loss, run.LossPercent)
-					}
-				}
-				lo, hi := Interval(del)
-				add(MetricDelivered, p.ID, p.Path, pair, p.Summary.Delivered.Median, lo, hi, len(del))
-				if p.Protocol == "udp" {
-					lo, hi := Interval(loss)
-					add(MetricLoss, p.ID, p.Path, pair, p.Summary.Loss.Median, lo, hi, len(loss))
-				}
-				if c := p.Summary.CPU; c != nil && c.CoresPer10G.N > 0 {
-					lo, hi := statInterval(c.CoresPer10G)
-					add(MetricCoresPer10G, p.ID, p.Path, pair, c.CoresPer10G.Median, lo, hi, c.CoresPer10G.N)
-				}
-			}
-			if v, ok := verdictValue(p.Offload); ok {
-				add(MetricOffloaded, p.ID, p.Path, pair, v, v, v, 1)
-			}
+		// Every profile's points, then the run's verdict, with the
+		// families' points among them by order (families.go).
+		for _, s := range inOrder([]step{{10, profilePoints}, {30, runVerdictPoint}}) {
+			s.run(r, pair, add)
 		}
-		for _, l := range r.Latency {
-			for _, q := range []struct {
-				m string
-				v float64
-			}{{MetricLatencyP50, l.P50Us}, {MetricLatencyP99, l.P99Us}, {MetricLatencyP999, l.P999Us}} {
-				if q.v > 0 {
-					add(q.m, l.ID, l.Path, pair, q.v, q.v, q.v, 1)
-				}
-			}
-		}
-		if v, ok := verdictValue(r.Offload); ok {
-			add(MetricOffloaded, "run", r.Config.ExpectedPath, pair, v, v, v, 1)
-		}
-		for _, c := range r.Connections {
-			if c.Error != "" {
-				continue
-			}
-			prof := fmt.Sprintf("connections-%d", c.N)
-			for _, h := range c.Hosts {
-				if !h.Shared() {
-					continue
-				}
-				add(MetricOffloadedShare, prof, c.Path, h.Hypervisor, h.Share, h.Share, h.Share, 1)
-				if h.TimeToOffloadSeconds != nil {
-					v := *h.TimeToOffloadSeconds
-					add(MetricTimeToOffload, prof, c.Path, h.Hypervisor, v, v, v, 1)
-				}
-			}
-		}
-		holdPoints(r, add)
-		if a := r.Aging; a != nil {
-			for _, h := range a.Hosts {
-				if !h.Measured(*a) {
-					continue
-				}
-				if v := h.ReinstallMs; v != nil {
-					add(MetricReinstallMs, results.AgingProfileID, a.Path, h.Hypervisor, *v, *v, *v, 1)
-				}
-				if v := h.ReoffloadMs; v != nil {
-					add(MetricReoffloadMs, results.AgingProfileID, a.Path, h.Hypervisor, *v, *v, *v, 1)
-				}
-			}
-		}
-		failoverPoints(r.Failover, add) // failover.go
 		return pts
 	}
+	fleetPoints(r, add)
+	return pts
+}
+
+// profilePoints are each profile's points: delivered, loss (UDP), host
+// cores per 10 Gbit/s and the pair's offload verdict.
+func profilePoints(r *results.Results, pair string, add adder) {
+	for _, p := range r.Profiles {
+		if p.Summary.Runs > 0 {
+			var del, loss []float64
+			for _, run := range p.Runs {
+				if run.Error == "" {
+					del = append(del, run.DeliveredBps)
+					loss = append(loss, run.LossPercent)
+				}
+			}
+			lo, hi := Interval(del)
+			add(MetricDelivered, p.ID, p.Path, pair, p.Summary.Delivered.Median, lo, hi, len(del))
+			if p.Protocol == "udp" {
+				lo, hi := Interval(loss)
+				add(MetricLoss, p.ID, p.Path, pair, p.Summary.Loss.Median, lo, hi, len(loss))
+			}
+			if c := p.Summary.CPU; c != nil && c.CoresPer10G.N > 0 {
+				lo, hi := statInterval(c.CoresPer10G)
+				add(MetricCoresPer10G, p.ID, p.Path, pair, c.CoresPer10G.Median, lo, hi, c.CoresPer10G.N)
+			}
+		}
+		if v, ok := verdictValue(p.Offload); ok {
+			add(MetricOffloaded, p.ID, p.Path, pair, v, v, v, 1)
+		}
+	}
+}
+
+// runVerdictPoint is the offload verdict of the run's own checks.
+func runVerdictPoint(r *results.Results, pair string, add adder) {
+	if v, ok := verdictValue(r.Offload); ok {
+		add(MetricOffloaded, "run", r.Config.ExpectedPath, pair, v, v, v, 1)
+	}
+}
+
+// fleetPoints are a fleet run's: each pair's delivered rate and each
+// node's offload verdict.
+func fleetPoints(r *results.Results, add adder) {
 	f := r.Fleet
 	pairs := map[string]string{}
 	for _, p := range f.Pairs {
@@ -329,7 +283,6 @@ func Extract(r *results.Results) []Point {
 			add(MetricOffloaded, "fleet", path, n, v, v, v, 1)
 		}
 	}
-	return pts
 }
 
 // pairOf names a single run's pair "client-hypervisor>server-hypervisor".
@@ -421,40 +374,4 @@ func tQuantile975(df int) float64 {
 		return 2.01
 	}
 	return 1.96
-}
-
-// holdPoints are issue 38's points: per rule-scale N and hypervisor the
-// judged table's insertion rate (rules_per_second, profile rule-scale-<N>)
-// and its time to hardware (time_to_hardware_s, only when it got there);
-// per hypervisor the churn window's count (churn_count, profile churn).
-// A failed profile or an unread hypervisor adds nothing.
-func holdPoints(r *results.Results, add func(metric, profile string, path results.Path, node string, v, lo, hi float64, n int)) {
-	for _, c := range r.RuleScale {
-		if c.Error != "" {
-			continue
-		}
-		for _, h := range c.Hosts {
-			in := h.Judged(c.Judged)
-			if in == nil {
-				continue
-			}
-			prof := results.RuleScaleProfileID(c.N)
-			add(MetricRulesPerSecond, prof, c.Path, h.Hypervisor, in.RulesPerSecond, in.RulesPerSecond, in.RulesPerSecond, 1)
-			if in.HardwareSeconds != nil && !h.Software {
-				v := *in.HardwareSeconds
-				add(MetricTimeToHardware, prof, c.Path, h.Hypervisor, v, v, v, 1)
-			}
-		}
-	}
-	for _, c := range r.Churn {
-		if c.Error != "" {
-			continue
-		}
-		for _, h := range c.Hosts {
-			if h.Reads >= 2 {
-				v := float64(h.Count)
-				add(MetricChurnCount, results.ChurnProfileID, c.Path, h.Hypervisor, v, v, v, 1)
-			}
-		}
-	}
 }

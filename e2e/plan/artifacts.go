@@ -22,17 +22,6 @@ const (
 	artifactsPerFlow    = 8 << 20
 	artifactsPerSecond  = 64 << 10
 	artifactsSafetyRate = 2
-	// artifactsPerStreamSecond: iperf3 -J writes one interval object per
-	// stream and second, about 540 B each in the recordings
-	// (e2e/iperf3/testdata/v3.12-tcp-p15.json: 40161 B for 15 streams × 5
-	// intervals), the client's and the server's output each: the
-	// connection-scale profile's N streams dominate its evidence.
-	artifactsPerStreamSecond = 1 << 10
-	// artifactsPerDump is one `dpctl/dump-flows -m` of a real hypervisor
-	// kept whole (the aging profile's dumps after the idle and after the
-	// restart, every intervals.aging_sample.poll on two hypervisors): a
-	// share of artifactsPerFlow, whose flow holds about 16 outputs.
-	artifactsPerDump = 512 << 10
 )
 
 // ArtifactsEstimate is how many bytes a run of the performance suite under
@@ -49,34 +38,25 @@ func ArtifactsEstimate(cfg *config.Config) (int64, string) {
 		n, why := fleetPairs(cfg.Fleet)
 		flows, windows, pairs = flows*n, windows*n, "; "+why
 	}
-	dumps := 0
-	if cfg.Fleet == nil && len(cfg.Offload.Checks) > 0 {
-		// Issue 38: the aging profile's first flow and the fragment
-		// profile's flow are evidence flows; the aging profile's dumps
-		// before and after the idle and every poll after the restart.
-		if cfg.Aging.Enabled {
-			flows++
-			if iv := cfg.Interval(config.IntervalAgingSample); iv.Poll > 0 {
-				dumps = 2 * (2 + int(iv.Timeout/iv.Poll) + 1)
-			}
-		}
-		if cfg.Fragments.Enabled {
-			flows++
+	// The families' evidence flows and their own terms (families.go).
+	var terms []artifactTerm
+	for _, f := range families.All() {
+		if f.Value.artifacts != nil {
+			share := f.Value.artifacts(cfg)
+			flows += share.flows
+			terms = append(terms, share.terms...)
 		}
 	}
 	seconds := float64(windows)*(cfg.Traffic.Duration+cfg.Traffic.Omit).Seconds() + float64(flows)*cfg.Offload.FlowDuration.Seconds()
-	streamSeconds := int64(0)
-	for _, c := range cfg.Connections.Counts {
-		streamSeconds += int64(c) * int64((cfg.Connections.Duration + cfg.Connections.OffloadWait).Seconds())
-	}
-	n := artifactsSafetyRate * (artifactsFixed + int64(flows)*artifactsPerFlow + int64(seconds)*artifactsPerSecond + streamSeconds*artifactsPerStreamSecond + int64(dumps)*artifactsPerDump)
+	sum := artifactsFixed + int64(flows)*artifactsPerFlow + int64(seconds)*artifactsPerSecond
 	rule := fmt.Sprintf("2 × (16 MiB of logs, topology and reports + %d evidence flow(s) × 8 MiB + %.0fs of windows × 64 KiB/s", flows, seconds)
-	if streamSeconds > 0 {
-		rule += fmt.Sprintf(" + %d connection-scale stream-seconds × 1 KiB", streamSeconds)
+	for _, t := range terms {
+		sum += t.n * t.each
+		if t.n > 0 {
+			rule += " + " + fmt.Sprintf(t.words, t.n)
+		}
 	}
-	if dumps > 0 {
-		rule += fmt.Sprintf(" + %d aging dumps × 512 KiB", dumps)
-	}
+	n := artifactsSafetyRate * sum
 	return n, rule + ")" + pairs
 }
 

@@ -2,16 +2,12 @@ package plan
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/iperf3"
-	"github.com/mosk-qa/asap2-e2e/e2e/results"
-	"github.com/mosk-qa/asap2-e2e/e2e/sockperf"
 )
 
 // BudgetLine is one step of a run and the longest it can take under the
@@ -87,13 +83,10 @@ func RunBudget(cfg *config.Config) Budget {
 	window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
 	add("measure the profiles", time.Duration(measured*len(profiles)*cfg.Traffic.Repeats)*window,
 		"%s", per(measured, fmt.Sprintf("%d profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", len(profiles), cfg.Traffic.Repeats)))
-	addPPSBudget(cfg, listen, add)
-	addConnectionsBudget(cfg, listen, add)
-	addHoldBudget(cfg, listen, add)
-	addAgingBudget(cfg, listen, cmd, add)
-	addFailoverBudget(cfg, listen, add)
-	if d, rule := latencyBudget(cfg); d > 0 {
-		add("measure latency", d, "%s", rule)
+	for _, f := range families.All() { // families.go: each family's lines, in order
+		if f.Value.budget != nil {
+			f.Value.budget(cfg, listen, cmd, add)
+		}
 	}
 	td := Teardown(cfg)
 	add(td.Step, td.Bound, "%s", td.Rule)
@@ -192,71 +185,4 @@ func fleetPairs(f *config.Fleet) (int, string) {
 		what += fmt.Sprintf(", shard %s", sh)
 	}
 	return max(n, 1), fmt.Sprintf("%d pair(s): %s", max(n, 1), what)
-}
-
-// addPPSBudget adds the small-packet profiles and the searches to a run's
-// budget (RunBudget): each window at its length plus the iperf_server
-// interval, each search at its trial budget.
-func addPPSBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
-	n := 0
-	for _, id := range iperf3.PPSIDs() {
-		if Selected(cfg, id) {
-			n++
-		}
-	}
-	if n > 0 {
-		window := cfg.Traffic.Duration + cfg.Traffic.Omit + listen
-		add("measure the small-packet profiles", time.Duration(n*cfg.Traffic.Repeats)*window,
-			"%d pps profile(s) × %d repeat(s) × (traffic.duration + traffic.omit + iperf_server)", n, cfg.Traffic.Repeats)
-	}
-	sc := cfg.PPS.Search
-	if sc.MaxTrials <= 0 { // a config built without the pps section (tests)
-		return
-	}
-	searches := len(sc.Searches())
-	add("the zero-loss searches", time.Duration(searches*sc.MaxTrials)*(sc.TrialDuration+listen),
-		"%d search(es) × pps.search.max_trials %d × (pps.search.trial_duration + iperf_server)", searches, sc.MaxTrials)
-}
-
-// addConnectionsBudget adds the connection-scale profiles to a run's
-// budget: each N at its omit period, measured seconds and the listen wait;
-// and, because a client that cannot connect its streams runs to its bound
-// (iperf3's setup allowance on top of those), that allowance once for the
-// largest process of the largest N.
-func addConnectionsBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
-	cc := cfg.Connections
-	if len(cc.Counts) == 0 {
-		return
-	}
-	add("measure the connection scale", time.Duration(len(cc.Counts))*(cc.OffloadWait+cc.Duration+listen),
-		"%d connection count(s) × (connections.offload_wait + connections.duration + iperf_server)", len(cc.Counts))
-	split, _ := iperf3.SplitStreams(slices.Max(cc.Counts), config.StreamsPerProcess, 0, iperf3.MultiThreadedSince)
-	streams := slices.Max(split)
-	add("a connection count cut at its bound", iperf3.SetupAllowance(streams),
-		"iperf3's setup allowance for a client of %d streams (connections.counts %d)", streams, slices.Max(cc.Counts))
-}
-
-// latencyBudget is the longest the selected latency profiles can take, and
-// the rule that gives it (RunBudget).
-func latencyBudget(cfg *config.Config) (time.Duration, string) {
-	l, listen, cmd := cfg.Latency, cfg.Interval(config.IntervalIperfServer).Timeout, cfg.Interval(config.IntervalCommand).Timeout
-	var total time.Duration
-	var rules []string
-	for _, p := range SelectedLatency(cfg) {
-		switch p.Kind {
-		case results.LatencyPingPong:
-			// twice the ping-pong: once more after a message lost in its warm-up (sockperf.Run)
-			total += 2*cmd + listen + 2*(l.Duration+l.Grace)
-			rules = append(rules, p.ID+": 2 × command (versions) + iperf_server + 2 × (latency.duration + latency.grace)")
-		case results.LatencyUnderLoad:
-			load := LoadDuration(l)
-			total += 2*cmd + listen + l.Duration + l.Grace + 2*cmd + listen + load + listen
-			rules = append(rules, p.ID+": sockperf's + the load's (iperf3 -t latency.settle + latency.duration + latency.grace, + iperf_server)")
-		case results.LatencyFirstPacket:
-			flow := l.FirstPacketIdle + time.Duration(l.FirstPacketPings-1)*sockperf.PingInterval + sockperf.PingReplyWait + l.Grace
-			total += cmd + time.Duration(l.FirstPacketFlows)*flow
-			rules = append(rules, p.ID+": command + first_packet_flows × (first_packet_idle + the pings + latency.grace)")
-		}
-	}
-	return total, strings.Join(rules, "; ")
 }

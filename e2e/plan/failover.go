@@ -5,14 +5,19 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
+
+func init() {
+	families.Register(50, family{budget: func(cfg *config.Config, listen, _ time.Duration, add adder) { addFailoverBudget(cfg, listen, add) }}, results.FamilyFailover)
+}
 
 // addFailoverBudget adds the failover profile (config failover): its
 // window, five bond reads and four commands (each at most a remote
 // command's bound), and the re-offload after the failover and after the
 // restore, each up to failover.reoffload_wait plus one evidence window
 // that starts just before the bound.
-func addFailoverBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
+func addFailoverBudget(cfg *config.Config, listen time.Duration, add adder) {
 	fc := cfg.Failover
 	if !fc.Enabled {
 		return

@@ -4,7 +4,12 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
+
+func init() {
+	families.Register(30, family{budget: func(cfg *config.Config, listen, _ time.Duration, add adder) { addHoldBudget(cfg, listen, add) }}, results.FamilyRuleScale, results.FamilyChurn)
+}
 
 // addHoldBudget adds issue 38's windows to a run's budget: each rule-scale
 // N at its sender's bound (its schedule twice — opening N at
@@ -12,7 +17,7 @@ import (
 // harness.RunRuleScale bounds it) plus one command for the reads before
 // and after it; the churn window at churn.duration, the listen wait and
 // one command for the judging reads.
-func addHoldBudget(cfg *config.Config, listen time.Duration, add func(step string, d time.Duration, rule string, args ...any)) {
+func addHoldBudget(cfg *config.Config, listen time.Duration, add adder) {
 	cmd := cfg.Interval(config.IntervalCommand).Timeout
 	rs := cfg.RuleScale
 	if len(rs.Counts) > 0 {

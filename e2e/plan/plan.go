@@ -13,7 +13,10 @@
 // rounded up to a minute; Teardown, its tear-down step; AfterSIGTERM, the
 // longest from SIGTERM to exit: Ginkgo's grace period three times and the
 // teardown, which deploy/'s pods' grace must cover); artifacts.go
-// (ArtifactsEstimate, a fleet's per pair).
+// (ArtifactsEstimate, a fleet's per pair). Each measurement family's budget
+// lines and artifacts are registered in its own file (pps.go,
+// connections.go, hold.go, aging.go, failover.go, latency.go; families.go),
+// which RunBudget and ArtifactsEstimate range over in order.
 package plan
 
 import (

@@ -7,6 +7,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(50, familySection{markdown: writeAgingFragments, html: writeAgingFragmentsHTML}, results.FamilyAging, results.FamilyFragments)
+}
+
 // Agings returns every aging result of the set, in file order.
 func (s *Set) Agings() []*results.AgingResult {
 	var out []*results.AgingResult

@@ -9,6 +9,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(30, familySection{markdown: writeConnections, html: writeConnectionsHTML}, results.FamilyConnections)
+}
+
 // Connections returns every connection-scale result of the set, by path
 // then N.
 func (s *Set) Connections() []*results.ConnectionResult {

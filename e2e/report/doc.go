@@ -19,5 +19,8 @@
 // the per-node table with drift marks, the drift table, the checks' rounds
 // with their start skew; FleetVerdictOf); junit.go (FleetJUnit: the fleet
 // verdict as JUnit, one test case per node, written by WriteRun as
-// junit-nodes.xml).
+// junit-nodes.xml). Each measurement family's sections (markdown and HTML)
+// are registered in the family's own file (pps.go, latency.go,
+// connections.go, hold.go, aging.go, failover.go) and written in order where
+// Markdown and HTML range over them (families.go).
 package report

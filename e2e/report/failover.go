@@ -8,6 +8,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(60, familySection{markdown: writeFailover, html: writeFailoverHTML}, results.FamilyFailover)
+}
+
 // Failovers returns every failover result of the set, by path.
 func (s *Set) Failovers() []*results.FailoverResult {
 	out := gather(s, func(r *results.Results) []results.FailoverResult { return r.Failover })

@@ -8,6 +8,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(40, familySection{markdown: writeHold, html: writeHoldHTML}, results.FamilyRuleScale, results.FamilyChurn)
+}
+
 // Issue 38's evidence windows: the rule-scale table and the churn table.
 
 // RuleScales returns every rule-scale result of the set, by path then N.

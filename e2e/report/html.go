@@ -71,12 +71,7 @@ func HTML(s *Set, o Options) []byte {
 			b.WriteString("</ul>\n")
 		}
 	}
-	b.WriteString(ppsSectionsHTML(s))
-	writeLatencyHTML(&b, s)
-	writeConnectionsHTML(&b, s)
-	writeHoldHTML(&b, s)
-	writeAgingFragmentsHTML(&b, s)
-	writeFailoverHTML(&b, s)
+	writeFamiliesHTML(&b, s) // families.go: each family's sections, in order
 	writeIntervalCharts(&b, s)
 	writeCPUChart(&b, s)
 	b.WriteString(markdownSectionsAsHTML(s, o))

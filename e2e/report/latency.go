@@ -8,6 +8,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(20, familySection{markdown: writeLatency, html: writeLatencyHTML}, results.FamilyLatency)
+}
+
 // LatencyEntry is one latency result of the set, with its file.
 type LatencyEntry struct {
 	L    *results.LatencyResult

@@ -60,13 +60,7 @@ func Markdown(s *Set, o Options) string {
 			b.WriteString("\n")
 		}
 	}
-	writePPS(&b, s)
-	writeSearches(&b, s)
-	writeLatency(&b, s)
-	writeConnections(&b, s)
-	writeHold(&b, s)
-	writeAgingFragments(&b, s)
-	writeFailover(&b, s)
+	writeFamilies(&b, s) // families.go: each family's sections, in order
 	writeSpread(&b, s)
 	writeCPU(&b, s)
 	writeChecks(&b, s)

@@ -9,6 +9,10 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() {
+	sections.Register(10, familySection{markdown: func(b *strings.Builder, s *Set) { writePPS(b, s); writeSearches(b, s) }, html: func(b *strings.Builder, s *Set) { b.WriteString(ppsSectionsHTML(s)) }}, results.FamilyPPS)
+}
+
 // PPSRows are the packets-per-second table's rows: every profile (both
 // paths) whose repeats have packet rates, by datagram length, streams,
 // then path.

@@ -1,13 +1,23 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 )
+
+// The family's id (its config section's key) and its results.
+const (
+	FamilyAging     = "aging"
+	FamilyFragments = "fragments"
+)
+
+func init() {
+	Families.Register(40, Family{Key: "aging", Validate: validateAging}, FamilyAging)
+	Families.Register(41, Family{Key: "fragments"}, FamilyFragments)
+}
 
 // Profile IDs of issue 38's items 4 and 5: their evidence directories,
 // log lines, Ginkgo labels and thresholds' profile.
@@ -134,32 +144,14 @@ type FragmentCheck struct {
 
 // PutAging stores the aging result and writes the file.
 func (w *Writer) PutAging(a AgingResult) error {
-	c := cloneAging(&a)
+	c := deepCopy(&a)
 	return w.Update(func(r *Results) { r.Aging = c })
 }
 
 // PutFragments stores the fragment result and writes the file.
 func (w *Writer) PutFragments(f FragmentResult) error {
-	c := cloneFragments(&f)
+	c := deepCopy(&f)
 	return w.Update(func(r *Results) { r.Fragments = c })
-}
-
-func cloneAging(a *AgingResult) *AgingResult           { return cloneJSON(a) }
-func cloneFragments(f *FragmentResult) *FragmentResult { return cloneJSON(f) }
-
-func cloneJSON[T any](v *T) *T {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("results: %T does not marshal: %v", v, err))
-	}
-	var out T
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("results: %T does not unmarshal: %v", v, err))
-	}
-	return &out
 }
 
 func validateAging(r *Results, add func(string, ...any)) {

@@ -1,13 +1,21 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 )
+
+// The family's id (its config section's key) and its results.
+const (
+	FamilyConnections = "connections"
+)
+
+func init() {
+	Families.Register(20, Family{Key: "connections", Validate: validateConnections}, FamilyConnections)
+}
 
 // ConnectionResult is one N of the connection-scale profile (config
 // connections): N concurrent TCP connections between the pair, the
@@ -70,7 +78,7 @@ func (h ConnectionHost) Shared() bool { return h.Samples > 0 }
 // same N and path) and writes the file.
 func (w *Writer) PutConnection(c ConnectionResult) error {
 	return w.Update(func(r *Results) {
-		c.Hosts = cloneConnectionHosts(c.Hosts)
+		c = deepCopy(c)
 		for i := range r.Connections {
 			if r.Connections[i].N == c.N && r.Connections[i].Path == c.Path {
 				r.Connections[i] = c
@@ -79,36 +87,6 @@ func (w *Writer) PutConnection(c ConnectionResult) error {
 		}
 		r.Connections = append(r.Connections, c)
 	})
-}
-
-func cloneConnectionHosts(hs []ConnectionHost) []ConnectionHost {
-	if hs == nil {
-		return nil
-	}
-	out := make([]ConnectionHost, len(hs))
-	for i, h := range hs {
-		if h.TimeToOffloadSeconds != nil {
-			v := *h.TimeToOffloadSeconds
-			h.TimeToOffloadSeconds = &v
-		}
-		out[i] = h
-	}
-	return out
-}
-
-func cloneConnections(cs []ConnectionResult) []ConnectionResult {
-	if cs == nil {
-		return nil
-	}
-	b, err := json.Marshal(cs)
-	if err != nil {
-		panic(fmt.Sprintf("results: connection results do not marshal: %v", err))
-	}
-	var out []ConnectionResult
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("results: connection results do not unmarshal: %v", err))
-	}
-	return out
 }
 
 func validateConnections(r *Results, add func(string, ...any)) {

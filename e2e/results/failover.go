@@ -1,13 +1,21 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 )
+
+// The family's id (its config section's key) and its results.
+const (
+	FamilyFailover = "failover"
+)
+
+func init() {
+	Families.Register(50, Family{Key: "failover", Validate: validateFailover}, FamilyFailover)
+}
 
 // The bond / VF-LAG failover profile (issue 38 item 1; config failover):
 // one measured UDP flow at a fixed rate during which one member of one
@@ -278,7 +286,7 @@ func (r FailoverReoffload) Words() string {
 
 // PutFailover stores the failover result (one per path) and writes the file.
 func (w *Writer) PutFailover(f FailoverResult) error {
-	f = cloneFailover(f)
+	f = deepCopy(f)
 	return w.Update(func(r *Results) {
 		for i := range r.Failover {
 			if r.Failover[i].Path == f.Path {
@@ -288,29 +296,6 @@ func (w *Writer) PutFailover(f FailoverResult) error {
 		}
 		r.Failover = append(r.Failover, f)
 	})
-}
-
-func cloneFailover(f FailoverResult) FailoverResult {
-	b, err := json.Marshal(f)
-	if err != nil {
-		panic(fmt.Sprintf("results: failover result does not marshal: %v", err))
-	}
-	var out FailoverResult
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("results: failover result does not unmarshal: %v", err))
-	}
-	return out
-}
-
-func cloneFailovers(fs []FailoverResult) []FailoverResult {
-	if fs == nil {
-		return nil
-	}
-	out := make([]FailoverResult, len(fs))
-	for i, f := range fs {
-		out[i] = cloneFailover(f)
-	}
-	return out
 }
 
 func validateFailover(r *Results, add func(string, ...any)) {

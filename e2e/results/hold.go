@@ -8,6 +8,17 @@ import (
 	"time"
 )
 
+// The family's id (its config section's key) and its results.
+const (
+	FamilyRuleScale = "rule_scale"
+	FamilyChurn     = "churn"
+)
+
+func init() {
+	Families.Register(30, Family{Key: "rule_scale", Validate: validateHold}, FamilyRuleScale)
+	Families.Register(31, Family{Key: "churn"}, FamilyChurn)
+}
+
 // Offload that holds (issue 38): the rule-scale profile (rule-scale-<N>)
 // and the long window without churn (churn). Each is its own evidence
 // window: the hypervisors are read during it, so neither is a throughput
@@ -179,7 +190,7 @@ type ChurnEvent struct {
 // PutRuleScale stores a rule-scale result (replacing one with the same N
 // and path) and writes the file.
 func (w *Writer) PutRuleScale(c RuleScaleResult) error {
-	c = *cloneJSON(&c)
+	c = deepCopy(c)
 	return w.Update(func(r *Results) {
 		for i := range r.RuleScale {
 			if r.RuleScale[i].N == c.N && r.RuleScale[i].Path == c.Path {
@@ -193,7 +204,7 @@ func (w *Writer) PutRuleScale(c RuleScaleResult) error {
 
 // PutChurn stores the churn result (replacing one on the same path).
 func (w *Writer) PutChurn(c ChurnResult) error {
-	c = *cloneJSON(&c)
+	c = deepCopy(c)
 	return w.Update(func(r *Results) {
 		for i := range r.Churn {
 			if r.Churn[i].Path == c.Path {

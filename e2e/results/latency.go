@@ -1,11 +1,19 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
 )
+
+// The family's id (its config section's key) and its results.
+const (
+	FamilyLatency = "latency"
+)
+
+func init() {
+	Families.Register(10, Family{Key: "latency", Validate: validateLatency}, FamilyLatency)
+}
 
 // Latency profile kinds.
 const (
@@ -144,23 +152,6 @@ func (w *Writer) PutLatency(l LatencyResult) error {
 		}
 		r.Latency = append(r.Latency, l)
 	})
-}
-
-// cloneLatency deep-copies latency results (a JSON round trip: they hold
-// pointers and slices at several levels, and are few).
-func cloneLatency(ls []LatencyResult) []LatencyResult {
-	if ls == nil {
-		return nil
-	}
-	b, err := json.Marshal(ls)
-	if err != nil {
-		panic(fmt.Sprintf("results: latency results do not marshal: %v", err))
-	}
-	var out []LatencyResult
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("results: latency results do not unmarshal: %v", err))
-	}
-	return out
 }
 
 // validateLatency adds the problems of r.Latency: kinds and paths known,

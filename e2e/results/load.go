@@ -149,11 +149,11 @@ func Validate(r *Results) error {
 		checkVerdicts(k+".offload", pr.Offload, add)
 	}
 	checkVerdicts("offload", r.Offload, add)
-	validateLatency(r, add)
-	validateConnections(r, add)
-	validateHold(r, add)
-	validateAging(r, add)
-	validateFailover(r, add)
+	for _, f := range Families.All() {
+		if f.Value.Validate != nil {
+			f.Value.Validate(r, add)
+		}
+	}
 	for i, t := range r.Timings {
 		if t.Phase == "" {
 			add("timings[%d].phase: must be set", i)

@@ -59,15 +59,3 @@ func DropsLine(ds []OVSDrops) string {
 	}
 	return strings.Join(out, "; ")
 }
-
-func cloneOVSDrops(ds []OVSDrops) []OVSDrops {
-	if ds == nil {
-		return nil
-	}
-	out := make([]OVSDrops, len(ds))
-	for i, d := range ds {
-		d.Drops = maps.Clone(d.Drops)
-		out[i] = d
-	}
-	return out
-}

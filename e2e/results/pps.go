@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// The family's id (its config section's key) and its results.
+const (
+	FamilyPPS = "pps"
+)
+
+func init() {
+	Families.Register(5, Family{Key: "searches"}, FamilyPPS)
+}
+
 // PacketRates are a UDP repeat's datagrams and rates (e2e/iperf3.Packets
 // derives them; its comment says how each iperf3 version is counted).
 type PacketRates struct {
@@ -207,16 +216,4 @@ func FormatPps(pps float64) string {
 		return fmt.Sprintf("%.1f kpps", pps/1e3)
 	}
 	return fmt.Sprintf("%.0f pps", pps)
-}
-
-func cloneSearches(in []SearchResult) []SearchResult {
-	if in == nil {
-		return nil
-	}
-	out := make([]SearchResult, len(in))
-	for i, s := range in {
-		s.Trials = append([]SearchTrial(nil), s.Trials...)
-		out[i] = s
-	}
-	return out
 }

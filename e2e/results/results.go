@@ -25,6 +25,9 @@
 // 58 bytes over IPv4 —, SegmentationRange); the statistics (Summarize, StatOf,
 // IntervalStatsOf).
 //
+// The families: Registry, the ordered table of measurement families each
+// layer keeps (family.go), and Families, their results here.
+//
 // The rules by name: Writer (an OutputGuard is told of a failed write and can
 // stop later ones), Load and Decode (strict, versioned, every problem at
 // once), WriteFileAtomic; EvaluateThresholds over one or more files;

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 )
@@ -63,7 +62,7 @@ func (w *Writer) Path() string { return w.path }
 // the file.
 func (w *Writer) PutProfile(p ProfileResult) error {
 	return w.Update(func(r *Results) {
-		p = cloneProfile(p)
+		p = deepCopy(p)
 		Summarize(&p, r.Config.CVLimitPercent)
 		for i := range r.Profiles {
 			if r.Profiles[i].ID == p.ID && r.Profiles[i].Path == p.Path {
@@ -157,85 +156,5 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	return nil
 }
 
-// clone deep-copies results (every slice and pointer is copied).
-func clone(r Results) Results {
-	out := r
-	if r.FinishedAt != nil {
-		t := *r.FinishedAt
-		out.FinishedAt = &t
-	}
-	out.Config.Profiles = slices.Clone(r.Config.Profiles)
-	out.Config.Checks = slices.Clone(r.Config.Checks)
-	out.Environment.Hypervisors = slices.Clone(r.Environment.Hypervisors)
-	for i, h := range out.Environment.Hypervisors {
-		out.Environment.Hypervisors[i].PodReplacements = slices.Clone(h.PodReplacements)
-		out.Environment.Hypervisors[i].OVSContainerTools = slices.Clone(h.OVSContainerTools)
-	}
-	out.Environment.Guests = slices.Clone(r.Environment.Guests)
-	out.Environment.NetworkAgents = slices.Clone(r.Environment.NetworkAgents)
-	if r.Profiles != nil {
-		out.Profiles = make([]ProfileResult, len(r.Profiles))
-		for i, p := range r.Profiles {
-			out.Profiles[i] = cloneProfile(p)
-		}
-	}
-	out.Offload = cloneChecks(r.Offload)
-	out.Timings = slices.Clone(r.Timings)
-	if r.Thresholds != nil {
-		out.Thresholds = make([]ThresholdResult, len(r.Thresholds))
-		for i, t := range r.Thresholds {
-			if t.Actual != nil {
-				a := *t.Actual
-				t.Actual = &a
-			}
-			out.Thresholds[i] = t
-		}
-	}
-	out.Errors = slices.Clone(r.Errors)
-	out.Searches = cloneSearches(r.Searches)
-	out.Latency = cloneLatency(r.Latency)
-	out.Connections = cloneConnections(r.Connections)
-	if r.RuleScale != nil {
-		out.RuleScale = *cloneJSON(&r.RuleScale)
-	}
-	if r.Churn != nil {
-		out.Churn = *cloneJSON(&r.Churn)
-	}
-	out.Aging, out.Fragments = cloneAging(r.Aging), cloneFragments(r.Fragments)
-	out.Failover = cloneFailovers(r.Failover)
-	return out
-}
-
-func cloneProfile(p ProfileResult) ProfileResult {
-	out := p
-	if p.Runs != nil {
-		out.Runs = make([]Run, len(p.Runs))
-		for i, r := range p.Runs {
-			r.Intervals = slices.Clone(r.Intervals)
-			r.OVSDrops = cloneOVSDrops(r.OVSDrops)
-			if r.IntervalStats != nil {
-				s := *r.IntervalStats
-				r.IntervalStats = &s
-			}
-			out.Runs[i] = r
-		}
-	}
-	if p.Summary.Intervals != nil {
-		s := *p.Summary.Intervals
-		out.Summary.Intervals = &s
-	}
-	out.Offload = cloneChecks(p.Offload)
-	return out
-}
-
-func cloneChecks(cs []CheckResult) []CheckResult {
-	if cs == nil {
-		return nil
-	}
-	out := make([]CheckResult, len(cs))
-	for i, c := range cs {
-		c.EvidenceFiles = slices.Clone(c.EvidenceFiles)
-		out[i] = c
-	}
-	return out
-}
+// clone deep-copies results: nothing of the copy is shared with r.
+func clone(r Results) Results { return deepCopy(r) }

@@ -97,7 +97,7 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/report", Imports: []string{"e2e/fleet", "e2e/results"},
 			Note:           "the renderers, here so that nothing below may import them",
-			OnlyImportedBy: []string{"e2e/framework", "tools/report"}},
+			OnlyImportedBy: []string{"e2e/framework", "tools/report", "e2e/internal/families"}},
 	}},
 	{Packages: []Package{
 		{Path: "e2e/framework", Imports: []string{"e2e/config", "e2e/harness", "e2e/iperf3", "e2e/remote/kubeaccess", "e2e/report", "fixtures"},
@@ -127,6 +127,7 @@ var Layers = []Layer{
 		{Path: "suites/perf"},
 		{Path: "suites/fleet"},
 		{Path: "suites/faults"},
+		{Path: "e2e/internal/families", Note: "every measurement family registered in every layer (results, config, plan, history, report)"},
 		{Path: "deploy", Note: "the Kubernetes manifests, decoded by its test"},
 	}},
 }

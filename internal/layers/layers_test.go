@@ -248,7 +248,7 @@ func TestImportLayersCatch(t *testing.T) {
 		{"an import below the allowed ones", func(g *graph) { g.imports["e2e/evidence"] = append(g.imports["e2e/evidence"], "fixtures") },
 			"e2e/evidence imports fixtures: not an import"},
 		{"the report below the top", func(g *graph) { g.testImports["e2e/harness"] = append(g.testImports["e2e/harness"], "e2e/report") },
-			"e2e/harness imports e2e/report, which only e2e/framework, tools/report may import"},
+			"e2e/harness imports e2e/report, which only e2e/framework, tools/report, e2e/internal/families may import"},
 		{"a fake in non-test code", func(g *graph) { g.imports["e2e/harness"] = append(g.imports["e2e/harness"], "fixtures/fakecloud") },
 			"e2e/harness imports fixtures/fakecloud, which only tests may import"},
 		{"client-go outside the transport", func(g *graph) { g.outside["fixtures"] = append(g.outside["fixtures"], "k8s.io/client-go/kubernetes") },

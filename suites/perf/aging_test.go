@@ -9,6 +9,8 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() { specs.Register(40, agingSpecs, results.FamilyAging, results.FamilyFragments) }
+
 // agingSpecs are issue 38's aging and fragment profiles (labels aging,
 // fragments), inside the suite's Ordered container after the other
 // profiles.

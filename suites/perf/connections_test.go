@@ -8,6 +8,8 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() { specs.Register(20, connectionSpecs, results.FamilyConnections) }
+
 // connectionLadder are the counts with their own spec and label
 // (connections-<N>); a count of connections.counts off the ladder runs in
 // the last spec, labelled connections only.

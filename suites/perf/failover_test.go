@@ -9,6 +9,8 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() { specs.Register(orderLast, failoverSpecs, results.FamilyFailover) }
+
 // failoverSpecs are issue 38's bond / VF-LAG failover profile (label
 // failover: `-ginkgo.label-filter failover` or `-ginkgo.focus failover`
 // runs it alone), the last of the suite's Ordered container: it takes a

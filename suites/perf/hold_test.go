@@ -11,6 +11,8 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() { specs.Register(30, holdSpecs, results.FamilyRuleScale, results.FamilyChurn) }
+
 // ruleScaleLadder are the counts with their own spec and label
 // (rule-scale-<N>); a count of rule_scale.counts off the ladder runs in
 // the last spec, labelled rule-scale only.

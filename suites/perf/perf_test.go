@@ -62,30 +62,12 @@ var _ = Describe("ASAP² Direct performance", Ordered, ContinueOnFailure, func()
 		}
 	})
 
-	ppsSpecs()        // pps_test.go: small packets and the zero-loss search
-	connectionSpecs() // connections_test.go: N concurrent connections, the offloaded share against N
-	holdSpecs()       // hold_test.go: rule scale and insertion rate, the long window without churn (issue 38)
-	agingSpecs()      // aging_test.go: aging and re-offload, fragments labelled
-	Describe("Latency", func() {
-		for _, l := range results.LatencyCatalogue() {
-			It(l.Name, Label("latency", l.ID), func(ctx SpecContext) {
-				if !plan.Selected(run.Config, l.ID) {
-					Skip(fmt.Sprintf("%s is not in latency.profiles of %s", l.ID, run.Config.File))
-				}
-				By(fmt.Sprintf("measuring %s (%s)", l.ID, l.Name))
-				lr, err := pair.RunLatency(ctx, l)
-				framework.ExpectNoError(err, "running %s", l.Name)
-				Expect(lr.OK()).To(BeTrue(), "%s has no result", l.Name)
-				By(fmt.Sprintf("comparing %s with its thresholds", l.ID))
-				got, err := pair.ThresholdsFor(l.ID)
-				framework.ExpectNoError(err, "evaluating thresholds of %s", l.ID)
-				for _, t := range got {
-					Expect(t.Pass).To(BeTrue(), "threshold %s: %s", t.Name, t.Reason)
-				}
-			})
-		}
-	})
-	failoverSpecs() // failover_test.go: a bond member down and back during a measured UDP flow; last, it disturbs the bond
+	// The measurement families' specs, each registered in its own spec
+	// file (families_test.go), in their order; the failover's last, it
+	// disturbs the bond.
+	for _, f := range specs.All() {
+		f.Value()
+	}
 })
 
 func checkNames(cfg *config.Config) string {

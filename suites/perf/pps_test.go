@@ -12,6 +12,8 @@ import (
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
 )
 
+func init() { specs.Register(10, ppsSpecs, results.FamilyPPS) }
+
 // ppsSpecs are issue 12's small-packet profiles (label pps, and each its
 // own id) and the zero-loss searches (label ndr), inside the suite's
 // Ordered container so that they run after the offload checks.
