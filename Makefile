@@ -75,7 +75,7 @@ RACE_PKGS := ./e2e/remote/... ./e2e/evidence ./e2e/harness ./e2e/iperf3 ./e2e/so
   ./e2e/cloud ./e2e/results ./e2e/wait ./e2e/faultproxy ./e2e/framework ./e2e/history/store \
   ./fixtures/... ./lab/faultlab ./lab/oidc
 race:
-	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -race -count=1 $(RACE_PKGS)
+	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 # Bounded fuzzing of every parser (each target for FUZZTIME: a count of calls, Nx, or a duration; see tools/fuzz-all.sh).
 fuzz:
