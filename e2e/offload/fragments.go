@@ -121,6 +121,11 @@ type FragmentFinding struct {
 	FragInHardware int `json:"frag_in_hardware"`
 	// Labelled: the fragment flows are in software and carry FragmentLabel.
 	Labelled bool `json:"labelled"`
+	// NoRules (tc only): no sample of the window held a tc rule at all, so
+	// tc could tell nothing of fragments (a datapath that installs none: the
+	// userspace one, or hardware offload off); said instead of "the
+	// datagrams did not fragment", which the dpctl check decides.
+	NoRules bool `json:"no_rules,omitempty"`
 	// Verdict and Reason are the pair's other flows (frag=no, or no
 	// fragment match), judged as usual; inconclusive when the fragment
 	// flows contradict the NIC's design.
@@ -135,6 +140,8 @@ func (f FragmentFinding) Summary() string {
 	switch {
 	case f.Labelled:
 		head = FragmentLabel
+	case !f.Fragmented && f.NoRules:
+		head = "tc held no rule in the window (this datapath installs none: nothing tells fragments from the rest there; the dpctl check decides whether they fragmented); not labelled"
 	case !f.Fragmented:
 		head = "the datagrams did not fragment: no flow of the guest pair matching frag=first/later counted packets (is the path MTU larger than the datagram?); not labelled"
 	case f.FragInHardware > 0:
@@ -262,12 +269,15 @@ func JudgeTCFragments(obs []TCObservation, macs []string, network string, oneWay
 		return FragmentFinding{Verdict: results.VerdictInconclusive, Reason: "bad guest MAC: " + err.Error()}
 	}
 	var f FragmentFinding
+	sampled, rules := false, false
 	rest := make([]TCObservation, len(obs))
 	for i, o := range obs {
 		rest[i] = o
 		rest[i].Samples = nil
 		var frags []TCDump
 		for _, d := range o.Samples {
+			sampled = true
+			rules = rules || len(d.Filters) > 0
 			var keep, fr TCDump
 			keep.Format, fr.Format = d.Format, d.Format
 			for _, r := range d.Filters {
@@ -305,6 +315,7 @@ func JudgeTCFragments(obs []TCObservation, macs []string, network string, oneWay
 	}
 	f.Verdict, f.Reason, _ = JudgeTCFlow(rest, macs, network, oneWay)
 	f.Fragmented = f.FragPackets > 0
+	f.NoRules = sampled && !rules
 	return finishFragments(f)
 }
 

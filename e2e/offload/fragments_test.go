@@ -208,3 +208,26 @@ func TestFragRole(t *testing.T) {
 		}
 	}
 }
+
+// tc on a datapath that installs no tc rule (the lab's userspace one,
+// hardware offload off): every sample empty. The finding says tc held no
+// rule, not that the datagrams did not fragment (the dpctl check decides
+// that); a tc that held rules, or one never read, is not that case.
+func TestTCFragmentsNoRules(t *testing.T) {
+	macs := []string{"fa:16:3e:4a:11:01", "fa:16:3e:4a:11:02"}
+	ow := &OneWay{From: macs[0], To: macs[1]}
+	empty := []TCObservation{{Device: "tap1", Samples: []TCDump{{}, {}}, Span: 3 * time.Second, Window: 6 * time.Second}}
+	f := JudgeTCFragments(empty, macs, results.NetworkVXLAN, ow)
+	if !f.NoRules || f.Fragmented || f.Labelled {
+		t.Fatalf("finding %+v", f)
+	}
+	if s := f.Summary(); !strings.Contains(s, "tc held no rule in the window") || strings.Contains(s, "did not fragment") {
+		t.Errorf("summary %q", s)
+	}
+	if f := judgeTCFrag(t, "tc-frag"); f.NoRules {
+		t.Errorf("tc with rules: NoRules set: %+v", f)
+	}
+	if f := JudgeTCFragments([]TCObservation{{Device: "tap1"}}, macs, results.NetworkVXLAN, ow); f.NoRules {
+		t.Errorf("tc never read: NoRules set: %+v", f)
+	}
+}
