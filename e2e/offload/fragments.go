@@ -121,10 +121,12 @@ type FragmentFinding struct {
 	FragInHardware int `json:"frag_in_hardware"`
 	// Labelled: the fragment flows are in software and carry FragmentLabel.
 	Labelled bool `json:"labelled"`
-	// NoRules (tc only): no sample of the window held a tc rule at all, so
-	// tc could tell nothing of fragments (a datapath that installs none: the
-	// userspace one, or hardware offload off); said instead of "the
-	// datagrams did not fragment", which the dpctl check decides.
+	// NoRules (tc only): no sample of the window held a tc rule at all on
+	// the devices read, so tc could tell nothing of fragments (a datapath
+	// that installs none: the userspace one, hardware offload off; or rules
+	// the dump did not reach); said instead of "the datagrams did not
+	// fragment", which the dpctl check decides. Summary only: the verdict
+	// on the rest is JudgeTCFlow's, which judges an empty dump as it always has.
 	NoRules bool `json:"no_rules,omitempty"`
 	// Verdict and Reason are the pair's other flows (frag=no, or no
 	// fragment match), judged as usual; inconclusive when the fragment
@@ -141,7 +143,7 @@ func (f FragmentFinding) Summary() string {
 	case f.Labelled:
 		head = FragmentLabel
 	case !f.Fragmented && f.NoRules:
-		head = "tc held no rule in the window (this datapath installs none: nothing tells fragments from the rest there; the dpctl check decides whether they fragmented); not labelled"
+		head = "tc held no rule in the window on the devices read (a datapath that installs none, or rules held elsewhere: a shared block, the tunnel device): nothing tells fragments from the rest there; the dpctl check decides whether they fragmented; not labelled"
 	case !f.Fragmented:
 		head = "the datagrams did not fragment: no flow of the guest pair matching frag=first/later counted packets (is the path MTU larger than the datagram?); not labelled"
 	case f.FragInHardware > 0:
