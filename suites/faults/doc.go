@@ -21,10 +21,14 @@
 //
 // The rows need the lab and take minutes, so they run only when asked:
 //
-//	ASAP2E2E_FAULTS=lab go test -v -timeout 30m -parallel 4 ./suites/faults
+//	ASAP2E2E_FAULTS=lab go test -v -timeout 40m -parallel 64 ./suites/faults
 //	ASAP2E2E_FAULTS=lab go test -v -run 'TestFaults/signal' ./suites/faults
 //
-// or `bash suites/faults/run.sh` (writes matrix.md/matrix.json). Without
+// or `bash suites/faults/run.sh` (writes matrix.md/matrix.json). A parallel
+// row names its load (faultlab.Light, Traffic, TwoTraffic) and waits for a
+// slot of that kind (lab/faultlab/slots.go): at most two traffic windows at
+// once, and two light rows beside them (ASAP2E2E_FAULTS_TRAFFIC_ROWS,
+// ASAP2E2E_FAULTS_LIGHT_ROWS); -parallel only has to exceed their sum. Without
 // ASAP2E2E_FAULTS=lab, or when the lab does not answer, they skip and say
 // why, so `go test ./...` stays lab-free.
 //

@@ -94,16 +94,18 @@ func TestFaults(t *testing.T) {
 	signalRows := []struct {
 		name, phase, suite, labels, trigger string
 		sig                                 syscall.Signal
+		load                                faultlab.RowLoad
 	}{ // row names end in the signal's name
-		{"signal/provisioning-SIGINT", "provisioning", "smoke", "", reProvisioning, syscall.SIGINT},
-		{"signal/boot-SIGTERM", "waiting for ACTIVE", "smoke", "", reBoot, syscall.SIGTERM},
-		{"signal/ssh-wait-SIGINT", "SSH wait", "smoke", "", reSSHWait, syscall.SIGINT},
-		{"signal/traffic-SIGTERM", "traffic window (iperf3 running)", "perf", "throughput", "", syscall.SIGTERM},
-		{"signal/checks-SIGINT", "offload checks", "perf", "offload", reChecks, syscall.SIGINT},
+		{"signal/provisioning-SIGINT", "provisioning", "smoke", "", reProvisioning, syscall.SIGINT, faultlab.Light},
+		{"signal/boot-SIGTERM", "waiting for ACTIVE", "smoke", "", reBoot, syscall.SIGTERM, faultlab.Light},
+		{"signal/ssh-wait-SIGINT", "SSH wait", "smoke", "", reSSHWait, syscall.SIGINT, faultlab.Light},
+		{"signal/traffic-SIGTERM", "traffic window (iperf3 running)", "perf", "throughput", "", syscall.SIGTERM, faultlab.Traffic},
+		// the checks' sustained flow is a traffic window
+		{"signal/checks-SIGINT", "offload checks", "perf", "offload", reChecks, syscall.SIGINT, faultlab.Traffic},
 	}
 	for _, sr := range signalRows {
 		t.Run(sr.name, func(t *testing.T) {
-			t.Parallel()
+			env.Parallel(t, sr.load)
 			row := matrix.Record(t, sr.name[strings.LastIndexByte(sr.name, '-')+1:], sr.phase)
 			r := env.Start(t, strings.ReplaceAll(sr.name, "/", "-"), faultlab.Spec{Suite: sr.suite, Labels: sr.labels})
 			if sr.trigger != "" {
@@ -125,7 +127,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	t.Run("signal/teardown-SIGTERM", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		row := matrix.Record(t, "SIGTERM (once)", "teardown (after an SSH failure)")
 		r := env.Start(t, "signal-teardown-SIGTERM", faultlab.Spec{Suite: "smoke", Edit: func(c map[string]any) {
 			faultlab.Set(c, "guest_access.user", "asap2e2e-nosuchuser")
@@ -142,7 +144,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("signal/teardown-double-SIGINT", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		row := matrix.Record(t, "SIGINT, then SIGINT again", "teardown")
 		r := env.Start(t, "signal-teardown-double-SIGINT", faultlab.Spec{Suite: "smoke"})
 		r.WaitLog(reSSHWait, faultlab.ReachEarlyPhase)
@@ -196,7 +198,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, ar := range apiRows {
 		t.Run(ar.name, func(t *testing.T) {
-			t.Parallel()
+			env.Parallel(t, faultlab.Light)
 			row := matrix.Record(t, ar.fault, ar.phase)
 			in := faultlab.NewInjector(t, ar.rules)
 			r := env.Start(t, strings.ReplaceAll(ar.name, "/", "-"), faultlab.Spec{Suite: "smoke", Proxy: in})
@@ -214,7 +216,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	t.Run("api/delete-5xx-409-slow-drop", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		row := matrix.Record(t, "503 + 500 + 409 on delete, 3s answers (poll 1s), dropped connection", "wait for ACTIVE, teardown, leak check")
 		data, err := os.ReadFile(filepath.Join(env.Root, "e2e", "faultproxy", "testdata", "plan-lab-delete-faults.json"))
 		if err != nil {
@@ -246,7 +248,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("server/error", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		row := matrix.Record(t, "server goes to ERROR (lab driver refuses flavor extra spec lab:plug=bogus)", "waiting for ACTIVE")
 		r := env.Start(t, "server-error", faultlab.Spec{Suite: "smoke", Edit: func(c map[string]any) {
 			faultlab.Set(c, "flavor.extra_specs", map[string]any{"lab:plug": "bogus"})
@@ -261,7 +263,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("ssh/guest-unreachable", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		row := matrix.Record(t, "guest never reachable over SSH (wrong user)", "SSH wait")
 		r := env.Start(t, "ssh-unreachable", faultlab.Spec{Suite: "smoke", Edit: func(c map[string]any) {
 			faultlab.Set(c, "guest_access.user", "asap2e2e-nosuchuser")
@@ -277,7 +279,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("ssh/drop-during-iperf3", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Traffic)
 		row := matrix.Record(t, "SSH connection to the client guest dropped (ss -K)", "traffic window")
 		r := env.Start(t, "ssh-drop", faultlab.Spec{Suite: "perf", Labels: "throughput", Edit: func(c map[string]any) {
 			faultlab.Set(c, "run.keep_topology", true)
@@ -324,7 +326,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("iperf3/server-busy", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Traffic)
 		row := matrix.Record(t, "iperf3 peer answers \"the server is busy\"", "traffic window")
 		// Deterministic by construction, not by timing: the row gives its run
 		// a traffic port of its own and, before the harness starts, both
@@ -369,7 +371,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("kill9/mid-run", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Traffic)
 		row := matrix.Record(t, "SIGKILL (kill -9)", "traffic, after the first profile")
 		r := env.Start(t, "kill9", faultlab.Spec{Suite: "perf", Labels: "throughput", Edit: func(c map[string]any) {
 			faultlab.Set(c, "traffic.profiles", []string{"tcp-p1", "udp-b0-p1", "tcp-p15"})

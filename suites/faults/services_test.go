@@ -124,7 +124,7 @@ func serviceRows(t *testing.T, env *faultlab.Env) {
 	})
 
 	t.Run("outdir/no-space", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		const size = "600k"
 		row := matrix.Record(t, "run.output_dir on a 600 KiB file system (tmpfs)", "start, before any cloud call")
 		fs := filepath.Join(env.Out, "rows", "outdir-no-space-fs")

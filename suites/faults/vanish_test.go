@@ -76,7 +76,7 @@ func dataPathRows(t *testing.T, env *faultlab.Env) {
 	}
 	for _, mw := range midWindowRows {
 		t.Run(mw.name, func(t *testing.T) {
-			t.Parallel()
+			env.Parallel(t, faultlab.Traffic)
 			row := matrix.Record(t, mw.fault, "traffic window (40 s TCP, 5 s in)")
 			r := env.Start(t, strings.ReplaceAll(mw.name, "/", "-"), windowSpec())
 			r.MidWindow(t)
@@ -116,7 +116,7 @@ func dataPathRows(t *testing.T, env *faultlab.Env) {
 	}
 
 	t.Run("hypervisor/ssh-frozen-in-checks", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Traffic)
 		const bound = "15s"
 		// Every check on the hypervisor lasts at least one capture window
 		// after "checks start": the freeze must come within it.
@@ -166,7 +166,7 @@ func dataPathRows(t *testing.T, env *faultlab.Env) {
 	})
 
 	t.Run("guest/dies-in-ssh-wait", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.Light)
 		const ready = "60s"
 		row := matrix.Record(t, "guest 1 stopped (openstack server stop) while the harness waits for its SSH", "SSH wait")
 		// Deterministic by construction: the guests' sshd answers within a
@@ -257,7 +257,7 @@ func dataPathRows(t *testing.T, env *faultlab.Env) {
 	})
 
 	t.Run("concurrent/two-runs", func(t *testing.T) {
-		t.Parallel()
+		env.Parallel(t, faultlab.TwoTraffic)
 		row := matrix.Record(t, "two perf runs at once on one cloud (checks + tcp-p1 10 s each)", "whole run, twice side by side")
 		// Started together, the runs could still drift apart in
 		// provisioning and meet nothing of each other. Each run's first

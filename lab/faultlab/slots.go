@@ -1,0 +1,127 @@
+package faultlab
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// RowLoad is what a parallel row's harness runs put on the lab while the row
+// runs; it decides which slots the row waits for (Env.Parallel).
+type RowLoad struct {
+	name    string
+	windows int // harness runs with a traffic window, side by side in the row
+}
+
+var (
+	// Light rows end before any traffic window: API faults, signals before
+	// the data path, an unreachable or stopped guest, a full output
+	// directory, teardown faults. They load the API services and wait.
+	Light = RowLoad{name: "light", windows: 0}
+	// Traffic rows run one harness through a traffic window (iperf3 at full
+	// rate through the userspace datapath, or the checks' sustained flow).
+	Traffic = RowLoad{name: "traffic", windows: 1}
+	// TwoTraffic rows run two such harnesses at once (concurrent/two-runs).
+	TwoTraffic = RowLoad{name: "two traffic windows", windows: 2}
+)
+
+func (l RowLoad) String() string { return l.name }
+
+// The slot counts, from run.sh; unset: the defaults.
+const (
+	EnvTrafficRows = "ASAP2E2E_FAULTS_TRAFFIC_ROWS"
+	EnvLightRows   = "ASAP2E2E_FAULTS_LIGHT_ROWS"
+)
+
+// DefaultTrafficRows is how many traffic windows run at once. Not more: on
+// this 2-core lab four rows with traffic at once stalled a healthy stream for
+// 5 s (traffic.stall_timeout) in 2 of 21 rows of a CI run on 2026-12-03.
+const DefaultTrafficRows = 2
+
+// DefaultLightRows is how many light rows run beside them: they wait on
+// timeouts, guests and API answers far more than they compute.
+const DefaultLightRows = 2
+
+// Slots bounds the rows that run at once, per kind of load: a traffic window
+// takes one traffic slot (two for TwoTraffic), a light row one light slot.
+// Light rows never wait for traffic rows, nor the other way round.
+type Slots struct {
+	traffic, light chan struct{}
+}
+
+// NewSlots returns slots for traffic windows and light rows; both at least 1.
+func NewSlots(traffic, light int) *Slots {
+	return &Slots{traffic: make(chan struct{}, max(traffic, 1)), light: make(chan struct{}, max(light, 1))}
+}
+
+// SlotsFromEnv reads the slot counts; every bad value is named at once.
+func SlotsFromEnv(getenv func(string) string) (*Slots, error) {
+	counts := map[string]int{EnvTrafficRows: DefaultTrafficRows, EnvLightRows: DefaultLightRows}
+	var problems []string
+	for _, key := range []string{EnvTrafficRows, EnvLightRows} {
+		v := getenv(key)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			problems = append(problems, fmt.Sprintf("%s=%q: want a whole number of rows, at least 1", key, v))
+			continue
+		}
+		counts[key] = n
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("fault matrix slots: %s", strings.Join(problems, "; "))
+	}
+	return NewSlots(counts[EnvTrafficRows], counts[EnvLightRows]), nil
+}
+
+// Acquire waits for the slots a row of this load needs and returns their
+// release. A TwoTraffic row takes its two traffic slots one after the other
+// (at most as many as there are): the single-window rows holding the others
+// end without waiting for anything, so it cannot wait forever.
+func (s *Slots) Acquire(l RowLoad) (release func()) {
+	ch, n := s.light, 1
+	if l.windows > 0 {
+		ch, n = s.traffic, min(l.windows, cap(s.traffic))
+	}
+	for range n {
+		ch <- struct{}{}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			for range n {
+				<-ch
+			}
+		})
+	}
+}
+
+var (
+	slotsOnce sync.Once
+	slots     *Slots
+	slotsErr  error
+)
+
+// Parallel marks the row parallel (t.Parallel) and then waits for its slots,
+// held until the row ends. Call it first in the row, before Matrix.Record,
+// so the row's time in the table does not count its wait.
+func (e *Env) Parallel(t *testing.T, l RowLoad) {
+	t.Helper()
+	t.Parallel()
+	slotsOnce.Do(func() { slots, slotsErr = SlotsFromEnv(os.Getenv) })
+	if slotsErr != nil {
+		t.Fatal(slotsErr)
+	}
+	start := time.Now()
+	release := slots.Acquire(l)
+	t.Cleanup(release)
+	if w := time.Since(start); w >= time.Second {
+		t.Logf("waited %s for a %s slot", w.Round(time.Second), l)
+	}
+}
