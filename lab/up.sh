@@ -246,6 +246,7 @@ check_underlay() {
         ip netns exec "$(hv_ns "$n")" ping -c1 -W1 -M do -s $(( UL_MTU - 28 )) "$(hv_ulip "$peer")"
     done
   done
+  for n in $all; do tunnel_neighbors "$n" "$all"; done   # lib/ovs-vswitchd.sh: before any packet needs them
   for n in $all; do check_tunnel_neighbor "$n"; check_bond "$n"; done
 }
 
@@ -263,10 +264,10 @@ check_bond() {
   say "hv$n: bond-ul active-backup, active $(awk '/^  active member$/{print prev} {prev=$2}' <<<"$show" | tr -d :)"
 }
 
-# check_tunnel_neighbor N: hypervisor N's OVS sends VXLAN to the other hypervisor's br-phy MAC
-# (where OVS terminates tunnels) and to no other MAC that answered for its underlay address; its
-# OVS-only ports answer no ARP. A next hop not learned yet is no fault: OVS resolves it with its
-# own ARP request on the first tunnelled packet, and only br-phy can answer that.
+# check_tunnel_neighbor N: hypervisor N's OVS sends VXLAN to every other hypervisor's br-phy MAC
+# (where OVS terminates tunnels), known before the first tunnelled packet (tunnel_neighbors: a
+# miss drops that packet), and to no other MAC that answered for its underlay address; its
+# OVS-only ports answer no ARP.
 check_tunnel_neighbor() {
   local n=$1 peer want got port
   for port in ul0 ul1 mgmt-up; do
@@ -280,11 +281,11 @@ check_tunnel_neighbor() {
     want=$(ip -n "$(hv_ns "$peer")" -br link show br-phy | awk '{print $3}')
     got=$(rx ovs-appctl -t "$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl" tnl/neigh/show |
       awk -v ip="$(hv_ulip "$peer")" '$1 == ip {print $2}')
-    if [ -n "$got" ] && [ "$got" != "$want" ]; then
-      echo "hv$n: OVS tunnel next hop for $(hv_ulip "$peer") is $got, not hv$peer's br-phy MAC $want (ovs-appctl tnl/neigh/show)" >&2
+    if [ "$got" != "$want" ]; then
+      echo "hv$n: OVS tunnel next hop for $(hv_ulip "$peer") is ${got:-not known}, not hv$peer's br-phy MAC $want (ovs-appctl tnl/neigh/show)" >&2
       return 1
     fi
-    say "hv$n: tunnel next hop for $(hv_ulip "$peer"): ${got:-not learned yet} (hv$peer br-phy $want)"
+    say "hv$n: tunnel next hop for $(hv_ulip "$peer"): $got (hv$peer br-phy), aging ${NEIGH_AGING_S}s"
   done
 }
 

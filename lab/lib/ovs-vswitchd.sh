@@ -35,6 +35,31 @@ underlay_address() {
   ip -n "$(hv_ns "$n")" link set br-phy up
 }
 
+# NEIGH_AGING_S: the tunnel neighbour cache's aging, OVS's maximum (tnl/neigh/aging: 1-3600 s; its
+# default is 900).
+NEIGH_AGING_S=3600
+
+# tunnel_neighbors N PEERS: hypervisor N's OVS knows each peer's tunnel next hop (the peer's br-phy
+# MAC) before any packet needs it, and keeps it an hour after its last use. The userspace datapath
+# resolves a tunnel's next hop itself: on a miss it drops the packet it was translating and sends an
+# ARP request (ofproto-dpif-xlate.c, native_tunnel_output), and lab up's own pings leave the entry
+# "not learned yet" more often than not. A kernel datapath (MOSK's) queues such a packet in the
+# kernel's neighbour table instead. On the lab the miss lost the first message of a sockperf
+# ping-pong, which resends nothing, so the run measured nothing: 3 of 5 ping-pongs after
+# tnl/neigh/flush on the OVN lab, against 0 of 40 fresh flows with the entries known
+# (docs/MEASUREMENTS.md, 2026-12-06). OVS 3.5 counts that drop only as drop_action_of_pipeline.
+tunnel_neighbors() {
+  local n=$1 peer mac ctl
+  ctl=$(hv_rundir "$n")/ovs-vswitchd.$(cat "$PIDS/hv$n-ovs-vswitchd.pid").ctl
+  rx ovs-appctl -t "$ctl" tnl/neigh/aging "$NEIGH_AGING_S" >/dev/null || return 1
+  for peer in $2; do
+    [ "$peer" = "$n" ] && continue
+    mac=$(ip -n "$(hv_ns "$peer")" -br link show br-phy | awk '{print $3}')
+    [ -n "$mac" ] || { echo "hv$peer: no br-phy MAC (ip -n $(hv_ns "$peer") link show br-phy)" >&2; return 1; }
+    rx ovs-appctl -t "$ctl" tnl/neigh/set br-phy "$(hv_ulip "$peer")" "$mac" >/dev/null || return 1
+  done
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -55,5 +80,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   # address the data path needs.)
   wait_for "hv$n br-phy device" 30 ip -n "$(hv_ns "$n")" link show br-phy
   underlay_address "$n"
+  # The restarted switch starts with an empty tunnel neighbour cache; the peers' entries for it are
+  # set again too, should its br-phy have come back with another MAC.
+  for p in $HVS; do tunnel_neighbors "$p" "$HVS"; done
   echo "hypervisor $n: ovs-vswitchd restarted (pid $(cat "$f"), was $old)"
 fi
