@@ -14,19 +14,20 @@ import (
 // runs; it decides which slots the row waits for (Env.Parallel).
 type RowLoad struct {
 	name    string
-	windows int // harness runs with a traffic window, side by side in the row
+	slots   string // what it waits for, in the log
+	windows int    // harness runs with a traffic window, side by side in the row
 }
 
 var (
 	// Light rows end before any traffic window: API faults, signals before
 	// the data path, an unreachable or stopped guest, a full output
 	// directory, teardown faults. They load the API services and wait.
-	Light = RowLoad{name: "light", windows: 0}
+	Light = RowLoad{name: "light", slots: "a light slot", windows: 0}
 	// Traffic rows run one harness through a traffic window (iperf3 at full
 	// rate through the userspace datapath, or the checks' sustained flow).
-	Traffic = RowLoad{name: "traffic", windows: 1}
+	Traffic = RowLoad{name: "traffic", slots: "a traffic slot", windows: 1}
 	// TwoTraffic rows run two such harnesses at once (concurrent/two-runs).
-	TwoTraffic = RowLoad{name: "two traffic windows", windows: 2}
+	TwoTraffic = RowLoad{name: "two traffic windows", slots: "two traffic slots", windows: 2}
 )
 
 func (l RowLoad) String() string { return l.name }
@@ -122,6 +123,6 @@ func (e *Env) Parallel(t *testing.T, l RowLoad) {
 	release := slots.Acquire(l)
 	t.Cleanup(release)
 	if w := time.Since(start); w >= time.Second {
-		t.Logf("waited %s for a %s slot", w.Round(time.Second), l)
+		t.Logf("waited %s for %s", w.Round(time.Second), l.slots)
 	}
 }
