@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// Rows of every load at once: never more traffic windows or light rows at a
-// time than their slots, and every row runs (a TwoTraffic row among
-// single-window rows does not wait forever).
+// Rows of both loads at once: never more traffic rows or light rows at a time
+// than their slots, and every row runs.
 func TestSlotsBoundEachLoad(t *testing.T) {
 	for _, c := range []struct{ traffic, light int }{{2, 2}, {1, 1}, {2, 1}, {3, 4}} {
 		s := NewSlots(c.traffic, c.light)
@@ -24,25 +23,24 @@ func TestSlotsBoundEachLoad(t *testing.T) {
 				}
 			}
 		}
-		loads := []RowLoad{TwoTraffic}
-		for i := range 12 {
+		var loads []RowLoad
+		for i := range 13 {
 			loads = append(loads, []RowLoad{Traffic, Light, Light}[i%3])
 		}
 		var wg sync.WaitGroup
 		for _, l := range loads {
 			wg.Go(func() {
 				release := s.Acquire(l)
-				by := int64(min(l.windows, c.traffic))
-				if l.windows == 0 {
-					raise(&light, &maxLight, 1)
+				if l.traffic {
+					raise(&windows, &maxWindows, 1)
 				} else {
-					raise(&windows, &maxWindows, by)
+					raise(&light, &maxLight, 1)
 				}
 				time.Sleep(time.Millisecond)
-				if l.windows == 0 {
-					light.Add(-1)
+				if l.traffic {
+					windows.Add(-1)
 				} else {
-					windows.Add(-by)
+					light.Add(-1)
 				}
 				ran.Add(1)
 				release()
@@ -57,10 +55,10 @@ func TestSlotsBoundEachLoad(t *testing.T) {
 			t.Fatalf("slots %+v: %d of %d rows ran; the rest wait forever", c, ran.Load(), len(loads))
 		}
 		if maxWindows.Load() > int64(c.traffic) || maxLight.Load() > int64(c.light) {
-			t.Errorf("slots %+v: up to %d traffic windows and %d light rows at once", c, maxWindows.Load(), maxLight.Load())
+			t.Errorf("slots %+v: up to %d traffic rows and %d light rows at once", c, maxWindows.Load(), maxLight.Load())
 		}
 		if maxWindows.Load() == 0 || maxLight.Load() == 0 {
-			t.Errorf("slots %+v: a kind of row never ran (windows %d, light %d)", c, maxWindows.Load(), maxLight.Load())
+			t.Errorf("slots %+v: a kind of row never ran (traffic %d, light %d)", c, maxWindows.Load(), maxLight.Load())
 		}
 	}
 }
@@ -81,7 +79,7 @@ func TestSlotsKindsIndependent(t *testing.T) {
 	go func() { third <- s.Acquire(Traffic) }()
 	select {
 	case <-third:
-		t.Fatal("a third traffic window ran beside two, with two traffic slots")
+		t.Fatal("a third traffic row ran beside two, with two traffic slots")
 	case <-time.After(50 * time.Millisecond):
 	}
 	held[0]()

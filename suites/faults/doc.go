@@ -25,8 +25,8 @@
 //	ASAP2E2E_FAULTS=lab go test -v -run 'TestFaults/signal' ./suites/faults
 //
 // or `bash suites/faults/run.sh` (writes matrix.md/matrix.json). A parallel
-// row names its load (faultlab.Light, Traffic, TwoTraffic) and waits for a
-// slot of that kind (lab/faultlab/slots.go): at most two traffic windows at
+// row names its load (faultlab.Light or Traffic) and waits for a
+// slot of that kind (lab/faultlab/slots.go): at most two traffic rows at
 // once, and two light rows beside them (ASAP2E2E_FAULTS_TRAFFIC_ROWS,
 // ASAP2E2E_FAULTS_LIGHT_ROWS); -parallel only has to exceed their sum. Without
 // ASAP2E2E_FAULTS=lab, or when the lab does not answer, they skip and say

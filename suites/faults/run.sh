@@ -9,11 +9,11 @@
 # table: fault, phase, outcome, leftovers) and every row's files under
 # OUT_DIR/rows/. Exit status non-zero when a row failed.
 # Rows run side by side in two kinds of slot (lab/faultlab/slots.go; each row names its load):
-#   TRAFFIC_ROWS=2  traffic windows at once (a row with a harness through full-rate TCP or the
-#                   checks' sustained flow; two runs at once take two). Not 4: on this 2-core lab
-#                   four at once stalled a healthy stream for 5 s (traffic.stall_timeout) in 2 of 21
-#                   rows of a CI run on 2026-12-03 (concurrent/two-runs, and datapath/network-cut
-#                   before its fault).
+#   TRAFFIC_ROWS=2  traffic rows at once (a harness through full-rate TCP or the checks' sustained
+#                   flow; concurrent/two-runs, whose second run is its fault, takes one). Not 4: on
+#                   this 2-core lab four at once stalled a healthy stream for 5 s
+#                   (traffic.stall_timeout) in 2 of 21 rows of a CI run on 2026-12-03
+#                   (concurrent/two-runs, and datapath/network-cut before its fault).
 #   LIGHT_ROWS=2    rows that end before any traffic window (API faults, signals before the data
 #                   path, guests that never answer, teardown faults), beside them: they wait on
 #                   timeouts and API answers, and no longer queue behind the traffic rows.

@@ -257,7 +257,7 @@ func dataPathRows(t *testing.T, env *faultlab.Env) {
 	})
 
 	t.Run("concurrent/two-runs", func(t *testing.T) {
-		env.Parallel(t, faultlab.TwoTraffic)
+		env.Parallel(t, faultlab.Traffic) // its second run is its fault (faultlab.Traffic)
 		row := matrix.Record(t, "two perf runs at once on one cloud (checks + tcp-p1 10 s each)", "whole run, twice side by side")
 		// Started together, the runs could still drift apart in
 		// provisioning and meet nothing of each other. Each run's first
