@@ -13,7 +13,6 @@ import (
 // RowLoad is what a parallel row's harness runs put on the lab while the row
 // runs; it decides which slots the row waits for (Env.Parallel).
 type RowLoad struct {
-	name    string
 	slots   string // what it waits for, in the log
 	traffic bool
 }
@@ -22,17 +21,15 @@ var (
 	// Light rows end before any traffic window: API faults, signals before
 	// the data path, an unreachable or stopped guest, a full output
 	// directory, teardown faults. They load the API services and wait.
-	Light = RowLoad{name: "light", slots: "a light slot"}
+	Light = RowLoad{slots: "a light slot"}
 	// Traffic rows run a harness through a traffic window (iperf3 at full
 	// rate through the userspace datapath, or the checks' sustained flow).
 	// concurrent/two-runs runs two at once and takes one slot, as it took one
 	// of two rows before the slots: its second run is its fault, and three
 	// windows at once passed every CI run since 2026-12-03 (taking two slots,
 	// it ran alone and the OVN job's five rows took 416 s instead of 315-346).
-	Traffic = RowLoad{name: "traffic", slots: "a traffic slot", traffic: true}
+	Traffic = RowLoad{slots: "a traffic slot", traffic: true}
 )
-
-func (l RowLoad) String() string { return l.name }
 
 // The slot counts, from run.sh; unset: the defaults.
 const (
