@@ -5,22 +5,6 @@
 #   2. bring the lab up (LAB_RELEASE: zed, the default, or epoxy; lab/releases/)
 #   3. the suites against it, path "baseline" (smoke, then perf: offload
 #      checks + profiles), with the report
-#   3b. LAB_K8S=1 only: the hypervisors over Kubernetes (lab/kube: etcd,
-#      kube-apiserver, a kwok inside each hypervisor): the offload checks and
-#      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
-#      (tools/checkrun same-verdicts); the preflight against the real server
-#      must refuse a Role without pods/exec (naming the verb) before any VM
-#      exists, and a PodSecurity restricted namespace for the debug pod; an OIDC user's
-#      read-only kubeconfig refused to plain client-go (its run is 3d's); then its fault
-#      rows (lab/kube/faults.sh): kube-apiserver stopped under the checks, an OVS pod replaced
-#   3c. LAB_K8S=1 only: the artifact where MOSK runs its tests (lab/kube/deploy.sh): make image
-#      loaded into podman, deploy/ applied to the API server (server-side apply), the Job's pod
-#      run as a kubelet runs it with in-cluster credentials (offload checks and tcp-p1 pass,
-#      results on the volume), then stopped mid-checks: teardown within its grace, nothing left
-#   3d. LAB_K8S=1 only: the SPDY fallback (lab/kube/spdy.sh): kube-apiserver restarted with the
-#      WebSocket translation off (as before 1.30), the checks and tcp-p1 through it as the OIDC
-#      user with a read-only kubeconfig (3b's last claim), their verdicts the SSH run's; the exec
-#      round trip beside the WebSocket run's
 #   4. the second reference: the same TCP profile with guests plugged by an
 #      OVS internal port, next to the baseline's veth figure (tools/plugcompare)
 #   5. the negative run: the same lab configured as "asap2"; the harness must
@@ -37,14 +21,31 @@
 #      the sending hypervisor's underlay bond down mid-window and restored (the outage against the
 #      bond's bound), aging and re-install, fragments labelled, a churn window, rule scale
 #   7. the fault matrix (suites/faults): every row must leave nothing behind
-#   7b. with LAB_FLEET_COMPUTES=4: the lab grown to 4 compute nodes, and the fleet
+#   7a. LAB_K8S=1 only, after the matrix (lab up starts without it, so nothing before waits
+#      for its binaries), its control plane started on the two-node lab: the hypervisors over
+#      Kubernetes (lab/kube: etcd, kube-apiserver, a kwok inside each hypervisor): the offload checks and
+#      tcp-p1 with lab/harness-kube.yaml must reach the SSH run's verdicts
+#      (tools/checkrun same-verdicts); the preflight against the real server
+#      must refuse a Role without pods/exec (naming the verb) before any VM
+#      exists, and a PodSecurity restricted namespace for the debug pod; an OIDC user's
+#      read-only kubeconfig refused to plain client-go (its run is 7c's); then its fault
+#      rows (lab/kube/faults.sh): kube-apiserver stopped under the checks, an OVS pod replaced
+#   7b. LAB_K8S=1 only: the artifact where MOSK runs its tests (lab/kube/deploy.sh): make image
+#      loaded into podman, deploy/ applied to the API server (server-side apply), the Job's pod
+#      run as a kubelet runs it with in-cluster credentials (offload checks and tcp-p1 pass,
+#      results on the volume), then stopped mid-checks: teardown within its grace, nothing left
+#   7c. LAB_K8S=1 only: the SPDY fallback (lab/kube/spdy.sh): kube-apiserver restarted with the
+#      WebSocket translation off (as before 1.30), the checks and tcp-p1 through it as the OIDC
+#      user with a read-only kubeconfig (7a's last claim), their verdicts the SSH run's; the exec
+#      round trip beside the WebSocket run's
+#   7d. with LAB_FLEET_COMPUTES=4: the lab grown to 4 compute nodes, and the fleet
 #      sweep on it (lab/harness-fleet.yaml), isolated and concurrent, every node proven
 #      and measured; then one node's underlay rate-limited, and the fleet verdict must
 #      fail naming that node alone
 #   8. tear the lab down (always, also after a failure or Ctrl-C)
 # With LAB_BACKEND=ovn the lab runs ML2/OVN (OVN central, an ovn-controller per
 # hypervisor, Geneve) and every suite phase uses lab/harness-ovn.yaml; phase 4
-# (its reference config is the OVS agent's VXLAN lab), 3b and 7b (their configs
+# (its reference config is the OVS agent's VXLAN lab), 7a-7c and 7d (their configs
 # too) do not run on it, and the short job adds the fault matrix's rows that
 # touch the backend (LAB_OVN_FAULT_ROWS).
 # Exit status: non-zero when any spec failed or the negative run was not
@@ -56,12 +57,13 @@
 #      the port-security run (not its negative run) and the binding:profile phases
 #      (not on Zed's OVN: Zed's OVS job proves them), for CI's second job (Epoxy on
 #      OVN: the second release and the second backend); LAB_FLEET_COMPUTES=4 (unset or 0: no fleet) adds the fleet
-#      phases (7b) to either job, on a lab of 4 compute nodes brought up for them
+#      phases (7d) to either job, on a lab of 4 compute nodes brought up for them
 #      (every phase before them runs on the usual two); LAB_FLEET_RUNS: which of
 #      the fleet's three runs (default "isolated bad-node": the bad-node run is the
 #      concurrent mode's, LAB_FLEET_BAD_MODE=isolated runs it the other way); LAB_K8S=1 adds the
-#      lab's Kubernetes control plane and phase 3b (LAB_KUBE_REBUILD=1 builds
-#      its binaries from nothing first); LAB_BACKEND=ovs (default) | ovn: Neutron's
+#      lab's Kubernetes control plane and phases 7a-7c (LAB_KUBE_REBUILD=1 builds
+#      its binaries from nothing first; LAB_KUBE_ADOPT=DIR: .ci/run's background build from
+#      nothing in DIR waited for and adopted as the cache first); LAB_BACKEND=ovs (default) | ovn: Neutron's
 #      backend (lab/up.sh); LAB_OVN_FAULT_ROWS: the matrix rows an OVN short job
 #      runs (a go test -run pattern; default the backend's rows, below); LAB_HOLD_LABELS: which of
 #      6b's profiles (a ginkgo label filter; default all: failover, aging, fragments, churn,
@@ -96,7 +98,7 @@ case $LAB_FLEET_COMPUTES in
   0|4) ;;
   *) echo "make lab: LAB_FLEET_COMPUTES=$LAB_FLEET_COMPUTES: must be 4 (the compute nodes lab/harness-fleet.yaml names) for the fleet phases, or 0 for none" >&2; exit 2 ;;
 esac
-# The fleet's runs (7b), any of: isolated (every pair's checks and tcp-p1), concurrent (tcp-p1 on
+# The fleet's runs (7d), any of: isolated (every pair's checks and tcp-p1), concurrent (tcp-p1 on
 # every pair at once, healthy), bad-node (one node's link at 10 Mbit/s, in LAB_FLEET_BAD_MODE).
 # The default leaves the healthy concurrent run out: the bad-node run is the concurrent mode's, and
 # its two pairs that do not touch compute3 must pass there, at once, beside the two that do; the
@@ -181,12 +183,9 @@ if [ "${LAB_SKIP_INSTALL:-0}" != 1 ]; then
     must "$LAB_RELEASE root filesystem" "$LAB_RELEASE programs ($LAB_PREPARE_HINT)" "${LAB_PREPARE[@]}"
   fi
 fi
-if [ "${LAB_K8S:-0}" = 1 ]; then
-  export LAB_K8S
-  must "Kubernetes binaries" "Kubernetes binaries (lab/kube/build.sh$([ "${LAB_KUBE_REBUILD:-0}" = 1 ] && echo ', from nothing'))" \
-    bash lab/kube/build.sh
-fi
-must "lab up" "lab up" bash lab/up.sh
+# The Kubernetes plane (LAB_K8S=1) comes up after the fault matrix, with its phases (below): lab up
+# starts without it, so nothing before them waits for its binaries (CI's build from nothing).
+must "lab up" "lab up" env LAB_K8S=0 bash lab/up.sh
 
 export OS_CLIENT_CONFIG_FILE=$LAB_STATE/clouds.yaml
 rm -rf "$OUT"; mkdir -p "$OUT"
@@ -230,25 +229,6 @@ PERF_FILTER=()
 [ "$LAB_BACKEND" = ovn ] && PERF_FILTER=(--label-filter='offload || tcp-p1 || udp-b0-p1 || lat-idle')
 phase "suite perf (baseline)" "suite perf (baseline)${PERF_FILTER[*]:+ ${PERF_FILTER[*]}}" \
   ginkgo_run ./suites/perf "$OUT/baseline" junit-perf.xml "${PERF_FILTER[@]}"
-
-if [ "${LAB_K8S:-0}" = 1 ]; then
-# Where MOSK runs its tests: the image (make image) loaded into podman, deploy/ applied to the API
-# server, the Job's pod run as a kubelet runs it: in-cluster credentials, then SIGTERM mid-checks.
-phase "the image as the Job's pod" "the image as deploy/job.yaml's pod: in-cluster, stopped within its grace (lab/kube/deploy.sh)" \
-  bash lab/kube/deploy.sh "$OUT/deploy"
-# Its step 5's run as the OIDC user is the SPDY phase's, below (KUBE_OIDC_RUN=spdy).
-phase "hypervisors over Kubernetes" "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)" \
-  env KUBE_OIDC_RUN=spdy KUBE_RUN="$(cat "$OUT/deploy/pod-run" 2>/dev/null)" bash lab/kube/job.sh "$OUT" "$OUT/baseline"
-# The Kubernetes path's faults: kube-apiserver stopped under the checks (the commands fail at their
-# bound naming the API server; it is started again), the OVS pod of compute1 deleted and created
-# again under a new name (the run names the vanished pod and its replacement).
-phase "Kubernetes faults" "Kubernetes faults: the API server stopped, an OVS pod replaced (lab/kube/faults.sh)" \
-  bash lab/kube/faults.sh "$OUT/kube-faults"
-# MKE 3 clusters before Kubernetes 1.30 take every exec over SPDY: the API server restarted with the
-# WebSocket translation off, the checks' verdicts through it against the SSH run's.
-phase "the SPDY fallback" "the SPDY fallback through the API server (lab/kube/spdy.sh)" \
-  bash lab/kube/spdy.sh "$OUT/spdy" "$OUT/baseline" "$(cat "$OUT/deploy/pod-run" 2>/dev/null)"
-fi
 
 if [ "$LAB_JOB" = full ] && [ "$LAB_BACKEND" = ovs ]; then
 plug_internal() {
@@ -367,6 +347,36 @@ elif [ "$LAB_BACKEND" = ovn ]; then
 # waits on the dead switch; add it with LAB_OVN_FAULT_ROWS='TestFaults/(datapath|hypervisor|signal|concurrent)/(port-deleted|network-cut|ssh-frozen-in-checks|ovs-vswitchd-killed|checks-SIGINT|two-runs)$'.
 rows=${LAB_OVN_FAULT_ROWS:-'TestFaults/(datapath|hypervisor|signal|concurrent)/(port-deleted|network-cut|ssh-frozen-in-checks|checks-SIGINT|two-runs)$'}
 phase "fault matrix (backend rows)" "fault matrix, the backend's rows ($rows)" bash suites/faults/run.sh "$OUT/faults" "$rows"
+fi
+
+# LAB_K8S=1: the Kubernetes phases, on the two-node lab the matrix left, its control plane started for
+# them. They come after the matrix so that the phases before them never wait for the Kubernetes
+# binaries: on a machine without them, CI builds them from nothing beside those phases
+# (LAB_KUBE_ADOPT=DIR: lab/kube/ci-from-nothing.sh's build directory, waited for and adopted as the
+# cache; without it lab/kube/build.sh builds what the cache lacks, in this phase).
+kube_binaries() {
+  if [ -n "${LAB_KUBE_ADOPT:-}" ]; then bash lab/kube/ci-from-nothing.sh adopt "$LAB_KUBE_ADOPT" || return; fi
+  bash lab/kube/build.sh
+}
+if [ "${LAB_K8S:-0}" = 1 ] &&
+  phase "Kubernetes binaries" "Kubernetes binaries (lab/kube/build.sh$([ "${LAB_KUBE_REBUILD:-0}" = 1 ] && echo ', from nothing')${LAB_KUBE_ADOPT:+; the build from nothing in $LAB_KUBE_ADOPT adopted first})" kube_binaries &&
+  phase "Kubernetes control plane" "Kubernetes control plane on the two-node lab (lab/kube/up.sh)" bash lab/kube/up.sh; then
+# Where MOSK runs its tests: the image (make image) loaded into podman, deploy/ applied to the API
+# server, the Job's pod run as a kubelet runs it: in-cluster credentials, then SIGTERM mid-checks.
+phase "the image as the Job's pod" "the image as deploy/job.yaml's pod: in-cluster, stopped within its grace (lab/kube/deploy.sh)" \
+  bash lab/kube/deploy.sh "$OUT/deploy"
+# Its step 5's run as the OIDC user is the SPDY phase's, below (KUBE_OIDC_RUN=spdy).
+phase "hypervisors over Kubernetes" "hypervisors over Kubernetes: offload checks + tcp-p1 through the API server (lab/harness-kube.yaml)" \
+  env KUBE_OIDC_RUN=spdy KUBE_RUN="$(cat "$OUT/deploy/pod-run" 2>/dev/null)" bash lab/kube/job.sh "$OUT" "$OUT/baseline"
+# The Kubernetes path's faults: kube-apiserver stopped under the checks (the commands fail at their
+# bound naming the API server; it is started again), the OVS pod of compute1 deleted and created
+# again under a new name (the run names the vanished pod and its replacement).
+phase "Kubernetes faults" "Kubernetes faults: the API server stopped, an OVS pod replaced (lab/kube/faults.sh)" \
+  bash lab/kube/faults.sh "$OUT/kube-faults"
+# MKE 3 clusters before Kubernetes 1.30 take every exec over SPDY: the API server restarted with the
+# WebSocket translation off, the checks' verdicts through it against the SSH run's.
+phase "the SPDY fallback" "the SPDY fallback through the API server (lab/kube/spdy.sh)" \
+  bash lab/kube/spdy.sh "$OUT/spdy" "$OUT/baseline" "$(cat "$OUT/deploy/pod-run" 2>/dev/null)"
 fi
 
 if [ "$LAB_FLEET_COMPUTES" -ge 4 ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lab's LAB_K8S=1 phase "the image as the Job's pod" (lab/job.sh 3c), or alone against a lab whose
+# make lab's LAB_K8S=1 phase "the image as the Job's pod" (lab/job.sh 7b), or alone against a lab whose
 # Kubernetes control plane is up (LAB_K8S=1 make lab-up):
 #   bash lab/kube/deploy.sh OUT
 #   1. the artifact: make image (dist/ and its OCI image, docs/DEPLOY.md) into OUT, loaded into podman

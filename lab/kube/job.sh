@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lab's LAB_K8S=1 phase (lab/job.sh 3b), or alone against a lab whose Kubernetes control plane
+# make lab's LAB_K8S=1 phase (lab/job.sh 7a), or alone against a lab whose Kubernetes control plane
 # is up (LAB_K8S=1 make lab-up, or bash lab/kube/up.sh):
 #   bash lab/kube/job.sh OUT [SSH_RUN_OUT]
 #   (KUBE_RUN=DIR: step 1's run is DIR, the run of deploy/job.yaml's pod that make lab's
