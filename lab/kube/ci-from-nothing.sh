@@ -57,7 +57,7 @@ wait_build() {
   pid=$(cat "$pidf") t=$(date +%s)
   if [ ! -e "$rcf" ]; then
     echo "waiting for the build from nothing (pid $pid) ..."
-    for p in $(pgrep -g "$pid" 2>/dev/null); do chrt -o -p 0 "$p" 2>/dev/null || true; done
+    "$KUBE_DIR/../lib/idle-session" --normal "$pid"
     while [ ! -e "$rcf" ]; do
       kill -0 "$pid" 2>/dev/null || [ -e "$rcf" ] || die "the build (pid $pid) ended without a status; $log: $(tail -n 5 "$log" 2>/dev/null)"
       sleep 2
@@ -112,10 +112,10 @@ case $cmd in
     mkdir -p "$dir"
     # setsid: its own process group, so stop ends the whole build (go, compile, link) by one id
     LAB_KUBE_CACHE=$dir/cache GOMODCACHE=$dir/gomod GOFLAGS=-modcacherw LAB_KUBE_REBUILD=1 \
-      setsid chrt -i 0 bash -c 'bash "$1/build.sh" --rebuild >"$2" 2>&1; echo $? >"$3"' _ "$KUBE_DIR" "$log" "$rcf" \
+      setsid "$KUBE_DIR/../lib/idle-session" bash -c 'bash "$1/build.sh" --rebuild >"$2" 2>&1; echo $? >"$3"' _ "$KUBE_DIR" "$log" "$rcf" \
       </dev/null &
     echo $! >"$pidf"
-    echo "Kubernetes binaries from nothing: building in the background (SCHED_IDLE, pid $!, log $log)"
+    echo "Kubernetes binaries from nothing: building in the background (lab/lib/idle-session: SCHED_IDLE, autogroup nice 19; pid $!, log $log)"
     ;;
   stop)
     [ -r "$pidf" ] || exit 0
