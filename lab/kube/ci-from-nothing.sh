@@ -14,8 +14,6 @@
 #                                                stamps and kwok stages into $LAB_KUBE_CACHE, so a fresh
 #                                                machine builds them once, not twice; with a full cache it
 #                                                only says so. check then has nothing to compare and says that
-#   bash lab/kube/ci-from-nothing.sh cached DIR  exit 0 when $LAB_KUBE_CACHE holds all three binaries (adopt
-#                                                would keep them), 1 when the build from nothing must fill it
 #   bash lab/kube/ci-from-nothing.sh proven DIR  exit 0 when $LAB_KUBE_CACHE/proof says a build from nothing
 #                                                of today's recipe with today's Go toolchain produced exactly
 #                                                the cached binaries and stages, less than LAB_KUBE_PROOF_DAYS
@@ -46,7 +44,7 @@ KUBE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$KUBE_DIR/versions.sh"
 die() { echo "lab/kube/ci-from-nothing.sh: $*" >&2; exit 1; }
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|cached|proven|adopt|check|stop DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|proven|adopt|check|stop DIR"
 log=$dir/build.log pidf=$dir/build.pid rcf=$dir/build.rc
 
 # wait_build: wait for the background build (its priority back to normal: what waits for it
@@ -130,8 +128,6 @@ case $cmd in
       kill -KILL -- "-$pid" 2>/dev/null || true
     fi
     ;;
-  cached)
-    cache_full ;;
   adopt)
     if cache_full; then
       echo "$LAB_KUBE_CACHE holds all three binaries: the lab takes them from there (lab/kube/build.sh keeps or rebuilds each by its stamp), and check compares the build from nothing with them"
@@ -176,5 +172,5 @@ case $cmd in
     write_proof "built from nothing beside the lab, byte-identical to the cache"
     echo "proof written: $LAB_KUBE_CACHE/proof (the next runs within $PROOF_DAYS days skip this build while the recipe, the toolchain and the cache stay as they are)"
     ;;
-  *) die "unknown command '$cmd' (start, cached, proven, adopt, check, stop)" ;;
+  *) die "unknown command '$cmd' (start, proven, adopt, check, stop)" ;;
 esac
