@@ -53,12 +53,15 @@ vet:
 # -timeout 30m: a hang guard, not a speed target. go test's default 10 minutes a package ended
 # tools/asap2-e2e's dist test on a fresh, loaded machine while it still compiled (docs/MEASUREMENTS.md,
 # 2026-12-06); it shares make test's build cache now (GOFLAGS above) and took 257 s from an empty one.
-# TEST_PKGS: the Go packages (default all); .ci/run names the ones to judge again in the foreground.
+# TEST_PKGS: the Go packages (default all); TEST_RUN: a go test -run pattern (default every test).
+# .ci/run names the failed packages and tests to judge again in the foreground (lab/lib/gotest_failures.py).
 TEST_PKGS ?= ./...
+PY_TESTS := lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/lib/test_gotest_failures.py \
+  lab/kube/test_kube_setup.py lab/kube/test_podrun.py
 test: vet
-	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -count=1 -timeout 30m $(TEST_PKGS)
-	@if command -v python3 >/dev/null; then python3 -m unittest lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/kube/test_kube_setup.py lab/kube/test_podrun.py; \
-	  else echo "make test: no python3 here: lab/guest/test_guestctl.py, lab/lib/test_cloud_setup.py, lab/kube/test_kube_setup.py, lab/kube/test_podrun.py not run"; fi
+	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -count=1 -timeout 30m $${TEST_RUN:+-run "$$TEST_RUN"} $(TEST_PKGS)
+	@if command -v python3 >/dev/null; then python3 -m unittest $(PY_TESTS); \
+	  else echo "make test: no python3 here: $(PY_TESTS) not run"; fi
 
 # The race detector over the packages with real concurrency: goroutines, state a fleet's
 # concurrent pairs share, processes started and stopped, servers their tests run. The others
@@ -76,8 +79,9 @@ test: vet
 RACE_PKGS := ./e2e/remote/... ./e2e/evidence ./e2e/harness ./e2e/iperf3 ./e2e/sockperf ./e2e/offload \
   ./e2e/cloud ./e2e/results ./e2e/wait ./e2e/faultproxy ./e2e/framework ./e2e/history/store \
   ./fixtures/... ./lab/faultlab ./lab/oidc
+# RACE_RUN: a go test -run pattern, as TEST_RUN.
 race:
-	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -race -count=1 -timeout 30m $${RACE_RUN:+-run "$$RACE_RUN"} $(RACE_PKGS)
 
 # Bounded fuzzing of every parser (each target for FUZZTIME: a count of calls, Nx, or a duration; see tools/fuzz-all.sh).
 fuzz:
