@@ -109,10 +109,11 @@ case $cmd in
     [ ! -e "$pidf" ] || die "$dir: a build was started there already (pid $(cat "$pidf"))"
     mkdir -p "$dir"
     # setsid: its own process group, so stop ends the whole build (go, compile, link) by one id.
-    # Autogroup nice 10, not idle-session's 19: of CI's background work it is needed first (Zed's
-    # Kubernetes phases, 40 minutes in), so it takes most of the idle cycles (weight 110 against 15
-    # for make test, race, fuzz and the Epoxy root each), and still about a tenth of a core when the
-    # lab wants both.
+    # Autogroup nice 10, not idle-session's 19: of CI's longer background work it is needed first
+    # (Zed's Kubernetes phases, 40 minutes in), so it takes most of the idle cycles (weight 110
+    # against 36 for the Epoxy root and 15 for make test, race and fuzzing each; only the module's
+    # compile, needed in Zed's first minutes, comes before it at 5), and still about a tenth of a
+    # core when the lab wants both. The CPU it used ends its log.
     LAB_KUBE_CACHE=$dir/cache GOMODCACHE=$dir/gomod GOFLAGS=-modcacherw LAB_KUBE_REBUILD=1 \
       setsid "$KUBE_DIR/../lib/idle-session" --nice 10 bash -c 'bash "$1/build.sh" --rebuild >"$2" 2>&1; rc=$?
         echo "CPU of the build from nothing (user, system; bash times): $(times | sed -n 2p)" >>"$2"; echo $rc >"$3"' _ "$KUBE_DIR" "$log" "$rcf" \
