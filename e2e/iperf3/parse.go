@@ -153,6 +153,10 @@ type rawDoc struct {
 type rawStart struct {
 	Version   string            `json:"version"`
 	Connected []json.RawMessage `json:"connected"` // one per stream connected
+	// A client's on_connect: printed once the server's PARAM_EXCHANGE arrived.
+	ConnectingTo *struct {
+		Host string `json:"host"`
+	} `json:"connecting_to"`
 	Timestamp *struct {
 		Timesecs int64 `json:"timesecs"`
 	} `json:"timestamp"`

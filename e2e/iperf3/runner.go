@@ -574,10 +574,27 @@ func runClient(ctx context.Context, in RunInput, pr *ProcessRun, who clientOf, b
 	if n, ok := StreamsConnected(res.Stdout); err != nil && ok {
 		err = fmt.Errorf("%s (port %d) failed before its test began, %d of %d streams connected: %w", who, pr.Port, n, pr.Streams, err)
 	}
+	if err != nil && ControlAbortedInSetup(res.Stdout) {
+		err = fmt.Errorf("%w; %s", err, controlAbortedWords(pr.ClientCmd))
+	}
 	if err != nil {
 		pr.Error = err.Error()
 	}
 	return err
+}
+
+// controlAbortedWords say what a client's "unable to send control message"
+// before its test began means (ControlAbortedInSetup), with the guard that
+// ends such a connection when its client command set one.
+func controlAbortedWords(clientCmd string) string {
+	const hidden = "iperf3 3.12 reports its cleanup's failed IPERF_DONE, not the first error"
+	f := strings.Fields(clientCmd)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "--snd-timeout" {
+			return fmt.Sprintf("its control connection was dead before the test began: the server had asked for the test's parameters and the client had sent them, and with --snd-timeout %s ms (TCP_USER_TIMEOUT) the client's kernel aborts the connection when what it sent stays unacknowledged that long: the data path lost the control connection's segments for %s ms (%s)", f[i+1], f[i+1], hidden)
+		}
+	}
+	return "its control connection was dead before the test began, after the server had asked for the test's parameters (" + hidden + ")"
 }
 
 // lookWords are the words of the look at the client at its bound, or why

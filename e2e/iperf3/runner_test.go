@@ -760,6 +760,35 @@ func TestRunClientFailedInSetupCountsItsStreams(t *testing.T) {
 	}
 }
 
+// A client whose control connection the kernel aborted after the parameter
+// exchange began (the lab's, recorded) is named for that, with the guard that
+// did it, beside iperf3 3.12's misleading "unable to send control message".
+func TestRunClientControlAbortedInSetupNamesTheGuard(t *testing.T) {
+	s, c := pair(v312, v312, recorded(t, map[int]string{5201: "v3.12-lab-control-aborted-client.json"}))
+	in := input(s, c, "tcp-p1")
+	_, err := Run(context.Background(), in)
+	if err == nil {
+		t.Fatal("Run passed a client that never ran its test")
+	}
+	for _, want := range []string{
+		"iperf3 client 1 of 1 (port 5201) failed before its test began, 0 of 1 streams connected: ",
+		"unable to send control message: Broken pipe",
+		"with --snd-timeout 5000 ms (TCP_USER_TIMEOUT) the client's kernel aborts the connection",
+		"iperf3 3.12 reports its cleanup's failed IPERF_DONE, not the first error",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+}
+
+func TestControlAbortedWordsWithoutAGuard(t *testing.T) {
+	got := controlAbortedWords("iperf3 -c 198.18.0.2 -p 5201 -J -t 5 -P 1")
+	if strings.Contains(got, "snd-timeout") || !strings.Contains(got, "not the first error") {
+		t.Errorf("words without --snd-timeout: %q", got)
+	}
+}
+
 // oneStreamLook is the recorded look of testdata/look-v3.12-setup-stuck.txt
 // cut to a client of one stream: its control connection up, its stream's
 // SYN unanswered; the client's port is port, the server the fake's.

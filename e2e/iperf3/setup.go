@@ -112,6 +112,31 @@ func StreamsConnected(clientJSON []byte) (n int, ok bool) {
 	return len(doc.Start.Connected), true
 }
 
+// sendMessageError is iperf3's IESENDMESSAGE: a state message it could not
+// write on its control connection.
+const sendMessageError = "unable to send control message"
+
+// ControlAbortedInSetup reads a TCP client's -J output: true when it ended
+// before its test began with its control connection dead after the parameter
+// exchange had begun. Its on_connect ran (connecting_to: the server's
+// PARAM_EXCHANGE arrived, and the client answered with the test's
+// parameters), no stream connected, and the error is "unable to send control
+// message". iperf3 3.12 writes that last one whenever the first error left the
+// control connection dead: its cleanup (iperf_client_end) sends IPERF_DONE
+// there, and that write's error replaces the first. Recorded: the lab's
+// (testdata/v3.12-lab-control-aborted-client.json, its server never read the
+// parameters) and the same made on purpose by dropping them
+// (v3.12-control-aborted-repro-client.json: TcpExtTCPAbortOnTimeout 1 in the
+// client's namespace, the kernel's abort at --snd-timeout). Pure; never panics.
+func ControlAbortedInSetup(clientJSON []byte) bool {
+	clean, _ := sanitizeNonFinite(clientJSON)
+	var doc rawDoc
+	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || doc.Start == nil || doc.Start.TestStart != nil {
+		return false
+	}
+	return doc.Start.ConnectingTo != nil && len(doc.Start.Connected) == 0 && strings.HasPrefix(*doc.Error, sendMessageError)
+}
+
 // idleTimeoutError is iperf3's server error when a test's receiving side
 // got nothing for its receive timeout (--rcv-timeout, 120 s by default):
 // IENOMSG, "idle timeout for receiving data".

@@ -76,10 +76,21 @@ func TestUDPSetupFailureEdges(t *testing.T) {
 }
 
 func FuzzUDPSetupFailure(f *testing.F) {
-	for _, name := range []string{"v3.12-udp-setup-request-lost.json", "v3.12-udp-refused-after-intervals.json", "v3.12-refused.json"} {
+	for _, name := range []string{"v3.12-udp-setup-request-lost.json", "v3.12-udp-refused-after-intervals.json", "v3.12-refused.json",
+		"v3.12-lab-control-aborted-client.json"} {
 		f.Add(load(f, name))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A control connection aborted in setup: a client that ended before its
+		// test began with no stream connected, never a result.
+		if ControlAbortedInSetup(data) {
+			if n, ok := StreamsConnected(data); !ok || n != 0 {
+				t.Fatalf("control aborted in setup, but StreamsConnected = (%d, %v): %q", n, ok, data)
+			}
+			if _, err := Parse(data); err == nil {
+				t.Fatalf("control aborted in setup, but Parse accepts it as a result: %q", data)
+			}
+		}
 		reason, ok := UDPSetupFailure(data)
 		if ok != (reason != "") {
 			t.Fatalf("ok %v with reason %q", ok, reason)
@@ -141,6 +152,40 @@ func TestStreamsDropped(t *testing.T) {
 	} {
 		if a, c, ok := StreamsDropped(tc[0], tc[1]); ok {
 			t.Errorf("%s: ok with accepted %d, connected %d", name, a, c)
+		}
+	}
+}
+
+// ControlAbortedInSetup on recorded output: only a client that got the
+// server's PARAM_EXCHANGE, connected no stream and ended on iperf3 3.12's
+// "unable to send control message".
+func TestControlAbortedInSetup(t *testing.T) {
+	cases := []struct {
+		file string
+		want bool
+	}{
+		{"v3.12-lab-control-aborted-client.json", true},
+		{"v3.12-control-aborted-repro-client.json", true},
+		// their servers: no connecting_to, another error
+		{"v3.12-lab-control-aborted-server.json", false},
+		{"v3.12-control-aborted-repro-server.json", false},
+		// before the test began, for other reasons
+		{"v3.12-tcp-killed-in-setup.json", false},
+		{"v3.12-tcp-stream-connect-timeout.json", false},
+		{"v3.12-server-busy.json", false},
+		{"v3.12-refused.json", false},
+		// a finished test, and one a guard ended mid-test
+		{"v3.12-tcp-p1.json", false},
+		{"v3.12-tcp-snd-timeout.json", false},
+	}
+	for _, c := range cases {
+		if got := ControlAbortedInSetup(load(t, c.file)); got != c.want {
+			t.Errorf("%s: %v, want %v", c.file, got, c.want)
+		}
+	}
+	for _, b := range [][]byte{nil, []byte("{"), []byte(`{"error": "unable to send control message: x"}`)} {
+		if ControlAbortedInSetup(b) {
+			t.Errorf("%q: true", b)
 		}
 	}
 }
