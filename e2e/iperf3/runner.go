@@ -591,7 +591,7 @@ func controlAbortedWords(clientCmd string) string {
 	f := strings.Fields(clientCmd)
 	for i := 0; i+1 < len(f); i++ {
 		if f[i] == "--snd-timeout" {
-			return fmt.Sprintf("its control connection was dead before the test began: the server had asked for the test's parameters and the client had sent them, and with --snd-timeout %s ms (TCP_USER_TIMEOUT) the client's kernel aborts the connection when what it sent stays unacknowledged that long: the data path lost the control connection's segments for %s ms (%s)", f[i+1], f[i+1], hidden)
+			return fmt.Sprintf("its control connection was dead before the test began: the server had asked for the test's parameters and the client had sent them, and with --snd-timeout %s ms (TCP_USER_TIMEOUT) the client's kernel aborts the connection when what it sent stays unacknowledged that long: for %s ms the path lost the control connection's segments or the server's guest did not answer (%s)", f[i+1], f[i+1], hidden)
 		}
 	}
 	return "its control connection was dead before the test began, after the server had asked for the test's parameters (" + hidden + ")"
