@@ -104,12 +104,21 @@ func UDPSetupFailure(clientJSON []byte) (reason string, ok bool) {
 // out lists none (testdata/v3.12-tcp-stream-connect-timeout.json). It is
 // pure and never panics.
 func StreamsConnected(clientJSON []byte) (n int, ok bool) {
-	clean, _ := sanitizeNonFinite(clientJSON)
-	var doc rawDoc
-	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || doc.Start == nil || doc.Start.TestStart != nil {
+	doc, ok := endedInSetup(clientJSON)
+	if !ok {
 		return 0, false
 	}
 	return len(doc.Start.Connected), true
+}
+
+// endedInSetup decodes a client's -J output that ended with an error before
+// its test began (a start without test_start); ok is false for any other.
+func endedInSetup(clientJSON []byte) (doc rawDoc, ok bool) {
+	clean, _ := sanitizeNonFinite(clientJSON)
+	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || doc.Start == nil || doc.Start.TestStart != nil {
+		return rawDoc{}, false
+	}
+	return doc, true
 }
 
 // sendMessageError is iperf3's IESENDMESSAGE: a state message it could not
@@ -129,12 +138,8 @@ const sendMessageError = "unable to send control message"
 // (v3.12-control-aborted-repro-client.json: TcpExtTCPAbortOnTimeout 1 in the
 // client's namespace, the kernel's abort at --snd-timeout). Pure; never panics.
 func ControlAbortedInSetup(clientJSON []byte) bool {
-	clean, _ := sanitizeNonFinite(clientJSON)
-	var doc rawDoc
-	if json.Unmarshal(clean, &doc) != nil || doc.Error == nil || doc.Start == nil || doc.Start.TestStart != nil {
-		return false
-	}
-	return doc.Start.ConnectingTo != nil && len(doc.Start.Connected) == 0 && strings.HasPrefix(*doc.Error, sendMessageError)
+	doc, ok := endedInSetup(clientJSON)
+	return ok && doc.Start.ConnectingTo != nil && len(doc.Start.Connected) == 0 && strings.HasPrefix(*doc.Error, sendMessageError)
 }
 
 // idleTimeoutError is iperf3's server error when a test's receiving side
