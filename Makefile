@@ -34,6 +34,11 @@ export PATH := /usr/bin:/usr/sbin:/bin:/sbin:$(PATH)
 # cache (a fresh machine, CI from nothing) the dist test alone otherwise compiled the whole module
 # and its dependencies (client-go, gophercloud) a second time: 195 compiles for e2e/config alone.
 export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
+# And cgo off, as make dist's static binaries have it (nothing here needs cgo: the SQLite driver is
+# modernc.org's, DNS and user lookups Go's own): with cgo on, every package of the module and its
+# dependencies, the standard library included, compiled a second time for dist/ and make image.
+# make race alone turns it on: the race detector needs cgo.
+export CGO_ENABLED := 0
 
 .PHONY: all build vet test race fuzz e2e smoke fleet lab clean dist image
 
@@ -81,7 +86,7 @@ RACE_PKGS := ./e2e/remote/... ./e2e/evidence ./e2e/harness ./e2e/iperf3 ./e2e/so
   ./fixtures/... ./lab/faultlab ./lab/oidc
 # RACE_RUN: a go test -run pattern, as TEST_RUN.
 race:
-	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -race -count=1 -timeout 30m $${RACE_RUN:+-run "$$RACE_RUN"} $(RACE_PKGS)
+	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m $${RACE_RUN:+-run "$$RACE_RUN"} $(RACE_PKGS)
 
 # Bounded fuzzing of every parser (each target for FUZZTIME: a count of calls, Nx, or a duration; see tools/fuzz-all.sh).
 fuzz:

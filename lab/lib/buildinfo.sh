@@ -6,13 +6,14 @@
 # Outside a git checkout nothing is set and the runs say "unknown". (lab/job.sh, suites/faults/run.sh)
 harness_ldflags() {
   local rev
+  export CGO_ENABLED=0 # the Makefile's, make dist's: one build configuration (below)
   [ -z "${HARNESS_LDFLAGS:-}" ] || return 0
   rev=$(git -C "$1" rev-parse HEAD 2>/dev/null) || return 0
   [ -z "$(git -C "$1" status --porcelain 2>/dev/null)" ] || rev+=+modified
   export HARNESS_LDFLAGS="-X=github.com/mosk-qa/asap2-e2e/e2e/buildinfo.Revision=$rev"
   export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=$HARNESS_LDFLAGS"
-  # make test's and make dist's build configuration (the Makefile's GOFLAGS), so a lab job run
-  # without make finds their compiled packages in the build cache too.
+  # make test's and make dist's build configuration (the Makefile's GOFLAGS and CGO_ENABLED), so a
+  # lab job run without make finds their compiled packages in the build cache too.
   case " $GOFLAGS " in *" -trimpath "*) ;; *) GOFLAGS+=" -trimpath" ;; esac
 }
 
