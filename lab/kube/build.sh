@@ -8,8 +8,9 @@
 #   bash lab/kube/build.sh --stamps     print what each binary must be built from today (NAME, its
 #                                       stamp, the Go toolchain) and build nothing
 # Idempotent: a binary whose stamp ($LAB_KUBE_CACHE/stamp/NAME) names today's pinned version and recipe
-# is kept. Each build runs in a throw-away module under $LAB_KUBE_CACHE/src/NAME with its own
-# GOCACHE (deleted afterwards: the cache keeps binaries only), niced (LAB_KUBE_NICE, default 10),
+# is kept. Each build runs in a throw-away module under $LAB_KUBE_CACHE/src/NAME, with a GOCACHE
+# the builds of one run share (empty at its start, deleted at its end: the cache keeps binaries
+# only), niced (LAB_KUBE_NICE, default 10),
 # and writes the binary to bin/NAME.new, renamed over bin/NAME only when the build succeeded.
 # Build times go to stdout and to $LAB_KUBE_CACHE/build-times.log (one line a build).
 set -euo pipefail
@@ -171,9 +172,7 @@ build_one() {
     return 0
   fi
   t=$(date +%s)
-  local gocache=$LAB_KUBE_CACHE/src/gocache-$name
-  rm -rf "$gocache"; mkdir -p "$gocache"
-  export GOCACHE=$gocache GOFLAGS=-mod=mod GOWORK=off CGO_ENABLED=0
+  export GOCACHE=$GOCACHE_SHARED GOFLAGS=-mod=mod GOWORK=off CGO_ENABLED=0
   case $name in
     etcd)
       d=$(src_etcd | tail -1)
@@ -189,7 +188,7 @@ build_one() {
   esac
   mv "$bin.new" "$bin"
   echo "$st" >"$LAB_KUBE_CACHE/stamp/$name"
-  rm -rf "$gocache" "$LAB_KUBE_CACHE/src/$name/vendor"
+  rm -rf "$LAB_KUBE_CACHE/src/$name/vendor"
   local secs=$(( $(date +%s) - t ))
   local line
   line="$(date -u +%FT%TZ) $name $st built in ${secs}s ($(( secs / 60 ))m$(( secs % 60 ))s), $(du -h "$bin" | cut -f1), nice $NICE, $(nproc) cores, $(go env GOVERSION)"
@@ -227,6 +226,12 @@ fi
 [ "$rebuild" = 1 ] && { say "rebuild from nothing: rm -rf $LAB_KUBE_CACHE"; rm -rf "$LAB_KUBE_CACHE"; }
 mkdir -p "$LAB_KUBE_CACHE"/{bin,stamp,src}
 NICE=${LAB_KUBE_NICE:-10}
+# One build cache for the binaries this run builds, empty at its start and deleted at its end: what
+# they have in common (the standard library, the modules at the same version) compiles once. Each
+# binary had a cache of its own before: the standard library compiled three times from nothing.
+GOCACHE_SHARED=$LAB_KUBE_CACHE/src/gocache
+rm -rf "$GOCACHE_SHARED"; mkdir -p "$GOCACHE_SHARED"
+trap 'rm -rf "$GOCACHE_SHARED"' EXIT
 
 for n in "${want[@]}"; do
   build_one "$n"

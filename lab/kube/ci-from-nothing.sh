@@ -9,7 +9,8 @@
 #                                                stages to be byte-identical to $LAB_KUBE_CACHE's, the
 #                                                ones the lab ran; exit 1 naming each that differs or
 #                                                a build that failed (its log's tail)
-#   bash lab/kube/ci-from-nothing.sh adopt DIR   on a machine with no cache ($LAB_KUBE_CACHE lacks a binary):
+#   bash lab/kube/ci-from-nothing.sh adopt DIR   on a machine with no cache ($LAB_KUBE_CACHE lacks a binary, or holds
+#                                                one that today's recipe would build again):
 #                                                wait for that build (at normal priority) and copy its binaries,
 #                                                stamps and kwok stages into $LAB_KUBE_CACHE, so a fresh
 #                                                machine builds them once, not twice; with a full cache it
@@ -73,6 +74,17 @@ cache_full() {
   local b
   for b in etcd kube-apiserver kwok; do [ -x "$LAB_KUBE_CACHE/bin/$b" ] && [ -s "$LAB_KUBE_CACHE/stamp/$b" ] || return 1; done
 }
+# cache_stale: the cache's binaries that today's recipe would build again (lab/kube/build.sh keeps a
+# binary only when its stamp names today's: build.sh --stamps, less the toolchain at the end), one
+# "NAME: cached STAMP, today's STAMP" a line; nothing when every binary is current.
+cache_stale() {
+  local b st
+  LAB_KUBE_CACHE=$LAB_KUBE_CACHE bash "$KUBE_DIR/build.sh" --stamps | while read -r b st; do
+    st=${st% *}
+    [ "$(cat "$LAB_KUBE_CACHE/stamp/$b" 2>/dev/null)" = "$st" ] ||
+      echo "$b: cached '$(cat "$LAB_KUBE_CACHE/stamp/$b" 2>/dev/null)', today's recipe '$st'"
+  done
+}
 
 # proof_now: the proof lines for today's recipe and toolchain and the cache's binaries (no "proved").
 proof_now() {
@@ -131,10 +143,14 @@ case $cmd in
     fi
     ;;
   adopt)
-    if cache_full; then
-      echo "$LAB_KUBE_CACHE holds all three binaries: the lab takes them from there (lab/kube/build.sh keeps or rebuilds each by its stamp), and check compares the build from nothing with them"
+    # A cache from an older recipe (a commit changed build.sh or versions.sh) is no cache: build.sh
+    # would build each stale binary again, in the job's foreground, beside the build from nothing.
+    stale=$(cache_stale)
+    if cache_full && [ -z "$stale" ]; then
+      echo "$LAB_KUBE_CACHE holds all three binaries of today's recipe: the lab takes them from there, and check compares the build from nothing with them"
       exit 0
     fi
+    [ -z "$stale" ] || ! cache_full || printf 'the cache is from another recipe, the build from nothing replaces it:\n%s\n' "$stale"
     wait_build
     grep '^CPU of the build from nothing' "$log" || true
     mkdir -p "$LAB_KUBE_CACHE"
@@ -143,12 +159,12 @@ case $cmd in
     [ -d "$dir/cache/kwok-stages" ] && cp -a "$dir/cache/kwok-stages" "$LAB_KUBE_CACHE/"
     [ -f "$dir/cache/build-times.log" ] && cat "$dir/cache/build-times.log" >>"$LAB_KUBE_CACHE/build-times.log"
     echo "adopted" >"$dir/adopted"
-    write_proof "adopted: the cache was empty and holds the build from nothing"
-    echo "$LAB_KUBE_CACHE was empty: it now holds the binaries built from nothing by this run (built once, not twice)"
+    write_proof "adopted: the cache was empty or stale and holds the build from nothing"
+    echo "$LAB_KUBE_CACHE was empty or from another recipe: it now holds the binaries built from nothing by this run (built once, not twice)"
     ;;
   check)
     if [ -e "$dir/adopted" ]; then
-      echo "the cache was empty at the start of this run and holds the build from nothing itself: nothing to compare on this machine (the next run, with a cache, compares a new build from nothing with it)"
+      echo "the cache was empty or stale at the start of this run and holds the build from nothing itself: nothing to compare on this machine (the next run, with a cache, compares a new build from nothing with it)"
       exit 0
     fi
     wait_build
