@@ -116,6 +116,9 @@ type ProcessRun struct {
 	ServerStderr []byte `json:"-"`
 	ClientExit   int    `json:"client_exit"`
 	ServerExit   int    `json:"server_exit"`
+	// ClientEnded is when the client's command returned, on the harness's
+	// clock (EndSpread: did a split's processes run at once?).
+	ClientEnded time.Time `json:"client_ended,omitzero"`
 	Result       Result `json:"result"`
 	Error        string `json:"error,omitempty"`
 	// ClientLook is LookCommand's output on the client's guest, taken when
@@ -322,6 +325,9 @@ func Run(ctx context.Context, in RunInput) (m Measurement, err error) {
 		results[i] = pr.Result
 	}
 	m.Result = SumResults(results)
+	if w := EndSpreadWarning(m.Processes, in.Duration); w != "" {
+		m.Warnings = append(m.Warnings, w)
+	}
 	return m, nil
 }
 
@@ -537,6 +543,7 @@ func runClient(ctx context.Context, in RunInput, pr *ProcessRun, who clientOf, b
 		}
 	}
 	res, err := c.Run(remote.WithBoundLook(ctx, bound, why, look), pr.ClientCmd)
+	pr.ClientEnded = time.Now().UTC()
 	pr.ClientJSON, pr.ClientStderr, pr.ClientExit = res.Stdout, res.Stderr, res.ExitCode
 	if err != nil {
 		var be *remote.BoundError
