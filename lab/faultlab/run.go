@@ -323,8 +323,7 @@ func (tp *Topo) GuestNetns(i int) string {
 }
 
 // Orphans lists tool processes started since the run began that belong to
-// it: in one of its guests' namespaces, or naming its guests' MACs or data
-// addresses (the hypervisors' captures filter on the MACs).
+// it (belongsTo).
 func (r *Run) Orphans(tp *Topo) []Proc {
 	if tp == nil {
 		return nil
@@ -335,22 +334,42 @@ func (r *Run) Orphans(tp *Topo) []Proc {
 		ns[tp.GuestNetns(i)] = true
 		marks = append(marks, s.DataMAC, s.DataIP+" ")
 	}
+	prefix := ""
+	if tp.lab != nil {
+		prefix = tp.lab.GuestNetnsPrefix
+	}
 	var out []Proc
 	for _, p := range Procs() {
-		if r.before[p.PID] {
-			continue
-		}
-		mine := ns[p.Netns]
-		for _, m := range marks {
-			if m != "" && m != " " && strings.Contains(p.Cmdline+" ", m) {
-				mine = true
-			}
-		}
-		if mine {
+		if !r.before[p.PID] && belongsTo(p, prefix, ns, marks) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// belongsTo tells whether p is one of a run's: in one of its guests'
+// namespaces (ns), or, outside every guest's (a hypervisor's capture, a
+// process whose guest's namespace is deleted already), naming one of its
+// guests' MACs or data addresses (marks). A process in another guest's
+// namespace is that guest's run's, whatever it names: the rows run side by
+// side, each run's tenant network has the same addresses, and a data
+// address is no mark of one run (CI, 2026-12-07: signal/ssh-wait-SIGINT's
+// run was blamed for the iperf3 server and client of
+// hypervisor/ssh-frozen-in-checks' window, running in that row's guests,
+// because a server of each run had 198.18.10.19).
+func belongsTo(p Proc, guestPrefix string, ns map[string]bool, marks []string) bool {
+	if ns[p.Netns] {
+		return true
+	}
+	if guestPrefix != "" && strings.HasPrefix(p.Netns, guestPrefix) {
+		return false
+	}
+	for _, m := range marks {
+		if m != "" && m != " " && strings.Contains(p.Cmdline+" ", m) {
+			return true
+		}
+	}
+	return false
 }
 
 // SecretsFound searches every file of the row (config, console, JUnit,
