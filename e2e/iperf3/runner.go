@@ -119,8 +119,8 @@ type ProcessRun struct {
 	// ClientEnded is when the client's command returned, on the harness's
 	// clock (EndSpread: did a split's processes run at once?).
 	ClientEnded time.Time `json:"client_ended,omitzero"`
-	Result       Result `json:"result"`
-	Error        string `json:"error,omitempty"`
+	Result      Result    `json:"result"`
+	Error       string    `json:"error,omitempty"`
 	// ClientLook is LookCommand's output on the client's guest, taken when
 	// the client reached its bound, just before it was killed (nil when it
 	// was not); ClientLookError is why the look failed, if it did.

@@ -85,29 +85,29 @@ func helperHarness(dir, mode string) {
 	select {}
 }
 
-// alive tells whether pid runs (a zombie has ended).
-func alive(pid int) bool {
+// stateOf is pid's state letter from /proc/PID/stat (Z: a zombie, its
+// parent has not waited for it); "" when there is none.
+func stateOf(pid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z"
-}
-
-// procState is pid's state letter from /proc (Z: a zombie, its parent has
-// not waited for it), or why there is none.
-func procState(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "no /proc entry: gone and reaped"
+		return ""
 	}
 	s := string(b)
 	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 {
-		return "state " + f[0]
+		return f[0]
 	}
-	return "stat unreadable: " + s
+	return ""
+}
+
+// alive tells whether pid runs (a zombie has ended).
+func alive(pid int) bool { st := stateOf(pid); return st != "" && st != "Z" }
+
+// describeState says a state letter of stateOf, or that there is none.
+func describeState(st string) string {
+	if st == "" {
+		return "no /proc entry: gone and reaped"
+	}
+	return "state " + st
 }
 
 func TestInterruptEndsTheProcessTree(t *testing.T) {
@@ -182,7 +182,7 @@ func interruptTree(t *testing.T, viaTee bool) {
 			// again in 40 runs under load: what the process was, whether it is
 			// a zombie or gone, and what the helpers printed (a crash) say why.
 			t.Fatalf("pid %d (the %s) is not running before the signal (%s); the helpers' stderr:\n%s",
-				pid, whats[i], procState(pid), readFile(stderr.Name()))
+				pid, whats[i], describeState(stateOf(pid)), readFile(stderr.Name()))
 		}
 	}
 
