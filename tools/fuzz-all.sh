@@ -21,8 +21,18 @@
 # for an n-byte input, so keep seeds small: see maxSeedBytes in
 # e2e/report/fuzz_test.go, which is why FuzzDecode once sat at 0/sec).
 #
+# More rounds on idle cycles (CI): with FUZZ_MORE_UNTIL=FILE, once every target
+# has had its BUDGET (the pass every run owes), the targets run again, round
+# after round, each for BUDGET more calls from the corpus the earlier rounds
+# grew (Go keeps it in $GOCACHE/fuzz), until FILE exists: it is looked for
+# before each target, and the target running then ends at its count, so no
+# deadline is raced. FUZZ_MORE_AFTER="FILE..." holds the extra rounds back
+# until each of those files exists (CI: the status files of the background
+# jobs that share fuzzing's priority, so that extra fuzzing never delays them).
+# A failure in any round fails the run, as in the first.
+#
 #   bash tools/fuzz-all.sh             # 300000 calls each
-#   bash tools/fuzz-all.sh 50000x      # what CI runs
+#   bash tools/fuzz-all.sh 10000x      # what CI runs first; then more while its lab jobs run
 #   bash tools/fuzz-all.sh 30s
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -47,10 +57,11 @@ if [ ${#targets[@]} = 0 ]; then echo "fuzz-all: no Fuzz targets found" >&2; exit
 echo "fuzz-all: ${#targets[@]} targets, -fuzztime $BUDGET each"
 failed=()
 t0=$(date +%s)
-for entry in "${targets[@]}"; do
-  read -r pkg target <<<"$entry"
+# fuzz_one PKG TARGET [ROUND]: one target for BUDGET; a failure is recorded in failed.
+fuzz_one() {
+  local pkg=$1 target=$2 round=${3:-} start out rc
   start=$(date +%s)
-  printf '== %s %s\n' "$pkg" "$target"
+  printf '== %s %s%s\n' "$pkg" "$target" "${round:+ (round $round)}"
   out=$("$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$BUDGET" -parallel 1 "$pkg" 2>&1); rc=$?
   if [ $rc = 0 ]; then
     printf '   ok (%ss)\n' $(( $(date +%s) - start ))
@@ -60,9 +71,31 @@ for entry in "${targets[@]}"; do
       echo "   no input failed: this is Go's fuzz coordinator racing its -fuzztime deadline (golang/go#75804); a count (e.g. 300000x) has no deadline"
     fi
     printf '   FAILED (%ss)\n' $(( $(date +%s) - start ))
-    failed+=("$pkg $target")
+    failed+=("$pkg $target${round:+ (round $round)}")
   fi
+}
+for entry in "${targets[@]}"; do
+  read -r pkg target <<<"$entry"
+  fuzz_one "$pkg" "$target"
 done
 printf 'fuzz-all: %d targets in %ss, %d failed\n' "${#targets[@]}" $(( $(date +%s) - t0 )) "${#failed[@]}"
+# after_ready: every FUZZ_MORE_AFTER file exists.
+after_ready() { local f; for f in ${FUZZ_MORE_AFTER:-}; do [ -e "$f" ] || return 1; done; }
+if [ -n "${FUZZ_MORE_UNTIL:-}" ]; then
+  more=0 t1=$(date +%s) round=1
+  while [ ! -e "$FUZZ_MORE_UNTIL" ] && ! after_ready; do sleep 5; done
+  while [ ! -e "$FUZZ_MORE_UNTIL" ]; do
+    round=$(( round + 1 ))
+    for entry in "${targets[@]}"; do
+      [ -e "$FUZZ_MORE_UNTIL" ] && break
+      read -r pkg target <<<"$entry"
+      fuzz_one "$pkg" "$target" "$round"
+      more=$(( more + 1 ))
+    done
+  done
+  printf 'fuzz-all: %d more target runs (%s calls each, up to round %d) in %ss, until %s appeared\n' \
+    "$more" "$BUDGET" "$round" $(( $(date +%s) - t1 )) "$FUZZ_MORE_UNTIL"
+  [ ${#failed[@]} = 0 ] || printf 'fuzz-all: %d failed in all\n' "${#failed[@]}"
+fi
 for f in "${failed[@]}"; do echo "  FAILED: $f"; done
 [ ${#failed[@]} = 0 ]
