@@ -115,7 +115,12 @@ case $cmd in
     fi
     age=$(( ($(date +%s) - when) / 86400 ))
     [ "$age" -lt "$PROOF_DAYS" ] || { echo "the build from nothing must run: its proof of $date is $age days old (LAB_KUBE_PROOF_DAYS=$PROOF_DAYS)"; exit 1; }
-    echo "the Kubernetes binaries of this recipe and toolchain were built from nothing and matched byte for byte on $date ($how, $age of $PROOF_DAYS days): not built again"
+    # An adopted build became the cache: nothing was compared with it (the next proof compares).
+    case $how in
+      adopted*) what="were built from nothing and became the cache" ;;
+      *) what="were built from nothing and matched the cache byte for byte" ;;
+    esac
+    echo "the Kubernetes binaries of this recipe and toolchain $what on $date ($how, $age of $PROOF_DAYS days): not built again"
     ;;
   start)
     [ ! -e "$pidf" ] || die "$dir: a build was started there already (pid $(cat "$pidf"))"
