@@ -182,7 +182,11 @@ func (pair *Pair) CollectEnvironment(ctx context.Context) (err error) {
 	for _, g := range env.Guests {
 		if g.Iperf3Version != "" {
 			if v, err := iperf3.ParseVersion(g.Iperf3Version); err == nil && !v.MultiThreaded() {
-				pair.Logf("note: %s runs %s, single-threaded before 3.16: streams are split over processes when they exceed the guest's vCPUs", g.Name, g.Iperf3Version)
+				split := "when they exceed the guest's vCPUs"
+				if m := pair.run.Config.Traffic.MaxStreamsPerProcess; m > 0 {
+					split = fmt.Sprintf("of at most %d streams each (traffic.max_streams_per_process)", m)
+				}
+				pair.Logf("note: %s runs %s, single-threaded before 3.16: a profile's streams are split over processes %s", g.Name, g.Iperf3Version, split)
 			}
 		}
 	}

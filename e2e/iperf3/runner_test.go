@@ -284,6 +284,14 @@ func TestSplitStreams(t *testing.T) {
 			t.Errorf("SplitStreams(%d, %d, %d, %s) = %v %q, want %v warn=%v", c.streams, c.max, c.vcpus, c.v, got, warns, c.want, c.warn)
 		}
 	}
+	// The advice names the knob only where it was not what split the streams.
+	if _, warns := SplitStreams(30, 0, 0, v12); len(warns) != 1 || !strings.Contains(warns[0], "set traffic.max_streams_per_process") {
+		t.Errorf("no limit set: %q, want the advice to set traffic.max_streams_per_process", warns)
+	}
+	if _, warns := SplitStreams(15, 15, 16, v12); len(warns) != 1 || strings.Contains(warns[0], "set traffic.max_streams_per_process") ||
+		!strings.Contains(warns[0], "1 process(es) of at most 15 streams") {
+		t.Errorf("a limit of 15 set: %q, want the limit said and no advice to set it", warns)
+	}
 	if _, err := ParseVersion("bash: iperf3: command not found"); err == nil {
 		t.Error("ParseVersion accepted garbage")
 	}
