@@ -58,7 +58,23 @@ func helperMatrix(dir string) {
 		go func() { _ = cmd.Wait(); close(done) }()
 	}
 	fmt.Println("started")
-	select {} // the matrix's rows run until the signal
+	waitForever() // the matrix's rows run until the signal
+}
+
+// waitForever blocks a helper until a signal ends it. Not select {}: in a
+// binary built with cgo off, Go's deadlock detector ends a process whose
+// goroutines are all blocked while no timer is pending ("fatal error: all
+// goroutines are asleep - deadlock!", exit 2), and whether one of the
+// runtime's own timers (the scavenger's) is pending when the last goroutine
+// parks is a matter of timing. The stubborn helper (no signal.Notify, whose
+// receiving goroutine also keeps the detector away) died so in 2 of 9 starts
+// here (2026-12-07), and TestInterruptEndsTheProcessTree failed once with
+// "pid N is not running before the signal". A sleeping goroutine keeps a
+// timer pending.
+func waitForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // helperHarness starts a grandchild (sleep) and writes "pid grandchild-pid"
@@ -82,7 +98,7 @@ func helperHarness(dir, mode string) {
 		time.Sleep(300 * time.Millisecond) // its teardown
 		os.Exit(130)
 	}
-	select {}
+	waitForever()
 }
 
 // stateOf is pid's state letter from /proc/PID/stat (Z: a zombie, its
