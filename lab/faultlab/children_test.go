@@ -67,7 +67,7 @@ func helperMatrix(dir string) {
 // goroutines are asleep - deadlock!", exit 2), and whether one of the
 // runtime's own timers (the scavenger's) is pending when the last goroutine
 // parks is a matter of timing. The stubborn helper (no signal.Notify, whose
-// receiving goroutine also keeps the detector away) died so in 2 of 9 starts
+// receiving goroutine also keeps the detector away) died so in 2 of 30 starts
 // here (2026-12-07), and TestInterruptEndsTheProcessTree failed once with
 // "pid N is not running before the signal". A sleeping goroutine keeps a
 // timer pending.
