@@ -138,6 +138,7 @@ func TestBadConfigs(t *testing.T) {
 		{"offload.yaml", []string{
 			`testdata/offload.yaml: hypervisors.ovs_command_prefix: must be one line of shell text (no newline or NUL), got "docker exec\nopenvswitch_vswitchd"`,
 			`testdata/offload.yaml: offload.flow_duration: must be whole seconds (the sustained flow is iperf3 -t), got 12.5s`,
+			`testdata/offload.yaml: offload.flow_bitrate: must be >= 0 bit/s (0 = the flows' profiles: TCP unlimited, UDP -b 0), got -1`,
 			`testdata/offload.yaml: offload.capture_max_packets: must exceed offload.capture_first_packets (10), got 10`,
 			`testdata/offload.yaml: offload.flow_duration: must exceed offload.settle + 2 × offload.capture_window (13s), got 12.5s`,
 			`testdata/offload.yaml: offload.vxlan_device: must be auto (found on each hypervisor), a network interface name (1-15 characters, no '/', ':' or blanks) or empty to skip it, got "vxlan sys/4789"`,
@@ -149,6 +150,9 @@ func TestBadConfigs(t *testing.T) {
 		}},
 		{"offload_subset.yaml", []string{
 			`testdata/offload_subset.yaml: offload.checks: leaves out representor, counters: an asap2 run needs all of tc, representor, dpctl, counters to prove offload; to accept fewer set offload.partial_proof: true (the report then says "partial proof"), got ["tc" "dpctl"]`,
+		}},
+		{"offload_bitrate.yaml", []string{
+			`testdata/offload_bitrate.yaml: offload.flow_bitrate: moves as few as 5000 packets of 1500 bytes in offload.capture_window (3s), fewer than offload.counters_min_flow_packets (10000): the counters check could not conclude; at least 40000000 bit/s, got 20000000`,
 		}},
 		{"offload_settle.yaml", []string{
 			`testdata/offload_settle.yaml: offload.settle: must be > 0, got 0s`,

@@ -325,9 +325,16 @@ type Offload struct {
 	// PartialProof accepts a non-empty subset of the checks for an asap2 run
 	// (tc always among them); the results record it and the report says
 	// "partial proof: tc only" instead of "offload proven".
-	PartialProof  bool          `yaml:"partial_proof"`
-	FloodPings    int           `yaml:"flood_pings"`    // ping -f count before the checks; default 1000
-	FlowDuration  time.Duration `yaml:"flow_duration"`  // sustained flow the checks observe; default 20s
+	PartialProof bool          `yaml:"partial_proof"`
+	FloodPings   int           `yaml:"flood_pings"`   // ping -f count before the checks; default 1000
+	FlowDuration time.Duration `yaml:"flow_duration"` // sustained flow the checks observe; default 20s
+	// FlowBitrate caps each sustained flow the checks observe (iperf3 -b,
+	// bit/s); 0, the default, runs them as their profiles do: TCP
+	// unlimited, UDP -b 0. Where the data path is the CPU's (a lab, a
+	// software baseline), an unlimited flow takes every cycle for as long
+	// as it lasts and leaves the checks beside it the rest; the checks need
+	// packets moving, not line rate.
+	FlowBitrate   int64         `yaml:"flow_bitrate"`
 	CaptureWindow time.Duration `yaml:"capture_window"` // representor tcpdump window inside the flow; default 5s
 	// CaptureFirstPackets is how many packets of a flow may reach the
 	// representor before offload takes over; default 10.

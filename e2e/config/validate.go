@@ -656,6 +656,7 @@ func (v *validator) offload() {
 		v.bad("offload.flow_duration", "must be whole seconds (the sustained flow is iperf3 -t)", o.FlowDuration)
 	}
 	v.positiveDuration("offload.capture_window", o.CaptureWindow)
+	v.flowBitrate()
 	if o.CaptureFirstPackets < 0 {
 		v.bad("offload.capture_first_packets", "must be >= 0", o.CaptureFirstPackets)
 	}
@@ -673,6 +674,30 @@ func (v *validator) offload() {
 	}
 	v.tunnelDevice()
 }
+
+// flowBitrate checks offload.flow_bitrate: >= 0, and with the counters
+// check, enough for the guest's interface to move
+// offload.counters_min_flow_packets in offload.capture_window even in
+// full-size frames (the fewest packets a rate makes): a cap below that
+// would leave the counters check inconclusive on every window.
+func (v *validator) flowBitrate() {
+	o := v.c.Offload
+	switch {
+	case o.FlowBitrate < 0:
+		v.bad("offload.flow_bitrate", "must be >= 0 bit/s (0 = the flows' profiles: TCP unlimited, UDP -b 0)", o.FlowBitrate)
+	case o.FlowBitrate > 0 && o.CaptureWindow > 0 && slices.Contains(o.Checks, results.CheckCounters):
+		frames := float64(o.FlowBitrate) * o.CaptureWindow.Seconds() / (8 * FullFrameBytes)
+		if frames < float64(o.CountersMinFlowPackets) {
+			v.bad("offload.flow_bitrate", fmt.Sprintf("moves as few as %.0f packets of %d bytes in offload.capture_window (%s), fewer than offload.counters_min_flow_packets (%d): the counters check could not conclude; at least %d bit/s",
+				frames, FullFrameBytes, o.CaptureWindow, o.CountersMinFlowPackets,
+				int64(math.Ceil(float64(o.CountersMinFlowPackets)*8*FullFrameBytes/o.CaptureWindow.Seconds()))), o.FlowBitrate)
+		}
+	}
+}
+
+// FullFrameBytes is the largest frame offload.flow_bitrate's check counts
+// packets of: a rate moves the fewest packets in frames of an Ethernet MTU.
+const FullFrameBytes = 1500
 
 // tunnelDevice checks offload.tunnel_device, or offload.vxlan_device (its
 // old name) when the file uses that: a device name, auto or "", and one

@@ -43,3 +43,26 @@ func TestWindowOneWay(t *testing.T) {
 		t.Errorf("both guests at the server's address: %+v", ow)
 	}
 }
+
+// offload.flow_bitrate holds each stream of a sustained flow to the cap: an
+// unlimited profile (TCP, UDP -b 0) and a faster one get it, a slower one
+// keeps its own rate, and 0 leaves every profile as it is.
+func TestCappedFlows(t *testing.T) {
+	for _, c := range []struct {
+		own, cap, want int64
+	}{
+		{0, 0, 0},
+		{0, 100_000_000, 100_000_000},
+		{500_000_000, 100_000_000, 100_000_000},
+		{50_000_000, 100_000_000, 50_000_000},
+		{500_000_000, 0, 500_000_000},
+	} {
+		for _, proto := range []iperf3.Protocol{iperf3.TCP, iperf3.UDP} {
+			p := iperf3.Profile{ID: "x", Protocol: proto, Streams: 2, BitratePerStream: c.own}
+			got := capped(p, c.cap)
+			if got.BitratePerStream != c.want || got.Streams != 2 || got.Protocol != proto || got.ID != "x" {
+				t.Errorf("%s at %d bit/s a stream, capped at %d: %+v, want %d a stream and the rest as it was", proto, c.own, c.cap, got, c.want)
+			}
+		}
+	}
+}

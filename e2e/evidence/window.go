@@ -128,9 +128,19 @@ func (w Window) profiles() ([]iperf3.Profile, error) {
 		if !ok {
 			return nil, fmt.Errorf("evidence flow %s is not in the catalogue", id)
 		}
-		out = append(out, p)
+		out = append(out, capped(p, w.Config.Offload.FlowBitrate))
 	}
 	return out, nil
+}
+
+// capped is p with each stream held to at most bps (offload.flow_bitrate;
+// 0 leaves p as it is): an unlimited profile gets the cap, a slower one
+// keeps its own rate.
+func capped(p iperf3.Profile, bps int64) iperf3.Profile {
+	if bps > 0 && (p.BitratePerStream == 0 || p.BitratePerStream > bps) {
+		p.BitratePerStream = bps
+	}
+	return p
 }
 
 // Barrier holds a pair's flow windows to those of the other pairs of its
@@ -314,7 +324,11 @@ func lastLine(out []byte, containing string) string {
 func (w Window) checkDuringFlow(ctx context.Context, p iperf3.Profile, retried []string, mode *[]string) ([]FlowCheck, error) {
 	oc := w.Config.Offload
 	flow := flowName(p.Protocol)
-	w.Logf("offload checks during a sustained %s flow (%s, %s)", flow, p.Name, oc.FlowDuration)
+	if oc.FlowBitrate > 0 && w.Family == nil {
+		w.Logf("offload checks during a sustained %s flow (%s, %s, at most %s a stream: offload.flow_bitrate)", flow, p.Name, oc.FlowDuration, results.FormatBps(float64(p.BitratePerStream)))
+	} else {
+		w.Logf("offload checks during a sustained %s flow (%s, %s)", flow, p.Name, oc.FlowDuration)
+	}
 
 	targets, err := w.flowTargets(ctx)
 	if err != nil {

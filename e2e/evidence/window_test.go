@@ -585,6 +585,38 @@ func TestEvidenceWindow(t *testing.T) {
 			},
 		},
 		{
+			// offload.flow_bitrate: both sustained flows run at most at the
+			// cap (TCP's unlimited profile gets -b, UDP's -b 0 becomes the
+			// cap), and the software path reads software as uncapped.
+			name: "software path, flows capped by offload.flow_bitrate",
+			setup: func(wd *window) {
+				wd.cfg.Offload.FlowBitrate = 100_000_000
+				wd.softwarePath()
+			},
+			flows:      bothFlows,
+			want:       all(results.VerdictSoftware),
+			baselineOK: true,
+			extra: func(t *testing.T, wd *window, s *run, fcs []FlowCheck) {
+				clients := 0
+				for _, e := range wd.w.Log() {
+					if !strings.HasPrefix(e.Cmd, "iperf3 -c") {
+						continue
+					}
+					clients++
+					f := strings.Fields(e.Cmd)
+					if i := slices.Index(f, "-b"); i < 0 || i+1 == len(f) || f[i+1] != "100000000" {
+						t.Errorf("a sustained flow's client is not held to offload.flow_bitrate: %s", e.Cmd)
+					}
+				}
+				if clients != 2 {
+					t.Errorf("%d iperf3 clients, want the TCP and the UDP flow's", clients)
+				}
+				if !strings.Contains(wd.console.String(), "at most 100 Mbit/s a stream: offload.flow_bitrate") {
+					t.Errorf("the session log does not say the flows are capped:\n%s", wd.console.String())
+				}
+			},
+		},
+		{
 			// 2. The recorded software path.
 			name:  "software path",
 			setup: func(wd *window) { wd.softwarePath() },
