@@ -4,9 +4,6 @@
 # extracted, it only says so. Never starts a system-wide service (policy-rc.d guard while dpkg runs).
 #   bash lab/install.sh           install / verify
 #   bash lab/install.sh --relock  rewrite packages.lock with today's candidates (after apt-get update)
-# LAB_DPKG_UNSAFE_IO=1: dpkg writes the files without an fsync each (--force-unsafe-io), as Debian's
-# container images install: for a throw-away machine (.ci/run sets it), where a crash mid-install costs
-# nothing. Here each fsync took about 2.4 ms, and the lab's packages from nothing are some 33000 files.
 set -euo pipefail
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LOCK=$LAB_DIR/packages.lock
@@ -14,7 +11,6 @@ LAB_SHARE=${LAB_SHARE:-/usr/local/share/asap2lab}
 export DEBIAN_FRONTEND=noninteractive DEBCONF_NONINTERACTIVE_SEEN=true
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 APT_OPTS=(-y -q --allow-downgrades -o DPkg::Lock::Timeout=900 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
-[ "${LAB_DPKG_UNSAFE_IO:-0}" = 1 ] && APT_OPTS+=(-o Dpkg::Options::=--force-unsafe-io)
 T0=$(date +%s)
 say() { echo "[install +$(( $(date +%s) - T0 ))s] $*"; }
 die() { echo "install.sh: $*" >&2; exit 1; }
