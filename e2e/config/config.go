@@ -331,9 +331,9 @@ type Offload struct {
 	// FlowBitrate caps each sustained flow the checks observe (iperf3 -b,
 	// bit/s); 0, the default, runs them as their profiles do: TCP
 	// unlimited, UDP -b 0. Where the data path is the CPU's (a lab, a
-	// software baseline), an unlimited flow takes every cycle for as long
-	// as it lasts and leaves the checks beside it the rest; the checks need
-	// packets moving, not line rate.
+	// software baseline), an unlimited flow competes with the checks beside
+	// it for the host's cycles; the checks need packets moving, not line
+	// rate.
 	FlowBitrate   int64         `yaml:"flow_bitrate"`
 	CaptureWindow time.Duration `yaml:"capture_window"` // representor tcpdump window inside the flow; default 5s
 	// CaptureFirstPackets is how many packets of a flow may reach the
