@@ -20,19 +20,21 @@ import (
 // run commands at once (a bound's look runs while the command it looks at
 // still does), so seen is guarded.
 type hangRunner struct {
-	out  string
-	mu   sync.Mutex
-	seen []time.Duration // the deadline each Run got, relative to its start
+	out     string
+	mu      sync.Mutex
+	seen    []time.Time // the deadline each Run got (zero: none)
+	entered []time.Time // when each Run was called
 }
 
 func (h *hangRunner) Name() string { return "guest vm1 (198.18.20.5)" }
 func (h *hangRunner) Run(ctx context.Context, cmd string) (Result, error) {
-	var seen time.Duration
-	if d, ok := ctx.Deadline(); ok {
-		seen = time.Until(d).Round(10 * time.Millisecond)
-	}
+	// The deadline itself, not the time left until it: a runner that got
+	// the CPU only late (go test -race starved beside the lab) would read
+	// "none left" of a bound it did get.
+	seen, _ := ctx.Deadline()
 	h.mu.Lock()
 	h.seen = append(h.seen, seen)
+	h.entered = append(h.entered, time.Now())
 	h.mu.Unlock()
 	<-ctx.Done()
 	return Result{Target: h.Name(), Cmd: cmd, Stdout: []byte(h.out), ExitCode: -1}, ctx.Err()
@@ -47,6 +49,7 @@ func (h *hangRunner) Start(ctx context.Context, cmd string) (Process, error) {
 func TestBoundedRunNamesTargetCommandBoundAndLastOutput(t *testing.T) {
 	h := &hangRunner{out: "connecting to 198.18.10.5\nstill waiting\n"}
 	r := Bounded(h, 50*time.Millisecond, "intervals.command")
+	before := time.Now()
 	_, err := r.Run(context.Background(), "iperf3 -c 198.18.10.5")
 	var be *BoundError
 	if !errors.As(err, &be) || !errors.Is(err, context.DeadlineExceeded) {
@@ -69,8 +72,11 @@ func TestBoundedRunNamesTargetCommandBoundAndLastOutput(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || errors.As(err, &be) {
 		t.Errorf("cancelled by the caller: %v", err)
 	}
-	if h.seen[0] <= 0 || h.seen[0] > 50*time.Millisecond {
-		t.Errorf("the default bound did not reach the runner: %v", h.seen)
+	// The default bound's deadline was set between the first Run's start
+	// and the runner's call: 50ms after a moment in between, however late
+	// the runner got the CPU.
+	if d, in := h.seen[0], h.entered[0]; d.Before(before.Add(50*time.Millisecond)) || d.After(in.Add(50*time.Millisecond)) {
+		t.Errorf("the default bound did not reach the runner: its deadline %v, want 50ms after a moment in [%v, %v]", d, before, in)
 	}
 	if got := Bounded(h, 0, "off").(*bounded); got.def.d != 0 {
 		t.Fatal("zero bound")
