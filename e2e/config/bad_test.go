@@ -152,7 +152,10 @@ func TestBadConfigs(t *testing.T) {
 			`testdata/offload_subset.yaml: offload.checks: leaves out representor, counters: an asap2 run needs all of tc, representor, dpctl, counters to prove offload; to accept fewer set offload.partial_proof: true (the report then says "partial proof"), got ["tc" "dpctl"]`,
 		}},
 		{"offload_bitrate.yaml", []string{
-			`testdata/offload_bitrate.yaml: offload.flow_bitrate: moves as few as 5000 packets of 1500 bytes in offload.capture_window (3s), fewer than offload.counters_min_flow_packets (10000): the counters check could not conclude; at least 40000000 bit/s, got 20000000`,
+			`testdata/offload_bitrate.yaml: offload.flow_bitrate: moves as few as 5000 packets of 1500 bytes (network.mtu) in offload.capture_window (3s), fewer than offload.counters_min_flow_packets (10000): the counters check could not conclude on an offloaded flow; at least 40000000 bit/s, got 20000000`,
+		}},
+		{"offload_bitrate_jumbo.yaml", []string{
+			`testdata/offload_bitrate_jumbo.yaml: offload.flow_bitrate: moves as few as 4167 packets of 9000 bytes (the largest Neutron may choose: network.mtu is not set) in offload.capture_window (3s), fewer than offload.counters_min_flow_packets (10000): the counters check could not conclude on an offloaded flow; at least 240000000 bit/s, got 100000000`,
 		}},
 		{"offload_settle.yaml", []string{
 			`testdata/offload_settle.yaml: offload.settle: must be > 0, got 0s`,

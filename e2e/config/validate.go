@@ -678,26 +678,32 @@ func (v *validator) offload() {
 // flowBitrate checks offload.flow_bitrate: >= 0, and with the counters
 // check, enough for the guest's interface to move
 // offload.counters_min_flow_packets in offload.capture_window even in
-// full-size frames (the fewest packets a rate makes): a cap below that
-// would leave the counters check inconclusive on every window.
+// frames of the network's MTU (the fewest packets a rate makes; network.mtu,
+// or JumboFrameBytes where Neutron chooses it): below that an offloaded
+// flow's window would prove nothing, and an asap2 run would fail on it.
 func (v *validator) flowBitrate() {
 	o := v.c.Offload
 	switch {
 	case o.FlowBitrate < 0:
 		v.bad("offload.flow_bitrate", "must be >= 0 bit/s (0 = the flows' profiles: TCP unlimited, UDP -b 0)", o.FlowBitrate)
 	case o.FlowBitrate > 0 && o.CaptureWindow > 0 && slices.Contains(o.Checks, results.CheckCounters):
-		frames := float64(o.FlowBitrate) * o.CaptureWindow.Seconds() / (8 * FullFrameBytes)
+		frame, from := v.c.Network.MTU, "network.mtu"
+		if frame <= 0 {
+			frame, from = JumboFrameBytes, "the largest Neutron may choose: network.mtu is not set"
+		}
+		frames := float64(o.FlowBitrate) * o.CaptureWindow.Seconds() / float64(8*frame)
 		if frames < float64(o.CountersMinFlowPackets) {
-			v.bad("offload.flow_bitrate", fmt.Sprintf("moves as few as %.0f packets of %d bytes in offload.capture_window (%s), fewer than offload.counters_min_flow_packets (%d): the counters check could not conclude; at least %d bit/s",
-				frames, FullFrameBytes, o.CaptureWindow, o.CountersMinFlowPackets,
-				int64(math.Ceil(float64(o.CountersMinFlowPackets)*8*FullFrameBytes/o.CaptureWindow.Seconds()))), o.FlowBitrate)
+			v.bad("offload.flow_bitrate", fmt.Sprintf("moves as few as %.0f packets of %d bytes (%s) in offload.capture_window (%s), fewer than offload.counters_min_flow_packets (%d): the counters check could not conclude on an offloaded flow; at least %d bit/s",
+				frames, frame, from, o.CaptureWindow, o.CountersMinFlowPackets,
+				int64(math.Ceil(float64(o.CountersMinFlowPackets)*float64(8*frame)/o.CaptureWindow.Seconds()))), o.FlowBitrate)
 		}
 	}
 }
 
-// FullFrameBytes is the largest frame offload.flow_bitrate's check counts
-// packets of: a rate moves the fewest packets in frames of an Ethernet MTU.
-const FullFrameBytes = 1500
+// JumboFrameBytes is the frame offload.flow_bitrate's check counts packets
+// of where network.mtu is unset: a jumbo underlay's tenant networks get
+// MTUs near 9000, and a rate moves the fewest packets in the largest frames.
+const JumboFrameBytes = 9000
 
 // tunnelDevice checks offload.tunnel_device, or offload.vxlan_device (its
 // old name) when the file uses that: a device name, auto or "", and one
