@@ -5,6 +5,11 @@
 #                                                and an empty GOMODCACHE=DIR/gomod: every module fetched
 #                                                from the proxy, every package compiled), in the
 #                                                background under SCHED_IDLE; prints nothing else
+#   bash lab/kube/ci-from-nothing.sh adopting DIR  exit 0 (saying why) when adopt will take that build as the cache
+#                                                ($LAB_KUBE_CACHE lacks a binary or holds one today's recipe
+#                                                would build again): the lab then waits for it, and .ci/run
+#                                                holds its other background jobs until it is done; exit 1
+#                                                when the cache is full and current
 #   bash lab/kube/ci-from-nothing.sh check DIR   wait for that build, then require each binary and the kwok
 #                                                stages to be byte-identical to $LAB_KUBE_CACHE's, the
 #                                                ones the lab ran; exit 1 naming each that differs or
@@ -45,7 +50,7 @@ KUBE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$KUBE_DIR/versions.sh"
 die() { echo "lab/kube/ci-from-nothing.sh: $*" >&2; exit 1; }
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|proven|adopt|check|stop DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: ci-from-nothing.sh start|proven|adopting|adopt|check|stop DIR"
 log=$dir/build.log pidf=$dir/build.pid rcf=$dir/build.rc
 
 # wait_build: wait for the background build (its priority back to normal: what waits for it
@@ -148,6 +153,15 @@ case $cmd in
       kill -KILL -- "-$pid" 2>/dev/null || true
     fi
     ;;
+  adopting)
+    stale=$(cache_stale)
+    if cache_full && [ -z "$stale" ]; then exit 1; fi
+    if cache_full; then
+      printf 'the build from nothing will become the cache (today'"'"'s recipe builds again):\n%s\n' "$stale"
+    else
+      echo "the build from nothing will become the cache: $LAB_KUBE_CACHE lacks a binary"
+    fi
+    ;;
   adopt)
     # A cache from an older recipe (a commit changed build.sh or versions.sh) is no cache: build.sh
     # would build each stale binary again, in the job's foreground, beside the build from nothing.
@@ -198,5 +212,5 @@ case $cmd in
     write_proof "built from nothing beside the lab, byte-identical to the cache"
     echo "proof written: $LAB_KUBE_CACHE/proof (the next runs within $PROOF_DAYS days skip this build while the recipe, the toolchain and the cache stay as they are)"
     ;;
-  *) die "unknown command '$cmd' (start, proven, adopt, check, stop)" ;;
+  *) die "unknown command '$cmd' (start, proven, adopting, adopt, check, stop)" ;;
 esac
