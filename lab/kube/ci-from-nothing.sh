@@ -91,6 +91,11 @@ cache_stale() {
   done
 }
 
+# cache_current: the cache holds all three binaries and each is today's recipe's (adopt keeps it; a
+# build from nothing is compared with it); otherwise adopt replaces it with that build. Sets $stale
+# (cache_stale's lines).
+cache_current() { stale=$(cache_stale); cache_full && [ -z "$stale" ]; }
+
 # proof_now: the proof lines for today's recipe and toolchain and the cache's binaries (no "proved").
 proof_now() {
   local b
@@ -154,8 +159,7 @@ case $cmd in
     fi
     ;;
   adopting)
-    stale=$(cache_stale)
-    if cache_full && [ -z "$stale" ]; then exit 1; fi
+    ! cache_current || exit 1
     if cache_full; then
       printf 'the build from nothing will become the cache (today'"'"'s recipe builds again):\n%s\n' "$stale"
     else
@@ -165,8 +169,7 @@ case $cmd in
   adopt)
     # A cache from an older recipe (a commit changed build.sh or versions.sh) is no cache: build.sh
     # would build each stale binary again, in the job's foreground, beside the build from nothing.
-    stale=$(cache_stale)
-    if cache_full && [ -z "$stale" ]; then
+    if cache_current; then
       echo "$LAB_KUBE_CACHE holds all three binaries of today's recipe: the lab takes them from there, and check compares the build from nothing with them"
       exit 0
     fi
