@@ -89,6 +89,11 @@ type DialOptions struct {
 	// connection when no answer came within KeepAlive.Timeout, so commands on
 	// a host that vanished fail instead of hanging. Zero Poll = no probes.
 	KeepAlive wait.Interval
+
+	// dialTCP, when set, makes the first hop's TCP connection instead of
+	// net.Dialer (the package's tests: a connection made outside the
+	// bound, so that the handshake's bound alone is under test).
+	dialTCP func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // Client is an SSH connection to one target (through its jump hosts). It
@@ -239,16 +244,22 @@ func dialHop(ctx context.Context, prev *ssh.Client, prevHop, hop Hop, o DialOpti
 	hctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
 	var raw net.Conn
-	if prev == nil {
+	switch {
+	case prev != nil:
+		raw, err = prev.DialContext(hctx, "tcp", hop.addr())
+	case o.dialTCP != nil:
+		raw, err = o.dialTCP(hctx, hop.addr())
+	default:
 		d := net.Dialer{}
 		raw, err = d.DialContext(hctx, "tcp", hop.addr())
-	} else {
-		raw, err = prev.DialContext(hctx, "tcp", hop.addr())
 	}
 	if err != nil {
 		via := ""
 		if prev != nil {
 			via = " via " + prevHop.String()
+		}
+		if hctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w (no connection within %s)", err, o.ConnectTimeout)
 		}
 		return nil, fmt.Errorf("connecting to %s%s: %w", hop.addr(), via, err)
 	}
