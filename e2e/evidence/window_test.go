@@ -115,63 +115,32 @@ type window struct {
 	iperfOut func(udp bool) remote.Result
 }
 
-// flowEnds ties the end of the fake flows to the window under test: the
-// k-th client of a flow (tcp, udp; a window run again is another client)
-// returns once the window's checks of its k-th window of that flow are
-// done (Window.ChecksDone). A fake flow that lasted a fixed time of the
-// wall's clock (its -t) made a healthy window's verdicts depend on the
-// machine: under go test -race beside a loaded machine the checks took
-// 6.6 to 12.9 s of a 6 s flow, and the window rightly called them
-// outlasted. The cases about checks that outlast the flow give their
-// flows an end of their own (endsAlone) and hold a check until after it.
+// flowEnds ties the end of the fake flows to the window under test
+// (fakeremote.FlowEnds, told by Window.ChecksDone) and keeps the window's
+// timings. The cases about checks that outlast the flow give their flows
+// an end of their own (endsAlone) and hold a check until after it.
 type flowEnds struct {
+	*fakeremote.FlowEnds
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced at each ChecksDone
-	clients map[string]int
-	checked map[string]int
 	timings []FlowTiming // the window's, in order
 }
 
 func newFlowEnds() *flowEnds {
-	return &flowEnds{changed: make(chan struct{}), clients: map[string]int{}, checked: map[string]int{}}
+	return &flowEnds{FlowEnds: fakeremote.NewFlowEnds()}
 }
 
 // checksDone is the Window's ChecksDone.
 func (e *flowEnds) checksDone(ft FlowTiming) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.timings = append(e.timings, ft)
-	e.checked[ft.Flow]++
-	close(e.changed)
-	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	e.ChecksDone(ft.Flow)
 }
 
 // client answers with out once the window's checks of this client's flow
 // are done.
-func (e *flowEnds) client(out func(udp bool) remote.Result) func(context.Context, int, bool) (remote.Result, error) {
-	return func(ctx context.Context, _ int, udp bool) (remote.Result, error) {
-		flow := results.ProtoTCP
-		if udp {
-			flow = results.ProtoUDP
-		}
-		e.mu.Lock()
-		e.clients[flow]++
-		k := e.clients[flow]
-		e.mu.Unlock()
-		for {
-			e.mu.Lock()
-			done, changed := e.checked[flow] >= k, e.changed
-			e.mu.Unlock()
-			if done {
-				return out(udp), nil
-			}
-			select {
-			case <-ctx.Done():
-				return remote.Result{ExitCode: -1}, ctx.Err()
-			case <-changed:
-			}
-		}
-	}
+func (e *flowEnds) client(out func(udp bool) remote.Result) fakeremote.Client {
+	return e.Client(fakeremote.Answer(out))
 }
 
 // windows is the timing of every window of a flow that reached its checks.

@@ -71,6 +71,7 @@ func (pair *Pair) evidenceWindow() evidence.Window {
 		Record:        pair.recordChecks,
 		Save:          pair.SaveArtifact,
 		Logf:          pair.Logf,
+		ChecksDone:    pair.checksDone,
 	}
 	for i := range w.Guests {
 		if pair.Topology == nil || i >= len(pair.Topology.Servers) || i >= len(pair.Guests) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/offload"
@@ -60,7 +61,12 @@ func newChecksFleet(t *testing.T, nodes []string, mode string, software map[stri
 	pathCut := stallJSON(t, "v3.12-tcp-p1-path-cut.json")
 	for i, p := range ff.f.Pairs {
 		scriptRepresentors(ff.hvs, p.Topology)
-		play := fakeremote.SleepThen(func(isUDP bool) remote.Result {
+		// Each flow lasts its -t and until its window's checks are done:
+		// a flow of the wall's clock alone made the verdicts depend on the
+		// machine (fakeremote.FlowEnds).
+		ends := fakeremote.NewFlowEnds()
+		p.checksDone = func(ft evidence.FlowTiming) { ends.ChecksDone(ft.Flow) }
+		play := ends.Client(fakeremote.SleepThen(func(isUDP bool) remote.Result {
 			switch {
 			case isUDP:
 				return remote.Result{Stdout: udp}
@@ -68,7 +74,7 @@ func newChecksFleet(t *testing.T, nodes []string, mode string, software map[stri
 				return remote.Result{Stdout: pathCut}
 			}
 			return remote.Result{Stdout: tcp}
-		})
+		}))
 		ff.clients[i].Play.Client = func(ctx context.Context, secs int, isUDP bool) (remote.Result, error) {
 			start := time.Now()
 			res, err := play(ctx, secs, isUDP)

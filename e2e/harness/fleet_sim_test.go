@@ -12,6 +12,7 @@ import (
 
 	"github.com/mosk-qa/asap2-e2e/e2e/cloud"
 	"github.com/mosk-qa/asap2-e2e/e2e/config"
+	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/internal/fakeremote"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
@@ -234,7 +235,10 @@ func runSim(tb testing.TB, n int, d simDelays) simRun {
 	// The guests: the fake hypervisors replay the recorded session's dpctl
 	// samples, which name its MACs, so each pair's guests take them
 	// (newFakeFleet's do the same); each iperf3 client plays the recorded
-	// TCP or UDP flow for its -t on the scaled clock.
+	// TCP or UDP flow for its -t on the scaled clock, and a checks' flow
+	// until its window's checks are done too (fakeremote.FlowEnds: on the
+	// scaled clock a 2 min flow is 1.2 s of the wall's, which a starved
+	// go test -race outlasted).
 	links := guestLinks(tb)
 	tcp, udp := swRecording(tb, "iperf3-tcp.json"), swRecording(tb, "iperf3-udp.json")
 	play := fakeremote.SleepScaledThen(time.Second/simScale, func(isUDP bool) remote.Result {
@@ -243,13 +247,20 @@ func runSim(tb testing.TB, n int, d simDelays) simRun {
 		}
 		return remote.Result{Stdout: tcp}
 	})
+	var ends []*fakeremote.FlowEnds
 	for _, p := range f.Pairs {
 		srv := p.Topology.Servers
 		srv[0].DataMAC, srv[1].DataMAC = fakeremote.MACServer, fakeremote.MACClient
 		scriptRepresentors(hvs, p.Topology)
-		fakeGuests(tb, w, p, links, 0, play)
+		e := fakeremote.NewFlowEnds()
+		p.checksDone = func(ft evidence.FlowTiming) { e.ChecksDone(ft.Flow) }
+		ends = append(ends, e)
+		fakeGuests(tb, w, p, links, 0, e.Client(play))
 	}
 	checksErr := f.RunOffloadChecks(ctx)
+	for _, e := range ends {
+		e.Release() // the profile's clients end on their own
+	}
 	trafficErr := f.RunProfile(ctx, tcpP1(tb))
 	teardownErr := stack.Run(ctx)
 	began := time.Now()

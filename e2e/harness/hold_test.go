@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,10 +177,29 @@ func TestRuleScaleOverFakes(t *testing.T) {
 		PlateauSamples: 2, PlateauGrowth: 0.01, HardwareShare: 0.97, VswitchdLog: config.VswitchdLogAuto}
 	iv := wait.Interval{Timeout: time.Second, Poll: 150 * time.Millisecond}
 	wd.cfg.Intervals[config.IntervalRuleScaleSample] = iv
-	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: 10 * time.Second, Poll: time.Second}
+	// The sender's bound is its schedule twice and this: room for the
+	// reads below on a starved machine.
+	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: time.Minute, Poll: time.Second}
 	srv, cli := wd.topo.Servers[0], wd.topo.Servers[1]
 	gen := FlowSenderInput{Src: cli.DataIP, Dst: srv.DataIP, DstPort: wd.cfg.Traffic.Port, First: 20000, N: 1000, Refresh: time.Second, Hold: time.Second}
-	wd.guests[1].On(gen.SenderCommand(), fakeremote.Reply{Sleep: 4 * time.Second,
+	// The sender's fill ends once each hypervisor has answered 8 dumps: by
+	// then the read before the fill and 6 during it have been taken (a
+	// host's next read starts once every host's read ended), 4 of them at
+	// the plateau. A fill of a fixed 4 s of the wall's clock held 3 reads
+	// when a starved go test -race made a read of 1000 flows cost 0.7 to
+	// 2.9 s, and the window rightly saw the count still growing.
+	const dumpsInFill = 8
+	var served sync.WaitGroup
+	served.Add(len(wd.hvs))
+	wd.guests[1].On(gen.SenderCommand(), fakeremote.Reply{
+		Before: func(ctx context.Context) {
+			all := make(chan struct{})
+			go func() { served.Wait(); close(all) }()
+			select {
+			case <-all:
+			case <-ctx.Done():
+			}
+		},
 		Stdout: []byte(`{"opened": 1000, "bind_failures": 0, "open_seconds": 0.35, "python": "3.11.2"}` + "\n")})
 	wd.guests[0].Starts = func(ctx context.Context, cmd string) (remote.Process, bool) {
 		if !strings.HasPrefix(cmd, "python3 -c ") {
@@ -193,9 +214,15 @@ func TestRuleScaleOverFakes(t *testing.T) {
 		return readFile(t, filepath.Join("..", "offload", "testdata", "scale", name))
 	}
 	for _, hv := range wd.hvs {
+		var count atomic.Int32
+		answered := func(context.Context) {
+			if count.Add(1) == dumpsInFill {
+				served.Done()
+			}
+		}
 		var dumps []fakeremote.Reply
 		for _, n := range []int{0, 400, 800, 1000, 1000, 1000, 1000} {
-			dumps = append(dumps, fakeremote.Reply{Stdout: dumpOf(t, n, cli.DataMAC)})
+			dumps = append(dumps, fakeremote.Reply{Stdout: dumpOf(t, n, cli.DataMAC), Before: answered})
 		}
 		for i := 0; i < 30; i++ {
 			dumps = append(dumps, dumps[6])

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
 	"github.com/mosk-qa/asap2-e2e/e2e/remote"
 	"github.com/mosk-qa/asap2-e2e/e2e/results"
@@ -54,6 +55,11 @@ type Pair struct {
 	// pair); party is its name at a Gate and its directory (pNN).
 	label string
 	party string
+
+	// checksDone, when set, is told the timing of each flow's checks once
+	// they are done (evidence.Window.ChecksDone): the package's tests end
+	// their fake flows by it.
+	checksDone func(evidence.FlowTiming)
 }
 
 // singlePair adds the run's one pair, which writes into the run's

@@ -1,0 +1,64 @@
+// Package lateness measures how late this process's own timers fire, for
+// tests that bound an elapsed time: "failed within its bound and the kill's
+// grace periods" is a claim about the code's waits, and on a starved
+// machine (go test -race in CI's background, at nice 19 beside two busy
+// cores) each of those waits ends late by what the scheduler withheld.
+// A test adds the lateness measured over the same span to its allowance,
+// so that it fails when the code waits longer than it should and not when
+// the machine was busy. Only tests import it.
+package lateness
+
+import (
+	"sync"
+	"time"
+)
+
+// Tick is how often the canary asks to be woken.
+const Tick = 5 * time.Millisecond
+
+// Canary sleeps Tick after Tick and sums how much later than asked each
+// sleep ended.
+type Canary struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	late time.Duration
+}
+
+// Start starts a canary.
+func Start() *Canary {
+	c := &Canary{stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+func (c *Canary) run() {
+	defer close(c.done)
+	t := time.NewTimer(Tick)
+	defer t.Stop()
+	asked := time.Now()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if d := now.Sub(asked) - Tick; d > 0 {
+			c.mu.Lock()
+			c.late += d
+			c.mu.Unlock()
+		}
+		asked = now
+		t.Reset(Tick)
+	}
+}
+
+// Stop ends the canary and returns the lateness summed since Start.
+func (c *Canary) Stop() time.Duration {
+	close(c.stop)
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.late
+}
