@@ -175,7 +175,9 @@ func TestRuleScaleOverFakes(t *testing.T) {
 	wd := newPair(t)
 	wd.cfg.RuleScale = config.RuleScale{Counts: []int{1000}, Hold: time.Second, Refresh: time.Second, FirstSourcePort: 20000,
 		PlateauSamples: 2, PlateauGrowth: 0.01, HardwareShare: 0.97, VswitchdLog: config.VswitchdLogAuto}
-	iv := wait.Interval{Timeout: time.Second, Poll: 150 * time.Millisecond}
+	// Each read's bound: room for a starved go test -race, whose reads
+	// of 1000 flows took up to 2.5 s (a bound of 1 s left them incomplete).
+	iv := wait.Interval{Timeout: 20 * time.Second, Poll: 150 * time.Millisecond}
 	wd.cfg.Intervals[config.IntervalRuleScaleSample] = iv
 	// The sender's bound is its schedule twice and this: room for the
 	// reads below on a starved machine.

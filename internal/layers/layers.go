@@ -44,6 +44,8 @@ var Layers = []Layer{
 		{Path: "e2e/conntrack"},
 		{Path: "e2e/ndr"},
 		{Path: "e2e/wait", Note: "the one poll, over an Interval, the type of config's named waits"},
+		{Path: "e2e/internal/lateness", OnlyTests: true,
+			Note: "how late the process's own timers fire: the allowance of a test that bounds an elapsed time"},
 		{Path: "fixtures/fakecloud", OnlyTests: true},
 		{Path: "tools/internal/cli"},
 		{Path: "tools/internal/cli/clitest", OnlyTests: true},
@@ -80,7 +82,7 @@ var Layers = []Layer{
 	{Packages: []Package{
 		{Path: "e2e/evidence", Imports: []string{"e2e/config", "e2e/conntrack", "e2e/iperf3", "e2e/offload", "e2e/remote", "e2e/results", "e2e/wait"},
 			Note: "the evidence window; not the harness, fixtures or cloud — its tests also read fixtures and fakeremote"},
-		{Path: "e2e/internal/fakeremote", Imports: []string{"e2e/remote", "fixtures"}, OnlyTests: true},
+		{Path: "e2e/internal/fakeremote", Imports: []string{"e2e/remote", "e2e/results", "fixtures"}, OnlyTests: true},
 		{Path: "e2e/remote/kube", Imports: []string{"e2e/config", "e2e/remote", "e2e/remote/kubeaccess", "e2e/wait"},
 			Note:           "client-go: kube.Open is the kubeaccess.Open the suites hand the harness",
 			OnlyImportedBy: []string{"suites/perf", "suites/smoke", "suites/fleet", "tools/sweeper", "tools/kubecheck"}},

@@ -25,18 +25,21 @@ type Canary struct {
 	late time.Duration
 }
 
-// Start starts a canary.
+// Start starts a canary and returns once it measures.
 func Start() *Canary {
 	c := &Canary{stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run()
+	armed := make(chan struct{})
+	go c.run(armed)
+	<-armed
 	return c
 }
 
-func (c *Canary) run() {
+func (c *Canary) run(armed chan<- struct{}) {
 	defer close(c.done)
+	asked := time.Now()
 	t := time.NewTimer(Tick)
 	defer t.Stop()
-	asked := time.Now()
+	close(armed)
 	for {
 		select {
 		case <-c.stop:
