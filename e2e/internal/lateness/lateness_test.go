@@ -2,9 +2,11 @@ package lateness
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +45,10 @@ func TestCanarySeesAStoppedProcess(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// A thread stops when it next runs: on a busy machine that can be
+	// tens of ms after the signal (the stop seen as 282 ms of 300 when
+	// timed from kill(2)). The 300 ms start once every thread is stopped.
+	waitStopped(t, cmd.Process.Pid)
 	time.Sleep(stopped)
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -61,6 +67,33 @@ func TestCanarySeesAStoppedProcess(t *testing.T) {
 	// signals' own delivery).
 	if late < stopped-2*Tick {
 		t.Errorf("the canary saw %s of lateness over a process stopped %s", late, stopped)
+	}
+}
+
+// waitStopped returns once every thread of process pid is in state T
+// (stopped by a signal), as /proc/PID/task/*/stat say.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		all := len(stats) > 0
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			// the state is the field after the command's closing parenthesis
+			i := bytes.LastIndexByte(b, ')')
+			if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+				all = false
+				break
+			}
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped 10 s after SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
