@@ -70,7 +70,9 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 	)
 	defer s()
 	appctl := appctlSecs(iv.Timeout)
+	var opened time.Time
 	in.ClientsStarting = func(t time.Time) {
+		opened = t
 		pair.Logf("%s: one UDP flow at %s (-l %d) for %s, each hypervisor read every %s, until %s", id, results.FormatBps(float64(cc.Bitrate)), cc.Length, cc.Duration, iv.Poll, t.Add(cc.Duration).UTC().Format("15:04:05"))
 		once.Do(func() {
 			wg.Add(1)
@@ -100,7 +102,12 @@ func (pair *Pair) RunChurn(ctx context.Context) (_ results.ChurnResult, err erro
 			}()
 		})
 	}
-	in.ClientsDone = func(time.Time) { s() }
+	in.ClientsDone = func(time.Time) {
+		s()
+		if pair.readsSpan != nil {
+			pair.readsSpan(opened, time.Now())
+		}
+	}
 	timing := pair.Timings.Track(results.PhaseChecks)
 	m, err := iperf3.Run(ctx, in)
 	timing()

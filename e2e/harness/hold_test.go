@@ -52,11 +52,50 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 	wd.cfg.Intervals[config.IntervalChurnSample] = iv
 	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: 10 * time.Second, Poll: time.Second}
 	out := iperfJSON(t, "v3.12-udp-b0-p1.json")
+	// The client's flow lasts its -t and until each hypervisor has answered
+	// 8 dumps (the purge is at the fifth, and the steady host needs 5): a
+	// flow of the wall's clock alone held too few reads when a starved
+	// go test -race slowed them.
+	const dumpsInFlow = 8
+	var served sync.WaitGroup
+	served.Add(len(wd.hvs))
 	sleep := fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
-	wd.guests[1].Play.Client = sleep
+	wd.guests[1].Play.Client = func(ctx context.Context, secs int, udp bool) (remote.Result, error) {
+		res, err := sleep(ctx, secs, udp)
+		all := make(chan struct{})
+		go func() { served.Wait(); close(all) }()
+		select {
+		case <-all:
+		case <-ctx.Done():
+		}
+		return res, err
+	}
+	// When each answered dump arrived (before the fake's check of its
+	// context, so a read the window let begin is here and one it had
+	// stopped is not), and the span the window gave its reads.
+	var (
+		mu             sync.Mutex
+		arrived        []time.Time
+		opened, closed time.Time
+	)
 	for i, hv := range wd.hvs {
 		seq := []string{"steady", "fast"}[i]
 		dumps, cov := churnRecording(t, seq, wd.topo.Servers[1].DataMAC)
+		var count atomic.Int32
+		for k := range dumps {
+			r := dumps[k]
+			dumps[k].Before = func(context.Context) {
+				if count.Add(1) == dumpsInFlow {
+					served.Done()
+				}
+			}
+			dumps[k].Choose = func(at time.Time) fakeremote.Reply {
+				mu.Lock()
+				arrived = append(arrived, at)
+				mu.Unlock()
+				return r
+			}
+		}
 		hv.On(offload.DpctlFlowsCommand, fakeremote.Reply{Stdout: []byte("flow-dump from the main thread:\n")})
 		hv.On(offload.DpctlFlowsCommand+" -m", dumps...)
 		hv.On(offload.CoverageCommand(appctlSecs(iv.Timeout)), cov...)
@@ -83,7 +122,12 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 		tcReplies = append(tcReplies, tc("tc-mlx5-vf-rep-encap-sample2.txt", "0x2"))
 	}
 	wd.hvs[1].On(offload.TCCommand("rep0"), tcReplies...)
+	// The servers take a second to exit after their client: a window that
+	// read until iperf3.Run returned, not until its clients did, would
+	// read then.
+	wd.guests[0].Play.ExitDelay = time.Second
 	s := wd.session()
+	s.readsSpan = func(o, c time.Time) { opened, closed = o, c }
 	cr, err := s.RunChurn(context.Background())
 	if err != nil {
 		wd.world.Dump(t)
@@ -115,18 +159,22 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 	if len(snap.Churn) != 1 || snap.Churn[0].Hosts[1].Count != 1 {
 		t.Errorf("results file: %+v", snap.Churn)
 	}
-	// The reads run during the client only (the first at the clients'
-	// start, which iperf3.Run reports just before it sends their command).
-	var client, clientEnd time.Time
-	for _, e := range wd.world.Log() {
-		if strings.HasPrefix(e.Cmd, "iperf3 -c ") {
-			client = e.At
-		}
+	// The reads run during the client only: every read that was answered
+	// began after the clients' start (iperf3.Run reports it just before it
+	// sends their command) and before the window stopped its reads, which
+	// it does once the clients have returned. A fixed margin after the
+	// client's -t (1 s) failed when a starved go test -race took longer to
+	// see the client's end.
+	ends := func() []time.Time { _, e := wd.world.Clients(); return e }()
+	if opened.IsZero() || closed.IsZero() || len(ends) != 1 || closed.Before(ends[0]) {
+		t.Fatalf("the reads' span %v..%v, the client's end %v", opened, closed, ends)
 	}
-	clientEnd = client.Add(wd.cfg.Churn.Duration + time.Second)
-	for _, e := range wd.world.Log() {
-		if e.Cmd == offload.DpctlFlowsCommand+" -m" && (e.At.Before(client.Add(-100*time.Millisecond)) || e.At.After(clientEnd)) {
-			t.Errorf("a read at %v, the client ran from %v", e.At.Sub(client), client)
+	if len(arrived) < 2*dumpsInFlow {
+		t.Errorf("%d dumps answered, want at least %d", len(arrived), 2*dumpsInFlow)
+	}
+	for _, at := range arrived {
+		if at.Before(opened) || at.After(closed) {
+			t.Errorf("a read at %v from the clients' start, the window's reads %v..%v", at.Sub(opened), time.Duration(0), closed.Sub(opened))
 		}
 	}
 	// churn_count gates the window.

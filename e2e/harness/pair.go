@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mosk-qa/asap2-e2e/e2e/evidence"
 	"github.com/mosk-qa/asap2-e2e/e2e/fleet"
@@ -60,6 +61,10 @@ type Pair struct {
 	// they are done (evidence.Window.ChecksDone): the package's tests end
 	// their fake flows by it.
 	checksDone func(evidence.FlowTiming)
+	// readsSpan, when set, is told the span in which the churn window's
+	// reads may begin: from the clients' start to just after the reads
+	// were stopped (the package's tests hold every read to it).
+	readsSpan func(opened, closed time.Time)
 }
 
 // singlePair adds the run's one pair, which writes into the run's
