@@ -194,6 +194,20 @@ func TestParsePing(t *testing.T) {
 	if _, err := ParsePing([]byte("64 bytes from x: icmp_seq=1 ttl=64 time=1 ms\n")); err == nil {
 		t.Fatal("no closing counts accepted")
 	}
+	// A second reply to one sequence: ping's own duplicate, marked
+	// "(DUP!)" and counted apart ("+1 duplicates"), is left out; an
+	// unmarked one (the fuzzer's, testdata/fuzz/FuzzParsePing) would make
+	// two first packets and is refused.
+	c5 := string(sample(t, "ping-iputils20221126-c5.txt"))
+	dup := strings.Replace(c5, "icmp_seq=2 ttl=64 time=0.056 ms\n", "icmp_seq=2 ttl=64 time=0.056 ms\n64 bytes from 198.19.250.2: icmp_seq=2 ttl=64 time=0.061 ms (DUP!)\n", 1)
+	dup = strings.Replace(dup, "5 received,", "5 received, +1 duplicates,", 1)
+	if r, err := ParsePing([]byte(dup)); err != nil || len(r.Replies) != 5 || len(r.Steady()) != 4 {
+		t.Fatalf("ping's own duplicate: %+v %v", r, err)
+	}
+	twice := strings.Replace(c5, "icmp_seq=5 ", "icmp_seq=1 ", 1)
+	if _, err := ParsePing([]byte(twice)); err == nil || !strings.Contains(err.Error(), "icmp_seq=1 answered twice without (DUP!)") {
+		t.Fatalf("an unmarked second reply: %v", err)
+	}
 }
 
 func FuzzParse(f *testing.F) {

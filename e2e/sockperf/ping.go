@@ -75,10 +75,18 @@ func ParsePing(data []byte) (PingResult, error) {
 	if statsSeen && len(r.Replies) != r.Received {
 		problems = append(problems, fmt.Sprintf("%d reply lines but ping counted %d received", len(r.Replies), r.Received))
 	}
+	seen := map[int]bool{}
 	for _, rep := range r.Replies {
 		if rep.Seq < 1 || (statsSeen && rep.Seq > r.Transmitted) {
 			problems = append(problems, fmt.Sprintf("icmp_seq=%d outside 1..%d", rep.Seq, r.Transmitted))
 		}
+		// ping marks a duplicate reply "(DUP!)" (skipped above) and counts
+		// it apart: an unmarked second reply to one sequence is not ping's
+		// output, and would give the flow two first packets.
+		if seen[rep.Seq] {
+			problems = append(problems, fmt.Sprintf("icmp_seq=%d answered twice without (DUP!)", rep.Seq))
+		}
+		seen[rep.Seq] = true
 	}
 	if len(problems) > 0 {
 		return r, errors.New("ping output: " + strings.Join(problems, "; "))
