@@ -48,9 +48,11 @@ func churnRecording(t *testing.T, seq, mac string) (dumps, coverage []fakeremote
 func TestChurnWindowOverRecordings(t *testing.T) {
 	wd := newPair(t)
 	wd.cfg.Churn = config.Churn{Duration: 2 * time.Second, Bitrate: 10_000_000, Length: 1000, SlowPathShare: 0.01, SlowPathPeriod: time.Second}
-	iv := wait.Interval{Timeout: time.Second, Poll: 100 * time.Millisecond}
+	// Each read's bound and the commands': room for a starved go test
+	// -race (the rule-scale test's reads, bounded at 1 s, were cut there).
+	iv := wait.Interval{Timeout: 20 * time.Second, Poll: 100 * time.Millisecond}
 	wd.cfg.Intervals[config.IntervalChurnSample] = iv
-	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: 10 * time.Second, Poll: time.Second}
+	wd.cfg.Intervals[config.IntervalCommand] = wait.Interval{Timeout: time.Minute, Poll: time.Second}
 	out := iperfJSON(t, "v3.12-udp-b0-p1.json")
 	// The client's flow lasts its -t and until each hypervisor has answered
 	// 8 dumps (the purge is at the fifth, and the steady host needs 5): a
