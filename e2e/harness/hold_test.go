@@ -59,17 +59,11 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 	// flow of the wall's clock alone held too few reads when a starved
 	// go test -race slowed them.
 	const dumpsInFlow = 8
-	var served sync.WaitGroup
-	served.Add(len(wd.hvs))
+	served := newDumpsServed(len(wd.hvs), dumpsInFlow)
 	sleep := fakeremote.SleepThen(func(bool) remote.Result { return remote.Result{Stdout: out} })
 	wd.guests[1].Play.Client = func(ctx context.Context, secs int, udp bool) (remote.Result, error) {
 		res, err := sleep(ctx, secs, udp)
-		all := make(chan struct{})
-		go func() { served.Wait(); close(all) }()
-		select {
-		case <-all:
-		case <-ctx.Done():
-		}
+		served.wait(ctx)
 		return res, err
 	}
 	// When each answered dump arrived (before the fake's check of its
@@ -83,14 +77,10 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 	for i, hv := range wd.hvs {
 		seq := []string{"steady", "fast"}[i]
 		dumps, cov := churnRecording(t, seq, wd.topo.Servers[1].DataMAC)
-		var count atomic.Int32
+		answered := served.host()
 		for k := range dumps {
 			r := dumps[k]
-			dumps[k].Before = func(context.Context) {
-				if count.Add(1) == dumpsInFlow {
-					served.Done()
-				}
-			}
+			dumps[k].Before = answered
 			dumps[k].Choose = func(at time.Time) fakeremote.Reply {
 				mu.Lock()
 				arrived = append(arrived, at)
@@ -186,6 +176,40 @@ func TestChurnWindowOverRecordings(t *testing.T) {
 	}
 }
 
+// dumpsServed is a window's fake traffic held until every hypervisor has
+// answered n datapath dumps (the reads its judgement needs), however long
+// a starved test takes to ask for them.
+type dumpsServed struct {
+	n  int32
+	wg sync.WaitGroup
+}
+
+func newDumpsServed(hosts int, n int32) *dumpsServed {
+	d := &dumpsServed{n: n}
+	d.wg.Add(hosts)
+	return d
+}
+
+// host is one hypervisor's dump replies' Before: it counts its answers.
+func (d *dumpsServed) host() func(context.Context) {
+	var count atomic.Int32
+	return func(context.Context) {
+		if count.Add(1) == d.n {
+			d.wg.Done()
+		}
+	}
+}
+
+// wait returns once every hypervisor has answered n dumps, or ctx ends.
+func (d *dumpsServed) wait(ctx context.Context) {
+	all := make(chan struct{})
+	go func() { d.wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-ctx.Done():
+	}
+}
+
 // fakeBackground is a background command that runs until stopped.
 type fakeBackground struct{ done chan struct{} }
 
@@ -240,18 +264,9 @@ func TestRuleScaleOverFakes(t *testing.T) {
 	// the plateau. A fill of a fixed 4 s of the wall's clock held 3 reads
 	// when a starved go test -race made a read of 1000 flows cost 0.7 to
 	// 2.9 s, and the window rightly saw the count still growing.
-	const dumpsInFill = 8
-	var served sync.WaitGroup
-	served.Add(len(wd.hvs))
+	served := newDumpsServed(len(wd.hvs), 8)
 	wd.guests[1].On(gen.SenderCommand(), fakeremote.Reply{
-		Before: func(ctx context.Context) {
-			all := make(chan struct{})
-			go func() { served.Wait(); close(all) }()
-			select {
-			case <-all:
-			case <-ctx.Done():
-			}
-		},
+		Before: served.wait,
 		Stdout: []byte(`{"opened": 1000, "bind_failures": 0, "open_seconds": 0.35, "python": "3.11.2"}` + "\n")})
 	wd.guests[0].Starts = func(ctx context.Context, cmd string) (remote.Process, bool) {
 		if !strings.HasPrefix(cmd, "python3 -c ") {
@@ -266,12 +281,7 @@ func TestRuleScaleOverFakes(t *testing.T) {
 		return readFile(t, filepath.Join("..", "offload", "testdata", "scale", name))
 	}
 	for _, hv := range wd.hvs {
-		var count atomic.Int32
-		answered := func(context.Context) {
-			if count.Add(1) == dumpsInFill {
-				served.Done()
-			}
-		}
+		answered := served.host()
 		var dumps []fakeremote.Reply
 		for _, n := range []int{0, 400, 800, 1000, 1000, 1000, 1000} {
 			dumps = append(dumps, fakeremote.Reply{Stdout: dumpOf(t, n, cli.DataMAC), Before: answered})
