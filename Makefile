@@ -61,7 +61,7 @@ vet:
 # TEST_PKGS: the Go packages (default all); TEST_RUN: a go test -run pattern (default every test).
 # .ci/run names the failed packages and tests to judge again in the foreground (lab/lib/gotest_failures.py).
 TEST_PKGS ?= ./...
-PY_TESTS := lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/lib/test_gotest_failures.py \
+PY_TESTS := lab/guest/test_guestctl.py lab/lib/test_cloud_setup.py lab/lib/test_gotest_failures.py lab/lib/test_phase_why.py \
   lab/kube/test_kube_setup.py lab/kube/test_podrun.py lab/kube/test_ci_from_nothing.py
 test: vet
 	env -u ASAP2E2E_CONFIG -u ASAP2E2E_FAULTS $(GO) test -count=1 -timeout 30m $${TEST_RUN:+-run "$$TEST_RUN"} $(TEST_PKGS)

@@ -130,8 +130,20 @@ t0=$(date +%s)
 declare -a SUMMARY=()
 phase_start=0
 phase_name=
-begin() { phase_start=$(date +%s); phase_name=$*; printf '\n==> [%4ds] %s\n' $((phase_start - t0)) "$*"; }
-end() { phase_name=; local rc=$1 name=$2 d=$(( $(date +%s) - phase_start )); SUMMARY+=("$(printf '%-28s %5ds  %s' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")")"); printf '<== %s: %ss, %s\n' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "exit $rc")"; }
+# PHASE_WHY: a file a phase's command may write its failure's cause into (a few lines: which row or
+# spec failed, and what it said); a failed phase's summary line carries them, so the summary at the
+# end of a long log (all that CI's report keeps) says why, not only which phase.
+export PHASE_WHY
+begin() { phase_start=$(date +%s); phase_name=$*; PHASE_WHY=$(mktemp); printf '\n==> [%4ds] %s\n' $((phase_start - t0)) "$*"; }
+end() {
+  phase_name=; local rc=$1 name=$2 d=$(( $(date +%s) - phase_start )) line
+  SUMMARY+=("$(printf '%-28s %5ds  %s' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit $rc)")")")
+  if [ "$rc" != 0 ] && [ -s "$PHASE_WHY" ]; then
+    while IFS= read -r line; do SUMMARY+=("    ${line:0:220}"); done < <(head -n 8 "$PHASE_WHY")
+  fi
+  rm -f "$PHASE_WHY"
+  printf '<== %s: %ss, %s\n' "$name" "$d" "$([ "$rc" = 0 ] && echo ok || echo "exit $rc")"
+}
 # phase NAME TITLE CMD...: one phase: TITLE's banner, CMD, NAME's line in the summary (time, status). A
 # failure fails the job (status=1) and the later phases still run; phase returns CMD's status.
 phase() {
@@ -173,7 +185,7 @@ interrupted() {
   echo "interrupted${phase_name:+ during $phase_name}: tearing the lab down"
   # Once: a signal to the whole process group can reach this handler twice.
   [ -n "$phase_name" ] && SUMMARY+=("$(printf '%-28s %5ds  %s' "${phase_name:0:28}" $(( $(date +%s) - phase_start )) "INTERRUPTED")")
-  phase_name=
+  phase_name=; rm -f "$PHASE_WHY"
   exit 130
 }
 trap interrupted INT TERM
@@ -212,7 +224,8 @@ ginkgo_run() {
   local suite=$1 out=$2 junit=$3; shift 3
   mkdir -p "$out"
   ASAP2E2E_CONFIG=$HARNESS ASAP2E2E_OUTPUT_DIR=$out \
-    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite"
+    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="$junit" --output-dir="$out" "$@" "$suite" ||
+    { local rc=$?; python3 lab/lib/phase_why.py junit "$out/$junit" >>"${PHASE_WHY:-/dev/null}"; return $rc; }
 }
 
 phase "suite smoke" "suite smoke (baseline)" ginkgo_run ./suites/smoke "$OUT/smoke" junit-smoke.xml
@@ -249,7 +262,7 @@ fi
 # given environment) must fail, and checkrun must find the refusal rests on every check's reasons.
 refused() {
   local dir=$1 what=$2; shift 2
-  if ( export "$@" ASAP2E2E_EXPECTED_PATH=asap2; ginkgo_run ./suites/perf "$OUT/$dir" "junit-$dir.xml" --label-filter=offload ); then
+  if ( export "$@" ASAP2E2E_EXPECTED_PATH=asap2 PHASE_WHY=/dev/null; ginkgo_run ./suites/perf "$OUT/$dir" "junit-$dir.xml" --label-filter=offload ); then
     echo "the harness ACCEPTED $what as offloaded: the checks cannot fail" >&2; return 1
   fi
   go run ./tools/checkrun refused "$(run_dir "$OUT/$dir" any)" "$OUT/$dir/junit-$dir.xml"

@@ -31,10 +31,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -205,6 +207,13 @@ func newSet(ctx context.Context, name, region string, red *Redactor, o options, 
 	provider.HTTPClient = http.Client{Transport: tr}
 	rt.NameServices(map[string]string{ao.IdentityEndpoint: "identity"})
 	if err := openstack.Authenticate(ctx, provider, ao); err != nil {
+		// A token request is a POST, never retried (RetryTransport): a
+		// connection Keystone closed without an answer is its own failure
+		// (an unhandled error answers so through uwsgi), not the network's.
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("authenticate at %s: %w (Keystone closed the connection without an answer at %sZ: an error inside Keystone, which its log says)",
+				ao.IdentityEndpoint, redactErr(red, err), time.Now().UTC().Format("15:04:05"))
+		}
 		return nil, fmt.Errorf("authenticate at %s: %w", ao.IdentityEndpoint, redactErr(red, Describe(err)))
 	}
 	s := &Set{Cloud: name, Region: eo.Region, Provider: provider}

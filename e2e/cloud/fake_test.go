@@ -36,6 +36,9 @@ type fakeCloud struct {
 	novaMax string
 	// noPlacement leaves Placement out of the catalog.
 	noPlacement bool
+	// dropAuth: token requests closed without an answer, as Keystone
+	// behind uwsgi does when its handler raises.
+	dropAuth bool
 
 	mu     sync.Mutex
 	calls  map[string]int // "METHOD path" -> count
@@ -103,6 +106,16 @@ func (f *fakeCloud) callsTo(method, path string) int {
 }
 
 func (f *fakeCloud) auth(w http.ResponseWriter, r *http.Request) {
+	if f.dropAuth {
+		f.count(r)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			f.t.Error(err)
+			return
+		}
+		conn.Close()
+		return
+	}
 	var req struct {
 		Auth struct {
 			Identity struct {

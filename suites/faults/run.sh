@@ -35,4 +35,6 @@ ASAP2E2E_FAULTS=lab ASAP2E2E_FAULTS_OUT=$OUT \
   (trap '' INT TERM; exec tee "$OUT/go-test.log") # tee outlives a Ctrl-C: the matrix's stop and the harness's teardown stay logged
 rc=${PIPESTATUS[0]}
 echo "fault matrix: exit $rc in $(( $(date +%s) - start ))s; table: $OUT/matrix.md"
+# make lab's summary names the failed rows and what they said (lab/job.sh's PHASE_WHY).
+if [ "$rc" != 0 ] && [ -n "${PHASE_WHY:-}" ]; then python3 lab/lib/phase_why.py faults "$OUT" >>"$PHASE_WHY"; fi
 exit "$rc"
