@@ -416,7 +416,8 @@ fleet_run() {
   local dir=$1 mode=$2; shift 2
   mkdir -p "$OUT/$dir"
   ASAP2E2E_CONFIG=$ROOT/lab/harness-fleet.yaml ASAP2E2E_OUTPUT_DIR=$OUT/$dir ASAP2E2E_FLEET_MODE=$mode \
-    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" "$@" ./suites/fleet
+    go tool ginkgo ${HARNESS_LDFLAGS:+--ldflags=$HARNESS_LDFLAGS} -v --timeout=40m --junit-report="junit-$dir.xml" --output-dir="$OUT/$dir" "$@" ./suites/fleet ||
+    { local rc=$?; python3 lab/lib/phase_why.py junit "$OUT/$dir/junit-$dir.xml" >>"${PHASE_WHY:-/dev/null}"; return $rc; }
 }
 # Isolated: every pair's offload checks (in rounds of pairs that share no node, each verdict on its node) and tcp-p1 one
 # pair after the other. Concurrent: tcp-p1 on every pair at once behind the start barrier; its
@@ -447,11 +448,12 @@ bad_node() {
     ip netns exec asap2lab-tor tc qdisc replace dev hv3 root tbf rate 10mbit burst 64kb latency 50ms &&
     ip netns exec asap2lab-tor tc qdisc replace dev hv3b root tbf rate 10mbit burst 64kb latency 50ms
   fleet_run fleet-bad-node "$LAB_FLEET_BAD_MODE" --label-filter=tcp-p1; rc=$?
+  : >"${PHASE_WHY:-/dev/null}" # its failure is the one wanted; the summary says what differed from it
   for dev in ul0 ul1; do ip netns exec "$bad_ns" tc qdisc del dev $dev root 2>/dev/null || true; done
   for dev in hv3 hv3b; do ip netns exec asap2lab-tor tc qdisc del dev $dev root 2>/dev/null || true; done
   bad_dir=$(run_dir "$OUT/fleet-bad-node")
   if [ $rc = 0 ]; then
-    echo "the fleet PASSED with compute3's underlay at 10 Mbit/s: the outlier rule cannot fail" >&2; return 1
+    echo "the fleet PASSED with compute3's underlay at 10 Mbit/s: the outlier rule cannot fail" | tee -a "${PHASE_WHY:-/dev/null}" >&2; return 1
   elif [ -z "$bad_dir" ]; then
     echo "no fleet run directory under $OUT/fleet-bad-node" >&2; return 1
   fi
@@ -460,7 +462,7 @@ bad_node() {
   if printf '%s\n' "$verdict" | grep -qE '^fleet verdict FAIL: run [^:]+: 1 node\(s\) failed: compute3$'; then
     echo "ok: the fleet failed naming compute3 alone"
   else
-    echo "want the fleet verdict to fail naming compute3 alone" >&2; return 1
+    echo "want the fleet verdict to fail naming compute3 alone, got: ${verdict:-none}" | tee -a "${PHASE_WHY:-/dev/null}" >&2; return 1
   fi
 }
 if fleet_wants bad-node; then
