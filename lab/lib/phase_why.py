@@ -97,8 +97,7 @@ def _why_row(messages):
     """At most two lines: the row's last message, and the first harness ERROR line it quoted."""
     if not messages:
         return []
-    last, more = messages[-1]
-    out = ['  ' + _cut(last)]
+    out = ['  ' + _cut(messages[-1][0])]
     for _, cont in messages:
         for line in cont:
             if 'ERROR: ' in line:
@@ -124,10 +123,12 @@ def faults(directory):
             if row.get('passed'):
                 continue
             line = f'row {row.get("name")} ({row.get("seconds", 0):.0f} s): {row.get("outcome") or "no outcome recorded"}'
-            if row.get('leftovers') and row.get('leftovers') != 'nothing left':
+            # The matrix writes "none" per run of the row ("none; none" for two runs).
+            if row.get('leftovers') and set(row['leftovers'].split('; ')) != {'none'}:
                 line += f'; leftovers: {row["leftovers"]}'
             out.append(_cut(line))
             out.extend(_why_row(said.get(row.get('name'))))
+    panic = ''
     if os.path.exists(log):
         with open(log, encoding='utf-8', errors='replace') as f:
             for line in f:
@@ -136,6 +137,11 @@ def faults(directory):
                     recorded.add(m.group(1))
                     out.append(f'row {m.group(1)} failed after {float(m.group(2)):.0f} s without a matrix line (see {log})')
                     out.extend(_why_row(said.get(m.group(1))))
+                elif not out and line.startswith('panic: '):
+                    # go test's own end (a timeout, a panic outside any row): no row says it.
+                    panic = _cut(line.strip())
+        if not out and panic:
+            out.append(panic)
     elif not os.path.exists(matrix):
         raise FileNotFoundError(f'{directory}: neither matrix.json nor go-test.log')
     return out

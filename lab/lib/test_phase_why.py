@@ -3,6 +3,7 @@
 The JUnit reports are Ginkgo's, recorded on the lab (tools/checkrun/testdata/README); the fault
 matrix's files are suites/faults/run.sh's, recorded on the lab (lab/lib/testdata/faults/README).
 """
+import json
 import os
 import subprocess
 import sys
@@ -87,6 +88,30 @@ class Faults(unittest.TestCase):
         self.assertEqual(len(got), 3)
         self.assertTrue(got[0].startswith('row TestFaults/hypervisor/ssh-frozen-in-checks failed after 1 s without a matrix line'), got[0])
         self.assertIn('EOF', got[2])
+
+    def test_leftovers_are_named_unless_every_run_left_none(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(recorded_faults(), 'matrix.json'), encoding='utf-8') as f:
+                rows = json.load(f)
+            failed = [r for r in rows if not r['passed']][0]
+            failed['leftovers'] = 'none; 2 ports (asap2e2e-r1-vm0-data, asap2e2e-r1-vm1-data)'
+            with open(os.path.join(d, 'matrix.json'), 'w', encoding='utf-8') as f:
+                json.dump(rows, f)
+            self.assertIn('; leftovers: none; 2 ports (asap2e2e-r1-vm0-data', phase_why.faults(d)[0])
+            failed['leftovers'] = 'none; none'
+            with open(os.path.join(d, 'matrix.json'), 'w', encoding='utf-8') as f:
+                json.dump(rows, f)
+            self.assertNotIn('leftovers', phase_why.faults(d)[0])
+
+    def test_a_go_test_timeout_outside_every_row_is_said(self):
+        # go test's -timeout panics with no row's --- FAIL line and no matrix.json written.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(recorded_faults(), 'go-test.log'), encoding='utf-8') as f:
+                log = [l for l in f if '--- FAIL' not in l]
+            log.append('panic: test timed out after 40m0s\n')
+            with open(os.path.join(d, 'go-test.log'), 'w', encoding='utf-8') as f:
+                f.writelines(log)
+            self.assertEqual(phase_why.faults(d), ['panic: test timed out after 40m0s'])
 
     def test_nothing_to_read_is_an_error(self):
         with tempfile.TemporaryDirectory() as d:
