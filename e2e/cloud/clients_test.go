@@ -315,14 +315,7 @@ func TestRetryDELETEOnDroppedConnection(t *testing.T) {
 	f := newFakeCloud(t)
 	f.server.Mux.HandleFunc("/network/v2.0/ports/p1", func(w http.ResponseWriter, r *http.Request) {
 		if f.count(r) == 1 {
-			// Drop the connection without an answer, as a restarting
-			// haproxy does.
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			conn.Close()
+			dropConnection(t, w)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)

@@ -105,15 +105,21 @@ func (f *fakeCloud) callsTo(method, path string) int {
 	return f.calls[method+" "+path]
 }
 
+// dropConnection closes the request's connection without an answer, as a
+// restarting haproxy or a uwsgi whose handler raised does.
+func dropConnection(t testing.TB, w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	conn.Close()
+}
+
 func (f *fakeCloud) auth(w http.ResponseWriter, r *http.Request) {
 	if f.dropAuth {
 		f.count(r)
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			f.t.Error(err)
-			return
-		}
-		conn.Close()
+		dropConnection(f.t, w)
 		return
 	}
 	var req struct {
